@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Framed messages between agent and controller; byte layouts in docs/protocol.md.
+ * Decoding is pure (buffer in, result out) so it can be unit-tested and fuzzed. */
+#ifndef TLSBENCH_PROTOCOL_H
+#define TLSBENCH_PROTOCOL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "tlsbench/port.h"
+#include "tlsbench/trace.h"
+
+#define TB_FRAME_HEADER_SIZE 8
+#define TB_FRAME_TRAILER_SIZE 4
+#define TB_RUN_REQUEST_SIZE 36
+#define TB_REP_HEADER_SIZE 72
+
+typedef enum tb_frame_status {
+    TB_FRAME_OK = 0,
+    TB_FRAME_END,         /* clean end of stream between frames */
+    TB_FRAME_TRUNCATED,   /* stream/buffer ends inside a frame */
+    TB_FRAME_BAD_MAGIC,
+    TB_FRAME_BAD_VERSION,
+    TB_FRAME_BAD_TYPE,
+    TB_FRAME_TOO_LONG,    /* length over TB_MAX_PAYLOAD or over the reader's buffer */
+    TB_FRAME_BAD_CRC,
+    TB_FRAME_IO_ERROR
+} tb_frame_status;
+
+const char *tb_frame_status_text(tb_frame_status s);
+
+typedef struct tb_frame {
+    uint8_t type;
+    uint32_t length;
+    const uint8_t *payload; /* points into the caller's buffer */
+} tb_frame;
+
+uint32_t tb_crc32(uint32_t crc, const void *buf, size_t len); /* zlib-compatible; start with 0 */
+
+/* Decodes one frame at the start of buf[0..len). On TB_FRAME_OK sets *out and *consumed. */
+tb_frame_status tb_frame_decode(const uint8_t *buf, size_t len, tb_frame *out, size_t *consumed);
+
+/* Reads one whole frame from a channel into buf (capacity cap). */
+tb_frame_status tb_frame_read(tb_channel *ch, uint8_t *buf, size_t cap, tb_frame *out);
+
+/* Writes one frame whose payload is the concatenation of n parts (REP = header + records). */
+typedef struct tb_part { const void *data; size_t len; } tb_part;
+int tb_frame_write(tb_channel *ch, uint8_t type, const tb_part *parts, size_t n);
+
+/* RUN request (docs/protocol.md). */
+typedef struct tb_run_request {
+    uint32_t config_id;
+    uint16_t suite_id;
+    uint16_t group;
+    uint8_t credential;
+    uint8_t direction;
+    uint8_t transport;
+    uint8_t options;
+    uint32_t repetitions;
+    uint32_t warmup;
+    uint32_t total_bytes;
+    uint32_t record_size;
+    uint32_t first_index;
+} tb_run_request;
+
+/* Returns 0, or -1 with a message naming the bad field in err. Checks sizes and ranges only;
+ * whether the suite/group exists is the runner's business. */
+int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen);
+void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]);
+
+/* Outcome of one repetition (the REP header without the record count). */
+typedef struct tb_rep_result {
+    uint32_t config_id;
+    uint32_t index;
+    uint8_t status;      /* TB_STATUS_* */
+    uint8_t failed_peer; /* TB_PEER_* */
+    uint32_t flags;      /* TB_FLAG_* */
+    int32_t error;       /* library code */
+    uint64_t bytes_c2s;
+    uint64_t bytes_s2c;
+    uint64_t start_ns;
+    uint64_t handshake_wall_ns;
+    uint64_t handshake_cpu_ns;
+} tb_rep_result;
+
+void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,
+                          uint8_t out[TB_REP_HEADER_SIZE]);
+/* Sends a REP frame: header + the trace's records. */
+int tb_send_rep(tb_channel *ch, const tb_rep_result *r, const tb_trace *t);
+/* Sends a JSON frame (HELLO, SUITES, DONE, ERROR). */
+int tb_send_json(tb_channel *ch, uint8_t type, const char *json, size_t len);
+
+#endif

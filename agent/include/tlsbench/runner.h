@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Executes one RUN request: warm-up, then repetitions, each a fresh connection:
+ * setup, handshake (peers take turns), application data, close. */
+#ifndef TLSBENCH_RUNNER_H
+#define TLSBENCH_RUNNER_H
+#include <stddef.h>
+#include "tlsbench/backend.h"
+#include "tlsbench/protocol.h"
+
+/* Called once per shipped repetition with its result and trace; non-zero stops the run. */
+typedef int (*tb_rep_sink)(void *ctx, const tb_rep_result *r, const tb_trace *t);
+
+typedef struct tb_run_summary {
+    uint32_t shipped;
+    uint32_t failed;
+} tb_run_summary;
+
+/* Validates the request against the backend (suite exists and can run, credential fits,
+ * record size in range...). Returns 0, or -1 with an ERROR code name in *code and a
+ * message in err ("unknown_suite", "unsupported", "bad_request"). */
+int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen);
+
+/* Runs a checked request. Returns 0, or -1 when the sink asked to stop. */
+int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
+           tb_run_summary *summary);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The tracer: fixed-size records in a static buffer, no allocation on the hot path.
+ *
+ * One global trace per agent (the agent is single-threaded: both in-memory peers run in
+ * one thread, taking turns). The runner sets the current peer before handing control to
+ * a peer, so I/O callbacks and crypto wrappers need not know whose turn it is.
+ *
+ * Build with -DTB_TRACE_ENABLED=0 for the uninstrumented baseline: every call below
+ * compiles to nothing and the rest of the code path stays the same. */
+#ifndef TLSBENCH_TRACE_H
+#define TLSBENCH_TRACE_H
+#include <stdint.h>
+#include "tlsbench/port.h"
+#include "tlsbench/spec_gen.h"
+
+#ifndef TB_TRACE_ENABLED
+#define TB_TRACE_ENABLED 1
+#endif
+
+/* Records per repetition; overflow is counted, flags the repetition, never crashes. */
+#ifndef TB_TRACE_CAPACITY
+#define TB_TRACE_CAPACITY 8192
+#endif
+
+/* One event; its memory layout is the wire layout (little-endian targets only,
+ * checked at compile time in trace.c). */
+typedef struct tb_record {
+    uint16_t label;  /* enum tb_label */
+    uint8_t kind;    /* TB_KIND_* */
+    uint8_t peer;    /* TB_PEER_* */
+    uint32_t seq;    /* index within the repetition */
+    uint64_t t_ns;   /* tb_port_now_ns() */
+    uint64_t cpu_ns; /* tb_port_cpu_ns() on phase spans, else 0 */
+    uint64_t value;  /* bytes moved, or a return code (two's complement) */
+} tb_record;
+
+typedef struct tb_trace {
+    uint32_t count;   /* records stored */
+    uint32_t dropped; /* records lost because the buffer was full */
+    uint8_t peer;     /* current peer, stamped on every record */
+    tb_record records[TB_TRACE_CAPACITY];
+} tb_trace;
+
+extern tb_trace tb_trace_buffer;
+
+/* Start a new repetition: empties the buffer and the drop counter. */
+void tb_trace_reset(void);
+
+/* Result of the start-up self-calibration, reported in HELLO. */
+typedef struct tb_calibration {
+    double event_cost_ns; /* mean wall time to record one event */
+    double empty_span_ns; /* median duration a START immediately followed by STOP shows */
+    uint32_t pairs;       /* how many empty pairs were timed */
+} tb_calibration;
+
+/* Times `pairs` empty START/STOP pairs (label TRACER_CALIBRATION); leaves the trace empty. */
+tb_calibration tb_trace_calibrate(uint32_t pairs);
+
+#if TB_TRACE_ENABLED
+static inline void tb_trace_emit(uint16_t label, uint8_t kind, uint64_t cpu_ns, uint64_t value) {
+    tb_trace *t = &tb_trace_buffer;
+    if (t->count >= TB_TRACE_CAPACITY) {
+        t->dropped++;
+        return;
+    }
+    tb_record *r = &t->records[t->count];
+    r->label = label;
+    r->kind = kind;
+    r->peer = t->peer;
+    r->seq = t->count + t->dropped;
+    r->t_ns = tb_port_now_ns();
+    r->cpu_ns = cpu_ns;
+    r->value = value;
+    t->count++;
+}
+static inline void tb_trace_set_peer(uint8_t peer) { tb_trace_buffer.peer = peer; }
+#else
+static inline void tb_trace_emit(uint16_t label, uint8_t kind, uint64_t cpu_ns, uint64_t value) {
+    (void)label; (void)kind; (void)cpu_ns; (void)value;
+}
+static inline void tb_trace_set_peer(uint8_t peer) { (void)peer; }
+#endif
+
+static inline void tb_begin(uint16_t label) { tb_trace_emit(label, TB_KIND_START, 0, 0); }
+static inline void tb_end(uint16_t label, uint64_t value) { tb_trace_emit(label, TB_KIND_STOP, 0, value); }
+static inline void tb_instant(uint16_t label, uint64_t value) { tb_trace_emit(label, TB_KIND_INSTANT, 0, value); }
+
+/* Phase spans also record thread CPU time (a system call on Linux: phases only).
+ * Compiled out with the tracer, so the baseline pays for no clock read at all. */
+#if TB_TRACE_ENABLED
+static inline void tb_begin_phase(uint16_t label) { tb_trace_emit(label, TB_KIND_START, tb_port_cpu_ns(), 0); }
+static inline void tb_end_phase(uint16_t label, uint64_t value) { tb_trace_emit(label, TB_KIND_STOP, tb_port_cpu_ns(), value); }
+#else
+static inline void tb_begin_phase(uint16_t label) { (void)label; }
+static inline void tb_end_phase(uint16_t label, uint64_t value) { (void)label; (void)value; }
+#endif
+
+#endif
