@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+# Two commands: `make run` (measure the default experiment and write its report) and
+# `make test`. Both install what is missing first, so a fresh Debian machine needs nothing else.
+
+VENV    := .venv
+BIN     := $(VENV)/bin
+BUILD   := build/agent
+PLAN    ?=
+RESULTS ?= results
+
+.PHONY: run test deps agent test-agent test-host bench clean
+
+run: agent
+	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
+
+test: test-agent test-host
+
+deps: $(VENV)/.installed
+	@scripts/install-deps.sh
+
+# Re-installs the Python package only when its declaration changes.
+$(VENV)/.installed: pyproject.toml
+	@scripts/install-deps.sh
+	@test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+# Builds both agent variants (traced and -notrace) and installs them next to the host tool.
+agent: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j2
+	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
+
+test-agent: agent
+	ctest --test-dir $(BUILD) --output-on-failure
+
+test-host: agent
+	$(BIN)/pytest -q
+
+bench: agent
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf build $(VENV)
