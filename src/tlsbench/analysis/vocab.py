@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The spec vocabulary analysis needs (labels, categories, kinds, peers, status, flags).
+
+The one place analysis/report/export read spec/labels.toml and spec/protocol.toml, so no
+label or category name is written twice. Lookups are numpy arrays indexed by label id,
+which keeps per-event classification vectorised.
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+_SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
+_N_IDS = 1 << 16  # label ids are u16 on the wire
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Names and codes from the spec, with vectorised lookups."""
+
+    label_name: dict[int, str]            # label id -> name
+    label_id: dict[str, int]              # name -> label id
+    label_category: dict[int, str]        # label id -> category name
+    label_meaning: dict[int, str]         # label id -> one-line meaning
+    categories: tuple[str, ...]           # category names in declaration order
+    category_meaning: dict[str, str]
+    kinds: dict[str, int]                 # START/STOP/INSTANT -> code
+    peers: dict[str, int]                 # client/server/none -> code
+    status: dict[str, int]                # status name -> value
+    flags: dict[str, int]                 # flag name -> bit mask
+    category_code: np.ndarray = field(repr=False)  # label id -> index in categories, -1 unknown
+
+    def cat(self, name: str) -> int:
+        """Category code of a category name declared in the spec (KeyError otherwise)."""
+        return self.categories.index(name)
+
+    def role_cat(self, role: str) -> int:
+        """Category code of an analysis role ("io", "step", ...; see ROLE_CATEGORIES)."""
+        return self.cat(ROLE_CATEGORIES[role])
+
+    def role_label(self, role: str) -> int:
+        """Label id of an analysis role ("send", "record_read", ...; see ROLE_LABELS)."""
+        return self.label_id[ROLE_LABELS[role]]
+
+    def peer_name(self, code: int) -> str:
+        return {v: k for k, v in self.peers.items()}.get(int(code), f"peer{int(code)}")
+
+    def name(self, label: int) -> str:
+        return self.label_name.get(int(label), f"label{int(label)}")
+
+    def labels_in(self, category: str) -> list[int]:
+        """Label ids of one category, in id order."""
+        return sorted(i for i, c in self.label_category.items() if c == category)
+
+
+# The categories and labels analysis gives a meaning to. Names are the spec's own; they are
+# checked against the spec when it loads, so a renamed label fails loudly here, once.
+ROLE_CATEGORIES = {
+    "phase": "phase", "step": "step", "io": "io", "crypto": "crypto",
+    "record": "record", "group": "group", "overhead": "overhead",
+}
+ROLE_LABELS = {
+    "send": "SEND", "recv": "RECV", "record_write": "RECORD_WRITE",
+    "record_read": "RECORD_READ", "handshake": "HANDSHAKE", "repetition": "REPETITION",
+}
+# What the STOP value of a span means, per category (docs/protocol.md).
+VALUE_MEANING = {"io": "bytes", "record": "bytes", "step": "ret", "crypto": "ret"}
+
+
+def _load_toml(name: str) -> dict:
+    with open(_SPEC_DIR / name, "rb") as f:
+        return tomllib.load(f)
+
+
+@functools.cache
+def vocab() -> Vocab:
+    """The spec vocabulary (loaded once per process)."""
+    labels = _load_toml("labels.toml")
+    proto = _load_toml("protocol.toml")
+    cats = tuple(labels["categories"].keys())
+    names = {lab["name"] for lab in labels["label"]}
+    missing = [c for c in ROLE_CATEGORIES.values() if c not in cats]
+    missing += [n for n in ROLE_LABELS.values() if n not in names]
+    if missing:
+        raise RuntimeError(f"spec/labels.toml lacks {missing}: update tlsbench.analysis.vocab")
+    code = np.full(_N_IDS, -1, dtype=np.int8)
+    for lab in labels["label"]:
+        code[lab["id"]] = cats.index(lab["category"])
+    return Vocab(
+        label_name={lab["id"]: lab["name"] for lab in labels["label"]},
+        label_id={lab["name"]: lab["id"] for lab in labels["label"]},
+        label_category={lab["id"]: lab["category"] for lab in labels["label"]},
+        label_meaning={lab["id"]: lab["meaning"] for lab in labels["label"]},
+        categories=cats,
+        category_meaning=dict(labels["categories"]),
+        kinds=dict(labels["kinds"]),
+        peers=dict(labels["peers"]),
+        status={k: v["value"] for k, v in proto["status"].items()},
+        flags={k: 1 << v["bit"] for k, v in proto["flags"].items()},
+        category_code=code,
+    )
