@@ -18,6 +18,7 @@ CREATE TABLE agent (
     id           INTEGER PRIMARY KEY,
     library      TEXT NOT NULL,    -- backend name: mbedtls, openssl, wolfssl
     executable   TEXT NOT NULL,    -- file name of the agent binary (no directory)
+    pid          INTEGER,          -- its process id (lets tests and operators find it)
     hello_json   TEXT NOT NULL,    -- the HELLO frame verbatim (version, build, clock, tracer calibration)
     suites_json  TEXT NOT NULL,    -- the SUITES frame verbatim
     started_at   TEXT NOT NULL,
@@ -44,7 +45,9 @@ CREATE TABLE config (
     direction       TEXT NOT NULL,         -- spec [direction] name
     total_bytes     INTEGER NOT NULL,      -- application bytes per direction
     record_size     INTEGER NOT NULL,
-    repetitions     INTEGER NOT NULL       -- planned
+    repetitions     INTEGER NOT NULL,      -- planned
+    skip_reason     TEXT                   -- NULL while runnable; why the controller stopped running it
+                                           -- (agent ERROR 'unsupported', or given up after repeated agent deaths)
 );
 
 -- One repetition: stored in one transaction together with its trace.

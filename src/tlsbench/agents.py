@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Finding, starting and talking to agent processes (one binary per TLS library).
+
+An AgentProcess owns one child process: it reads HELLO and SUITES, checks the agent was
+built from the same spec files, sends RUN/QUIT and hands back decoded frames. Whoever
+uses it decides what a death means (the controller records it and restarts)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tlsbench import protocol
+from tlsbench import spec as specmod
+
+# Libraries a plan may name; each has an agent binary `tlsbench-agent-<library>`.
+LIBRARIES = ("mbedtls", "openssl", "wolfssl")
+AGENT_DIR_ENV = "TLSBENCH_AGENT_DIR"
+# Where `cmake --build build/agent` puts binaries; a fallback for a source checkout.
+SOURCE_BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "agent"
+STDERR_TAIL_BYTES = 2000
+
+
+class AgentError(RuntimeError):
+    """The agent is missing, died, or answered something the controller cannot use."""
+
+
+class AgentRejected(AgentError):
+    """The agent answered a request with an ERROR frame."""
+
+    def __init__(self, error: dict[str, Any]):
+        self.error = error
+        self.code = str(error.get("code", "?"))
+        hint = f" ({error['hint']})" if error.get("hint") else ""
+        super().__init__(f"agent refused: {self.code}: {error.get('message', '')}{hint}")
+
+
+def executable_name(library: str) -> str:
+    return f"tlsbench-agent-{library}"
+
+
+def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
+    """--agent-dir / $TLSBENCH_AGENT_DIR, then next to the Python interpreter (where
+    `make` installs agents: .venv/bin), then PATH, then the source tree's build/agent."""
+    name = executable_name(library)
+    explicit = agent_dir or os.environ.get(AGENT_DIR_ENV)
+    if explicit:
+        candidate = Path(explicit) / name
+        if os.access(candidate, os.X_OK):
+            return candidate
+        raise AgentError(f"no executable {name} in {explicit} (from --agent-dir or ${AGENT_DIR_ENV}): run `make`")
+    for directory in (Path(sys.executable).parent,):
+        if os.access(directory / name, os.X_OK):
+            return directory / name
+    on_path = shutil.which(name)
+    if on_path:
+        return Path(on_path)
+    if os.access(SOURCE_BUILD_DIR / name, os.X_OK):
+        return SOURCE_BUILD_DIR / name
+    raise AgentError(f"agent {name} not found (looked in --agent-dir/${AGENT_DIR_ENV}, "
+                     f"{Path(sys.executable).parent}, PATH): run `make` to build and install it")
+
+
+@dataclass
+class AgentProcess:
+    """A running agent speaking the framed protocol on its stdin/stdout."""
+
+    path: Path
+    proc: subprocess.Popen[bytes]
+    reader: protocol.FrameReader
+    stderr_file: Any  # temporary file: a pipe could fill up and block the agent
+    hello: dict[str, Any] = field(default_factory=dict)
+    suites: list[dict[str, Any]] = field(default_factory=list)
+    hello_raw: str = ""
+    suites_raw: str = ""
+
+    @classmethod
+    def start(cls, path: Path) -> "AgentProcess":
+        stderr_file = tempfile.TemporaryFile()
+        # Own process group: a Ctrl-C in the terminal reaches only the controller, which
+        # then stops the agent cleanly instead of losing it mid-repetition.
+        proc = subprocess.Popen([str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr_file, process_group=0)
+        agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]
+        try:
+            agent._greet()
+        except BaseException:
+            agent.kill()
+            raise
+        return agent
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _expect_json(self, frame_type: int) -> tuple[dict[str, Any], str]:
+        frame = self.reader.read()
+        if frame is None:
+            raise AgentError(f"{self.path.name} exited before its greeting: {self.death_reason()}")
+        if frame.type != frame_type:
+            raise AgentError(f"{self.path.name} sent {frame.type_name} where "
+                             f"{specmod.load().frames.name(frame_type)} was expected")
+        return frame.json(), frame.payload.decode()
+
+    def _greet(self) -> None:
+        frames = specmod.load().frames
+        self.hello, self.hello_raw = self._expect_json(frames.HELLO)
+        specmod.load().check_agent(self.hello)
+        suites, self.suites_raw = self._expect_json(frames.SUITES)
+        self.suites = list(suites.get("suites", []))
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def run(self, request: protocol.RunRequest) -> None:
+        self.send(request.encode())
+
+    def read_frame(self) -> protocol.Frame | None:
+        return self.reader.read()
+
+    def quit(self, timeout: float = 2.0) -> int | None:
+        """QUIT, then wait; an agent busy with a batch is stopped after `timeout`."""
+        try:
+            self.send(protocol.encode_frame(specmod.load().frames.QUIT))
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return self.kill()
+
+    def kill(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        try:
+            return self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def death_reason(self) -> str:
+        """Exit code (or signal) and the tail of stderr: what AGENT_DIED rows record."""
+        try:
+            code = self.proc.wait(2)
+        except subprocess.TimeoutExpired:
+            code = self.kill()
+        how = ("still running, killed" if code is None else
+               f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}")
+        self.stderr_file.seek(0, os.SEEK_END)
+        size = self.stderr_file.tell()
+        self.stderr_file.seek(max(0, size - STDERR_TAIL_BYTES))
+        tail = self.stderr_file.read().decode(errors="replace").strip()
+        return how + (f"; stderr: {tail}" if tail else "")
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        self.stderr_file.close()
+
+
+def query_suites(library: str, agent_dir: str | Path | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """HELLO and SUITES of an agent build (for `tlsbench suites`)."""
+    agent = AgentProcess.start(find_agent(library, agent_dir))
+    try:
+        return agent.hello, agent.suites
+    finally:
+        agent.quit()
+        agent.close()

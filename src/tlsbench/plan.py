@@ -1,0 +1,329 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Experiment plans: TOML files validated with pydantic (format: docs/plan-format.md).
+
+Errors name the field (dotted path), the bad value and what is allowed. Which suites a
+plan selects is only known once an agent has listed its build's suites (SUITES), so
+`select_suites` resolves the selection against that list."""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Callable, Mapping, Sequence
+
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      ValidationInfo, field_validator, model_validator)
+
+from tlsbench import spec as specmod
+from tlsbench.agents import LIBRARIES
+
+DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
+MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
+U32 = 2**32 - 1
+DEFAULT_ROUNDS = 10
+ALL = "all"
+# Suite metadata a plan can filter on (keys of a SUITES entry).
+METADATA_FILTERS = ("key_exchange", "authentication", "cipher", "mac", "min_version", "max_version")
+
+
+class PlanError(ValueError):
+    """A plan is invalid; `problems` holds one line per mistake."""
+
+    def __init__(self, source: str, problems: Sequence[str]):
+        self.source = source
+        self.problems = list(problems)
+        super().__init__(f"plan {source} is invalid:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+def _spec_name(table: str) -> Callable[[str], str]:
+    """A validator accepting only the names of one spec/protocol.toml section."""
+
+    def check(value: str) -> str:
+        names = getattr(specmod.load(), table).names
+        if value not in names:
+            raise ValueError(f"allowed: {', '.join(names)}")
+        return value
+
+    return check
+
+
+def _one_of(allowed: Sequence[str]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"allowed: {', '.join(allowed)}")
+        return value
+
+    return check
+
+
+def _zero(table: str) -> str:
+    """The name of a spec table's value 0: its neutral default (default group, auto
+    credential, no data, the in-memory transport)."""
+    return getattr(specmod.load(), table).name(0)
+
+
+def _as_list(value: Any) -> Any:
+    """`x = "a"` and `x = ["a"]` mean the same."""
+    return [value] if isinstance(value, (str, int, dict)) else value
+
+
+GroupName = Annotated[str, AfterValidator(_spec_name("groups"))]
+CredentialName = Annotated[str, AfterValidator(_spec_name("credentials"))]
+DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
+TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
+SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
+
+
+class Strict(BaseModel):
+    # strict: TOML has real types, so "100" for an integer is a mistake, not a conversion.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class SuiteSelection(Strict):
+    """Which of the agent's suites to run: include minus exclude, then metadata filters."""
+
+    include: Annotated[list[SuiteRef], BeforeValidator(_as_list), Field(min_length=1)] = [ALL]
+    exclude: Annotated[list[SuiteRef], BeforeValidator(_as_list)] = []
+    key_exchange: Annotated[list[str], BeforeValidator(_as_list)] = []
+    authentication: Annotated[list[str], BeforeValidator(_as_list)] = []
+    cipher: Annotated[list[str], BeforeValidator(_as_list)] = []
+    mac: Annotated[list[str], BeforeValidator(_as_list)] = []
+    min_version: Annotated[list[str], BeforeValidator(_as_list)] = []
+    max_version: Annotated[list[str], BeforeValidator(_as_list)] = []
+
+
+class Payload(Strict):
+    """Application data of each repetition, after the handshake."""
+
+    total_bytes: Annotated[int, Field(ge=0, le=U32)] = 0  # per direction
+    record_size: Annotated[int, Field(ge=1, le=MAX_RECORD_SIZE)] = 1024  # plaintext bytes per write
+    direction: DirectionName = _zero("directions")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Payload":
+        moves = self.total_bytes > 0
+        if moves != (self.direction != _zero("directions")):
+            raise ValueError(f"total_bytes = {self.total_bytes} and direction = {self.direction!r} disagree: "
+                             "data needs a direction and a direction needs total_bytes > 0")
+        return self
+
+
+def _suites_shorthand(value: Any) -> Any:
+    """`suites = "all"` or `suites = [...]` are shorthands for `[suites] include = ...`."""
+    return {"include": _as_list(value)} if isinstance(value, (str, int, list)) else value
+
+
+class Plan(Strict):
+    """A whole experiment; see docs/plan-format.md for every field."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
+    library: Annotated[str, AfterValidator(_one_of(LIBRARIES))] = LIBRARIES[0]
+    suites: Annotated[SuiteSelection, BeforeValidator(_suites_shorthand)] = SuiteSelection()
+    groups: Annotated[list[GroupName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("groups")]
+    credentials: Annotated[list[CredentialName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("credentials")]
+    repetitions: Annotated[int, Field(ge=1, le=10_000_000)]
+    warmup: Annotated[int, Field(ge=0, le=U32)] = 2
+    rounds: Annotated[int, Field(ge=1)] = DEFAULT_ROUNDS
+    payload: Annotated[list[Payload], BeforeValidator(_as_list), Field(min_length=1)] = [Payload()]
+    transport: TransportName = _zero("transports")
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
+    output: str = "results"
+
+    @field_validator("groups", "credentials")
+    @classmethod
+    def _no_duplicates(cls, value: list[str]) -> list[str]:
+        dups = sorted({v for v in value if value.count(v) > 1})
+        if dups:
+            raise ValueError(f"listed twice: {', '.join(dups)}")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_rounds(cls, raw: Any) -> Any:
+        """rounds defaults to DEFAULT_ROUNDS, or to repetitions when there are fewer."""
+        if isinstance(raw, dict) and "rounds" not in raw and isinstance(raw.get("repetitions"), int):
+            return {**raw, "rounds": max(1, min(DEFAULT_ROUNDS, raw["repetitions"]))}
+        return raw
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds_fit(cls, rounds: int, info: ValidationInfo) -> int:
+        repetitions = info.data.get("repetitions")
+        if repetitions is not None and rounds > repetitions:
+            raise ValueError(f"more rounds than repetitions ({repetitions}): "
+                             "every round needs at least one repetition of each configuration")
+        return rounds
+
+    def resolved(self) -> dict[str, Any]:
+        """The plan with every default filled in (what `plan show` prints)."""
+        return self.model_dump(mode="json")
+
+    def resolved_json(self) -> str:
+        """Canonical JSON of what is measured; `output` (where results go) is left out so
+        the same plan resumes wherever its folder lives."""
+        body = {k: v for k, v in self.resolved().items() if k != "output"}
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    def hash(self) -> str:
+        return hashlib.sha256(self.resolved_json().encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    """A validated plan and the text it came from."""
+
+    plan: Plan
+    text: str  # the TOML as written (stored in the experiment row)
+    source: str  # file name, or "default.toml (embedded)"
+
+
+# ---------------------------------------------------------------------- errors
+def _dotted(loc: Sequence[str | int], raw: Mapping[str, Any]) -> str:
+    """('payload', 0, 'record_size') -> 'payload.record_size' when payload was one table,
+    'payload[0].record_size' when it was an array of tables. Parts the plan does not have
+    (union branch names such as 'str' or 'int') are left out."""
+    parts: list[str] = []
+    node: Any = raw
+    for item in loc:
+        if isinstance(item, int):
+            if isinstance(node, list) and parts:
+                parts[-1] += f"[{item}]"
+                node = node[item] if item < len(node) else None
+            continue  # else a shorthand single value wrapped into a list: no index to show
+        if isinstance(node, dict):
+            parts.append(item)
+            node = node.get(item)
+    return ".".join(parts) or "(plan)"
+
+
+def _model_at(loc: Sequence[str | int]) -> type[BaseModel]:
+    """The model class whose fields a location's last part belongs to."""
+    model: type[BaseModel] = Plan
+    for item in loc[:-1]:
+        if isinstance(item, int):
+            continue
+        field = model.model_fields.get(item)
+        if field is None:
+            break
+        ann = field.annotation
+        inner = getattr(ann, "__args__", (ann,))[0] if getattr(ann, "__origin__", None) is list else ann
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            model = inner
+    return model
+
+
+_UNION_BRANCHES = ("str", "int")  # loc parts pydantic adds for the branches of `str | int`
+
+
+def _problem(err: Mapping[str, Any], raw: Mapping[str, Any]) -> str:
+    loc = err["loc"]
+    path = _dotted(loc, raw)
+    if err["type"] == "extra_forbidden":
+        allowed = list(_model_at(loc).model_fields)
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=2)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        return f"{path}: unknown field{hint} (allowed: {', '.join(allowed)})"
+    if err["type"] == "missing":
+        return f"{path}: required field is missing"
+    if loc and loc[-1] in _UNION_BRANCHES:  # a suite reference that is neither str nor int
+        return f"{path}: {err['input']!r} is not valid: must be a suite name, an fnmatch pattern or an IANA id"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if isinstance(err["input"], dict):  # a whole-table check: the message names the fields
+        return f"{path}: {msg}"
+    return f"{path}: {err['input']!r} is not valid: {msg}"
+
+
+def validate(raw: Mapping[str, Any], source: str) -> Plan:
+    try:
+        return Plan.model_validate(raw)
+    except ValidationError as exc:
+        # Union branches report the same mistake twice (as str and as int): keep one.
+        problems = list(dict.fromkeys(_problem(e, raw) for e in exc.errors()))
+        raise PlanError(source, problems) from None
+
+
+def parse(text: str, source: str) -> LoadedPlan:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(source, [f"not valid TOML: {exc}"]) from None
+    return LoadedPlan(validate(raw, source), text, source)
+
+
+def load(path: str | Path | None = None) -> LoadedPlan:
+    """A plan file, or the embedded default plan when path is None."""
+    if path is None:
+        text = resources.files("tlsbench").joinpath("plans", DEFAULT_PLAN).read_text()
+        return parse(text, f"{DEFAULT_PLAN} (embedded)")
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise PlanError(str(path), [f"cannot read it: {exc.strerror}"]) from None
+    return parse(text, path.name)
+
+
+# ---------------------------------------------------------------------- suites
+def _suite_matches(ref: str | int, suite: Mapping[str, Any]) -> bool:
+    """A reference is "all", an IANA id (int or "0x..."), a name or an fnmatch pattern."""
+    if isinstance(ref, int):
+        return suite["id"] == ref
+    if ref.lower() == ALL:
+        return True
+    if ref.lower().startswith("0x"):
+        try:
+            return suite["id"] == int(ref, 16)
+        except ValueError:
+            return False
+    return fnmatch.fnmatchcase(suite["name"].upper(), ref.upper())
+
+
+def _unmatched(field: str, refs: Sequence[str | int], suites: Sequence[Mapping[str, Any]]) -> list[str]:
+    names = [s["name"] for s in suites]
+    problems = []
+    for ref in refs:
+        if not any(_suite_matches(ref, s) for s in suites):
+            close = difflib.get_close_matches(str(ref).upper(), names, n=3, cutoff=0.5)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            problems.append(f"suites.{field}: {ref!r} matches no suite of this agent{hint} "
+                            "(run `tlsbench suites` to list them)")
+    return problems
+
+
+def _metadata_problems(sel: SuiteSelection, suites: Sequence[Mapping[str, Any]]) -> list[str]:
+    problems = []
+    for key in METADATA_FILTERS:
+        known = sorted({str(s.get(key, "")) for s in suites})
+        for value in getattr(sel, key):
+            if not any(fnmatch.fnmatchcase(k.upper(), value.upper()) for k in known):
+                problems.append(f"suites.{key}: {value!r} matches no suite; this agent has: {', '.join(known)}")
+    return problems
+
+
+def _passes_filters(sel: SuiteSelection, suite: Mapping[str, Any]) -> bool:
+    return all(not getattr(sel, key) or any(fnmatch.fnmatchcase(str(suite.get(key, "")).upper(), v.upper())
+                                            for v in getattr(sel, key))
+               for key in METADATA_FILTERS)
+
+
+def select_suites(loaded: LoadedPlan, suites: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The agent's suites the plan selects, in the agent's order. Every include/exclude
+    entry and filter value must match something: a typo is an error, not an empty run."""
+    sel = loaded.plan.suites
+    problems = (_unmatched("include", sel.include, suites) + _unmatched("exclude", sel.exclude, suites)
+                + _metadata_problems(sel, suites))
+    if problems:
+        raise PlanError(loaded.source, problems)
+    chosen = [s for s in suites
+              if any(_suite_matches(r, s) for r in sel.include)
+              and not any(_suite_matches(r, s) for r in sel.exclude)
+              and _passes_filters(sel, s)]
+    if not chosen:
+        raise PlanError(loaded.source, ["suites: the selection is empty (include minus exclude, "
+                                        "then the metadata filters, leaves no suite); run `tlsbench suites`"])
+    return chosen

@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Frames between agent and controller (byte layouts: docs/protocol.md).
+
+Decoding never guesses: every problem raises FrameError naming what was wrong and the
+stream offset of the frame, so a corrupt stream is reported, never silently stored."""
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Iterator
+
+from tlsbench import spec as specmod
+
+FRAME_HEADER = struct.Struct("<HBBI")  # magic, version, type, payload length
+FRAME_CRC = struct.Struct("<I")
+RUN = struct.Struct("<IHHBBBBIIIIII")  # 36 bytes, see RunRequest
+REP_HEADER = struct.Struct("<IIBBHIiIII5Q")  # 72 bytes, see RepHeader
+RECORD_SIZE = 32
+assert RUN.size == 36 and REP_HEADER.size == 72
+
+
+class FrameError(Exception):
+    """A frame could not be decoded; `problem` is a short keyword, `offset` the stream
+    offset of the frame's first byte."""
+
+    def __init__(self, problem: str, offset: int, detail: str = ""):
+        self.problem = problem
+        self.offset = offset
+        self.detail = detail
+        super().__init__(f"{problem} at stream offset {offset}" + (f": {detail}" if detail else ""))
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One decoded frame."""
+
+    type: int  # spec [frame] value
+    payload: bytes
+    offset: int  # stream offset of the frame's first byte (for error messages)
+
+    @property
+    def type_name(self) -> str:
+        return specmod.load().frames.name(self.type)
+
+    def json(self) -> dict[str, Any]:
+        """The payload of a JSON frame (HELLO, SUITES, DONE, ERROR) as a dict."""
+        try:
+            value = json.loads(self.payload.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise FrameError("bad JSON payload", self.offset, f"{self.type_name}: {exc}") from None
+        if not isinstance(value, dict):
+            raise FrameError("bad JSON payload", self.offset, f"{self.type_name}: not an object")
+        return value
+
+
+def encode_frame(frame_type: int, payload: bytes = b"") -> bytes:
+    s = specmod.load()
+    if len(payload) > s.max_payload:
+        raise ValueError(f"payload of {len(payload)} bytes is over the limit of {s.max_payload}")
+    head = FRAME_HEADER.pack(s.magic, s.protocol_version, frame_type, len(payload)) + payload
+    return head + FRAME_CRC.pack(zlib.crc32(head))
+
+
+def encode_json(frame_type: int, value: dict[str, Any]) -> bytes:
+    return encode_frame(frame_type, json.dumps(value, separators=(",", ":")).encode())
+
+
+def _check_header(head: bytes, offset: int) -> tuple[int, int]:
+    """Returns (type, length) of a frame header or raises naming the bad field."""
+    s = specmod.load()
+    magic, version, frame_type, length = FRAME_HEADER.unpack(head)
+    if magic != s.magic:
+        raise FrameError("bad magic", offset, f"0x{magic:04X}, expected 0x{s.magic:04X}")
+    if version != s.protocol_version:
+        raise FrameError("bad version", offset, f"{version}, expected {s.protocol_version}")
+    if frame_type not in s.frames.by_value:
+        raise FrameError("bad frame type", offset, f"{frame_type} is not in spec [frame]")
+    if length > s.max_payload:
+        raise FrameError("frame too long", offset, f"length {length} > max_payload {s.max_payload}")
+    return frame_type, length
+
+
+class FrameReader:
+    """Reads frames one by one from a binary stream (a pipe or a file)."""
+
+    def __init__(self, stream: BinaryIO):
+        self.stream = stream
+        self.offset = 0  # bytes consumed so far
+
+    def _read_exact(self, n: int, frame_offset: int, what: str) -> bytes:
+        data = self.stream.read(n)
+        while data is not None and 0 < len(data) < n:  # pipes may return short reads
+            more = self.stream.read(n - len(data))
+            if not more:
+                break
+            data += more
+        if data is None or len(data) < n:
+            got = 0 if data is None else len(data)
+            raise FrameError("truncated frame", frame_offset, f"stream ended inside the {what} ({got} of {n} bytes)")
+        return data
+
+    def read(self) -> Frame | None:
+        """The next frame, or None at a clean end of stream (between frames)."""
+        start = self.offset
+        first = self.stream.read(FRAME_HEADER.size)
+        if not first:
+            return None
+        head = first if len(first) == FRAME_HEADER.size else first + self._read_exact(
+            FRAME_HEADER.size - len(first), start, "header")
+        frame_type, length = _check_header(head, start)
+        body = self._read_exact(length + FRAME_CRC.size, start, "payload")
+        payload, (crc,) = body[:length], FRAME_CRC.unpack(body[length:])
+        if zlib.crc32(body[:length], zlib.crc32(head)) != crc:
+            raise FrameError("bad CRC", start, f"{specmod.load().frames.name(frame_type)} frame of {length} bytes")
+        self.offset = start + FRAME_HEADER.size + length + FRAME_CRC.size
+        return Frame(frame_type, payload, start)
+
+    def __iter__(self) -> Iterator[Frame]:
+        while (frame := self.read()) is not None:
+            yield frame
+
+
+def decode_frames(data: bytes) -> list[Frame]:
+    """Every frame of a byte string (e.g. a file written by the agent's `run --out`)."""
+    import io
+
+    return list(FrameReader(io.BytesIO(data)))
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """RUN: one configuration and which repetitions to ship (docs/protocol.md)."""
+
+    config_id: int  # the store's config.id, echoed in every REP
+    suite_id: int  # IANA
+    group: int  # spec [group] value, 0 = the agent's default
+    credential: int  # spec [credential] value
+    direction: int  # spec [direction] value
+    transport: int  # spec [transport] value
+    repetitions: int  # to ship
+    warmup: int  # run first, not shipped
+    total_bytes: int  # application bytes per direction
+    record_size: int  # plaintext bytes per write
+    first_index: int  # index of the first shipped repetition
+    options: int = 0
+
+    def encode(self) -> bytes:
+        payload = RUN.pack(self.config_id, self.suite_id, self.group, self.credential, self.direction,
+                           self.transport, self.options, self.repetitions, self.warmup,
+                           self.total_bytes, self.record_size, self.first_index, 0)
+        return encode_frame(specmod.load().frames.RUN, payload)
+
+
+@dataclass(frozen=True)
+class RepHeader:
+    """The 72-byte header of a REP frame."""
+
+    config_id: int
+    index: int
+    status: int  # spec [status] value
+    failed_peer: int  # spec [peers] value, 255 = none
+    flags: int  # spec [flags] bits
+    error_code: int  # the library's code (signed)
+    n_records: int
+    dropped: int
+    bytes_c2s: int
+    bytes_s2c: int
+    start_ns: int
+    handshake_wall_ns: int
+    handshake_cpu_ns: int
+
+
+@dataclass(frozen=True)
+class Rep:
+    """One repetition as shipped: its header and its raw 32-byte trace records."""
+
+    header: RepHeader
+    records: bytes  # n_records × 32 bytes, kept verbatim for the store
+
+
+def decode_rep(frame: Frame) -> Rep:
+    """Decodes a REP frame's payload; sizes must agree exactly."""
+    payload = frame.payload
+    if len(payload) < REP_HEADER.size:
+        raise FrameError("short REP", frame.offset, f"{len(payload)} bytes, header alone is {REP_HEADER.size}")
+    (config_id, index, status, failed_peer, _r0, flags, error_code, n_records, dropped, _r1,
+     c2s, s2c, start_ns, wall_ns, cpu_ns) = REP_HEADER.unpack_from(payload)
+    records = payload[REP_HEADER.size:]
+    if len(records) != n_records * RECORD_SIZE:
+        raise FrameError("REP size mismatch", frame.offset,
+                         f"header says {n_records} records ({n_records * RECORD_SIZE} bytes), "
+                         f"payload carries {len(records)} bytes")
+    if status not in specmod.load().status.by_value:
+        raise FrameError("bad REP status", frame.offset, f"{status} is not in spec [status]")
+    header = RepHeader(config_id, index, status, failed_peer, flags, error_code, n_records, dropped,
+                       c2s, s2c, start_ns, wall_ns, cpu_ns)
+    return Rep(header, bytes(records))
+
+
+def encode_rep(header: RepHeader, records: bytes) -> bytes:
+    """A REP frame (what the agent sends); used by tests and benchmarks."""
+    h = header
+    payload = REP_HEADER.pack(h.config_id, h.index, h.status, h.failed_peer, 0, h.flags, h.error_code,
+                              len(records) // RECORD_SIZE, h.dropped, 0, h.bytes_c2s, h.bytes_s2c,
+                              h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns)
+    return encode_frame(specmod.load().frames.REP, payload + records)

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Typed access to spec/labels.toml and spec/protocol.toml: the one declaration of every
+trace label and wire enumeration. Nothing in the host tool spells a label or enum string
+that is not read from here."""
+from __future__ import annotations
+
+import functools
+import tomllib
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+# src/tlsbench/spec is a symlink to the repository's spec/ (one copy of the files).
+SPEC_DIR = Path(__file__).resolve().parent / "spec"
+LABELS_FILE = "labels.toml"
+PROTOCOL_FILE = "protocol.toml"
+
+
+class SpecMismatch(RuntimeError):
+    """The agent was built from other spec files than this host tool reads."""
+
+
+@dataclass(frozen=True)
+class Label:
+    """One trace label (spec/labels.toml [[label]])."""
+
+    id: int  # stable numeric id on the wire
+    name: str  # e.g. SERVER_KEY_EXCHANGE
+    category: str  # a key of [categories]: phase, step, io, crypto, ...
+    kind: str  # "span" (START/STOP pair) or "instant"
+    meaning: str
+
+
+@dataclass(frozen=True)
+class NameTable:
+    """A two-way name <-> value table of one spec section (e.g. [group])."""
+
+    section: str  # the spec section it came from, used in error messages
+    by_name: Mapping[str, int]
+    meanings: Mapping[str, str]  # name -> meaning, where the spec gives one
+
+    @functools.cached_property
+    def by_value(self) -> dict[int, str]:
+        return {v: k for k, v in self.by_name.items()}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.by_name)
+
+    def value(self, name: str) -> int:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not a {self.section}; allowed: {', '.join(self.by_name)}") from None
+
+    def name(self, value: int) -> str:
+        try:
+            return self.by_value[value]
+        except KeyError:
+            raise KeyError(f"{value} is not a {self.section} value") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.by_name
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_name)
+
+    def __getattr__(self, attr: str) -> int:
+        # table.OK / table.AGENT_DIED: attribute access for names that are identifiers,
+        # so call sites read naturally yet the string itself lives only in the spec.
+        by_name = self.__dict__.get("by_name", {})
+        if attr in by_name:
+            return by_name[attr]
+        raise AttributeError(attr)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything both spec files declare, plus their CRC-32s (compared with HELLO)."""
+
+    labels: tuple[Label, ...]
+    categories: Mapping[str, str]  # name -> meaning, in declaration order
+    kinds: NameTable  # START/STOP/INSTANT
+    peers: NameTable  # client/server/none
+    frames: NameTable  # HELLO, SUITES, RUN, REP, ...
+    frame_senders: Mapping[str, str]  # frame name -> "agent" / "controller"
+    status: NameTable
+    flags: NameTable  # name -> bit mask (1 << bit)
+    directions: NameTable
+    credentials: NameTable
+    transports: NameTable
+    groups: NameTable
+    protocol_version: int
+    magic: int
+    max_payload: int
+    labels_crc32: int
+    protocol_crc32: int
+
+    @functools.cached_property
+    def label_by_id(self) -> dict[int, Label]:
+        return {label.id: label for label in self.labels}
+
+    @functools.cached_property
+    def label_by_name(self) -> dict[str, Label]:
+        return {label.name: label for label in self.labels}
+
+    def label_ids(self, category: str) -> frozenset[int]:
+        """Ids of every label of one category (e.g. all step labels)."""
+        return frozenset(l.id for l in self.labels if l.category == category)
+
+    def flag_names(self, mask: int) -> list[str]:
+        return [name for name, bit in self.flags.by_name.items() if mask & bit]
+
+    def check_agent(self, hello: Mapping[str, Any]) -> None:
+        """Refuse an agent whose HELLO says it was built from other spec files."""
+        theirs = (hello.get("labels_crc32"), hello.get("protocol_crc32"), hello.get("protocol"))
+        ours = (self.labels_crc32, self.protocol_crc32, self.protocol_version)
+        if theirs != ours:
+            raise SpecMismatch(
+                f"agent {hello.get('agent', '?')} built from other specs "
+                f"(labels crc {theirs[0]}, protocol crc {theirs[1]}, protocol {theirs[2]}; "
+                f"this host: {ours[0]}, {ours[1]}, {ours[2]}): rebuild it with make"
+            )
+
+
+def _table(section: str, raw: Mapping[str, Any], key: str | None = None) -> NameTable:
+    """A [section] of plain `name = value` pairs, or of inline tables with `key` and meaning."""
+    if key is None:
+        return NameTable(section, dict(raw), {})
+    return NameTable(
+        section,
+        {name: entry[key] for name, entry in raw.items()},
+        {name: entry.get("meaning", "") for name, entry in raw.items()},
+    )
+
+
+def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
+    """Builds a Spec from the two files' bytes (their CRC-32 is taken on exactly these)."""
+    labels = tomllib.loads(labels_bytes.decode())
+    proto = tomllib.loads(protocol_bytes.decode())
+    flags = {name: 1 << entry["bit"] for name, entry in proto["flags"].items()}
+    return Spec(
+        labels=tuple(Label(**entry) for entry in labels["label"]),
+        categories=dict(labels["categories"]),
+        kinds=_table("kind", labels["kinds"]),
+        peers=_table("peer", labels["peers"]),
+        frames=_table("frame type", proto["frame"], "value"),
+        frame_senders={name: entry["from"] for name, entry in proto["frame"].items()},
+        status=_table("status", proto["status"], "value"),
+        flags=NameTable("flag", flags, {n: e.get("meaning", "") for n, e in proto["flags"].items()}),
+        directions=_table("direction", proto["direction"]),
+        credentials=_table("credential", proto["credential"]),
+        transports=_table("transport", proto["transport"]),
+        groups=_table("group", proto["group"]),
+        protocol_version=proto["protocol"]["version"],
+        magic=proto["protocol"]["magic"],
+        max_payload=proto["protocol"]["max_payload"],
+        labels_crc32=zlib.crc32(labels_bytes),
+        protocol_crc32=zlib.crc32(protocol_bytes),
+    )
+
+
+@functools.cache
+def load(directory: Path = SPEC_DIR) -> Spec:
+    """The spec, read once per process."""
+    return parse((directory / LABELS_FILE).read_bytes(), (directory / PROTOCOL_FILE).read_bytes())

@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The SQLite store of one experiment: `<output>/<experiment name>/tlsbench.db`.
+
+Schema: the ordered files of migrations/ (`NNN_name.sql`), applied by `PRAGMA user_version`.
+WAL + synchronous=NORMAL: a commit costs no fsync, yet a crash of the controller (kill -9)
+never corrupts the file and loses at most the repetition in flight, because every
+repetition is written in one transaction with its trace."""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import re
+import sqlite3
+from collections import defaultdict
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+from typing import Any, Iterator
+
+DB_FILE = "tlsbench.db"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d+)_.*\.sql$")
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or written; what is already committed is intact."""
+
+
+class PlanMismatch(StoreError):
+    """The experiment folder holds another plan's results."""
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """The `experiment` row."""
+
+    name: str
+    plan_toml: str  # the plan as written
+    plan_json: str  # the resolved plan
+    plan_hash: str  # sha256 of plan_json
+    seed: int
+    host_json: str
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """A `config` row (without id and skip_reason); `key` identifies it across resumes."""
+
+    key: str
+    library: str
+    suite_id: int
+    suite_name: str
+    key_exchange: str
+    authentication: str
+    cipher: str
+    mac: str
+    min_version: str
+    max_version: str
+    grp: str
+    credential: str
+    transport: str
+    direction: str
+    total_bytes: int
+    record_size: int
+    repetitions: int
+
+
+@dataclass(frozen=True)
+class RepetitionRow:
+    """A `repetition` row; names (status, failed_peer) are spec names."""
+
+    config_id: int
+    idx: int
+    round: int
+    agent_id: int | None
+    status: str
+    failed_peer: str | None
+    error_code: int
+    error_text: str | None
+    flags: int
+    bytes_c2s: int | None
+    bytes_s2c: int | None
+    start_ns: int | None
+    handshake_wall_ns: int | None
+    handshake_cpu_ns: int | None
+    n_events: int
+    dropped_events: int
+
+
+_CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
+_REP_COLUMNS = [f.name for f in fields(RepetitionRow)] + ["stored_at"]
+_INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '.join('?' * len(_REP_COLUMNS))})"
+
+
+def migrations() -> list[tuple[int, Path]]:
+    """(version, file) of every migration, in order."""
+    found = [(int(m.group(1)), p) for p in MIGRATIONS_DIR.iterdir() if (m := _MIGRATION_NAME.match(p.name))]
+    return sorted(found)
+
+
+def _explain(exc: Exception, path: Path) -> StoreError:
+    return StoreError(f"cannot write the store {path}: {exc}. Repetitions already stored are safe; "
+                      "free disk space or choose another --output, then `tlsbench run --resume`")
+
+
+class Store:
+    """One open experiment database."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        self.conn = conn
+        self.path = path
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: Path, create: bool = True) -> "Store":
+        """Opens (and with `create`, creates) the database file at `path` and migrates it."""
+        if not create and not path.exists():
+            raise StoreError(f"no experiment store at {path}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # autocommit mode: transactions are explicit (BEGIN ... COMMIT) below.
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            store = cls(conn, path)
+            store._migrate()
+        except (OSError, sqlite3.Error) as exc:
+            raise _explain(exc, path) from exc
+        return store
+
+    @classmethod
+    def in_folder(cls, folder: Path, create: bool = True) -> "Store":
+        return cls.open(folder / DB_FILE, create)
+
+    def _migrate(self) -> None:
+        current = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        for version, file in migrations():
+            if version > current:
+                # executescript runs the whole file + the version bump as one transaction.
+                self.conn.executescript(f"BEGIN;\n{file.read_text()}\nPRAGMA user_version = {version};\nCOMMIT;")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN ... COMMIT, or ROLLBACK on any exception (also KeyboardInterrupt)."""
+        try:
+            self.conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise _explain(exc, self.path) from exc
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
+                raise _explain(exc, self.path) from exc
+            raise
+
+    # ------------------------------------------------------------------ writing
+    def experiment(self) -> Experiment | None:
+        row = self.conn.execute("SELECT * FROM experiment WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        return Experiment(**{f.name: row[f.name] for f in fields(Experiment)})
+
+    def init_experiment(self, exp: Experiment) -> Experiment:
+        """Creates the experiment row, or checks that the stored one has the same plan."""
+        stored = self.experiment()
+        if stored is not None:
+            if stored.plan_hash != exp.plan_hash:
+                raise PlanMismatch(
+                    f"{self.path.parent} holds experiment {stored.name!r} run with another plan "
+                    f"(plan hash {stored.plan_hash[:12]} vs {exp.plan_hash[:12]}): "
+                    "use another --output folder or experiment name, or run the stored plan "
+                    "(`tlsbench plan show` of the same file) to resume")
+            return stored
+        with self.transaction() as c:
+            c.execute("INSERT INTO experiment (id, name, created_at, plan_toml, plan_json, plan_hash, seed, host_json)"
+                      " VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                      (exp.name, now_iso(), exp.plan_toml, exp.plan_json, exp.plan_hash, exp.seed, exp.host_json))
+        return self.experiment()  # type: ignore[return-value]
+
+    def add_agent(self, library: str, executable: str, pid: int, hello_json: str, suites_json: str) -> int:
+        with self.transaction() as c:
+            cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?)", (library, executable, pid, hello_json, suites_json, now_iso()))
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def end_agent(self, agent_id: int, reason: str) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE agent SET ended_at = ?, exit_reason = ? WHERE id = ?", (now_iso(), reason, agent_id))
+
+    def upsert_config(self, row: ConfigRow) -> int:
+        """The id of the config with this key, inserting it if new."""
+        found = self.conn.execute("SELECT id FROM config WHERE key = ?", (row.key,)).fetchone()
+        if found:
+            return int(found[0])
+        with self.transaction() as c:
+            cur = c.execute(f"INSERT INTO config ({', '.join(_CONFIG_COLUMNS)}) VALUES "
+                            f"({', '.join('?' * len(_CONFIG_COLUMNS))})", astuple(row))
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def set_skip_reason(self, config_id: int, reason: str | None) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE config SET skip_reason = ? WHERE id = ?", (reason, config_id))
+
+    def add_repetition(self, rep: RepetitionRow, records: bytes) -> int:
+        """Stores one repetition and its raw trace records in one transaction."""
+        with self.transaction() as c:
+            cur = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),))
+            rep_id = cur.lastrowid
+            c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
+        return int(rep_id)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ reading
+    def configs(self) -> list[sqlite3.Row]:
+        return self.conn.execute("SELECT * FROM config ORDER BY id").fetchall()
+
+    def done(self) -> dict[int, set[int]]:
+        """config id -> repetition indices already stored."""
+        out: dict[int, set[int]] = defaultdict(set)
+        for config_id, idx in self.conn.execute("SELECT config_id, idx FROM repetition"):
+            out[config_id].add(idx)
+        return out
+
+    def repetition_counts(self, ok_status: str) -> dict[int, dict[str, int]]:
+        """Per config: stored, failed (status other than ok_status), flagged (flags != 0)."""
+        rows = self.conn.execute(
+            "SELECT config_id, COUNT(*), SUM(status != ?), SUM(flags != 0) FROM repetition GROUP BY config_id",
+            (ok_status,))
+        return {r[0]: {"stored": r[1], "failed": r[2], "flagged": r[3]} for r in rows}
+
+    def stored_per_round(self) -> dict[int, int]:
+        return dict(self.conn.execute("SELECT round, COUNT(*) FROM repetition GROUP BY round").fetchall())
+
+    def repetition(self, config_id: int, idx: int) -> tuple[sqlite3.Row, bytes] | None:
+        """One repetition row and its raw trace records."""
+        row = self.conn.execute(
+            "SELECT r.*, t.records FROM repetition r LEFT JOIN trace t ON t.repetition_id = r.id"
+            " WHERE r.config_id = ? AND r.idx = ?", (config_id, idx)).fetchone()
+        if row is None:
+            return None
+        return row, bytes(row["records"] or b"")
+
+    def agents(self) -> list[sqlite3.Row]:
+        return self.conn.execute("SELECT * FROM agent ORDER BY id").fetchall()
+
+    def integrity_check(self) -> str:
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
