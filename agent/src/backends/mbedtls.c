@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The mbed TLS 2.28 backend: suite table, state -> step label table, per-session
+ * configuration (forced suite, group and credentials) and the step/record calls.
+ * Crypto operations inside the steps are traced by mbedtls_crypto.c (link-time wrappers).
+ *
+ * Suite metadata conventions (SUITES JSON, docs/protocol.md):
+ *   key_exchange   = how the premaster secret is agreed: ECDHE, ECDH (static, the server
+ *                    certificate's key), DHE, RSA (key transport), PSK (the key alone);
+ *   authentication = what authenticates the server: ECDSA, RSA (the certificate's signature
+ *                    for ECDH-RSA) or PSK. Hybrids split the same way: DHE-PSK = DHE/PSK,
+ *                    ECDHE-PSK = ECDHE/PSK, RSA-PSK = RSA/PSK (the server also sends an RSA
+ *                    certificate, whose key encrypts the premaster).
+ *   cipher         = mbed TLS's cipher name, "-8" appended for 8-byte-tag CCM suites;
+ *   mac            = the suite's hash (the PRF hash for AEAD suites). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/dhm.h"
+#include "mbedtls/ecp.h"
+#include "mbedtls/entropy.h"
+#include "mbedtls/error.h"
+#include "mbedtls/net_sockets.h" /* MBEDTLS_ERR_NET_* codes only */
+#include "mbedtls/pk.h"
+#include "mbedtls/ssl.h"
+#include "mbedtls/ssl_ciphersuites.h"
+#include "mbedtls/version.h"
+#include "mbedtls/x509_crt.h"
+
+#include "mbedtls_internal.h"
+#include "tlsbench/backend.h"
+#include "tlsbench/credentials.h"
+#include "tlsbench/trace.h"
+
+#define TB_MBED_MAX_SUITES 256
+#define TB_MBED_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
+#define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------------- state -> step label */
+
+/* ssl->state at entry of mbedtls_ssl_handshake_step() names the message written or parsed. */
+static const uint16_t tb_mbed_state_labels[] = {
+    [MBEDTLS_SSL_HELLO_REQUEST] = TB_L_HELLO_REQUEST,
+    [MBEDTLS_SSL_CLIENT_HELLO] = TB_L_CLIENT_HELLO,
+    [MBEDTLS_SSL_SERVER_HELLO] = TB_L_SERVER_HELLO,
+    [MBEDTLS_SSL_SERVER_CERTIFICATE] = TB_L_SERVER_CERTIFICATE,
+    [MBEDTLS_SSL_SERVER_KEY_EXCHANGE] = TB_L_SERVER_KEY_EXCHANGE,
+    [MBEDTLS_SSL_CERTIFICATE_REQUEST] = TB_L_CERTIFICATE_REQUEST,
+    [MBEDTLS_SSL_SERVER_HELLO_DONE] = TB_L_SERVER_HELLO_DONE,
+    [MBEDTLS_SSL_CLIENT_CERTIFICATE] = TB_L_CLIENT_CERTIFICATE,
+    [MBEDTLS_SSL_CLIENT_KEY_EXCHANGE] = TB_L_CLIENT_KEY_EXCHANGE,
+    [MBEDTLS_SSL_CERTIFICATE_VERIFY] = TB_L_CERTIFICATE_VERIFY,
+    [MBEDTLS_SSL_CLIENT_CHANGE_CIPHER_SPEC] = TB_L_CLIENT_CHANGE_CIPHER_SPEC,
+    [MBEDTLS_SSL_CLIENT_FINISHED] = TB_L_CLIENT_FINISHED,
+    [MBEDTLS_SSL_SERVER_CHANGE_CIPHER_SPEC] = TB_L_SERVER_CHANGE_CIPHER_SPEC,
+    [MBEDTLS_SSL_SERVER_FINISHED] = TB_L_SERVER_FINISHED,
+    [MBEDTLS_SSL_FLUSH_BUFFERS] = TB_L_FLUSH_BUFFERS,
+    [MBEDTLS_SSL_HANDSHAKE_WRAPUP] = TB_L_HANDSHAKE_WRAPUP,
+    /* Never stepped (step() reports DONE first); mapped so no state is without a label. */
+    [MBEDTLS_SSL_HANDSHAKE_OVER] = TB_L_HANDSHAKE_WRAPUP,
+    [MBEDTLS_SSL_SERVER_NEW_SESSION_TICKET] = TB_L_NEW_SESSION_TICKET,
+    [MBEDTLS_SSL_SERVER_HELLO_VERIFY_REQUEST_SENT] = TB_L_HELLO_VERIFY_REQUEST,
+};
+_Static_assert(TB_COUNT(tb_mbed_state_labels) == MBEDTLS_SSL_SERVER_HELLO_VERIFY_REQUEST_SENT + 1,
+               "a mbedtls_ssl_states value has no step label");
+
+size_t tb_mbedtls_state_count(void) { return TB_COUNT(tb_mbed_state_labels); }
+
+uint16_t tb_mbedtls_state_label(int state) {
+    return state >= 0 && (size_t)state < TB_COUNT(tb_mbed_state_labels) ? tb_mbed_state_labels[state] : 0;
+}
+
+/* ---------------------------------------------------------------- key exchanges */
+
+/* Which key-exchange group a suite's `group` setting chooses. */
+typedef enum tb_mbed_group_kind {
+    TB_MBED_GROUPS_NONE,      /* no group (RSA, PSK): only the default is accepted */
+    TB_MBED_GROUPS_EC,        /* ephemeral ECDH: any curve of the build, default P-256 */
+    TB_MBED_GROUPS_EC_STATIC, /* static ECDH: the certificate's curve, nothing else */
+    TB_MBED_GROUPS_FFDHE      /* DHE: an RFC 7919 group set on the server, default ffdhe2048 */
+} tb_mbed_group_kind;
+
+typedef struct tb_mbed_kex {
+    const char *key_exchange;
+    const char *authentication;
+    tb_mbed_group_kind groups;
+    bool psk; /* the pre-shared key is configured on both peers */
+    uint8_t credentials[TB_MAX_SUITE_CREDENTIALS];
+    uint8_t n_credentials;
+    const char *why_unsupported;
+} tb_mbed_kex;
+
+#define TB_CREDS(...) .credentials = {__VA_ARGS__}, .n_credentials = sizeof((uint8_t[]){__VA_ARGS__})
+#define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
+#define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384)
+
+/* Indexed by mbedtls_key_exchange_type_t. */
+static const tb_mbed_kex tb_mbed_kex_table[] = {
+    [MBEDTLS_KEY_EXCHANGE_NONE] = {"NONE", "NONE", TB_MBED_GROUPS_NONE, false,
+                                   .why_unsupported = "the suite has no key exchange"},
+    [MBEDTLS_KEY_EXCHANGE_RSA] = {"RSA", "RSA", TB_MBED_GROUPS_NONE, false, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_DHE_RSA] = {"DHE", "RSA", TB_MBED_GROUPS_FFDHE, false, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECDHE_RSA] = {"ECDHE", "RSA", TB_MBED_GROUPS_EC, false, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA] = {"ECDHE", "ECDSA", TB_MBED_GROUPS_EC, false, TB_ECDSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_PSK] = {"PSK", "PSK", TB_MBED_GROUPS_NONE, true, TB_CREDS(TB_CREDENTIAL_PSK)},
+    [MBEDTLS_KEY_EXCHANGE_DHE_PSK] = {"DHE", "PSK", TB_MBED_GROUPS_FFDHE, true, TB_CREDS(TB_CREDENTIAL_PSK)},
+    [MBEDTLS_KEY_EXCHANGE_RSA_PSK] = {"RSA", "PSK", TB_MBED_GROUPS_NONE, true, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECDHE_PSK] = {"ECDHE", "PSK", TB_MBED_GROUPS_EC, true, TB_CREDS(TB_CREDENTIAL_PSK)},
+    [MBEDTLS_KEY_EXCHANGE_ECDH_RSA] = {"ECDH", "RSA", TB_MBED_GROUPS_EC_STATIC, false,
+                                       TB_CREDS(TB_CREDENTIAL_ECDH_RSA)},
+    [MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA] = {"ECDH", "ECDSA", TB_MBED_GROUPS_EC_STATIC, false, TB_ECDSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECJPAKE] = {"ECJPAKE", "ECJPAKE", TB_MBED_GROUPS_EC, false,
+                                      .why_unsupported = "EC J-PAKE needs a shared password set up "
+                                                         "with mbedtls_ssl_set_hs_ecjpake_password(), "
+                                                         "which this agent does not configure"},
+};
+
+/* Protocol versions by minor version (major is always 3): name and the build option. */
+static const struct {
+    const char *name;
+    const char *feature;
+} tb_mbed_versions[] = {
+    {"SSL3.0", "MBEDTLS_SSL_PROTO_SSL3"},
+    {"TLS1.0", "MBEDTLS_SSL_PROTO_TLS1"},
+    {"TLS1.1", "MBEDTLS_SSL_PROTO_TLS1_1"},
+    {"TLS1.2", "MBEDTLS_SSL_PROTO_TLS1_2"},
+};
+
+/* ---------------------------------------------------------------- groups */
+
+static const uint8_t tb_ffdhe2048_p[] = MBEDTLS_DHM_RFC7919_FFDHE2048_P_BIN;
+static const uint8_t tb_ffdhe3072_p[] = MBEDTLS_DHM_RFC7919_FFDHE3072_P_BIN;
+static const uint8_t tb_ffdhe4096_p[] = MBEDTLS_DHM_RFC7919_FFDHE4096_P_BIN;
+static const uint8_t tb_ffdhe_g[] = MBEDTLS_DHM_RFC7919_FFDHE2048_G_BIN; /* 2 for every group */
+
+typedef struct tb_mbed_group {
+    uint16_t group; /* TB_GROUP_* (IANA) */
+    tb_mbed_group_kind kind;
+    mbedtls_ecp_group_id ec; /* EC groups */
+    const uint8_t *p;        /* FFDHE groups: the prime */
+    size_t p_len;
+} tb_mbed_group;
+
+static const tb_mbed_group tb_mbed_groups[] = {
+    {TB_GROUP_SECP256R1, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_SECP256R1, NULL, 0},
+    {TB_GROUP_SECP384R1, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_SECP384R1, NULL, 0},
+    {TB_GROUP_SECP521R1, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_SECP521R1, NULL, 0},
+    {TB_GROUP_X25519, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_CURVE25519, NULL, 0},
+    {TB_GROUP_X448, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_CURVE448, NULL, 0},
+    {TB_GROUP_FFDHE2048, TB_MBED_GROUPS_FFDHE, MBEDTLS_ECP_DP_NONE, tb_ffdhe2048_p, sizeof tb_ffdhe2048_p},
+    {TB_GROUP_FFDHE3072, TB_MBED_GROUPS_FFDHE, MBEDTLS_ECP_DP_NONE, tb_ffdhe3072_p, sizeof tb_ffdhe3072_p},
+    {TB_GROUP_FFDHE4096, TB_MBED_GROUPS_FFDHE, MBEDTLS_ECP_DP_NONE, tb_ffdhe4096_p, sizeof tb_ffdhe4096_p},
+};
+
+/* What group 0 (default) means per kind; 0 for static ECDH = the certificate's curve. */
+static const uint16_t tb_mbed_default_group[] = {
+    [TB_MBED_GROUPS_NONE] = 0,
+    [TB_MBED_GROUPS_EC] = TB_GROUP_SECP256R1,
+    [TB_MBED_GROUPS_EC_STATIC] = 0,
+    [TB_MBED_GROUPS_FFDHE] = TB_GROUP_FFDHE2048,
+};
+
+static const char *const tb_mbed_group_kind_names[] = {
+    [TB_MBED_GROUPS_NONE] = "no group", [TB_MBED_GROUPS_EC] = "an elliptic-curve group",
+    [TB_MBED_GROUPS_EC_STATIC] = "the certificate's curve", [TB_MBED_GROUPS_FFDHE] = "an FFDHE group"};
+
+/* The curve of each credential's key (MBEDTLS_ECP_DP_NONE = 0 for RSA and PSK). */
+static const mbedtls_ecp_group_id tb_mbed_cred_curve[TB_MBED_CRED_SLOTS] = {
+    [TB_CREDENTIAL_ECDSA_P256] = MBEDTLS_ECP_DP_SECP256R1,
+    [TB_CREDENTIAL_ECDSA_P384] = MBEDTLS_ECP_DP_SECP384R1,
+    [TB_CREDENTIAL_ECDH_RSA] = MBEDTLS_ECP_DP_SECP256R1,
+};
+
+static const tb_mbed_group *tb_mbed_group_find(uint16_t group) {
+    for (size_t i = 0; i < TB_COUNT(tb_mbed_groups); i++)
+        if (tb_mbed_groups[i].group == group)
+            return &tb_mbed_groups[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- process state */
+
+typedef struct tb_mbed_suite {
+    tb_suite_info info;
+    const tb_mbed_kex *kex;
+    char cipher[32];
+} tb_mbed_suite;
+
+/* Parsed once at init, shared read-only by every session. */
+typedef struct tb_mbed_cred {
+    bool ready;
+    char why[128]; /* why it is not ready */
+    mbedtls_x509_crt ca, server_chain, client_chain;
+    mbedtls_pk_context server_key, client_key;
+} tb_mbed_cred;
+
+static struct {
+    bool suites_built;
+    bool initialized;
+    size_t n_suites;
+    tb_mbed_suite suites[TB_MBED_MAX_SUITES];
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    tb_mbed_cred creds[TB_MBED_CRED_SLOTS];
+} tb_mbed;
+
+struct tb_session {
+    mbedtls_ssl_context ssl;
+    mbedtls_ssl_config conf;
+    tb_io io;
+    int ciphersuites[2];                /* the forced suite, 0-terminated */
+    mbedtls_ecp_group_id curves[3];     /* the forced group (+ the certificate's curve) */
+};
+
+/* ---------------------------------------------------------------- suite table */
+
+/* The lowest version in [lo, hi] the linked build enables: suites declare SSL3.0 as their
+ * minimum, which no build we link has. (-2 = feature list compiled out: trust the suite.) */
+static const char *tb_mbed_min_version(int lo, int hi) {
+    int m = lo < 0 ? 0 : lo;
+    while (m < hi && (size_t)m < TB_COUNT(tb_mbed_versions) &&
+           mbedtls_version_check_feature(tb_mbed_versions[m].feature) == -1)
+        m++;
+    return (size_t)m < TB_COUNT(tb_mbed_versions) ? tb_mbed_versions[m].name : "unknown";
+}
+
+static void tb_mbed_suite_fill(tb_mbed_suite *s, const mbedtls_ssl_ciphersuite_t *cs) {
+    const mbedtls_cipher_info_t *cipher = mbedtls_cipher_info_from_type(cs->cipher);
+    const mbedtls_md_info_t *md = mbedtls_md_info_from_type(cs->mac);
+    size_t kex = (size_t)cs->key_exchange;
+    s->kex = kex < TB_COUNT(tb_mbed_kex_table) && tb_mbed_kex_table[kex].key_exchange
+                 ? &tb_mbed_kex_table[kex]
+                 : &tb_mbed_kex_table[MBEDTLS_KEY_EXCHANGE_NONE];
+    /* "-8": mbed TLS names CCM and CCM_8 alike; the tag length is in the flags. */
+    snprintf(s->cipher, sizeof s->cipher, "%s%s", cipher ? cipher->name : "unknown",
+             (cs->flags & MBEDTLS_CIPHERSUITE_SHORT_TAG) ? "-8" : "");
+    s->info = (tb_suite_info){
+        .id = (uint16_t)cs->id,
+        .name = cs->name,
+        .min_version = tb_mbed_min_version(cs->min_minor_ver, cs->max_minor_ver),
+        .max_version = cs->max_minor_ver >= 0 && (size_t)cs->max_minor_ver < TB_COUNT(tb_mbed_versions)
+                           ? tb_mbed_versions[cs->max_minor_ver].name
+                           : "unknown",
+        .key_exchange = s->kex->key_exchange,
+        .authentication = s->kex->authentication,
+        .cipher = s->cipher,
+        .mac = md ? mbedtls_md_get_name(md) : "unknown",
+        .dtls = !(cs->flags & MBEDTLS_CIPHERSUITE_NODTLS),
+        .n_credentials = s->kex->n_credentials,
+        .why_unsupported = s->kex->n_credentials ? NULL : s->kex->why_unsupported,
+    };
+    memcpy(s->info.credentials, s->kex->credentials, sizeof s->info.credentials);
+}
+
+/* Idempotent: suite_count() may be called before init(). */
+static void tb_mbed_suites_build(void) {
+    if (tb_mbed.suites_built)
+        return;
+    for (const int *id = mbedtls_ssl_list_ciphersuites(); *id && tb_mbed.n_suites < TB_MBED_MAX_SUITES; id++) {
+        const mbedtls_ssl_ciphersuite_t *cs = mbedtls_ssl_ciphersuite_from_id(*id);
+        if (cs)
+            tb_mbed_suite_fill(&tb_mbed.suites[tb_mbed.n_suites++], cs);
+    }
+    tb_mbed.suites_built = true;
+}
+
+static size_t tb_mbed_suite_count(void) {
+    tb_mbed_suites_build();
+    return tb_mbed.n_suites;
+}
+
+static const tb_suite_info *tb_mbed_suite_at(size_t index) {
+    tb_mbed_suites_build();
+    return index < tb_mbed.n_suites ? &tb_mbed.suites[index].info : NULL;
+}
+
+static const tb_mbed_suite *tb_mbed_suite_find(uint16_t id) {
+    tb_mbed_suites_build();
+    for (size_t i = 0; i < tb_mbed.n_suites; i++)
+        if (tb_mbed.suites[i].info.id == id)
+            return &tb_mbed.suites[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- describe */
+
+static const char *tb_mbed_version(void) {
+    static char version[18]; /* mbedtls_version_get_string() writes at most 9 bytes */
+    mbedtls_version_get_string(version);
+    return version;
+}
+
+/* Build facts read from the linked library itself (MBEDTLS_VERSION_FEATURES), so they
+ * describe the library that runs, not the headers it was compiled against. */
+static const struct {
+    const char *key;
+    const char *feature;
+} tb_mbed_features[] = {
+    {"tls1_0", "MBEDTLS_SSL_PROTO_TLS1"},
+    {"tls1_1", "MBEDTLS_SSL_PROTO_TLS1_1"},
+    {"tls1_2", "MBEDTLS_SSL_PROTO_TLS1_2"},
+    {"dtls", "MBEDTLS_SSL_PROTO_DTLS"},
+    {"dtls_hello_verify", "MBEDTLS_SSL_DTLS_HELLO_VERIFY"},
+    {"max_fragment_length", "MBEDTLS_SSL_MAX_FRAGMENT_LENGTH"},
+    {"encrypt_then_mac", "MBEDTLS_SSL_ENCRYPT_THEN_MAC"},
+    {"extended_master_secret", "MBEDTLS_SSL_EXTENDED_MASTER_SECRET"},
+    {"session_tickets", "MBEDTLS_SSL_SESSION_TICKETS"},
+    {"renegotiation", "MBEDTLS_SSL_RENEGOTIATION"},
+    {"debug_c", "MBEDTLS_DEBUG_C"},
+    {"aesni", "MBEDTLS_AESNI_C"},
+    {"have_asm", "MBEDTLS_HAVE_ASM"},
+    {"ecp_nist_optim", "MBEDTLS_ECP_NIST_OPTIM"},
+    {"ecp_restartable", "MBEDTLS_ECP_RESTARTABLE"},
+    {"ecdsa_deterministic", "MBEDTLS_ECDSA_DETERMINISTIC"},
+    {"use_psa_crypto", "MBEDTLS_USE_PSA_CRYPTO"},
+    {"threading", "MBEDTLS_THREADING_C"},
+};
+
+static void tb_mbed_describe_build(tb_json *out) {
+    tb_json_kv_string(out, "version", tb_mbed_version());
+    tb_json_kv_uint(out, "version_number", mbedtls_version_get_number());
+    /* mbedtls_version_check_feature: 0 = in the build, -1 = not, -2 = feature list compiled out */
+    bool listed = mbedtls_version_check_feature("MBEDTLS_VERSION_C") != -2;
+    tb_json_kv_bool(out, "features_known", listed);
+    for (size_t i = 0; listed && i < TB_COUNT(tb_mbed_features); i++)
+        tb_json_kv_bool(out, tb_mbed_features[i].key, mbedtls_version_check_feature(tb_mbed_features[i].feature) == 0);
+    tb_json_kv_bool(out, "tls1_3", false);
+    tb_json_kv_uint(out, "max_content_len", MBEDTLS_SSL_MAX_CONTENT_LEN);
+    tb_json_kv_uint(out, "in_content_len", MBEDTLS_SSL_IN_CONTENT_LEN);
+    tb_json_kv_uint(out, "out_content_len", MBEDTLS_SSL_OUT_CONTENT_LEN);
+    tb_json_kv_uint(out, "suites", tb_mbed_suite_count());
+    /* How sessions are configured here (not build options, but they shape every number). */
+    tb_json_kv_string(out, "session_versions", "TLS1.2");
+    tb_json_kv_bool(out, "session_tickets_used", false);
+    tb_json_kv_bool(out, "renegotiation_used", false);
+    tb_json_kv_bool(out, "debug_output", false);
+    tb_json_kv_string(out, "rng", "CTR_DRBG (AES-256), seeded once from mbedtls_entropy");
+    tb_json_kv_string(out, "curves", "forced on both peers: the group, then the certificate's curve");
+}
+
+/* ---------------------------------------------------------------- init */
+
+static int tb_mbed_parse_pem_crt(mbedtls_x509_crt *crt, const char *pem) {
+    return mbedtls_x509_crt_parse(crt, (const unsigned char *)pem, strlen(pem) + 1);
+}
+
+static int tb_mbed_parse_pem_key(mbedtls_pk_context *pk, const char *pem) {
+    return mbedtls_pk_parse_key(pk, (const unsigned char *)pem, strlen(pem) + 1, NULL, 0);
+}
+
+/* Parses one credential's PEMs; a failure only disables that credential (Ed25519 does
+ * not parse in 2.28, and no suite lists it). */
+static void tb_mbed_cred_load(tb_mbed_cred *c, const tb_credential_pem *pem) {
+    mbedtls_x509_crt_init(&c->ca);
+    mbedtls_x509_crt_init(&c->server_chain);
+    mbedtls_x509_crt_init(&c->client_chain);
+    mbedtls_pk_init(&c->server_key);
+    mbedtls_pk_init(&c->client_key);
+    const struct {
+        const char *what;
+        mbedtls_x509_crt *crt; /* a certificate, or */
+        mbedtls_pk_context *key; /* a key */
+        const char *pem;
+    } parts[] = {
+        {"CA certificate", &c->ca, NULL, pem->ca},
+        {"server certificate", &c->server_chain, NULL, pem->server_chain},
+        {"server key", NULL, &c->server_key, pem->server_key},
+        {"client certificate", &c->client_chain, NULL, pem->client_chain},
+        {"client key", NULL, &c->client_key, pem->client_key},
+    };
+    int ret = 0;
+    size_t i = 0;
+    for (; i < TB_COUNT(parts) && ret == 0; i++)
+        ret = parts[i].crt ? tb_mbed_parse_pem_crt(parts[i].crt, parts[i].pem)
+                           : tb_mbed_parse_pem_key(parts[i].key, parts[i].pem);
+    c->ready = ret == 0;
+    if (ret != 0) {
+        char text[80];
+        mbedtls_strerror(ret, text, sizeof text);
+        snprintf(c->why, sizeof c->why, "mbed TLS cannot parse its %s: %s", parts[i - 1].what, text);
+    }
+}
+
+static void tb_mbed_cred_free(tb_mbed_cred *c) {
+    mbedtls_x509_crt_free(&c->ca);
+    mbedtls_x509_crt_free(&c->server_chain);
+    mbedtls_x509_crt_free(&c->client_chain);
+    mbedtls_pk_free(&c->server_key);
+    mbedtls_pk_free(&c->client_key);
+    c->ready = false;
+}
+
+static int tb_mbed_init(char *err, size_t errlen) {
+    if (tb_mbed.initialized)
+        return 0;
+    tb_mbed_suites_build();
+    mbedtls_entropy_init(&tb_mbed.entropy);
+    mbedtls_ctr_drbg_init(&tb_mbed.drbg);
+    static const char pers[] = "tlsbench-agent-mbedtls";
+    int ret = mbedtls_ctr_drbg_seed(&tb_mbed.drbg, mbedtls_entropy_func, &tb_mbed.entropy,
+                                    (const unsigned char *)pers, sizeof pers - 1);
+    if (ret != 0) {
+        char text[80];
+        mbedtls_strerror(ret, text, sizeof text);
+        snprintf(err, errlen, "seeding CTR_DRBG failed: %s", text);
+        return -1;
+    }
+    for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
+        const tb_credential_pem *pem = tb_credential_pem_find(id);
+        if (pem)
+            tb_mbed_cred_load(&tb_mbed.creds[id], pem);
+    }
+    tb_mbed.initialized = true;
+    return 0;
+}
+
+static void tb_mbed_deinit(void) {
+    if (!tb_mbed.initialized)
+        return;
+    for (size_t i = 0; i < TB_MBED_CRED_SLOTS; i++)
+        if (tb_credential_pem_find((uint8_t)i))
+            tb_mbed_cred_free(&tb_mbed.creds[i]);
+    mbedtls_ctr_drbg_free(&tb_mbed.drbg);
+    mbedtls_entropy_free(&tb_mbed.entropy);
+    tb_mbed.initialized = false;
+}
+
+/* ---------------------------------------------------------------- I/O callbacks */
+
+/* The tb_io functions are already traced as I/O by the core. */
+static int tb_mbed_send(void *ctx, const unsigned char *buf, size_t len) {
+    tb_session *s = ctx;
+    int n = s->io.send(s->io.ctx, buf, len);
+    return n == TB_IO_WOULD_BLOCK ? MBEDTLS_ERR_SSL_WANT_WRITE : n < 0 ? MBEDTLS_ERR_NET_SEND_FAILED : n;
+}
+
+static int tb_mbed_recv(void *ctx, unsigned char *buf, size_t len) {
+    tb_session *s = ctx;
+    int n = s->io.recv(s->io.ctx, buf, len);
+    return n == TB_IO_WOULD_BLOCK ? MBEDTLS_ERR_SSL_WANT_READ : n < 0 ? MBEDTLS_ERR_NET_RECV_FAILED : n;
+}
+
+/* ---------------------------------------------------------------- sessions */
+
+static const char *tb_mbed_group_label(uint16_t group) {
+    const char *name = tb_group_name(group);
+    return name ? name : "unknown";
+}
+
+/* Chooses the curve list (s->curves) and, for DHE, the FFDHE group (*dh).
+ * Returns 0, or -1 with a message. */
+static int tb_mbed_pick_group(tb_session *s, const tb_mbed_suite *suite, const tb_conn_config *cfg,
+                              const tb_mbed_group **dh, char *err, size_t errlen) {
+    tb_mbed_group_kind kind = suite->kex->groups;
+    mbedtls_ecp_group_id cert_curve = tb_mbed_cred_curve[cfg->credential];
+    uint16_t group = cfg->group ? cfg->group : tb_mbed_default_group[kind];
+    const tb_mbed_group *g = group ? tb_mbed_group_find(group) : NULL;
+    /* The kind the chosen group fits: the default always fits; an EC group fits static ECDH. */
+    tb_mbed_group_kind g_kind = !g ? kind
+                                : g->kind == TB_MBED_GROUPS_EC && kind == TB_MBED_GROUPS_EC_STATIC ? kind
+                                : g->kind;
+    *dh = NULL;
+    if (group && !g) {
+        snprintf(err, errlen, "group %u (%s) is not supported by the mbed TLS agent", group, tb_mbed_group_label(group));
+        return -1;
+    }
+    if (g_kind != kind) {
+        snprintf(err, errlen, "group %s does not fit suite %s: its %s key exchange takes %s; use group default",
+                 tb_mbed_group_label(group), suite->info.name, suite->info.key_exchange, tb_mbed_group_kind_names[kind]);
+        return -1;
+    }
+    if (g && g->kind == TB_MBED_GROUPS_EC && !mbedtls_ecp_curve_info_from_grp_id(g->ec)) {
+        snprintf(err, errlen, "group %s is not in this mbed TLS build", tb_mbed_group_label(group));
+        return -1;
+    }
+    if (g && kind == TB_MBED_GROUPS_EC_STATIC && g->ec != cert_curve) {
+        snprintf(err, errlen, "static ECDH (%s) computes on the certificate's curve; credential %s has no %s key",
+                 suite->info.name, tb_credential_name(cfg->credential), tb_mbed_group_label(group));
+        return -1;
+    }
+    /* The forced group first: the server picks the first curve of the client's list that it
+     * also has. An ECDSA/ECDH certificate's curve must be in the list too (mbed TLS checks it). */
+    size_t n = 0;
+    if (g && g->kind == TB_MBED_GROUPS_EC)
+        s->curves[n++] = g->ec;
+    if (cert_curve != MBEDTLS_ECP_DP_NONE && (n == 0 || s->curves[0] != cert_curve))
+        s->curves[n++] = cert_curve;
+    s->curves[n] = MBEDTLS_ECP_DP_NONE;
+    *dh = g && g->kind == TB_MBED_GROUPS_FFDHE ? g : NULL;
+    return 0;
+}
+
+/* Checks that the suite exists, can run, and takes the credential. */
+static const tb_mbed_suite *tb_mbed_check(const tb_conn_config *cfg, char *err, size_t errlen) {
+    const tb_mbed_suite *suite = tb_mbed_suite_find(cfg->suite_id);
+    if (!suite) {
+        snprintf(err, errlen, "suite 0x%04X is not in this mbed TLS build", cfg->suite_id);
+        return NULL;
+    }
+    if (suite->info.n_credentials == 0) {
+        snprintf(err, errlen, "suite %s cannot run here: %s", suite->info.name, suite->info.why_unsupported);
+        return NULL;
+    }
+    bool fits = false;
+    for (size_t i = 0; i < suite->info.n_credentials; i++)
+        fits = fits || suite->info.credentials[i] == cfg->credential;
+    const tb_mbed_cred *cred = cfg->credential < TB_MBED_CRED_SLOTS ? &tb_mbed.creds[cfg->credential] : NULL;
+    if (!fits || !cred) {
+        snprintf(err, errlen, "credential %u (%s) does not fit suite %s", cfg->credential,
+                 tb_credential_name(cfg->credential) ? tb_credential_name(cfg->credential) : "unknown", suite->info.name);
+        return NULL;
+    }
+    if (tb_credential_pem_find(cfg->credential) && !cred->ready) {
+        snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), cred->why);
+        return NULL;
+    }
+    return suite;
+}
+
+/* Options a stripped build may lack: then there is nothing to turn off. */
+#if defined(MBEDTLS_SSL_SESSION_TICKETS) && defined(MBEDTLS_SSL_CLI_C)
+static void tb_mbed_conf_no_tickets(mbedtls_ssl_config *c) {
+    mbedtls_ssl_conf_session_tickets(c, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
+}
+#else
+static void tb_mbed_conf_no_tickets(mbedtls_ssl_config *c) { (void)c; }
+#endif
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+static void tb_mbed_conf_no_renegotiation(mbedtls_ssl_config *c) {
+    mbedtls_ssl_conf_renegotiation(c, MBEDTLS_SSL_RENEGOTIATION_DISABLED);
+}
+#else
+static void tb_mbed_conf_no_renegotiation(mbedtls_ssl_config *c) { (void)c; }
+#endif
+
+/* Everything that can fail in mbed TLS's configuration calls, in order; 0 or its code. */
+static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *suite, const tb_conn_config *cfg,
+                             const tb_mbed_group *dh) {
+    bool server = peer == TB_PEER_SERVER;
+    const tb_mbed_cred *cred = &tb_mbed.creds[cfg->credential];
+    bool certs = tb_credential_pem_find(cfg->credential) != NULL;
+    int ret = mbedtls_ssl_config_defaults(&s->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
+                                          MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+    if (ret != 0)
+        return ret;
+    mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, &tb_mbed.drbg);
+    mbedtls_ssl_conf_min_version(&s->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_max_version(&s->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+    s->ciphersuites[0] = suite->info.id;
+    s->ciphersuites[1] = 0;
+    mbedtls_ssl_conf_ciphersuites(&s->conf, s->ciphersuites);
+    mbedtls_ssl_conf_curves(&s->conf, s->curves);
+    tb_mbed_conf_no_tickets(&s->conf);
+    tb_mbed_conf_no_renegotiation(&s->conf);
+    /* The client verifies the server; the server asks no client certificate. */
+    mbedtls_ssl_conf_authmode(&s->conf, server || !certs ? MBEDTLS_SSL_VERIFY_NONE : MBEDTLS_SSL_VERIFY_REQUIRED);
+    if (certs && server)
+        ret = mbedtls_ssl_conf_own_cert(&s->conf, (mbedtls_x509_crt *)&cred->server_chain,
+                                        (mbedtls_pk_context *)&cred->server_key);
+    if (certs && !server)
+        mbedtls_ssl_conf_ca_chain(&s->conf, (mbedtls_x509_crt *)&cred->ca, NULL);
+    if (ret == 0 && dh && server)
+        ret = mbedtls_ssl_conf_dh_param_bin(&s->conf, dh->p, dh->p_len, tb_ffdhe_g, sizeof tb_ffdhe_g);
+    if (ret == 0 && suite->kex->psk)
+        ret = mbedtls_ssl_conf_psk(&s->conf, tb_psk_key, TB_PSK_LEN, (const unsigned char *)tb_psk_identity,
+                                   strlen(tb_psk_identity));
+    if (ret == 0)
+        ret = mbedtls_ssl_setup(&s->ssl, &s->conf);
+    if (ret == 0 && !server)
+        ret = mbedtls_ssl_set_hostname(&s->ssl, TB_CREDENTIAL_HOSTNAME);
+    mbedtls_ssl_set_bio(&s->ssl, s, tb_mbed_send, tb_mbed_recv, NULL);
+    return ret;
+}
+
+static void tb_mbed_session_free(tb_session *s) {
+    if (!s)
+        return;
+    mbedtls_ssl_free(&s->ssl);
+    mbedtls_ssl_config_free(&s->conf);
+    free(s);
+}
+
+static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+    if (!tb_mbed.initialized) {
+        snprintf(err, errlen, "the mbed TLS backend is not initialized");
+        return NULL;
+    }
+    const tb_mbed_suite *suite = tb_mbed_check(cfg, err, errlen);
+    if (!suite)
+        return NULL;
+    tb_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    mbedtls_ssl_init(&s->ssl);
+    mbedtls_ssl_config_init(&s->conf);
+    s->io = io;
+    const tb_mbed_group *dh = NULL;
+    if (tb_mbed_pick_group(s, suite, cfg, &dh, err, errlen) != 0) {
+        tb_mbed_session_free(s);
+        return NULL;
+    }
+    int ret = tb_mbed_configure(s, peer, suite, cfg, dh);
+    if (ret != 0) {
+        char text[100];
+        mbedtls_strerror(ret, text, sizeof text);
+        snprintf(err, errlen, "configuring the %s for %s failed: %s (-0x%04X)", tb_peer_name(peer),
+                 suite->info.name, text, (unsigned)-ret);
+        tb_mbed_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---------------------------------------------------------------- handshake and records */
+
+static tb_step_result tb_mbed_step(tb_session *s, int32_t *lib_error) {
+    if (s->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER)
+        return TB_STEP_DONE;
+    uint16_t label = tb_mbedtls_state_label(s->ssl.state);
+    if (label == 0) {
+        *lib_error = MBEDTLS_ERR_SSL_INTERNAL_ERROR; /* a state this table does not know */
+        return TB_STEP_ERROR;
+    }
+    tb_begin(label);
+    int ret = mbedtls_ssl_handshake_step(&s->ssl);
+    tb_end(label, (uint64_t)(int64_t)ret);
+    if (ret == 0)
+        return s->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER ? TB_STEP_DONE : TB_STEP_CONTINUE;
+    if (ret == MBEDTLS_ERR_SSL_WANT_READ || ret == MBEDTLS_ERR_SSL_WANT_WRITE)
+        return TB_STEP_WANT_READ;
+    *lib_error = ret;
+    return TB_STEP_ERROR;
+}
+
+/* mbed TLS's byte count / WANT_* / error -> the backend contract. */
+static int tb_mbed_io_result(int ret, int32_t *lib_error) {
+    if (ret >= 0)
+        return ret;
+    if (ret == MBEDTLS_ERR_SSL_WANT_READ || ret == MBEDTLS_ERR_SSL_WANT_WRITE)
+        return TB_IO_WOULD_BLOCK;
+    *lib_error = ret;
+    return -1;
+}
+
+static int tb_mbed_write(tb_session *s, const uint8_t *buf, size_t len, int32_t *lib_error) {
+    return tb_mbed_io_result(mbedtls_ssl_write(&s->ssl, buf, len), lib_error);
+}
+
+static int tb_mbed_read(tb_session *s, uint8_t *buf, size_t len, int32_t *lib_error) {
+    return tb_mbed_io_result(mbedtls_ssl_read(&s->ssl, buf, len), lib_error);
+}
+
+static int tb_mbed_close_notify(tb_session *s, int32_t *lib_error) {
+    return tb_mbed_io_result(mbedtls_ssl_close_notify(&s->ssl), lib_error);
+}
+
+static void tb_mbed_error_text(int32_t code, char *buf, size_t len) { mbedtls_strerror(code, buf, len); }
+
+const tb_backend tb_linked_backend = {
+    .name = "mbedtls",
+    .library_name = "mbed TLS",
+    .version = tb_mbed_version,
+    .step_granularity = "state",
+    .describe_build = tb_mbed_describe_build,
+    .suite_count = tb_mbed_suite_count,
+    .suite_at = tb_mbed_suite_at,
+    .init = tb_mbed_init,
+    .deinit = tb_mbed_deinit,
+    .session_new = tb_mbed_session_new,
+    .step = tb_mbed_step,
+    .write = tb_mbed_write,
+    .read = tb_mbed_read,
+    .close_notify = tb_mbed_close_notify,
+    .session_free = tb_mbed_session_free,
+    .error_text = tb_mbed_error_text,
+};

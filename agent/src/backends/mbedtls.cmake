@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+# The mbed TLS 2.28 backend: tlsbench-agent-mbedtls(-notrace), linked statically against
+# the library so --wrap can trace its crypto operations (mbedtls_wrap.h is the one list).
+set(TB_MBEDTLS_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+find_path(TB_MBEDTLS_INCLUDE mbedtls/ssl.h)
+find_library(TB_MBEDTLS_LIB NAMES libmbedtls.a)
+find_library(TB_MBEDX509_LIB NAMES libmbedx509.a)
+find_library(TB_MBEDCRYPTO_LIB NAMES libmbedcrypto.a)
+if(NOT TB_MBEDTLS_INCLUDE OR NOT TB_MBEDTLS_LIB OR NOT TB_MBEDX509_LIB OR NOT TB_MBEDCRYPTO_LIB)
+  message(STATUS "mbed TLS headers or static libraries not found: tlsbench-agent-mbedtls is not "
+                 "built (Debian: apt-get install libmbedtls-dev)")
+  return()
+endif()
+file(STRINGS ${TB_MBEDTLS_INCLUDE}/mbedtls/version.h tb_mbedtls_version
+     REGEX "^#define MBEDTLS_VERSION_STRING +\"")
+if(NOT tb_mbedtls_version MATCHES "\"2\\.")
+  message(STATUS "mbed TLS ${tb_mbedtls_version}: the backend needs 2.x; not built")
+  return()
+endif()
+
+include(${TB_MBEDTLS_DIR}/../../creds/creds.cmake)
+find_package(Threads REQUIRED) # MBEDTLS_THREADING_PTHREAD in Debian's build
+
+# The wrapped symbols, read from the X-macro list the C file expands.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_MBEDTLS_DIR}/mbedtls_wrap.h)
+file(STRINGS ${TB_MBEDTLS_DIR}/mbedtls_wrap.h tb_mbedtls_wrap_lines REGEX "^TB_WRAP\\(")
+set(TB_MBEDTLS_WRAP)
+foreach(line IN LISTS tb_mbedtls_wrap_lines)
+  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
+  list(APPEND TB_MBEDTLS_WRAP ${sym})
+endforeach()
+
+# Order matters for static archives: ssl needs x509 needs crypto.
+set(TB_MBEDTLS_LIBS tb_credentials ${TB_MBEDTLS_LIB} ${TB_MBEDX509_LIB} ${TB_MBEDCRYPTO_LIB} Threads::Threads)
+
+tb_add_agent(NAME mbedtls
+  SOURCES ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_crypto.c
+  LIBS ${TB_MBEDTLS_LIBS}
+  WRAP ${TB_MBEDTLS_WRAP}
+  INCLUDES ${TB_MBEDTLS_INCLUDE})
+
+# Backend unit tests: the same objects and link flags as the agent.
+set(TB_MBEDTLS_EXPECTED_SUITES 127 CACHE STRING
+    "Suite count test_mbedtls_suites expects (127: Debian's 2.28 build; 0: any)")
+if(BUILD_TESTING)
+  set(tb_mbedtls_wrap_flags)
+  foreach(sym IN LISTS TB_MBEDTLS_WRAP)
+    list(APPEND tb_mbedtls_wrap_flags "-Wl,--wrap=${sym}")
+  endforeach()
+  foreach(name suites states session)
+    set(t test_mbedtls_${name})
+    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_mbedtls>)
+    target_include_directories(${t} PRIVATE ${TB_MBEDTLS_DIR} ${TB_MBEDTLS_INCLUDE})
+    target_compile_options(${t} PRIVATE ${TB_WARNINGS})
+    target_link_libraries(${t} PRIVATE tb_core ${TB_MBEDTLS_LIBS} ${tb_mbedtls_wrap_flags})
+    target_compile_definitions(${t} PRIVATE TB_MBEDTLS_EXPECTED_SUITES=${TB_MBEDTLS_EXPECTED_SUITES})
+    add_test(NAME mbedtls_${name} COMMAND ${t})
+  endforeach()
+endif()

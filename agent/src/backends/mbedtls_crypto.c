@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Crypto operations of mbed TLS traced by link-time wrapping (ld --wrap=X): the library's
+ * calls to X reach __wrap_X, which times __real_X as one crypto span whose STOP value is
+ * the return code. The list of functions is mbedtls_wrap.h (also read by mbedtls.cmake). */
+#include <stdint.h>
+
+#include "mbedtls/dhm.h"
+#include "mbedtls/ecdh.h"
+#include "mbedtls/pk.h"
+#include "mbedtls/ssl_internal.h" /* mbedtls_ssl_derive_keys, mbedtls_ssl_psk_derive_premaster */
+#include "mbedtls/x509_crt.h"
+
+#include "tlsbench/trace.h"
+
+typedef int (*tb_rng_fn)(void *, unsigned char *, size_t);
+typedef int (*tb_vrfy_fn)(void *, mbedtls_x509_crt *, int, uint32_t *);
+
+/* The static assertion catches a parameter list that drifted from the library's prototype
+ * (the wrapper would silently pass garbage otherwise). */
+#define TB_WRAP(sym, label, params, args)                                                   \
+    int __real_##sym params;                                                                \
+    int __wrap_##sym params;                                                                \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(sym), __typeof__(__real_##sym)), \
+                   #sym ": the wrapper's parameters differ from the library's");           \
+    int __wrap_##sym params {                                                               \
+        tb_begin(TB_L_##label);                                                             \
+        int ret = __real_##sym args;                                                        \
+        tb_end(TB_L_##label, (uint64_t)(int64_t)ret);                                       \
+        return ret;                                                                         \
+    }
+#include "mbedtls_wrap.h"
+#undef TB_WRAP
