@@ -12,6 +12,7 @@
 #define TB_FRAME_TRAILER_SIZE 4
 #define TB_RUN_REQUEST_SIZE 36
 #define TB_REP_HEADER_SIZE 72
+#define TB_MAX_RECORD_SIZE 16384 /* TLS plaintext limit: the RUN record_size range is 1 .. this */
 
 typedef enum tb_frame_status {
     TB_FRAME_OK = 0,
@@ -83,6 +84,10 @@ typedef struct tb_rep_result {
 
 void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,
                           uint8_t out[TB_REP_HEADER_SIZE]);
+/* Decodes a REP payload's header (`dump`, tests); 0, or -1 when len does not hold the
+ * header plus exactly n_records records. */
+int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint32_t *n_records,
+                         uint32_t *dropped);
 /* Sends a REP frame: header + the trace's records. */
 int tb_send_rep(tb_channel *ch, const tb_rep_result *r, const tb_trace *t);
 /* Sends a JSON frame (HELLO, SUITES, DONE, ERROR). */

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Frames, RUN requests and REP headers (docs/protocol.md). The decoders are pure and
+ * check every field before trusting it: they are fuzzed (fuzz/fuzz_frame.c). */
+#include "tlsbench/protocol.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- little-endian helpers */
+static uint16_t tb_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t tb_get32(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static uint64_t tb_get64(const uint8_t *p) { return tb_get32(p) | ((uint64_t)tb_get32(p + 4) << 32); }
+static void tb_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void tb_put32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static void tb_put64(uint8_t *p, uint64_t v) {
+    tb_put32(p, (uint32_t)v);
+    tb_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---------------------------------------------------------------- CRC-32 (IEEE, reflected) */
+static const uint32_t tb_crc_table[256] = {
+    0x00000000u, 0x77073096u, 0xee0e612cu, 0x990951bau, 0x076dc419u, 0x706af48fu,
+    0xe963a535u, 0x9e6495a3u, 0x0edb8832u, 0x79dcb8a4u, 0xe0d5e91eu, 0x97d2d988u,
+    0x09b64c2bu, 0x7eb17cbdu, 0xe7b82d07u, 0x90bf1d91u, 0x1db71064u, 0x6ab020f2u,
+    0xf3b97148u, 0x84be41deu, 0x1adad47du, 0x6ddde4ebu, 0xf4d4b551u, 0x83d385c7u,
+    0x136c9856u, 0x646ba8c0u, 0xfd62f97au, 0x8a65c9ecu, 0x14015c4fu, 0x63066cd9u,
+    0xfa0f3d63u, 0x8d080df5u, 0x3b6e20c8u, 0x4c69105eu, 0xd56041e4u, 0xa2677172u,
+    0x3c03e4d1u, 0x4b04d447u, 0xd20d85fdu, 0xa50ab56bu, 0x35b5a8fau, 0x42b2986cu,
+    0xdbbbc9d6u, 0xacbcf940u, 0x32d86ce3u, 0x45df5c75u, 0xdcd60dcfu, 0xabd13d59u,
+    0x26d930acu, 0x51de003au, 0xc8d75180u, 0xbfd06116u, 0x21b4f4b5u, 0x56b3c423u,
+    0xcfba9599u, 0xb8bda50fu, 0x2802b89eu, 0x5f058808u, 0xc60cd9b2u, 0xb10be924u,
+    0x2f6f7c87u, 0x58684c11u, 0xc1611dabu, 0xb6662d3du, 0x76dc4190u, 0x01db7106u,
+    0x98d220bcu, 0xefd5102au, 0x71b18589u, 0x06b6b51fu, 0x9fbfe4a5u, 0xe8b8d433u,
+    0x7807c9a2u, 0x0f00f934u, 0x9609a88eu, 0xe10e9818u, 0x7f6a0dbbu, 0x086d3d2du,
+    0x91646c97u, 0xe6635c01u, 0x6b6b51f4u, 0x1c6c6162u, 0x856530d8u, 0xf262004eu,
+    0x6c0695edu, 0x1b01a57bu, 0x8208f4c1u, 0xf50fc457u, 0x65b0d9c6u, 0x12b7e950u,
+    0x8bbeb8eau, 0xfcb9887cu, 0x62dd1ddfu, 0x15da2d49u, 0x8cd37cf3u, 0xfbd44c65u,
+    0x4db26158u, 0x3ab551ceu, 0xa3bc0074u, 0xd4bb30e2u, 0x4adfa541u, 0x3dd895d7u,
+    0xa4d1c46du, 0xd3d6f4fbu, 0x4369e96au, 0x346ed9fcu, 0xad678846u, 0xda60b8d0u,
+    0x44042d73u, 0x33031de5u, 0xaa0a4c5fu, 0xdd0d7cc9u, 0x5005713cu, 0x270241aau,
+    0xbe0b1010u, 0xc90c2086u, 0x5768b525u, 0x206f85b3u, 0xb966d409u, 0xce61e49fu,
+    0x5edef90eu, 0x29d9c998u, 0xb0d09822u, 0xc7d7a8b4u, 0x59b33d17u, 0x2eb40d81u,
+    0xb7bd5c3bu, 0xc0ba6cadu, 0xedb88320u, 0x9abfb3b6u, 0x03b6e20cu, 0x74b1d29au,
+    0xead54739u, 0x9dd277afu, 0x04db2615u, 0x73dc1683u, 0xe3630b12u, 0x94643b84u,
+    0x0d6d6a3eu, 0x7a6a5aa8u, 0xe40ecf0bu, 0x9309ff9du, 0x0a00ae27u, 0x7d079eb1u,
+    0xf00f9344u, 0x8708a3d2u, 0x1e01f268u, 0x6906c2feu, 0xf762575du, 0x806567cbu,
+    0x196c3671u, 0x6e6b06e7u, 0xfed41b76u, 0x89d32be0u, 0x10da7a5au, 0x67dd4accu,
+    0xf9b9df6fu, 0x8ebeeff9u, 0x17b7be43u, 0x60b08ed5u, 0xd6d6a3e8u, 0xa1d1937eu,
+    0x38d8c2c4u, 0x4fdff252u, 0xd1bb67f1u, 0xa6bc5767u, 0x3fb506ddu, 0x48b2364bu,
+    0xd80d2bdau, 0xaf0a1b4cu, 0x36034af6u, 0x41047a60u, 0xdf60efc3u, 0xa867df55u,
+    0x316e8eefu, 0x4669be79u, 0xcb61b38cu, 0xbc66831au, 0x256fd2a0u, 0x5268e236u,
+    0xcc0c7795u, 0xbb0b4703u, 0x220216b9u, 0x5505262fu, 0xc5ba3bbeu, 0xb2bd0b28u,
+    0x2bb45a92u, 0x5cb36a04u, 0xc2d7ffa7u, 0xb5d0cf31u, 0x2cd99e8bu, 0x5bdeae1du,
+    0x9b64c2b0u, 0xec63f226u, 0x756aa39cu, 0x026d930au, 0x9c0906a9u, 0xeb0e363fu,
+    0x72076785u, 0x05005713u, 0x95bf4a82u, 0xe2b87a14u, 0x7bb12baeu, 0x0cb61b38u,
+    0x92d28e9bu, 0xe5d5be0du, 0x7cdcefb7u, 0x0bdbdf21u, 0x86d3d2d4u, 0xf1d4e242u,
+    0x68ddb3f8u, 0x1fda836eu, 0x81be16cdu, 0xf6b9265bu, 0x6fb077e1u, 0x18b74777u,
+    0x88085ae6u, 0xff0f6a70u, 0x66063bcau, 0x11010b5cu, 0x8f659effu, 0xf862ae69u,
+    0x616bffd3u, 0x166ccf45u, 0xa00ae278u, 0xd70dd2eeu, 0x4e048354u, 0x3903b3c2u,
+    0xa7672661u, 0xd06016f7u, 0x4969474du, 0x3e6e77dbu, 0xaed16a4au, 0xd9d65adcu,
+    0x40df0b66u, 0x37d83bf0u, 0xa9bcae53u, 0xdebb9ec5u, 0x47b2cf7fu, 0x30b5ffe9u,
+    0xbdbdf21cu, 0xcabac28au, 0x53b39330u, 0x24b4a3a6u, 0xbad03605u, 0xcdd70693u,
+    0x54de5729u, 0x23d967bfu, 0xb3667a2eu, 0xc4614ab8u, 0x5d681b02u, 0x2a6f2b94u,
+    0xb40bbe37u, 0xc30c8ea1u, 0x5a05df1bu, 0x2d02ef8du,
+};
+
+uint32_t tb_crc32(uint32_t crc, const void *buf, size_t len) {
+    const uint8_t *p = buf;
+    crc = ~crc;
+    while (len--)
+        crc = tb_crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* ---------------------------------------------------------------- frames */
+const char *tb_frame_status_text(tb_frame_status s) {
+    switch (s) {
+    case TB_FRAME_OK: return "ok";
+    case TB_FRAME_END: return "end of stream";
+    case TB_FRAME_TRUNCATED: return "stream ends inside a frame";
+    case TB_FRAME_BAD_MAGIC: return "bad magic (expected bytes 54 42)";
+    case TB_FRAME_BAD_VERSION: return "unsupported protocol version";
+    case TB_FRAME_BAD_TYPE: return "unknown frame type";
+    case TB_FRAME_TOO_LONG: return "payload length over the limit";
+    case TB_FRAME_BAD_CRC: return "CRC-32 mismatch";
+    case TB_FRAME_IO_ERROR: return "I/O error";
+    default: return "unknown frame status";
+    }
+}
+
+static int tb_frame_type_known(uint8_t type) { return type >= TB_FRAME_HELLO && type <= TB_FRAME_QUIT; }
+
+/* Checks as much of the header as buf holds, field by field in wire order, so a reader
+ * can reject garbage after 2 bytes and report the first bad field. */
+static tb_frame_status tb_header_check(const uint8_t *buf, size_t len, size_t limit) {
+    if (len >= 1 && buf[0] != (TB_FRAME_MAGIC & 0xffu))
+        return TB_FRAME_BAD_MAGIC;
+    if (len >= 2 && tb_get16(buf) != TB_FRAME_MAGIC)
+        return TB_FRAME_BAD_MAGIC;
+    if (len >= 3 && buf[2] != TB_PROTOCOL_VERSION)
+        return TB_FRAME_BAD_VERSION;
+    if (len >= 4 && !tb_frame_type_known(buf[3]))
+        return TB_FRAME_BAD_TYPE;
+    if (len >= TB_FRAME_HEADER_SIZE && tb_get32(buf + 4) > limit)
+        return TB_FRAME_TOO_LONG;
+    return len >= TB_FRAME_HEADER_SIZE ? TB_FRAME_OK : TB_FRAME_TRUNCATED;
+}
+
+tb_frame_status tb_frame_decode(const uint8_t *buf, size_t len, tb_frame *out, size_t *consumed) {
+    if (len == 0)
+        return TB_FRAME_END;
+    tb_frame_status st = tb_header_check(buf, len, TB_MAX_PAYLOAD);
+    if (st != TB_FRAME_OK)
+        return st;
+    uint32_t n = tb_get32(buf + 4);
+    size_t total = (size_t)TB_FRAME_HEADER_SIZE + n + TB_FRAME_TRAILER_SIZE;
+    if (len < total)
+        return TB_FRAME_TRUNCATED;
+    if (tb_crc32(0, buf, TB_FRAME_HEADER_SIZE + (size_t)n) != tb_get32(buf + TB_FRAME_HEADER_SIZE + n))
+        return TB_FRAME_BAD_CRC;
+    *out = (tb_frame){.type = buf[3], .length = n, .payload = buf + TB_FRAME_HEADER_SIZE};
+    *consumed = total;
+    return TB_FRAME_OK;
+}
+
+/* Reads exactly len bytes unless the stream ends: returns the count read, or -1 on error. */
+static long tb_read_full(tb_channel *ch, uint8_t *buf, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        long n = ch->read(ch->ctx, buf + got, len - got);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return (long)got;
+}
+
+tb_frame_status tb_frame_read(tb_channel *ch, uint8_t *buf, size_t cap, tb_frame *out) {
+    if (cap < TB_FRAME_HEADER_SIZE + TB_FRAME_TRAILER_SIZE)
+        return TB_FRAME_TOO_LONG;
+    long n = tb_read_full(ch, buf, TB_FRAME_HEADER_SIZE);
+    if (n < 0)
+        return TB_FRAME_IO_ERROR;
+    if (n == 0)
+        return TB_FRAME_END;
+    size_t limit = cap - TB_FRAME_HEADER_SIZE - TB_FRAME_TRAILER_SIZE;
+    tb_frame_status st = tb_header_check(buf, (size_t)n, limit < TB_MAX_PAYLOAD ? limit : TB_MAX_PAYLOAD);
+    if (st != TB_FRAME_OK)
+        return st;
+    size_t rest = (size_t)tb_get32(buf + 4) + TB_FRAME_TRAILER_SIZE;
+    long m = tb_read_full(ch, buf + TB_FRAME_HEADER_SIZE, rest);
+    if (m < 0)
+        return TB_FRAME_IO_ERROR;
+    size_t consumed;
+    return tb_frame_decode(buf, TB_FRAME_HEADER_SIZE + (size_t)m, out, &consumed);
+}
+
+int tb_frame_write(tb_channel *ch, uint8_t type, const tb_part *parts, size_t n) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += parts[i].len;
+    if (total > TB_MAX_PAYLOAD)
+        return -1;
+    uint8_t head[TB_FRAME_HEADER_SIZE], tail[TB_FRAME_TRAILER_SIZE];
+    tb_put16(head, TB_FRAME_MAGIC);
+    head[2] = TB_PROTOCOL_VERSION;
+    head[3] = type;
+    tb_put32(head + 4, (uint32_t)total);
+    uint32_t crc = tb_crc32(0, head, sizeof head);
+    if (ch->write(ch->ctx, head, sizeof head) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i].len == 0)
+            continue;
+        crc = tb_crc32(crc, parts[i].data, parts[i].len);
+        if (ch->write(ch->ctx, parts[i].data, parts[i].len) < 0)
+            return -1;
+    }
+    tb_put32(tail, crc);
+    return ch->write(ch->ctx, tail, sizeof tail) < 0 ? -1 : 0;
+}
+
+int tb_send_json(tb_channel *ch, uint8_t type, const char *json, size_t len) {
+    tb_part part = {json, len};
+    return tb_frame_write(ch, type, &part, 1);
+}
+
+/* ---------------------------------------------------------------- RUN */
+/* Each check names the field it rejects; the first failing one is reported. */
+static int tb_run_fail(char *err, size_t errlen, const char *fmt, unsigned long v) {
+    snprintf(err, errlen, fmt, v);
+    return -1;
+}
+
+int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen) {
+    if (len != TB_RUN_REQUEST_SIZE)
+        return tb_run_fail(err, errlen, "RUN payload is %lu bytes, expected 36", (unsigned long)len);
+    tb_run_request r = {
+        .config_id = tb_get32(p),
+        .suite_id = tb_get16(p + 4),
+        .group = tb_get16(p + 6),
+        .credential = p[8],
+        .direction = p[9],
+        .transport = p[10],
+        .options = p[11],
+        .repetitions = tb_get32(p + 12),
+        .warmup = tb_get32(p + 16),
+        .total_bytes = tb_get32(p + 20),
+        .record_size = tb_get32(p + 24),
+        .first_index = tb_get32(p + 28),
+    };
+    uint32_t reserved = tb_get32(p + 32);
+    if (!tb_credential_name(r.credential))
+        return tb_run_fail(err, errlen, "credential: unknown value %lu", r.credential);
+    if (!tb_direction_name(r.direction))
+        return tb_run_fail(err, errlen, "direction: unknown value %lu", r.direction);
+    if (!tb_transport_name(r.transport))
+        return tb_run_fail(err, errlen, "transport: unknown value %lu", r.transport);
+    if (r.options != 0)
+        return tb_run_fail(err, errlen, "options: unknown bits 0x%02lx (must be 0)", r.options);
+    if (r.repetitions == 0)
+        return tb_run_fail(err, errlen, "repetitions: %lu, must be at least 1", r.repetitions);
+    if (r.record_size < 1 || r.record_size > TB_MAX_RECORD_SIZE)
+        return tb_run_fail(err, errlen, "record_size: %lu, must be 1 .. 16384", r.record_size);
+    if (r.first_index > UINT32_MAX - (r.repetitions - 1))
+        return tb_run_fail(err, errlen, "first_index: %lu + repetitions overflows 32 bits", r.first_index);
+    if (reserved != 0)
+        return tb_run_fail(err, errlen, "reserved: 0x%08lx, must be 0", reserved);
+    *out = r;
+    return 0;
+}
+
+void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]) {
+    tb_put32(out, r->config_id);
+    tb_put16(out + 4, r->suite_id);
+    tb_put16(out + 6, r->group);
+    out[8] = r->credential;
+    out[9] = r->direction;
+    out[10] = r->transport;
+    out[11] = r->options;
+    tb_put32(out + 12, r->repetitions);
+    tb_put32(out + 16, r->warmup);
+    tb_put32(out + 20, r->total_bytes);
+    tb_put32(out + 24, r->record_size);
+    tb_put32(out + 28, r->first_index);
+    tb_put32(out + 32, 0);
+}
+
+/* ---------------------------------------------------------------- REP */
+void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,
+                          uint8_t out[TB_REP_HEADER_SIZE]) {
+    tb_put32(out, r->config_id);
+    tb_put32(out + 4, r->index);
+    out[8] = r->status;
+    out[9] = r->failed_peer;
+    tb_put16(out + 10, 0);
+    tb_put32(out + 12, r->flags);
+    tb_put32(out + 16, (uint32_t)r->error);
+    tb_put32(out + 20, n_records);
+    tb_put32(out + 24, dropped);
+    tb_put32(out + 28, 0);
+    tb_put64(out + 32, r->bytes_c2s);
+    tb_put64(out + 40, r->bytes_s2c);
+    tb_put64(out + 48, r->start_ns);
+    tb_put64(out + 56, r->handshake_wall_ns);
+    tb_put64(out + 64, r->handshake_cpu_ns);
+}
+
+int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint32_t *n_records,
+                         uint32_t *dropped) {
+    if (len < TB_REP_HEADER_SIZE)
+        return -1;
+    uint32_t n = tb_get32(p + 20);
+    if ((len - TB_REP_HEADER_SIZE) / sizeof(tb_record) != n || (len - TB_REP_HEADER_SIZE) % sizeof(tb_record))
+        return -1;
+    *out = (tb_rep_result){
+        .config_id = tb_get32(p),
+        .index = tb_get32(p + 4),
+        .status = p[8],
+        .failed_peer = p[9],
+        .flags = tb_get32(p + 12),
+        .error = (int32_t)tb_get32(p + 16),
+        .bytes_c2s = tb_get64(p + 32),
+        .bytes_s2c = tb_get64(p + 40),
+        .start_ns = tb_get64(p + 48),
+        .handshake_wall_ns = tb_get64(p + 56),
+        .handshake_cpu_ns = tb_get64(p + 64),
+    };
+    *n_records = n;
+    *dropped = tb_get32(p + 24);
+    return 0;
+}
+
+int tb_send_rep(tb_channel *ch, const tb_rep_result *r, const tb_trace *t) {
+    uint8_t head[TB_REP_HEADER_SIZE];
+    tb_rep_header_encode(r, t->count, t->dropped, head);
+    tb_part parts[2] = {{head, sizeof head}, {t->records, (size_t)t->count * sizeof(tb_record)}};
+    return tb_frame_write(ch, TB_FRAME_REP, parts, 2);
+}

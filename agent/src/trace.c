@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The trace buffer and the tracer's start-up self-calibration. */
+#include "tlsbench/trace.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* The record's memory layout is the wire layout: no byte swapping on the hot path. */
+_Static_assert(sizeof(tb_record) == 32, "tb_record must be 32 bytes (docs/protocol.md)");
+_Static_assert(offsetof(tb_record, seq) == 4 && offsetof(tb_record, t_ns) == 8 &&
+                   offsetof(tb_record, cpu_ns) == 16 && offsetof(tb_record, value) == 24,
+               "tb_record field offsets must match docs/protocol.md");
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "tlsbench ships trace records as memory images: little-endian targets only"
+#endif
+
+tb_trace tb_trace_buffer = {.peer = TB_PEER_NONE};
+
+void tb_trace_reset(void) {
+    tb_trace_buffer.count = 0;
+    tb_trace_buffer.dropped = 0;
+    tb_trace_buffer.peer = TB_PEER_NONE;
+}
+
+/* Durations of empty spans, 1 ns buckets; the last bucket collects the tail.
+ * A histogram gives the median of any number of pairs without storing them. */
+#define TB_CAL_BUCKETS 4096u
+static uint32_t tb_cal_hist[TB_CAL_BUCKETS];
+
+static void tb_cal_collect(const tb_trace *t) {
+    for (uint32_t i = 0; i + 1 < t->count; i += 2) {
+        uint64_t d = t->records[i + 1].t_ns - t->records[i].t_ns;
+        tb_cal_hist[d < TB_CAL_BUCKETS ? d : TB_CAL_BUCKETS - 1]++;
+    }
+}
+
+static double tb_cal_median(uint64_t n) {
+    uint64_t seen = 0;
+    for (uint32_t b = 0; b < TB_CAL_BUCKETS && n > 0; b++) {
+        seen += tb_cal_hist[b];
+        if (seen * 2 >= n)
+            return (double)b;
+    }
+    return 0.0;
+}
+
+tb_calibration tb_trace_calibrate(uint32_t pairs) {
+    const uint32_t batch_max = TB_TRACE_CAPACITY / 2;
+    uint64_t wall = 0, spans = 0;
+    memset(tb_cal_hist, 0, sizeof tb_cal_hist);
+    for (uint32_t done = 0; done < pairs;) {
+        uint32_t batch = pairs - done < batch_max ? pairs - done : batch_max;
+        tb_trace_reset();
+        uint64_t t0 = tb_port_now_ns();
+        for (uint32_t i = 0; i < batch; i++) {
+            tb_begin(TB_L_TRACER_CALIBRATION);
+            tb_end(TB_L_TRACER_CALIBRATION, 0);
+        }
+        wall += tb_port_now_ns() - t0;
+        tb_cal_collect(&tb_trace_buffer);
+        spans += tb_trace_buffer.count / 2;
+        done += batch;
+    }
+    tb_trace_reset();
+    tb_calibration c = {.pairs = pairs};
+    c.event_cost_ns = pairs ? (double)wall / (2.0 * pairs) : 0.0;
+    c.empty_span_ns = tb_cal_median(spans);
+    return c;
+}
