@@ -13,6 +13,9 @@ typedef int (*tb_rep_sink)(void *ctx, const tb_rep_result *r, const tb_trace *t)
 typedef struct tb_run_summary {
     uint32_t shipped;
     uint32_t failed;
+    /* Why the first failed shipped repetition failed ("" when none failed), e.g.
+     * "handshake: server: -0x7780 SSL - ...": the REP header carries only the code. */
+    char first_error[192];
 } tb_run_summary;
 
 /* Validates the request against the backend (suite exists and can run, credential fits,

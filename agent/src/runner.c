@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Executes RUN requests. One repetition = fresh transport and sessions, then the phases
+ * of tb_phases[] in order, stopping at the first that fails; teardown always runs.
+ * Phase spans are emitted here with peer NONE; the peer is set before every call into
+ * a peer so the backend's step/crypto spans and our I/O spans carry the right peer. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tlsbench/runner.h"
+#include "tlsbench/transport.h"
+
+/* Safety nets against a backend that never stops: far above any real handshake. */
+#define TB_MAX_TURNS 256u
+#define TB_MAX_STEPS_PER_TURN 1024u
+#define TB_MAX_IDLE_READS 64u
+
+typedef struct tb_rep {
+    const tb_backend *b;
+    const tb_run_request *req;
+    const tb_transport_ops *tops;
+    tb_conn_config cfg;
+    tb_transport *link;
+    tb_io raw[2];       /* untraced endpoints, wrapped by tb_traced_send/recv */
+    tb_session *s[2];
+    tb_rep_result res;
+    char err[192];
+} tb_rep;
+
+static uint8_t tb_other(uint8_t peer) { return peer == TB_PEER_CLIENT ? TB_PEER_SERVER : TB_PEER_CLIENT; }
+static const char *tb_peer_str(uint8_t peer) { return tb_peer_name(peer) ? tb_peer_name(peer) : "?"; }
+
+/* Records the first failure of a repetition: status, peer, library code and a message. */
+static int tb_rep_fail(tb_rep *rep, uint8_t status, uint8_t peer, int32_t lib, const char *fmt, ...) {
+    if (rep->res.status != TB_STATUS_OK)
+        return -1;
+    rep->res.status = status;
+    rep->res.failed_peer = peer;
+    rep->res.error = lib;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(rep->err, sizeof rep->err, fmt, ap);
+    va_end(ap);
+    if (lib != 0 && n >= 0 && (size_t)n < sizeof rep->err) {
+        char text[128];
+        uint32_t mag = lib < 0 ? (uint32_t)(-(int64_t)lib) : (uint32_t)lib;
+        rep->b->error_text(lib, text, sizeof text);
+        snprintf(rep->err + n, sizeof rep->err - (size_t)n, ": %s0x%04X %s", lib < 0 ? "-" : "", mag, text);
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- traced I/O */
+static int tb_traced_send(void *ctx, const uint8_t *buf, size_t len) {
+    const tb_io *raw = ctx;
+    tb_begin(TB_L_SEND);
+    int n = raw->send(raw->ctx, buf, len);
+    tb_end(TB_L_SEND, n > 0 ? (uint64_t)n : 0);
+    return n;
+}
+
+static int tb_traced_recv(void *ctx, uint8_t *buf, size_t len) {
+    const tb_io *raw = ctx;
+    tb_begin(TB_L_RECV);
+    int n = raw->recv(raw->ctx, buf, len);
+    tb_end(TB_L_RECV, n > 0 ? (uint64_t)n : 0);
+    return n;
+}
+
+/* ---------------------------------------------------------------- phases */
+static int tb_setup(tb_rep *rep) {
+    char err[160] = "";
+    rep->link = rep->tops->open(err, sizeof err);
+    if (!rep->link)
+        return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, TB_PEER_NONE, 0, "setup: transport %s: %s",
+                           rep->tops->name, err);
+    for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
+        rep->raw[p] = rep->tops->endpoint(rep->link, p);
+        tb_io io = {.send = tb_traced_send, .recv = tb_traced_recv, .ctx = &rep->raw[p]};
+        tb_trace_set_peer(p);
+        rep->s[p] = rep->b->session_new(p, &rep->cfg, io, err, sizeof err);
+        if (!rep->s[p])
+            return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, p, 0, "setup: %s: %s", tb_peer_str(p), err);
+    }
+    return 0;
+}
+
+/* One peer steps until it must wait for the other (or finishes, or fails). */
+static tb_step_result tb_peer_turn(tb_rep *rep, uint8_t p, int32_t *lib) {
+    tb_step_result r = TB_STEP_CONTINUE;
+    tb_trace_set_peer(p);
+    tb_begin(TB_L_PEER_TURN);
+    for (uint32_t i = 0; r == TB_STEP_CONTINUE && i < TB_MAX_STEPS_PER_TURN; i++)
+        r = rep->b->step(rep->s[p], lib);
+    tb_end(TB_L_PEER_TURN, (uint64_t)r);
+    return r;
+}
+
+enum { TB_PS_READY, TB_PS_WAITING, TB_PS_DONE };
+
+/* A peer may take a turn if it has not waited yet, or if bytes arrived for it. */
+static int tb_runnable(const tb_rep *rep, const uint8_t *state, uint8_t p) {
+    return state[p] == TB_PS_READY || (state[p] == TB_PS_WAITING && rep->tops->pending(rep->link, p));
+}
+
+static int tb_handshake_loop(tb_rep *rep) {
+    uint8_t state[2] = {TB_PS_READY, TB_PS_READY};
+    uint8_t last = TB_PEER_SERVER; /* so the client opens */
+    for (uint32_t turn = 0; state[0] != TB_PS_DONE || state[1] != TB_PS_DONE; turn++) {
+        uint8_t p = tb_runnable(rep, state, tb_other(last)) ? tb_other(last) : last;
+        if (!tb_runnable(rep, state, p) || turn == TB_MAX_TURNS)
+            return tb_rep_fail(rep, TB_STATUS_HANDSHAKE_FAILED, TB_PEER_NONE, 0,
+                               "handshake: deadlock after %u turns: no peer can progress", (unsigned)turn);
+        int32_t lib = 0;
+        switch (tb_peer_turn(rep, p, &lib)) {
+        case TB_STEP_WANT_READ: state[p] = TB_PS_WAITING; break;
+        case TB_STEP_DONE: state[p] = TB_PS_DONE; break;
+        case TB_STEP_CONTINUE:
+            return tb_rep_fail(rep, TB_STATUS_HANDSHAKE_FAILED, p, 0,
+                               "handshake: %s: still stepping after %u steps", tb_peer_str(p),
+                               TB_MAX_STEPS_PER_TURN);
+        case TB_STEP_ERROR:
+        default:
+            return tb_rep_fail(rep, TB_STATUS_HANDSHAKE_FAILED, p, lib, "handshake: %s", tb_peer_str(p));
+        }
+        last = p;
+    }
+    return 0;
+}
+
+/* Wall and CPU time are read directly, not through the tracer: the notrace build has them. */
+static int tb_handshake(tb_rep *rep) {
+    uint64_t w0 = tb_port_now_ns(), c0 = tb_port_cpu_ns();
+    int rc = tb_handshake_loop(rep);
+    uint64_t c1 = tb_port_cpu_ns(), w1 = tb_port_now_ns();
+    rep->res.handshake_wall_ns = w1 - w0;
+    rep->res.handshake_cpu_ns = c1 - c0;
+    return rc;
+}
+
+/* Application data: a deterministic pattern per (writer, offset), so a lost, reordered or
+ * reflected byte shows up as a mismatch. Static buffers: no allocation per record. */
+static uint8_t tb_tx[TB_MAX_RECORD_SIZE];
+static uint8_t tb_rx[TB_MAX_RECORD_SIZE];
+
+static void tb_pattern(uint8_t *buf, uint32_t offset, uint32_t len, uint8_t writer) {
+    for (uint32_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)((offset + i) * 167u + writer * 89u + 1u);
+}
+
+static int tb_write_record(tb_rep *rep, uint8_t w, uint32_t len) {
+    int32_t lib = 0;
+    tb_trace_set_peer(w);
+    for (uint32_t sent = 0; sent < len;) {
+        tb_begin(TB_L_RECORD_WRITE);
+        int n = rep->b->write(rep->s[w], tb_tx + sent, len - sent, &lib);
+        tb_end(TB_L_RECORD_WRITE, n > 0 ? (uint64_t)n : 0);
+        if (n <= 0)
+            return tb_rep_fail(rep, TB_STATUS_DATA_FAILED, w, lib, "data: %s: write returned %d after %u of %u bytes",
+                               tb_peer_str(w), n, (unsigned)sent, (unsigned)len);
+        sent += (uint32_t)n;
+    }
+    return 0;
+}
+
+/* Each read call is one span; a would-block read is retried only while bytes are pending. */
+static int tb_read_record(tb_rep *rep, uint8_t r, uint32_t len) {
+    int32_t lib = 0;
+    uint32_t idle = 0;
+    tb_trace_set_peer(r);
+    for (uint32_t got = 0; got < len;) {
+        tb_begin(TB_L_RECORD_READ);
+        int n = rep->b->read(rep->s[r], tb_rx + got, len - got, &lib);
+        tb_end(TB_L_RECORD_READ, n > 0 ? (uint64_t)n : 0);
+        if (n > 0) {
+            got += (uint32_t)n;
+            idle = 0;
+            continue;
+        }
+        if (n == TB_IO_WOULD_BLOCK && rep->tops->pending(rep->link, r) && ++idle < TB_MAX_IDLE_READS)
+            continue;
+        return tb_rep_fail(rep, TB_STATUS_DATA_FAILED, r, lib, "data: %s: read returned %d after %u of %u bytes",
+                           tb_peer_str(r), n, (unsigned)got, (unsigned)len);
+    }
+    return 0;
+}
+
+static int tb_move_record(tb_rep *rep, uint8_t w, uint32_t offset, uint32_t len) {
+    tb_pattern(tb_tx, offset, len, w);
+    if (tb_write_record(rep, w, len) != 0 || tb_read_record(rep, tb_other(w), len) != 0)
+        return -1;
+    for (uint32_t i = 0; i < len; i++)
+        if (tb_rx[i] != tb_tx[i])
+            return tb_rep_fail(rep, TB_STATUS_DATA_FAILED, tb_other(w), 0,
+                               "data: %s received a wrong byte at offset %u", tb_peer_str(tb_other(w)),
+                               (unsigned)(offset + i));
+    return 0;
+}
+
+/* Who writes each record, per direction ("both": the client's record, then the server's). */
+static const struct {
+    uint8_t n;
+    uint8_t writers[2];
+} tb_legs[] = {
+    [TB_DIRECTION_NONE] = {0, {0, 0}},
+    [TB_DIRECTION_C2S] = {1, {TB_PEER_CLIENT, 0}},
+    [TB_DIRECTION_S2C] = {1, {TB_PEER_SERVER, 0}},
+    [TB_DIRECTION_BOTH] = {2, {TB_PEER_CLIENT, TB_PEER_SERVER}},
+};
+
+static int tb_app_data(tb_rep *rep) {
+    const tb_run_request *q = rep->req;
+    uint8_t legs = q->direction < sizeof tb_legs / sizeof tb_legs[0] ? tb_legs[q->direction].n : 0;
+    for (uint32_t off = 0; legs > 0 && off < q->total_bytes;) {
+        uint32_t len = q->total_bytes - off < q->record_size ? q->total_bytes - off : q->record_size;
+        for (uint8_t i = 0; i < legs; i++)
+            if (tb_move_record(rep, tb_legs[q->direction].writers[i], off, len) != 0)
+                return -1;
+        off += len;
+    }
+    return 0;
+}
+
+/* Byte counters are read before the transport goes away. Safe to call twice. */
+static void tb_teardown(tb_rep *rep) {
+    for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
+        if (rep->s[p])
+            rep->b->session_free(rep->s[p]);
+        rep->s[p] = NULL;
+    }
+    if (rep->link) {
+        rep->tops->counters(rep->link, &rep->res.bytes_c2s, &rep->res.bytes_s2c);
+        rep->tops->close(rep->link);
+    }
+    rep->link = NULL;
+}
+
+static int tb_close(tb_rep *rep) {
+    for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
+        int32_t lib = 0;
+        tb_trace_set_peer(p);
+        int rc = rep->b->close_notify(rep->s[p], &lib);
+        if (rc != 0)
+            return tb_rep_fail(rep, TB_STATUS_CLOSE_FAILED, p, lib, "close: %s: close_notify returned %d",
+                               tb_peer_str(p), rc);
+    }
+    tb_teardown(rep);
+    return 0;
+}
+
+typedef int (*tb_phase_fn)(tb_rep *rep);
+
+static const struct {
+    uint16_t label;
+    tb_phase_fn run;
+} tb_phases[] = {
+    {TB_L_CONNECTION_SETUP, tb_setup},
+    {TB_L_HANDSHAKE, tb_handshake},
+    {TB_L_APPLICATION_DATA, tb_app_data},
+    {TB_L_CLOSE, tb_close},
+};
+
+/* A phase span (peer NONE, CPU time at both ends); STOP value = the repetition's status. */
+static int tb_phase(tb_rep *rep, uint16_t label, tb_phase_fn run) {
+    tb_trace_set_peer(TB_PEER_NONE);
+    tb_begin_phase(label);
+    int rc = run(rep);
+    tb_trace_set_peer(TB_PEER_NONE);
+    tb_end_phase(label, rep->res.status);
+    return rc;
+}
+
+static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
+    rep->res = (tb_rep_result){.config_id = rep->req->config_id, .index = index,
+                               .status = TB_STATUS_OK, .failed_peer = TB_PEER_NONE, .flags = flags};
+    rep->err[0] = '\0';
+    rep->link = NULL;
+    rep->s[0] = rep->s[1] = NULL;
+    tb_trace_reset();
+    tb_port_marker(1);
+    rep->res.start_ns = tb_port_now_ns();
+    tb_begin_phase(TB_L_REPETITION);
+    for (size_t i = 0; i < sizeof tb_phases / sizeof tb_phases[0]; i++)
+        if (tb_phase(rep, tb_phases[i].label, tb_phases[i].run) != 0)
+            break;
+    tb_teardown(rep);
+    tb_trace_set_peer(TB_PEER_NONE);
+    tb_end_phase(TB_L_REPETITION, rep->res.status);
+    tb_port_marker(0);
+    if (tb_trace_buffer.dropped > 0)
+        rep->res.flags |= TB_FLAG_TRACE_OVERFLOW;
+}
+
+/* ---------------------------------------------------------------- checks and the run loop */
+static int tb_credential_fits(const tb_suite_info *s, uint8_t credential) {
+    for (uint8_t i = 0; i < s->n_credentials && i < TB_MAX_SUITE_CREDENTIALS; i++)
+        if (s->credentials[i] == credential)
+            return 1;
+    return 0;
+}
+
+static void tb_credential_list(const tb_suite_info *s, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (uint8_t i = 0; i < s->n_credentials && i < TB_MAX_SUITE_CREDENTIALS && used < len; i++) {
+        const char *name = tb_credential_name(s->credentials[i]);
+        int n = snprintf(out + used, len - used, "%s%s", i ? ", " : "", name ? name : "?");
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+static int tb_check_fail(const char **code, const char *name, char *err, size_t errlen, const char *fmt, ...) {
+    *code = name;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen) {
+    const tb_suite_info *s = tb_suite_by_id(b, req->suite_id);
+    char allowed[128];
+    if (!s)
+        return tb_check_fail(code, "unknown_suite", err, errlen, "suite 0x%04X is not in this %s build",
+                             req->suite_id, b->library_name);
+    if (s->n_credentials == 0)
+        return tb_check_fail(code, "unsupported", err, errlen, "suite %s cannot run in this agent: %s", s->name,
+                             s->why_unsupported ? s->why_unsupported : "no usable credential");
+    if (req->credential != TB_CREDENTIAL_AUTO && !tb_credential_fits(s, req->credential)) {
+        tb_credential_list(s, allowed, sizeof allowed);
+        const char *cname = tb_credential_name(req->credential);
+        return tb_check_fail(code, "unsupported", err, errlen, "credential %s does not fit suite %s; allowed: %s",
+                             cname ? cname : "?", s->name, allowed);
+    }
+    if (!tb_transport_find(req->transport))
+        return tb_check_fail(code, "unsupported", err, errlen, "transport %u is not in this agent",
+                             (unsigned)req->transport);
+    if (!tb_group_name(req->group))
+        return tb_check_fail(code, "bad_request", err, errlen, "group %u is not in spec/protocol.toml",
+                             (unsigned)req->group);
+    if (req->record_size < 1 || req->record_size > TB_MAX_RECORD_SIZE)
+        return tb_check_fail(code, "bad_request", err, errlen, "record size %u is not in 1 .. %u",
+                             (unsigned)req->record_size, (unsigned)TB_MAX_RECORD_SIZE);
+    if (req->repetitions == 0)
+        return tb_check_fail(code, "bad_request", err, errlen, "repetitions must be at least 1");
+    return 0;
+}
+
+int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
+           tb_run_summary *summary) {
+    const char *code;
+    tb_rep rep = {.b = b, .req = req};
+    *summary = (tb_run_summary){0};
+    if (tb_run_check(b, req, &code, summary->first_error, sizeof summary->first_error) != 0)
+        return -1;
+    const tb_suite_info *s = tb_suite_by_id(b, req->suite_id);
+    rep.tops = tb_transport_find(req->transport);
+    rep.cfg = (tb_conn_config){
+        .suite_id = req->suite_id,
+        .group = req->group,
+        .credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential,
+        .transport = req->transport,
+        .options = req->options,
+    };
+    for (uint32_t i = 0; i < req->warmup; i++)
+        tb_repetition(&rep, req->first_index, TB_FLAG_WARMUP);
+    for (uint32_t i = 0; i < req->repetitions; i++) {
+        tb_repetition(&rep, req->first_index + i, 0);
+        if (rep.res.status != TB_STATUS_OK && summary->failed++ == 0)
+            snprintf(summary->first_error, sizeof summary->first_error, "%s", rep.err);
+        if (sink && sink(ctx, &rep.res, &tb_trace_buffer) != 0)
+            return -1;
+        summary->shipped++;
+    }
+    return 0;
+}
