@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tlsbench-agent-<lib>: `serve` (the controller protocol on stdin/stdout, the default),
+ * `suites`, `run` (standalone, optional frame file and trace tree) and `dump`.
+ * Exit codes: 0 ok, 1 some repetitions failed, 2 usage error, 3 protocol error. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlsbench/backend.h"
+#include "tlsbench/json.h"
+#include "tlsbench/port.h"
+#include "tlsbench/protocol.h"
+#include "tlsbench/runner.h"
+#include "tlsbench/trace.h"
+#include "tlsbench/transport.h"
+
+#ifndef TB_AGENT_NAME
+#define TB_AGENT_NAME "tlsbench-agent"
+#endif
+
+enum { TB_EXIT_OK = 0, TB_EXIT_FAILED = 1, TB_EXIT_USAGE = 2, TB_EXIT_PROTOCOL = 3 };
+
+#define TB_CALIBRATION_PAIRS 100000u
+#define TB_SERVE_FRAME_MAX (64u * 1024u) /* controller frames are small: RUN is 36 bytes */
+
+static const tb_backend *const tb_b = &tb_linked_backend;
+static char tb_json_buf[512 * 1024]; /* SUITES of a full build is ~50 KiB */
+static tb_calibration tb_cal;
+
+/* ---------------------------------------------------------------- JSON messages */
+static void tb_transport_names_json(tb_json *j) {
+    tb_json_begin_array(j);
+    for (unsigned v = 0; v < 256; v++)
+        if (tb_transport_find((uint8_t)v))
+            tb_json_string(j, tb_transport_find((uint8_t)v)->name);
+    tb_json_end_array(j);
+}
+
+static void tb_hello_json(tb_json *j) {
+    tb_json_begin_object(j);
+    tb_json_kv_uint(j, "protocol", TB_PROTOCOL_VERSION);
+    tb_json_kv_string(j, "agent", TB_AGENT_NAME);
+    tb_json_kv_string(j, "library", tb_b->name);
+    tb_json_kv_string(j, "library_name", tb_b->library_name);
+    tb_json_kv_string(j, "library_version", tb_b->version());
+    tb_json_key(j, "build");
+    tb_json_begin_object(j);
+    tb_b->describe_build(j);
+    tb_json_end_object(j);
+    tb_json_kv_uint(j, "labels_crc32", TB_LABELS_CRC32);
+    tb_json_kv_uint(j, "protocol_crc32", TB_PROTOCOL_CRC32);
+    tb_json_key(j, "clock");
+    tb_json_begin_object(j);
+    tb_json_kv_string(j, "source", tb_port_clock_name());
+    tb_json_kv_uint(j, "resolution_ns", tb_port_clock_resolution_ns());
+    tb_json_kv_string(j, "cpu", tb_port_cpu_clock_name());
+    tb_json_end_object(j);
+    tb_json_key(j, "tracer");
+    tb_json_begin_object(j);
+    tb_json_kv_bool(j, "enabled", TB_TRACE_ENABLED != 0);
+    tb_json_kv_uint(j, "capacity", TB_TRACE_CAPACITY);
+    tb_json_kv_uint(j, "record_size", sizeof(tb_record));
+    tb_json_kv_double(j, "event_cost_ns", tb_cal.event_cost_ns);
+    tb_json_kv_double(j, "empty_span_ns", tb_cal.empty_span_ns);
+    tb_json_kv_uint(j, "calibration_pairs", tb_cal.pairs);
+    tb_json_end_object(j);
+    tb_json_kv_string(j, "step_granularity", tb_b->step_granularity);
+    tb_json_key(j, "capabilities");
+    tb_transport_names_json(j);
+    tb_json_end_object(j);
+}
+
+static void tb_suite_json(tb_json *j, const tb_suite_info *s) {
+    tb_json_begin_object(j);
+    tb_json_kv_uint(j, "id", s->id);
+    tb_json_kv_string(j, "name", s->name);
+    tb_json_kv_string(j, "min_version", s->min_version);
+    tb_json_kv_string(j, "max_version", s->max_version);
+    tb_json_kv_string(j, "key_exchange", s->key_exchange);
+    tb_json_kv_string(j, "authentication", s->authentication);
+    tb_json_kv_string(j, "cipher", s->cipher);
+    tb_json_kv_string(j, "mac", s->mac);
+    tb_json_kv_bool(j, "dtls", s->dtls);
+    tb_json_key(j, "credentials");
+    tb_json_begin_array(j);
+    for (uint8_t i = 0; i < s->n_credentials && i < TB_MAX_SUITE_CREDENTIALS; i++)
+        tb_json_string(j, tb_credential_name(s->credentials[i]));
+    tb_json_end_array(j);
+    if (s->n_credentials == 0)
+        tb_json_kv_string(j, "why_unsupported", s->why_unsupported ? s->why_unsupported : "");
+    tb_json_end_object(j);
+}
+
+static void tb_suites_json(tb_json *j) {
+    tb_json_begin_object(j);
+    tb_json_key(j, "suites");
+    tb_json_begin_array(j);
+    for (size_t i = 0; i < tb_b->suite_count(); i++)
+        tb_suite_json(j, tb_b->suite_at(i));
+    tb_json_end_array(j);
+    tb_json_end_object(j);
+}
+
+typedef void (*tb_json_fn)(tb_json *j);
+
+/* Builds a JSON message in the shared buffer; NULL when it does not fit. */
+static const char *tb_build_json(tb_json_fn fn, size_t *len) {
+    tb_json j;
+    tb_json_init(&j, tb_json_buf, sizeof tb_json_buf);
+    fn(&j);
+    *len = j.len;
+    return j.overflow ? NULL : tb_json_buf;
+}
+
+static int tb_send_built(tb_channel *ch, uint8_t type, tb_json_fn fn) {
+    size_t len;
+    const char *json = tb_build_json(fn, &len);
+    return json ? tb_send_json(ch, type, json, len) : -1;
+}
+
+static int tb_send_error(tb_channel *ch, const char *code, const char *message, const char *hint, bool fatal) {
+    char buf[1024];
+    tb_json j;
+    tb_json_init(&j, buf, sizeof buf);
+    tb_json_begin_object(&j);
+    tb_json_kv_string(&j, "code", code);
+    tb_json_kv_string(&j, "message", message);
+    tb_json_kv_string(&j, "hint", hint);
+    tb_json_kv_bool(&j, "fatal", fatal);
+    tb_json_end_object(&j);
+    return tb_send_json(ch, TB_FRAME_ERROR, buf, j.len);
+}
+
+static int tb_send_done(tb_channel *ch, uint32_t config_id, const tb_run_summary *s) {
+    char buf[256];
+    tb_json j;
+    tb_json_init(&j, buf, sizeof buf);
+    tb_json_begin_object(&j);
+    tb_json_kv_uint(&j, "config_id", config_id);
+    tb_json_kv_uint(&j, "shipped", s->shipped);
+    tb_json_kv_uint(&j, "failed", s->failed);
+    tb_json_end_object(&j);
+    return tb_send_json(ch, TB_FRAME_DONE, buf, j.len);
+}
+
+/* ---------------------------------------------------------------- backend start-up */
+static int tb_backend_start(void) {
+    char err[256] = "";
+    if (tb_b->init(err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s backend failed to start: %s\n", TB_AGENT_NAME, tb_b->library_name, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- serve */
+static int tb_sink_channel(void *ctx, const tb_rep_result *r, const tb_trace *t) {
+    return tb_send_rep(ctx, r, t);
+}
+
+enum { TB_SERVE_CONTINUE = -1 };
+
+static int tb_serve_run(tb_channel *ch, const tb_frame *f) {
+    tb_run_request req;
+    tb_run_summary sum;
+    const char *code = "bad_request";
+    char err[256];
+    if (tb_run_request_decode(f->payload, f->length, &req, err, sizeof err) != 0 ||
+        tb_run_check(tb_b, &req, &code, err, sizeof err) != 0) {
+        const char *hint = strcmp(code, "unknown_suite") == 0 ? "run 'suites' to list them" : "";
+        return tb_send_error(ch, code, err, hint, false) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;
+    }
+    if (tb_run(tb_b, &req, tb_sink_channel, ch, &sum) != 0)
+        return TB_EXIT_PROTOCOL; /* only a failed write stops a checked run: the controller is gone */
+    return tb_send_done(ch, req.config_id, &sum) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;
+}
+
+static int tb_serve_quit(tb_channel *ch, const tb_frame *f) {
+    (void)ch;
+    (void)f;
+    return TB_EXIT_OK;
+}
+
+typedef int (*tb_serve_fn)(tb_channel *ch, const tb_frame *f);
+static const struct {
+    uint8_t type;
+    tb_serve_fn handle;
+} tb_serve_table[] = {
+    {TB_FRAME_RUN, tb_serve_run},
+    {TB_FRAME_QUIT, tb_serve_quit},
+};
+
+static int tb_serve_frame(tb_channel *ch, const tb_frame *f) {
+    for (size_t i = 0; i < sizeof tb_serve_table / sizeof tb_serve_table[0]; i++)
+        if (tb_serve_table[i].type == f->type)
+            return tb_serve_table[i].handle(ch, f);
+    char msg[128];
+    snprintf(msg, sizeof msg, "frame type %u is not a controller request", (unsigned)f->type);
+    return tb_send_error(ch, "bad_request", msg, "send RUN or QUIT", false) == 0 ? TB_SERVE_CONTINUE
+                                                                                 : TB_EXIT_PROTOCOL;
+}
+
+static int tb_cmd_serve(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    static uint8_t frame_buf[TB_SERVE_FRAME_MAX];
+    tb_channel ch = tb_port_stdio_channel();
+    if (tb_backend_start() != 0) {
+        tb_send_error(&ch, "internal", "the TLS backend failed to start (see stderr)", "", true);
+        return TB_EXIT_PROTOCOL;
+    }
+    tb_cal = tb_trace_calibrate(TB_CALIBRATION_PAIRS);
+    if (tb_send_built(&ch, TB_FRAME_HELLO, tb_hello_json) != 0 ||
+        tb_send_built(&ch, TB_FRAME_SUITES, tb_suites_json) != 0)
+        return TB_EXIT_PROTOCOL;
+    for (uint64_t offset = 0;;) {
+        tb_frame f;
+        tb_frame_status st = tb_frame_read(&ch, frame_buf, sizeof frame_buf, &f);
+        if (st == TB_FRAME_END)
+            return TB_EXIT_OK;
+        if (st != TB_FRAME_OK) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s in the frame at stream offset %" PRIu64, tb_frame_status_text(st), offset);
+            tb_send_error(&ch, "bad_frame", msg, "the stream cannot be resynchronised: restart the agent", true);
+            return TB_EXIT_PROTOCOL;
+        }
+        offset += (uint64_t)TB_FRAME_HEADER_SIZE + f.length + TB_FRAME_TRAILER_SIZE;
+        int rc = tb_serve_frame(&ch, &f);
+        if (rc != TB_SERVE_CONTINUE)
+            return rc;
+    }
+}
+
+/* ---------------------------------------------------------------- trace tree */
+static void tb_value_text(uint64_t v, char *buf, size_t len) {
+    if ((int64_t)v < 0) /* a library error code: bytes never have the top bit set */
+        snprintf(buf, len, "ret=-0x%" PRIX64, (uint64_t)(-(int64_t)v));
+    else if (v != 0)
+        snprintf(buf, len, "value=%" PRIu64, v);
+    else
+        buf[0] = '\0';
+}
+
+/* The STOP matching the START at i (same nesting level), or n when it was dropped. */
+static uint32_t tb_matching_stop(const tb_record *r, uint32_t n, uint32_t i) {
+    uint32_t depth = 0;
+    for (uint32_t k = i + 1; k < n; k++) {
+        if (r[k].kind == TB_KIND_START)
+            depth++;
+        else if (r[k].kind == TB_KIND_STOP && depth-- == 0)
+            return k;
+    }
+    return n;
+}
+
+static void tb_print_tree(FILE *out, const tb_record *r, uint32_t n) {
+    int depth = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (r[i].kind == TB_KIND_STOP) {
+            depth -= depth > 0;
+            continue;
+        }
+        char name[48], value[48], dur[32] = "         ?", cpu[40] = "";
+        const char *label = tb_label_name(r[i].label);
+        const char *peer = tb_peer_name(r[i].peer);
+        uint32_t k = r[i].kind == TB_KIND_START ? tb_matching_stop(r, n, i) : n;
+        snprintf(name, sizeof name, "%*s%s", depth * 2, "", label ? label : "?");
+        tb_value_text(k < n ? r[k].value : r[i].value, value, sizeof value);
+        if (k < n)
+            snprintf(dur, sizeof dur, "%10.3f", (double)(r[k].t_ns - r[i].t_ns) / 1000.0);
+        if (k < n && r[i].cpu_ns && r[k].cpu_ns)
+            snprintf(cpu, sizeof cpu, " cpu %.3f µs", (double)(r[k].cpu_ns - r[i].cpu_ns) / 1000.0);
+        if (r[i].kind == TB_KIND_INSTANT)
+            snprintf(dur, sizeof dur, "   instant");
+        fprintf(out, "%-40s %-6s %s µs%s %s\n", name, peer ? peer : "?", dur, cpu, value);
+        depth += r[i].kind == TB_KIND_START;
+    }
+}
+
+/* ---------------------------------------------------------------- name tables (from spec_gen.h) */
+typedef const char *(*tb_name_fn)(unsigned v);
+
+static int tb_lookup(tb_name_fn fn, unsigned max, const char *name, unsigned *out) {
+    for (unsigned v = 0; v <= max; v++)
+        if (fn(v) && strcmp(fn(v), name) == 0) {
+            *out = v;
+            return 0;
+        }
+    return -1;
+}
+
+static void tb_print_names(FILE *out, tb_name_fn fn, unsigned max) {
+    for (unsigned v = 0, first = 1; v <= max; v++)
+        if (fn(v)) {
+            fprintf(out, "%s%s", first ? "" : ", ", fn(v));
+            first = 0;
+        }
+    fputc('\n', out);
+}
+
+/* ---------------------------------------------------------------- stdio file channels */
+static long tb_file_read(void *ctx, void *buf, size_t len) {
+    size_t n = fread(buf, 1, len, ctx);
+    return n == 0 && ferror((FILE *)ctx) ? -1 : (long)n;
+}
+
+static int tb_file_write(void *ctx, const void *buf, size_t len) {
+    return fwrite(buf, 1, len, ctx) == len ? 0 : -1;
+}
+
+static tb_channel tb_file_channel(FILE *f) { return (tb_channel){tb_file_read, tb_file_write, f}; }
+
+/* ---------------------------------------------------------------- run: options */
+typedef struct tb_cli {
+    const char *suite;
+    bool all;
+    tb_run_request req;
+    const char *out;
+    bool tree;
+} tb_cli;
+
+static int tb_parse_u32(const char *opt, const char *arg, uint32_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 0);
+    if (errno || *arg == '-' || *end || end == arg || v > UINT32_MAX) {
+        fprintf(stderr, "%s: %s expects a number 0 .. 4294967295, got '%s'\n", TB_AGENT_NAME, opt, arg);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int tb_parse_name(const char *opt, tb_name_fn fn, unsigned max, const char *arg, unsigned *out) {
+    if (tb_lookup(fn, max, arg, out) == 0)
+        return 0;
+    fprintf(stderr, "%s: unknown %s '%s'; allowed: ", TB_AGENT_NAME, opt + 2, arg);
+    tb_print_names(stderr, fn, max);
+    return -1;
+}
+
+static int tb_opt_suite(tb_cli *c, const char *a) { c->suite = a; c->all = strcmp(a, "all") == 0; return 0; }
+static int tb_opt_reps(tb_cli *c, const char *a) { return tb_parse_u32("--reps", a, &c->req.repetitions); }
+static int tb_opt_warmup(tb_cli *c, const char *a) { return tb_parse_u32("--warmup", a, &c->req.warmup); }
+static int tb_opt_bytes(tb_cli *c, const char *a) { return tb_parse_u32("--bytes", a, &c->req.total_bytes); }
+static int tb_opt_record(tb_cli *c, const char *a) { return tb_parse_u32("--record", a, &c->req.record_size); }
+static int tb_opt_out(tb_cli *c, const char *a) { c->out = a; return 0; }
+static int tb_opt_tree(tb_cli *c, const char *a) { (void)a; c->tree = true; return 0; }
+
+static int tb_opt_group(tb_cli *c, const char *a) {
+    unsigned v = 0;
+    int rc = tb_parse_name("--group", tb_group_name, 65535, a, &v);
+    c->req.group = (uint16_t)v;
+    return rc;
+}
+static int tb_opt_credential(tb_cli *c, const char *a) {
+    unsigned v = 0;
+    int rc = tb_parse_name("--credential", tb_credential_name, 255, a, &v);
+    c->req.credential = (uint8_t)v;
+    return rc;
+}
+static int tb_opt_direction(tb_cli *c, const char *a) {
+    unsigned v = 0;
+    int rc = tb_parse_name("--direction", tb_direction_name, 255, a, &v);
+    c->req.direction = (uint8_t)v;
+    return rc;
+}
+
+typedef struct tb_option {
+    const char *name;
+    const char *metavar; /* NULL: a flag without argument */
+    const char *help;
+    int (*parse)(tb_cli *c, const char *arg);
+} tb_option;
+
+static const tb_option tb_run_options[] = {
+    {"--suite", "NAME|0xID|all", "suite to run; 'all' runs every suite once", tb_opt_suite},
+    {"--reps", "N", "shipped repetitions (default 10)", tb_opt_reps},
+    {"--warmup", "N", "warm-up repetitions, not shipped (default 1)", tb_opt_warmup},
+    {"--group", "NAME", "key-exchange group (default: the suite's default)", tb_opt_group},
+    {"--credential", "NAME", "credential (default auto)", tb_opt_credential},
+    {"--bytes", "N", "application bytes per direction (default 10000)", tb_opt_bytes},
+    {"--record", "N", "record size, 1 .. 16384 (default 1000)", tb_opt_record},
+    {"--direction", "NAME", "none, c2s, s2c or both (default both)", tb_opt_direction},
+    {"--out", "FILE", "also write the frame stream (HELLO, SUITES, REP..., DONE) to FILE", tb_opt_out},
+    {"--tree", NULL, "print the first repetition's trace as a tree", tb_opt_tree},
+};
+#define TB_N_RUN_OPTIONS (sizeof tb_run_options / sizeof tb_run_options[0])
+
+static int tb_parse_run_args(int argc, char **argv, tb_cli *c) {
+    for (int i = 0; i < argc; i++) {
+        const tb_option *o = NULL;
+        for (size_t k = 0; k < TB_N_RUN_OPTIONS && !o; k++)
+            if (strcmp(argv[i], tb_run_options[k].name) == 0)
+                o = &tb_run_options[k];
+        if (!o) {
+            fprintf(stderr, "%s: unknown option '%s' (see '%s help')\n", TB_AGENT_NAME, argv[i], TB_AGENT_NAME);
+            return -1;
+        }
+        if (o->metavar && i + 1 >= argc) {
+            fprintf(stderr, "%s: %s needs a value (%s)\n", TB_AGENT_NAME, o->name, o->metavar);
+            return -1;
+        }
+        if (o->parse(c, o->metavar ? argv[++i] : NULL) != 0)
+            return -1;
+    }
+    if (!c->suite) {
+        fprintf(stderr, "%s: run needs --suite NAME|0xID|all (list them with '%s suites')\n", TB_AGENT_NAME,
+                TB_AGENT_NAME);
+        return -1;
+    }
+    return 0;
+}
+
+static const tb_suite_info *tb_find_suite(const char *arg) {
+    char *end;
+    unsigned long id = strtoul(arg, &end, 16);
+    if ((arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X')) && *end == '\0' && end != arg + 2 && id <= 0xffff)
+        return tb_suite_by_id(tb_b, (uint16_t)id);
+    return tb_suite_by_name(tb_b, arg);
+}
+
+/* ---------------------------------------------------------------- run: execution */
+typedef struct tb_run_ctx {
+    tb_channel *file;   /* NULL without --out */
+    bool tree;
+    uint64_t *cpu_ns;   /* handshake CPU time of each OK repetition */
+    uint64_t *wall_ns;
+    uint32_t n_ok;
+    int write_failed;
+} tb_run_ctx;
+
+static int tb_sink_cli(void *ctx, const tb_rep_result *r, const tb_trace *t) {
+    tb_run_ctx *c = ctx;
+    if (c->tree) {
+        tb_print_tree(stdout, t->records, t->count);
+        c->tree = false;
+    }
+    if (r->status == TB_STATUS_OK) {
+        c->cpu_ns[c->n_ok] = r->handshake_cpu_ns;
+        c->wall_ns[c->n_ok++] = r->handshake_wall_ns;
+    }
+    if (c->file && tb_send_rep(c->file, r, t) != 0)
+        c->write_failed = 1;
+    return c->write_failed;
+}
+
+static int tb_cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double tb_median_us(uint64_t *v, uint32_t n) {
+    qsort(v, n, sizeof *v, tb_cmp_u64);
+    return n % 2 ? (double)v[n / 2] / 1000.0 : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2000.0;
+}
+
+/* Runs one suite; prints the summary line; returns the number of failed repetitions, or -1
+ * when it could not run (check failed, out of memory, output file error). */
+static int tb_run_suite(const tb_cli *c, const tb_suite_info *s, uint32_t config_id, tb_channel *file) {
+    tb_run_request req = c->req;
+    const char *code;
+    char err[256];
+    req.suite_id = s->id;
+    req.config_id = config_id;
+    if (tb_run_check(tb_b, &req, &code, err, sizeof err) != 0) {
+        printf("%-12s %-48s %s: %s\n", strcmp(code, "unsupported") ? "ERROR" : "UNSUPPORTED", s->name, code, err);
+        return -1;
+    }
+    tb_run_ctx ctx = {.file = file, .tree = c->tree};
+    ctx.cpu_ns = calloc(req.repetitions, sizeof *ctx.cpu_ns);
+    ctx.wall_ns = calloc(req.repetitions, sizeof *ctx.wall_ns);
+    tb_run_summary sum;
+    int rc = -1;
+    if (!ctx.cpu_ns || !ctx.wall_ns)
+        fprintf(stderr, "%s: out of memory for %u repetitions\n", TB_AGENT_NAME, (unsigned)req.repetitions);
+    else if (tb_run(tb_b, &req, tb_sink_cli, &ctx, &sum) != 0 || (file && tb_send_done(file, config_id, &sum)))
+        fprintf(stderr, "%s: writing the frame file failed\n", TB_AGENT_NAME);
+    else
+        rc = (int)sum.failed;
+    if (rc >= 0 && ctx.n_ok > 0)
+        printf("%-12s %-48s reps %u, ok %u, failed %u, median handshake CPU %.1f µs (wall %.1f µs)\n",
+               sum.failed ? "FAILED" : "OK", s->name, (unsigned)sum.shipped, (unsigned)ctx.n_ok,
+               (unsigned)sum.failed, tb_median_us(ctx.cpu_ns, ctx.n_ok), tb_median_us(ctx.wall_ns, ctx.n_ok));
+    else if (rc >= 0)
+        printf("%-12s %-48s reps %u, ok 0, failed %u\n", "FAILED", s->name, (unsigned)sum.shipped,
+               (unsigned)sum.failed);
+    if (rc > 0)
+        printf("%-12s %-48s first failure: %s\n", "", "", sum.first_error);
+    free(ctx.cpu_ns);
+    free(ctx.wall_ns);
+    return rc;
+}
+
+static int tb_cmd_run(int argc, char **argv) {
+    tb_cli c = {.req = {.repetitions = 10, .warmup = 1, .total_bytes = 10000, .record_size = 1000,
+                        .direction = TB_DIRECTION_BOTH, .transport = TB_TRANSPORT_MEMORY}};
+    if (tb_parse_run_args(argc, argv, &c) != 0)
+        return TB_EXIT_USAGE;
+    const tb_suite_info *one = c.all ? NULL : tb_find_suite(c.suite);
+    if (!c.all && !one) {
+        fprintf(stderr, "%s: unknown suite '%s' in this %s build; list them with '%s suites'\n", TB_AGENT_NAME,
+                c.suite, tb_b->library_name, TB_AGENT_NAME);
+        return TB_EXIT_USAGE;
+    }
+    if (c.req.record_size < 1 || c.req.record_size > TB_MAX_RECORD_SIZE || c.req.repetitions == 0) {
+        fprintf(stderr, "%s: --record must be 1 .. %u and --reps at least 1\n", TB_AGENT_NAME,
+                (unsigned)TB_MAX_RECORD_SIZE);
+        return TB_EXIT_USAGE;
+    }
+    if (c.all) { /* every suite once: a build's smoke test */
+        c.req.repetitions = 1;
+        c.req.warmup = 0;
+    }
+    FILE *out = c.out ? fopen(c.out, "wb") : NULL;
+    if (c.out && !out) {
+        fprintf(stderr, "%s: cannot write '%s': %s\n", TB_AGENT_NAME, c.out, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    if (tb_backend_start() != 0) {
+        if (out)
+            fclose(out);
+        return TB_EXIT_FAILED;
+    }
+    tb_channel file = tb_file_channel(out);
+    tb_channel *fch = out ? &file : NULL;
+    int failed = 0;
+    if (fch) {
+        tb_cal = tb_trace_calibrate(TB_CALIBRATION_PAIRS);
+        failed |= tb_send_built(fch, TB_FRAME_HELLO, tb_hello_json) || tb_send_built(fch, TB_FRAME_SUITES, tb_suites_json);
+    }
+    for (size_t i = 0, n = c.all ? tb_b->suite_count() : 1; i < n && !failed; i++) {
+        int rc = tb_run_suite(&c, c.all ? tb_b->suite_at(i) : one, (uint32_t)i, fch);
+        failed |= rc > 0 || (rc < 0 && !c.all);
+        c.tree = false;
+    }
+    if (out && fclose(out) != 0)
+        failed = 1;
+    tb_b->deinit();
+    return failed ? TB_EXIT_FAILED : TB_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- suites */
+static void tb_credentials_text(const tb_suite_info *s, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint8_t i = 0; i < s->n_credentials && i < TB_MAX_SUITE_CREDENTIALS && used < len; i++) {
+        int n = snprintf(buf + used, len - used, "%s%s", i ? "," : "", tb_credential_name(s->credentials[i]));
+        used += n > 0 ? (size_t)n : 0;
+    }
+    if (s->n_credentials == 0)
+        snprintf(buf, len, "- (%s)", s->why_unsupported ? s->why_unsupported : "unsupported");
+}
+
+static int tb_cmd_suites(int argc, char **argv) {
+    bool json = argc == 1 && strcmp(argv[0], "--json") == 0;
+    if (argc > 1 || (argc == 1 && !json)) {
+        fprintf(stderr, "%s: usage: %s suites [--json]\n", TB_AGENT_NAME, TB_AGENT_NAME);
+        return TB_EXIT_USAGE;
+    }
+    if (tb_backend_start() != 0)
+        return TB_EXIT_FAILED;
+    if (json) {
+        size_t len;
+        const char *text = tb_build_json(tb_suites_json, &len);
+        if (!text)
+            return TB_EXIT_FAILED;
+        printf("%s\n", text);
+        return TB_EXIT_OK;
+    }
+    printf("%-6s  %-50s %-10s %-7s %-18s %-7s %-15s %s\n", "id", "name", "kex", "auth", "cipher", "mac",
+           "versions", "credentials");
+    for (size_t i = 0; i < tb_b->suite_count(); i++) {
+        const tb_suite_info *s = tb_b->suite_at(i);
+        char versions[32], creds[160];
+        snprintf(versions, sizeof versions, "%s-%s", s->min_version, s->max_version);
+        tb_credentials_text(s, creds, sizeof creds);
+        printf("0x%04X  %-50s %-10s %-7s %-18s %-7s %-15s %s\n", s->id, s->name, s->key_exchange,
+               s->authentication, s->cipher, s->mac, versions, creds);
+    }
+    printf("%zu suites in %s %s\n", tb_b->suite_count(), tb_b->library_name, tb_b->version());
+    return TB_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- dump */
+static int tb_dump_rep(const tb_frame *f) {
+    tb_rep_result r;
+    uint32_t n, dropped;
+    if (tb_rep_header_decode(f->payload, f->length, &r, &n, &dropped) != 0)
+        return -1;
+    const char *status = tb_status_name(r.status);
+    printf("REP config %u index %u status %s peer %s error %d flags 0x%x records %u dropped %u\n"
+           "    bytes c2s %" PRIu64 " s2c %" PRIu64 ", handshake wall %.3f µs cpu %.3f µs\n",
+           (unsigned)r.config_id, (unsigned)r.index, status ? status : "?",
+           tb_peer_name(r.failed_peer) ? tb_peer_name(r.failed_peer) : "?", (int)r.error, (unsigned)r.flags,
+           (unsigned)n, (unsigned)dropped, r.bytes_c2s, r.bytes_s2c, (double)r.handshake_wall_ns / 1000.0,
+           (double)r.handshake_cpu_ns / 1000.0);
+    tb_record *recs = n ? malloc((size_t)n * sizeof *recs) : NULL;
+    if (n && !recs)
+        return -1;
+    if (n)
+        memcpy(recs, f->payload + TB_REP_HEADER_SIZE, (size_t)n * sizeof *recs); /* payload may be unaligned */
+    tb_print_tree(stdout, recs, n);
+    free(recs);
+    return 0;
+}
+
+static int tb_cmd_dump(int argc, char **argv) {
+    if (argc != 1) {
+        fprintf(stderr, "%s: usage: %s dump FILE\n", TB_AGENT_NAME, TB_AGENT_NAME);
+        return TB_EXIT_USAGE;
+    }
+    FILE *in = fopen(argv[0], "rb");
+    if (!in) {
+        fprintf(stderr, "%s: cannot read '%s': %s\n", TB_AGENT_NAME, argv[0], strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    size_t cap = (size_t)TB_MAX_PAYLOAD + TB_FRAME_HEADER_SIZE + TB_FRAME_TRAILER_SIZE;
+    uint8_t *buf = malloc(cap);
+    tb_channel ch = tb_file_channel(in);
+    int rc = buf ? TB_EXIT_OK : TB_EXIT_FAILED;
+    for (uint64_t offset = 0; rc == TB_EXIT_OK;) {
+        tb_frame f;
+        tb_frame_status st = tb_frame_read(&ch, buf, cap, &f);
+        if (st == TB_FRAME_END)
+            break;
+        if (st != TB_FRAME_OK || (f.type == TB_FRAME_REP && tb_dump_rep(&f) != 0)) {
+            fprintf(stderr, "%s: %s: %s in the frame at offset %" PRIu64 "\n", TB_AGENT_NAME, argv[0],
+                    st != TB_FRAME_OK ? tb_frame_status_text(st) : "malformed REP payload", offset);
+            rc = TB_EXIT_PROTOCOL;
+            break;
+        }
+        if (f.type == TB_FRAME_SUITES)
+            printf("# SUITES (%u bytes of JSON)\n", (unsigned)f.length);
+        else if (f.type != TB_FRAME_REP && f.type != TB_FRAME_RUN && f.type != TB_FRAME_QUIT)
+            printf("# %.*s\n", (int)f.length, (const char *)f.payload);
+        offset += (uint64_t)TB_FRAME_HEADER_SIZE + f.length + TB_FRAME_TRAILER_SIZE;
+    }
+    free(buf);
+    fclose(in);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- commands */
+static int tb_cmd_help(int argc, char **argv);
+
+static const struct {
+    const char *name;
+    const char *args;
+    const char *help;
+    int (*run)(int argc, char **argv);
+} tb_commands[] = {
+    {"serve", "", "speak the controller protocol on stdin/stdout (the default)", tb_cmd_serve},
+    {"suites", "[--json]", "list the suites of this build", tb_cmd_suites},
+    {"run", "--suite NAME|0xID|all [options]", "run standalone and print a summary", tb_cmd_run},
+    {"dump", "FILE", "print every repetition of a frame file as a trace tree", tb_cmd_dump},
+    {"help", "", "this text", tb_cmd_help},
+};
+#define TB_N_COMMANDS (sizeof tb_commands / sizeof tb_commands[0])
+
+static int tb_cmd_help(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    printf("usage: %s [command]\n\ncommands:\n", TB_AGENT_NAME);
+    for (size_t i = 0; i < TB_N_COMMANDS; i++)
+        printf("  %-7s %-34s %s\n", tb_commands[i].name, tb_commands[i].args, tb_commands[i].help);
+    printf("\nrun options:\n");
+    for (size_t i = 0; i < TB_N_RUN_OPTIONS; i++)
+        printf("  %-13s %-15s %s\n", tb_run_options[i].name, tb_run_options[i].metavar ? tb_run_options[i].metavar : "",
+               tb_run_options[i].help);
+    printf("\nexit codes: 0 ok, 1 some repetitions failed, 2 usage error, 3 protocol error\n");
+    return TB_EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2)
+        return tb_cmd_serve(0, NULL);
+    for (size_t i = 0; i < TB_N_COMMANDS; i++)
+        if (strcmp(argv[1], tb_commands[i].name) == 0)
+            return tb_commands[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "%s: unknown command '%s'; commands: serve, suites, run, dump, help\n", TB_AGENT_NAME, argv[1]);
+    return TB_EXIT_USAGE;
+}

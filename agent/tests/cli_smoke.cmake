@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: Apache-2.0
+# ctest driver for the agent's command line: exit codes and key output of each subcommand.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+
+function(expect rc_want pattern)
+  execute_process(COMMAND ${AGENT} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  WORKING_DIRECTORY ${WORK})
+  if(NOT rc EQUAL rc_want)
+    message(FATAL_ERROR "${AGENT} ${ARGN}: exit ${rc}, expected ${rc_want}\n${out}\n${err}")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "${AGENT} ${ARGN}: output does not match '${pattern}'\n${out}\n${err}")
+  endif()
+endfunction()
+
+expect(0 "suites in" suites)
+expect(0 "^{\"suites\":\\[" suites --json)
+expect(2 "unknown command" frobnicate)
+expect(2 "unknown option '--nope'" run --suite all --nope)
+expect(2 "list them with '.*suites'" run --suite TLS-NO-SUCH-SUITE)
+expect(2 "unknown suite" run --suite 0xFFFF)
+expect(2 "--record must be 1 .. 16384" run --suite all --record 16385)
+expect(2 "allowed: default, secp256r1" run --suite all --group p256)
+expect(2 "allowed: auto, rsa2048" run --suite all --credential rsa1024)
+expect(2 "expects a number" run --suite all --reps ten)
+expect(2 "cannot read" dump ${WORK}/missing.bin)
+expect(0 "usage:" help)
+# A real run with a frame file, a tree, and its dump.
+expect(0 "OK .*median handshake CPU" run --suite all --out ${WORK}/all.bin)
+execute_process(COMMAND ${AGENT} suites --json OUTPUT_VARIABLE suites_json)
+string(REGEX MATCH "\"name\":\"([^\"]+)\",[^}]*\"credentials\":\\[\"" m "${suites_json}")
+set(suite ${CMAKE_MATCH_1})
+expect(0 "REPETITION.*HANDSHAKE.*PEER_TURN.*SEND.*RECORD_WRITE.*CLOSE" run --suite ${suite} --reps 3 --tree
+       --out ${WORK}/one.bin)
+expect(0 "REP config 0 index 2 status OK.*RECORD_READ" dump ${WORK}/one.bin)
+file(WRITE ${WORK}/junk.bin "not a frame stream")
+expect(3 "bad magic.*offset 0" dump ${WORK}/junk.bin)
