@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Group-by: pool configurations sharing a suite property (key exchange, authentication,
+bulk cipher, MAC/hash) and summarise a measure per group, e.g. "median record-write
+processing by hash, coloured by cipher"."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .load import Dataset
+from .results import Samples
+from .stats import Summary, rng_for, summarize
+from .winners import QUESTIONS, Question, question_samples
+
+# Suite properties one can group by (columns of the `config` table).
+PROPERTIES = ("key_exchange", "authentication", "cipher", "mac")
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    key: tuple[str, ...]     # values of `by`, e.g. ("SHA256", "AES-128-GCM")
+    configs: tuple[int, ...]
+    summary: Summary
+
+
+@dataclass(frozen=True)
+class GroupTable:
+    question: Question        # the measure grouped
+    by: tuple[str, ...]       # properties; the first is the bar axis, the second the colour
+    rows: list[GroupRow]
+
+
+def group_by(ds: Dataset, smp: Samples, q: Question, by: tuple[str, ...], seed: int) -> GroupTable:
+    vals = question_samples(smp, q)
+    keyed: dict[tuple[str, ...], list[int]] = {}
+    for cid in vals:
+        keyed.setdefault(tuple(str(getattr(ds.configs[cid], p)) for p in by), []).append(cid)
+    rows = []
+    for key, cids in sorted(keyed.items()):
+        pooled = np.concatenate([vals[c] for c in cids])
+        rows.append(GroupRow(key, tuple(cids), summarize(pooled, rng_for(seed, "group", q.title, *key), mean_ci=False)))
+    return GroupTable(q, by, rows)
+
+
+def default_group_tables(ds: Dataset, smp: Samples, seed: int) -> list[GroupTable]:
+    """Each winners question grouped by each property, coloured by the cipher (or the MAC
+    when grouping by cipher), skipping groupings with a single group."""
+    out = []
+    for q in QUESTIONS:
+        for p in PROPERTIES:
+            colour = "mac" if p == "cipher" else "cipher"
+            t = group_by(ds, smp, q, (p, colour), seed)
+            if len({r.key[0] for r in t.rows}) > 1:
+                out.append(t)
+    return out

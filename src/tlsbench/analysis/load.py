@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Read an experiment store (read-only) into arrays: the input of every analysis.
+
+Analysis never writes to the store and never re-runs anything: a report is a pure function
+of the file. Slices are derived in memory on each load (≈ 0.5 s per million events, see
+docs/benchmarks.md), so no derived table can go stale and no migration is needed.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .slices import Events, Slices, build_slices, decode_many
+from .vocab import vocab
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Tracer self-calibration from an agent's HELLO (docs/protocol.md)."""
+
+    event_cost_ns: float   # mean cost of recording one event
+    empty_span_ns: float   # what an empty START/STOP pair measures
+    known: bool            # False: the HELLO had none, nothing is subtracted
+
+
+@dataclass(frozen=True)
+class Config:
+    """One measured configuration (a row of the `config` table)."""
+
+    id: int
+    key: str
+    library: str
+    suite_id: int
+    suite_name: str
+    key_exchange: str
+    authentication: str
+    cipher: str
+    mac: str
+    min_version: str
+    max_version: str
+    grp: str
+    credential: str
+    transport: str
+    direction: str
+    total_bytes: int
+    record_size: int
+    repetitions: int
+
+    @property
+    def label(self) -> str:
+        """Short display name: the suite, plus group/credential when they vary."""
+        return f"{self.suite_name} [{self.grp}, {self.credential}]"
+
+
+@dataclass
+class Reps:
+    """The `repetition` table as arrays (one index per repetition, ordered by id)."""
+
+    id: np.ndarray
+    config_id: np.ndarray
+    idx: np.ndarray
+    round: np.ndarray
+    agent_id: np.ndarray     # −1 when unknown
+    status: np.ndarray       # spec [status] names (object array)
+    flags: np.ndarray
+    error_code: np.ndarray
+    bytes_c2s: np.ndarray    # −1 when unknown
+    bytes_s2c: np.ndarray
+    dropped: np.ndarray
+    handshake_wall_ns: np.ndarray
+    handshake_cpu_ns: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+
+@dataclass
+class Dataset:
+    """Everything one report needs from one store."""
+
+    path: Path
+    experiment: dict            # the experiment row (host_json parsed into "host")
+    agents: dict[int, dict]     # agent id -> row with "hello" parsed
+    configs: dict[int, Config]
+    reps: Reps
+    events: Events
+    slices: Slices
+    calib: dict[int, Calibration] = field(default_factory=dict)  # agent id -> calibration
+
+    @property
+    def name(self) -> str:
+        return str(self.experiment.get("name", self.path.stem))
+
+    def rep_index(self, rep_ids: np.ndarray) -> np.ndarray:
+        """Positions in `reps` of repetition ids."""
+        return np.searchsorted(self.reps.id, rep_ids)
+
+    def excluded_mask(self, include_flagged: bool = False) -> np.ndarray:
+        """Per repetition: True when excluded from statistics (status != OK, or a
+        TRACE_OVERFLOW/RETRANSMITTED flag), unless include_flagged."""
+        if include_flagged:
+            return np.zeros(len(self.reps), dtype=bool)
+        return (self.reps.status != ok_status()) | ((self.reps.flags & excluding_flags()) != 0)
+
+
+def ok_status() -> str:
+    """The status name a successful repetition has (value 0 in spec [status])."""
+    return next(k for k, v in vocab().status.items() if v == 0)
+
+
+def excluding_flags() -> int:
+    """Flag bits that exclude a repetition from statistics by default."""
+    f = vocab().flags
+    return f["TRACE_OVERFLOW"] | f["RETRANSMITTED"]
+
+
+def connect_ro(path: str | Path) -> sqlite3.Connection:
+    """Open a store read-only (falls back to a plain connection for a WAL file whose -shm
+    cannot be created read-only; only SELECTs are issued either way)."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no experiment store at {p}")
+    try:
+        db = sqlite3.connect(p.resolve().as_uri() + "?mode=ro", uri=True)
+        db.execute("SELECT 1 FROM experiment LIMIT 1")
+    except sqlite3.OperationalError:
+        db = sqlite3.connect(p)
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def _calibration(hello: dict) -> Calibration:
+    tr = hello.get("tracer") or {}
+    e, c = tr.get("empty_span_ns"), tr.get("event_cost_ns")
+    if not tr.get("enabled", True) or e is None:
+        return Calibration(0.0, 0.0, False)
+    return Calibration(float(c if c is not None else e), float(e), True)
+
+
+def _col(rows: list[sqlite3.Row], name: str, dtype, default=-1) -> np.ndarray:
+    return np.array([default if r[name] is None else r[name] for r in rows], dtype=dtype)
+
+
+def load(path: str | Path, rep_ids: list[int] | None = None) -> Dataset:
+    """Load a store; ``rep_ids`` restricts the traces decoded (exports of a few reps)."""
+    db = connect_ro(path)
+    exp = dict(db.execute("SELECT * FROM experiment").fetchone() or {})
+    exp["host"] = json.loads(exp.get("host_json") or "{}")
+    agents = {}
+    for r in db.execute("SELECT * FROM agent ORDER BY id"):
+        a = dict(r)
+        a["hello"] = json.loads(a.get("hello_json") or "{}")
+        agents[a["id"]] = a
+    cfields = Config.__dataclass_fields__
+    configs = {r["id"]: Config(**{k: r[k] for k in cfields})
+               for r in db.execute("SELECT * FROM config ORDER BY id")}
+    rows = db.execute("SELECT * FROM repetition ORDER BY id").fetchall()
+    reps = Reps(
+        id=_col(rows, "id", np.int64), config_id=_col(rows, "config_id", np.int64),
+        idx=_col(rows, "idx", np.int64), round=_col(rows, "round", np.int64),
+        agent_id=_col(rows, "agent_id", np.int64),
+        status=np.array([r["status"] for r in rows], dtype=object),
+        flags=_col(rows, "flags", np.int64, 0), error_code=_col(rows, "error_code", np.int64, 0),
+        bytes_c2s=_col(rows, "bytes_c2s", np.int64), bytes_s2c=_col(rows, "bytes_s2c", np.int64),
+        dropped=_col(rows, "dropped_events", np.int64, 0),
+        handshake_wall_ns=_col(rows, "handshake_wall_ns", np.int64),
+        handshake_cpu_ns=_col(rows, "handshake_cpu_ns", np.int64),
+    )
+    q = "SELECT repetition_id, records FROM trace ORDER BY repetition_id"
+    if rep_ids is not None:
+        wanted = sorted({int(r) for r in rep_ids})
+        q = f"SELECT repetition_id, records FROM trace WHERE repetition_id IN ({','.join('?' * len(wanted))}) ORDER BY repetition_id"
+        traces = db.execute(q, wanted).fetchall()
+    else:
+        traces = db.execute(q).fetchall()
+    db.close()
+    events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+    return Dataset(path=Path(path), experiment=exp, agents=agents, configs=configs, reps=reps,
+                   events=events, slices=build_slices(events),
+                   calib={aid: _calibration(a["hello"]) for aid, a in agents.items()})

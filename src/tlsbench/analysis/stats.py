@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Small, cited statistics for benchmark samples (numpy/scipy, vectorised).
+
+- Summary: n, median, mean, σ, IQR, min, p95, max, 95% bootstrap CIs of median and mean.
+- Outliers: Tukey fences (Tukey 1977, *Exploratory Data Analysis*): mild beyond 1.5 IQR,
+  severe beyond 3 IQR; counted, never dropped (cf. hyperfine src/outlier_detection.rs,
+  which counts and warns rather than removing).
+- Bootstrap of the median: the percentile bootstrap resamples the data; the resampled
+  median's distribution is known in closed form (Efron 1982, *The Jackknife, the
+  Bootstrap and Other Resampling Plans*, §5.2): P(X*₍ₖ₎ ≤ x₍ⱼ₎) = P(Binom(n, j/n) ≥ k).
+  We draw B seeded medians from that distribution (inverse CDF), which is the same
+  distribution as resampling B times, at O(n + B log n) instead of O(B n). For even n
+  the two middle order statistics are drawn with one shared uniform (comonotone coupling).
+- Bootstrap of the mean: seeded resampling (percentile interval; cf. asv asv/_stats.py,
+  which also uses resampling for its confidence intervals). Above 2·10⁶ draws (n > 2000 at
+  1000 resamples) the resampled mean is drawn from its normal limit N(x̄, σ̂²/n).
+- Ratios of medians (comparisons, winners): independent bootstrap draws of both medians.
+- Repetitions needed: CI half-widths shrink as 1/√n.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+CONFIDENCE = 0.95
+N_BOOT = 4000          # bootstrap draws (medians are cheap: see module docstring)
+N_BOOT_MEAN = 1000     # resamples for the mean (each costs n draws)
+MAX_RESAMPLED = 2_000_000  # n × resamples above which the mean's bootstrap uses its normal limit
+NOISE_FLOOR = 0.01     # a ratio within ±1% of 1 is "no difference", whatever its CI
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Descriptive statistics of one sample (ns unless stated)."""
+
+    n: int                       # values used (after exclusions)
+    median: float
+    mean: float
+    sd: float                    # sample standard deviation (ddof=1; 0 for n=1)
+    q1: float
+    q3: float
+    iqr: float                   # q3 − q1
+    min: float
+    p95: float
+    max: float
+    median_ci: tuple[float, float]  # 95% bootstrap CI of the median
+    mean_ci: tuple[float, float]    # 95% bootstrap CI of the mean (NaN if not computed)
+    mild: int                    # Tukey mild outliers (1.5–3 IQR beyond the quartiles)
+    severe: int                  # Tukey severe outliers (> 3 IQR beyond the quartiles)
+    excluded: int = 0            # flagged repetitions left out (set by the caller)
+
+    @property
+    def median_ci_pct(self) -> float:
+        """CI half-width as ± % of the median (as papers quote it)."""
+        return _half_pct(self.median_ci, self.median)
+
+    @property
+    def mean_ci_pct(self) -> float:
+        return _half_pct(self.mean_ci, self.mean)
+
+
+def _half_pct(ci: tuple[float, float], est: float) -> float:
+    return 100.0 * (ci[1] - ci[0]) / 2 / abs(est) if est else math.nan
+
+
+NAN2 = (math.nan, math.nan)
+
+
+def tukey_counts(x: np.ndarray) -> tuple[int, int]:
+    """(mild, severe) outlier counts by Tukey's fences on the sample's quartiles."""
+    if len(x) < 4:
+        return 0, 0
+    q1, q3 = np.percentile(x, [25, 75])
+    iqr = q3 - q1
+    beyond = np.maximum(q1 - x, x - q3)  # distance outside the box (≤ 0 inside)
+    severe = int(np.count_nonzero(beyond > 3.0 * iqr))
+    return int(np.count_nonzero(beyond > 1.5 * iqr)) - severe, severe
+
+
+def _order_stat_cdf(n: int, k: int) -> np.ndarray:
+    """CDF of the rank of the k-th order statistic (1-based) of a bootstrap resample:
+    element j (0-based) is P(X*₍ₖ₎ ≤ x₍ⱼ₊₁₎) = P(Binom(n, (j+1)/n) ≥ k)."""
+    p = np.arange(1, n + 1) / n
+    cdf = sps.binom.sf(k - 1, n, p)
+    cdf[-1] = 1.0
+    return np.maximum.accumulate(cdf)
+
+
+def boot_medians(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) -> np.ndarray:
+    """n_boot draws of the bootstrap median of x (same distribution as resampling)."""
+    xs = np.sort(np.asarray(x, dtype=np.float64))
+    n = len(xs)
+    if n == 0:
+        return np.full(n_boot, math.nan)
+    u = rng.random(n_boot)
+    lo = np.searchsorted(_order_stat_cdf(n, (n + 1) // 2), u)
+    if n % 2:
+        return xs[lo]
+    hi = np.searchsorted(_order_stat_cdf(n, n // 2 + 1), u)
+    return (xs[np.minimum(lo, n - 1)] + xs[np.minimum(hi, n - 1)]) / 2
+
+
+def boot_means(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT_MEAN) -> np.ndarray:
+    """n_boot resampled means of x (chunked so memory stays ~ 8 MB)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        return np.full(n_boot, math.nan)
+    if n * n_boot > MAX_RESAMPLED:
+        # Normal limit of the resampled mean (its skewness is skew(x)/√n: negligible here).
+        return rng.normal(x.mean(), x.std(ddof=0) / math.sqrt(n), n_boot)
+    chunk = max(1, 1_000_000 // n)
+    out = np.empty(n_boot)
+    for s in range(0, n_boot, chunk):
+        m = min(chunk, n_boot - s)
+        out[s:s + m] = x[rng.integers(0, n, size=(m, n), dtype=np.int64)].mean(axis=1)
+    return out
+
+
+def percentile_ci(draws: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    a = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(draws, [a, 100 - a])
+    return float(lo), float(hi)
+
+
+def rng_for(seed: int, *key: object) -> np.random.Generator:
+    """A generator seeded by the experiment's seed and a stable key (the group's name), so
+    each group's interval is reproducible and independent of evaluation order."""
+    digest = hashlib.sha256("\x1f".join(map(str, key)).encode()).digest()
+    words = [seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF] + list(np.frombuffer(digest[:16], "<u4"))
+    return np.random.default_rng(words)
+
+
+def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
+              excluded: int = 0) -> Summary:
+    """Summary of one sample; ``mean_ci`` False skips the (costlier) resampling of the mean."""
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    n = len(x)
+    if n == 0:
+        nan = math.nan
+        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, NAN2, NAN2, 0, 0, excluded)
+    q1, med, q3, p95 = np.percentile(x, [25, 50, 75, 95])
+    mild, severe = tukey_counts(x)
+    mean = float(x.mean())
+    return Summary(
+        n=n, median=float(med), mean=mean, sd=float(x.std(ddof=1)) if n > 1 else 0.0,
+        q1=float(q1), q3=float(q3), iqr=float(q3 - q1), min=float(x.min()), p95=float(p95),
+        max=float(x.max()),
+        median_ci=percentile_ci(boot_medians(x, rng)),
+        mean_ci=percentile_ci(boot_means(x, rng)) if mean_ci else NAN2,
+        mild=mild, severe=severe, excluded=excluded,
+    )
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """median(B) / median(A) with its bootstrap CI and a verdict."""
+
+    ratio: float
+    ci: tuple[float, float]
+    verdict: str        # one of VERDICTS
+    significant: bool   # CI excludes 1 and |ratio − 1| ≥ noise floor
+
+
+# Verdict of a ratio B/A of times: below 1 means B takes less time.
+VERDICTS = ("faster", "slower", "no difference")
+
+
+def ratio_of_medians(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+                     noise_floor: float = NOISE_FLOOR, n_boot: int = N_BOOT) -> Ratio:
+    """Ratio of medians B/A, percentile bootstrap CI from independent median draws."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) == 0 or len(b) == 0:
+        return Ratio(math.nan, NAN2, "no difference", False)
+    ma, mb = np.median(a), np.median(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = mb / ma
+        draws = boot_medians(b, rng, n_boot) / boot_medians(a, rng, n_boot)
+    ci = percentile_ci(draws[np.isfinite(draws)]) if np.isfinite(draws).any() else NAN2
+    sig = bool((ci[1] < 1 or ci[0] > 1) and abs(r - 1) >= noise_floor)
+    return Ratio(float(r), ci, verdict(r, sig), sig)
+
+
+def verdict(ratio: float, significant: bool) -> str:
+    if not significant:
+        return VERDICTS[2]
+    return VERDICTS[0] if ratio < 1 else VERDICTS[1]
+
+
+def cis_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return not (a[1] < b[0] or b[1] < a[0])
+
+
+def reps_to_separate(a: Summary, b: Summary) -> float:
+    """Repetitions per candidate after which the two medians' CIs would no longer overlap,
+    assuming each half-width shrinks as 1/√n (inf when the medians are equal)."""
+    gap = abs(a.median - b.median)
+    if not gap or not a.n or not b.n:
+        return math.inf
+    hw = lambda s: (s.median_ci[1] - s.median_ci[0]) / 2 * math.sqrt(s.n)  # noqa: E731
+    return float(math.ceil(((hw(a) + hw(b)) / gap) ** 2))
+
+
+def separation_advice(name_a: str, a: Summary, name_b: str, b: Summary) -> str | None:
+    """A warning that says what to do when two medians' CIs overlap, else None."""
+    if not cis_overlap(a.median_ci, b.median_ci):
+        return None
+    gap = 100 * abs(a.median - b.median) / min(abs(a.median), abs(b.median) or 1)
+    width = max(a.median_ci_pct, b.median_ci_pct)
+    need = reps_to_separate(a, b)
+    tail = ("the medians are equal: no number of repetitions separates them" if math.isinf(need)
+            else f"about {int(need)} repetitions each would separate them")
+    return (f"CI ±{width:.1f}% is wider than the {gap:.1f}% gap between {name_a} and {name_b}; "
+            f"{tail}")
+
+
+@dataclass
+class Sample:
+    """A sample with the count of values excluded before it was taken."""
+
+    values: np.ndarray
+    excluded: int = 0
+    meta: dict = field(default_factory=dict)
