@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The tlsbench command line: a table of contents of the pipeline.
+
+    plan (TOML) -> run (controller, agent, store) -> status / trace -> report / export
+
+Each command is a few calls into the module that does the work. Other commands (report,
+export, compare) attach to the same `main` group from their own modules."""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import click
+import tomli_w
+from rich.console import Console
+
+from tlsbench import __version__, agents, controller, plan, status, views
+from tlsbench.spec import SpecMismatch
+from tlsbench.store.sqlite import StoreError
+
+console = Console()
+err_console = Console(stderr=True)
+# Errors a user can act on: printed as one clear message, exit status 1, no traceback.
+USER_ERRORS = (plan.PlanError, agents.AgentError, StoreError, SpecMismatch, controller.ControllerError)
+
+agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=agents.AGENT_DIR_ENV,
+                                help=f"Directory of the agent binaries (default: ${agents.AGENT_DIR_ENV}, "
+                                     "next to the Python interpreter, PATH).")
+output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
+                             help="Parent folder of experiment folders (default: the plan's `output`).")
+
+
+class Group(click.Group):
+    """Turns the user errors above into one red line instead of a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            err_console.print(f"[red]error:[/] {exc}", highlight=False)
+            sys.exit(1)
+
+
+@click.group(cls=Group)
+@click.version_option(__version__, prog_name="tlsbench")
+def main() -> None:
+    """Measure what TLS costs on a constrained device, per handshake step and crypto operation."""
+
+
+@main.command()
+@click.option("--library", type=click.Choice(agents.LIBRARIES), default=agents.LIBRARIES[0], show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the SUITES frame as JSON.")
+@agent_dir_option
+def suites(library: str, as_json: bool, agent_dir: str | None) -> None:
+    """List the cipher suites an agent's build supports (from its SUITES frame)."""
+    hello, suite_list = agents.query_suites(library, agent_dir)
+    if as_json:
+        click.echo(json.dumps({"suites": suite_list}, indent=2))
+    else:
+        console.print(views.suites_table(hello, suite_list))
+
+
+@main.command()
+@click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
+@click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
+@output_option
+@agent_dir_option
+def run(plan_file: str | None, resume: bool, output: str | None, agent_dir: str | None) -> None:
+    """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
+    loaded = plan.load(plan_file)
+    with views.ProgressObserver(console) as observer:
+        summary = controller.run_experiment(loaded, output, resume, agent_dir, observer)
+    views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
+    if summary.interrupted:
+        sys.exit(130)
+
+
+def _resume_command(plan_file: str | None, output: Path) -> str:
+    parts = ["tlsbench", "run"] + ([plan_file] if plan_file else []) + ["--resume", "--output", str(output)]
+    return shlex.join(parts)
+
+
+@main.command(name="status")
+@click.argument("experiment", required=False)
+@output_option
+@click.option("--all", "all_configs", is_flag=True, help="List every configuration, not only those with problems.")
+def status_command(experiment: str | None, output: str | None, all_configs: bool) -> None:
+    """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
+    default = plan.load().plan
+    folder = status.find_experiment(experiment or default.name, output or default.output)
+    for table in views.status_tables(status.read_status(folder), all_configs):
+        console.print(table)
+
+
+@main.group()
+def trace() -> None:
+    """Look at stored traces."""
+
+
+@trace.command(name="show")
+@click.argument("experiment")
+@click.option("--config", "config", help="Configuration key, or a suite name / fnmatch pattern.")
+@click.option("--rep", "rep", type=click.IntRange(min=0), default=0, show_default=True, help="Repetition index.")
+@output_option
+def trace_show(experiment: str, config: str | None, rep: int, output: str | None) -> None:
+    """One repetition as a tree: steps with their crypto operations and I/O, both peers."""
+    from tlsbench.analysis.slices import format_blob  # numpy is only loaded when needed
+
+    folder = status.find_experiment(experiment, output or plan.load().plan.output)
+    stored = status.read_repetition(folder, config, rep)
+    row = stored.row
+    console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
+                  + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False)
+    click.echo(format_blob(stored.records, int(row["id"])) if stored.records else "(no trace records)")
+
+
+@main.group(name="plan")
+def plan_group() -> None:
+    """Inspect plans."""
+
+
+@plan_group.command(name="show")
+@click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True)
+def plan_show(plan_file: str | None, fmt: str) -> None:
+    """The fully resolved plan, every default filled in."""
+    resolved = plan.load(plan_file).plan.resolved()
+    click.echo(tomli_w.dumps(resolved) if fmt == "toml" else json.dumps(resolved, indent=2))
+
+
+if __name__ == "__main__":
+    main()

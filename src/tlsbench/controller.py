@@ -1,0 +1,417 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The controller: plan -> configurations -> schedule -> RUN batches -> stored repetitions.
+
+Design (docs/host.md): every repetition is stored in its own transaction as it arrives, so
+the store is always consistent and a resume only needs the set of stored (config, idx).
+An agent that dies or sends a corrupt frame costs exactly the repetition in flight, which
+is stored as AGENT_DIED with the reason; the agent is restarted and the sweep goes on."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import signal
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
+
+from tlsbench import __version__, protocol, schedule
+from tlsbench import spec as specmod
+from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
+from tlsbench.plan import LoadedPlan, select_suites
+from tlsbench.store.sqlite import ConfigRow, Experiment, RepetitionRow, Store, StoreError
+
+MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
+HANG_TIMEOUT_S = 120.0  # no frame for this long during a batch: the agent is killed
+# Key exchanges that negotiate a group, and the IANA Supported Groups range they draw
+# from (1-255 elliptic curves, 256-511 finite-field groups, RFC 7919).
+GROUP_RANGES = {"ECDHE": range(1, 256), "DHE": range(256, 512)}
+# ERROR codes that mean "this configuration cannot run here" (skip it, report it) rather
+# than a controller bug.
+SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
+
+
+class ControllerError(RuntimeError):
+    """The run cannot go on (after what was stored so far, which stays valid)."""
+
+
+class Interrupted(Exception):
+    """The user asked to stop; raised after the store was left consistent."""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One measured configuration: a `config` row plus the RUN fields it maps to."""
+
+    row: ConfigRow
+    suite_id: int
+    group: int  # spec [group] value
+    credential: int  # spec [credential] value (resolved: never auto)
+    direction: int
+    transport: int
+
+    @property
+    def key(self) -> str:
+        return self.row.key
+
+    def request(self, config_id: int, batch: schedule.Batch, warmup: int) -> protocol.RunRequest:
+        return protocol.RunRequest(config_id, self.suite_id, self.group, self.credential, self.direction,
+                                   self.transport, batch.count, warmup, self.row.total_bytes,
+                                   self.row.record_size, batch.first_index)
+
+
+@dataclass
+class Resolution:
+    """What a plan means against one agent build."""
+
+    configs: list[Configuration]
+    not_runnable: list[str]  # suites the agent lists but cannot run (with why)
+    not_applicable: Counter[str] = field(default_factory=Counter)  # matrix cells skipped, by reason
+
+
+def group_applies(key_exchange: str, group: int) -> bool:
+    if group == 0:  # the agent's default for the suite
+        return True
+    allowed = GROUP_RANGES.get(key_exchange.split("-")[0].upper())
+    return allowed is not None and group in allowed
+
+
+def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
+               total_bytes: int, record_size: int) -> str:
+    return f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
+
+
+def resolve(loaded: LoadedPlan, suites: Sequence[Mapping[str, Any]]) -> Resolution:
+    """The plan's matrix (suite × group × credential × payload) against the agent's SUITES."""
+    s, plan = specmod.load(), loaded.plan
+    out = Resolution([], [])
+    seen: set[str] = set()
+    for suite in select_suites(loaded, suites):
+        usable = list(suite.get("credentials", []))
+        if not usable:
+            out.not_runnable.append(f"{suite['name']}: {suite.get('why_unsupported') or 'no usable credential in this agent'}")
+            continue
+        for grp in plan.groups:
+            if not group_applies(suite["key_exchange"], s.groups.value(grp)):
+                out.not_applicable[f"group {grp} does not apply to {suite['key_exchange']} key exchange"] += 1
+                continue
+            for wanted in plan.credentials:
+                cred = usable[0] if wanted == s.credentials.name(s.credentials.auto) else wanted
+                if cred not in usable:
+                    out.not_applicable[f"credential {cred} not usable by the suite"] += 1
+                    continue
+                for pay in plan.payload:
+                    key = config_key(plan.library, suite["name"], grp, cred, plan.transport, pay.direction,
+                                     pay.total_bytes, pay.record_size)
+                    if key in seen:  # e.g. "auto" and the credential it resolves to
+                        continue
+                    seen.add(key)
+                    row = ConfigRow(key, plan.library, suite["id"], suite["name"], suite["key_exchange"],
+                                    suite["authentication"], suite["cipher"], suite["mac"],
+                                    suite["min_version"], suite["max_version"], grp, cred, plan.transport,
+                                    pay.direction, pay.total_bytes, pay.record_size, plan.repetitions)
+                    out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
+                                                     s.directions.value(pay.direction), s.transports.value(plan.transport)))
+    return out
+
+
+def host_facts() -> dict[str, Any]:
+    cpu = ""
+    try:
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"host": socket.gethostname(), "system": platform.system(), "kernel": platform.release(),
+            "machine": platform.machine(), "cpu": cpu, "cpus": os.cpu_count(),
+            "python": platform.python_version(), "tlsbench": __version__}
+
+
+class Observer(Protocol):
+    """What the controller reports while it runs (the CLI draws a progress bar)."""
+
+    def start(self, total: int, done: int, configs: int) -> None: ...
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None: ...
+    def stored(self, config: str, idx: int, status: str, agent: AgentProcess) -> None: ...
+    def note(self, message: str) -> None: ...
+
+
+class QuietObserver:
+    def start(self, total: int, done: int, configs: int) -> None: pass
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None: pass
+    def stored(self, config: str, idx: int, status: str, agent: AgentProcess) -> None: pass
+    def note(self, message: str) -> None: pass
+
+
+@dataclass
+class RunSummary:
+    """What one `tlsbench run` did."""
+
+    folder: Path
+    planned: int = 0  # repetitions of all runnable configs
+    already: int = 0  # stored before this run started (resume)
+    stored: int = 0  # stored by this run
+    failed: int = 0  # stored with a status other than OK (by this run)
+    agent_deaths: int = 0
+    skipped_configs: dict[str, str] = field(default_factory=dict)  # key -> why
+    not_runnable: list[str] = field(default_factory=list)
+    not_applicable: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+class _AgentDied(Exception):
+    """Internal: the agent stopped answering properly while repetition `idx` was in flight."""
+
+    def __init__(self, idx: int, reason: str):
+        super().__init__(reason)
+        self.idx = idx
+        self.reason = reason
+
+
+class StopFlag:
+    """Set by the first Ctrl-C; a second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+class Controller:
+    """Runs one plan into one store with one agent (restarted when it dies)."""
+
+    def __init__(self, loaded: LoadedPlan, store: Store, agent_path: Path, observer: Observer | None = None,
+                 stop: StopFlag | None = None, hang_timeout: float = HANG_TIMEOUT_S):
+        self.loaded = loaded
+        self.plan = loaded.plan
+        self.store = store
+        self.agent_path = agent_path
+        self.observer = observer or QuietObserver()
+        self.stop = stop or StopFlag()
+        self.hang_timeout = hang_timeout
+        self.spec = specmod.load()
+        self.agent: AgentProcess | None = None
+        self.agent_id = 0
+        self.config_ids: dict[str, int] = {}
+        self.configs: dict[str, Configuration] = {}
+        self.deaths: Counter[str] = Counter()  # consecutive deaths per config
+        self._last_frame = time.monotonic()
+        self._watch = False
+        self._hung = False
+        self.prepared: tuple[Resolution, list[schedule.Batch]] | None = None
+
+    # ------------------------------------------------------------------ agents
+    def _start_agent(self) -> AgentProcess:
+        agent = AgentProcess.start(self.agent_path)
+        self.agent = agent
+        self.agent_id = self.store.add_agent(self.plan.library, self.agent_path.name, agent.pid,
+                                             agent.hello_raw, agent.suites_raw)
+        return agent
+
+    def _end_agent(self, reason: str) -> None:
+        if self.agent is not None:
+            self.store.end_agent(self.agent_id, reason)
+            self.agent.close()
+            self.agent = None
+
+    def _watchdog(self) -> None:
+        """Kills an agent that sends nothing for hang_timeout during a batch (a hang
+        would otherwise block the sweep forever); the death path then records it."""
+        while self._watch:
+            time.sleep(min(1.0, self.hang_timeout / 4))
+            agent = self.agent
+            if self._watch and agent and time.monotonic() - self._last_frame > self.hang_timeout:
+                self._hung = True
+                agent.kill()
+
+    # ------------------------------------------------------------------ setup
+    def prepare(self) -> tuple[Resolution, list[schedule.Batch]]:
+        """Experiment row, agent, configurations and the pending schedule."""
+        plan_json = self.plan.resolved_json()
+        self.store.init_experiment(Experiment(self.plan.name, self.loaded.text, plan_json,
+                                              hashlib.sha256(plan_json.encode()).hexdigest(),
+                                              self.plan.seed, json.dumps(host_facts())))
+        agent = self._start_agent()
+        resolution = resolve(self.loaded, agent.suites)
+        for config in resolution.configs:
+            config_id = self.store.upsert_config(config.row)
+            self.store.set_skip_reason(config_id, None)  # a resume tries again
+            self.config_ids[config.key] = config_id
+            self.configs[config.key] = config
+        by_id = {v: k for k, v in self.config_ids.items()}
+        done = {by_id[c]: idx for c, idx in self.store.done().items() if c in by_id}
+        batches = schedule.build(self.configs, self.plan.repetitions, self.plan.rounds, self.plan.seed)
+        self.prepared = resolution, schedule.pending(batches, done)
+        return self.prepared
+
+    # ------------------------------------------------------------------ the sweep
+    def run(self) -> RunSummary:
+        started = time.monotonic()
+        summary = RunSummary(self.store.path.parent)
+        try:
+            resolution, batches = self.prepared or self.prepare()
+            summary.not_runnable = resolution.not_runnable
+            summary.not_applicable = dict(resolution.not_applicable)
+            summary.planned = len(self.configs) * self.plan.repetitions
+            todo = sum(b.count for b in batches)
+            summary.already = summary.planned - todo
+            self.observer.start(summary.planned, summary.already, len(self.configs))
+            self._watch = True
+            threading.Thread(target=self._watchdog, daemon=True).start()
+            for batch in batches:
+                if self.stop.requested:
+                    summary.interrupted = True
+                    break
+                if batch.config in summary.skipped_configs:
+                    continue
+                self._run_batch(batch, summary)
+            summary.interrupted = summary.interrupted or self.stop.requested
+        finally:
+            self._watch = False
+            if self.agent is not None:
+                code = self.agent.quit()
+                self._end_agent("interrupted" if self.stop.requested else f"quit (exit code {code})")
+            summary.seconds = time.monotonic() - started
+        return summary
+
+    def _run_batch(self, batch: schedule.Batch, summary: RunSummary) -> None:
+        """One RUN request; continues after an agent death with the next repetition."""
+        config = self.configs[batch.config]
+        config_id = self.config_ids[batch.config]
+        next_idx, end = batch.first_index, batch.first_index + batch.count
+        while next_idx < end and not self.stop.requested:
+            part = schedule.Batch(batch.config, batch.round, next_idx, end - next_idx)
+            self.observer.batch(batch.config, batch.round, next_idx, part.count)
+            try:
+                next_idx = self._exchange(config, config_id, part, summary)
+            except AgentRejected as rejected:
+                self._skip(batch.config, config_id, f"agent refused: {rejected}", summary,
+                           fatal=rejected.code not in SKIPPABLE_ERRORS)
+                return
+            except _AgentDied as died:
+                next_idx = self._record_death(batch, config_id, died.idx, died.reason, summary)
+                if batch.config in summary.skipped_configs:
+                    return
+
+    def _exchange(self, config: Configuration, config_id: int, batch: schedule.Batch, summary: RunSummary) -> int:
+        """Sends RUN and stores REPs until DONE. Returns the index after the last stored
+        repetition (== end of the batch unless stopped)."""
+        agent = self.agent or self._start_agent()
+        expected, end = batch.first_index, batch.first_index + batch.count
+        self._last_frame = time.monotonic()
+        try:
+            agent.run(config.request(config_id, batch, self.plan.warmup))
+        except (BrokenPipeError, OSError) as exc:
+            raise _AgentDied(expected, f"cannot send RUN: {exc}; {agent.death_reason()}") from None
+        frames = self.spec.frames
+        while True:
+            try:
+                frame = agent.read_frame()
+            except protocol.FrameError as exc:
+                raise _AgentDied(expected, f"corrupt frame: {exc}; {agent.death_reason()}") from None
+            self._last_frame = time.monotonic()
+            if frame is None:
+                hang = f"no frame for {self.hang_timeout:.0f} s, killed as hung; " if self._hung else ""
+                self._hung = False
+                raise _AgentDied(expected, f"{hang}end of stream; {agent.death_reason()}")
+            if frame.type == frames.REP:
+                self._store_rep(frame, config_id, batch, expected, summary)
+                expected += 1
+                if self.stop.requested:
+                    return expected
+            elif frame.type == frames.DONE:
+                if expected != end:
+                    raise _AgentDied(expected, f"protocol violation: DONE after {expected - batch.first_index} "
+                                               f"of {batch.count} repetitions (frame at offset {frame.offset})")
+                return expected
+            elif frame.type == frames.ERROR:
+                raise AgentRejected(frame.json())
+            else:
+                raise _AgentDied(expected, f"protocol violation: unexpected {frame.type_name} frame "
+                                           f"at offset {frame.offset} during a RUN")
+
+    def _store_rep(self, frame: protocol.Frame, config_id: int, batch: schedule.Batch, expected: int,
+                   summary: RunSummary) -> None:
+        try:
+            rep = protocol.decode_rep(frame)
+        except protocol.FrameError as exc:
+            raise _AgentDied(expected, f"corrupt REP: {exc}") from None
+        h = rep.header
+        if (h.config_id, h.index) != (config_id, expected):
+            raise _AgentDied(expected, f"protocol violation: REP for config {h.config_id} repetition {h.index} "
+                                       f"where config {config_id} repetition {expected} was expected "
+                                       f"(frame at offset {frame.offset})")
+        status = self.spec.status.name(h.status)
+        failed_peer = self.spec.peers.by_value.get(h.failed_peer) if h.failed_peer != self.spec.peers.none else None
+        self.store.add_repetition(RepetitionRow(
+            config_id, h.index, batch.round, self.agent_id, status, failed_peer, h.error_code, None, h.flags,
+            h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.n_records,
+            h.dropped), rep.records)
+        self.deaths[batch.config] = 0
+        summary.stored += 1
+        summary.failed += h.status != self.spec.status.OK
+        assert self.agent is not None
+        self.observer.stored(batch.config, h.index, status, self.agent)
+
+    def _record_death(self, batch: schedule.Batch, config_id: int, idx: int, reason: str,
+                      summary: RunSummary) -> int:
+        """Stores the repetition in flight as AGENT_DIED, restarts the agent; returns the
+        next index to run."""
+        if self.agent is not None:
+            self.agent.kill()
+        self._end_agent(f"died: {reason}")
+        self.store.add_repetition(RepetitionRow(
+            config_id, idx, batch.round, self.agent_id, self.spec.status.name(self.spec.status.AGENT_DIED),
+            None, 0, reason, 0, None, None, None, None, None, 0, 0), b"")
+        summary.stored += 1
+        summary.failed += 1
+        summary.agent_deaths += 1
+        self.deaths[batch.config] += 1
+        self.observer.note(f"agent died during {batch.config} repetition {idx}: {reason}")
+        if self.deaths[batch.config] >= MAX_CONSECUTIVE_DEATHS:
+            self._skip(batch.config, config_id, f"given up after {MAX_CONSECUTIVE_DEATHS} consecutive agent "
+                                                f"deaths; last: {reason}", summary)
+        self._start_agent()
+        return idx + 1
+
+    def _skip(self, key: str, config_id: int, why: str, summary: RunSummary, fatal: bool = False) -> None:
+        if fatal:
+            raise ControllerError(f"{key}: {why}")
+        self.store.set_skip_reason(config_id, why)
+        summary.skipped_configs[key] = why
+        self.observer.note(f"skipping {key}: {why}")
+
+
+def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
+    return Path(output if output is not None else loaded.plan.output) / loaded.plan.name
+
+
+def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
+                   agent_dir: str | Path | None = None, observer: Observer | None = None) -> RunSummary:
+    """`tlsbench run`: the whole pipeline from a plan to a filled store."""
+    folder = experiment_folder(loaded, output)
+    if resume and not (folder / "tlsbench.db").exists():
+        raise ControllerError(f"nothing to resume in {folder}: run without --resume to start it")
+    agent_path = find_agent(loaded.plan.library, agent_dir)
+    stop = StopFlag()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, stop) if in_main else None
+    try:
+        with Store.in_folder(folder) as store:
+            return Controller(loaded, store, agent_path, observer, stop).run()
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
+__all__ = ["AgentError", "ControllerError", "StoreError", "run_experiment", "resolve", "Controller",
+           "experiment_folder", "RunSummary"]

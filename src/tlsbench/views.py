@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Terminal views of the host tool (rich): suite tables, the run's progress bar,
+status tables and run summaries. Pure presentation: no decisions are made here."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+from rich.table import Table
+
+from tlsbench.agents import AgentProcess
+from tlsbench.controller import RunSummary
+from tlsbench.status import ExperimentStatus
+
+SUITE_COLUMNS = ("name", "key_exchange", "authentication", "cipher", "mac")
+
+
+def suites_table(hello: Mapping[str, Any], suites: Sequence[Mapping[str, Any]]) -> Table:
+    title = (f"{hello.get('library_name', hello.get('library', '?'))} {hello.get('library_version', '')}: "
+             f"{len(suites)} suites (credentials: the first is what auto picks)")
+    table = Table(title=title, box=None)
+    table.add_column("id", justify="right", no_wrap=True)
+    for col in SUITE_COLUMNS:
+        table.add_column(col, no_wrap=col == "name")
+    table.add_column("versions")
+    table.add_column("credentials")
+    for s in suites:
+        versions = s["min_version"] if s["min_version"] == s["max_version"] else f"{s['min_version']}-{s['max_version']}"
+        creds = ", ".join(s.get("credentials", [])) or f"[red]cannot run: {s.get('why_unsupported', '?')}[/]"
+        table.add_row(f"0x{s['id']:04X}", *[str(s.get(c, "")) for c in SUITE_COLUMNS], versions, creds)
+    return table
+
+
+class ProgressObserver:
+    """A progress bar with ETA and the configuration being measured."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                 console=console, transient=False)
+        self.task = None
+
+    def __enter__(self) -> "ProgressObserver":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.stop()
+
+    def start(self, total: int, done: int, configs: int) -> None:
+        if done:
+            self.console.print(f"resuming: {done} of {total} repetitions already stored")
+        self.console.print(f"{configs} configurations, {total} repetitions planned")
+        self.task = self.progress.add_task("starting", total=total, completed=done)
+
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None:
+        suite = config.split("|")[1] if "|" in config else config
+        self.progress.update(self.task, description=f"round {round + 1} {suite[:48]:<48}")
+
+    def stored(self, config: str, idx: int, status: str, agent: AgentProcess) -> None:
+        self.progress.advance(self.task)
+
+    def note(self, message: str) -> None:
+        self.console.print(f"[yellow]{message}[/]")
+
+
+def print_summary(console: Console, summary: RunSummary, resume_command: str) -> None:
+    for line in summary.not_runnable:
+        console.print(f"[yellow]not runnable in this agent:[/] {line}")
+    for why, n in summary.not_applicable.items():
+        console.print(f"[dim]skipped {n} matrix cell(s): {why}[/]")
+    for key, why in summary.skipped_configs.items():
+        console.print(f"[red]skipped[/] {key}: {why}")
+    console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
+                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {summary.folder}")
+    if summary.interrupted:
+        console.print(f"[yellow]interrupted: the store is consistent; resume with:[/] {resume_command}")
+
+
+def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
+    head = Table(title=f"{st.name}  ({st.folder}, created {st.created_at}, seed {st.seed}, "
+                       f"{st.agents} agent process(es))")
+    for col in ("configs", "skipped", "stored", "planned", "failed", "flagged"):
+        head.add_column(col, justify="right")
+    skipped = sum(1 for c in st.configs if c.skip_reason)
+    head.add_row(str(len(st.configs)), str(skipped), str(st.stored), str(st.planned), str(st.failed), str(st.flagged))
+    rounds = Table(title="per round")
+    for col in ("round", "stored", "planned", "done"):
+        rounds.add_column(col, justify="right")
+    for r in st.rounds:
+        done = "✓" if r.stored >= r.planned else f"{100 * r.stored / max(r.planned, 1):.0f}%"
+        rounds.add_row(str(r.round + 1), str(r.stored), str(r.planned), done)
+    configs = Table(title="configurations" if all_configs else "configurations needing attention")
+    for col, just in (("id", "right"), ("suite", "left"), ("stored", "right"), ("planned", "right"),
+                      ("failed", "right"), ("flagged", "right"), ("note", "left")):
+        configs.add_column(col, justify=just)
+    for c in st.configs:
+        if all_configs or c.failed or c.flagged or c.skip_reason:
+            configs.add_row(str(c.id), c.suite, str(c.stored), str(c.planned), str(c.failed), str(c.flagged),
+                            c.skip_reason or "")
+    return [head, rounds] + ([configs] if configs.row_count else [])

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The controller against the REAL agent: end to end, resume, agent deaths, refusals."""
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import small_plan
+from tlsbench import controller, plan, schedule, spec
+from tlsbench.controller import Configuration, Controller, run_experiment
+from tlsbench.store.sqlite import PlanMismatch, Store
+
+S = spec.load()
+OK = S.status.name(S.status.OK)
+DIED = S.status.name(S.status.AGENT_DIED)
+
+
+def stored(folder: Path) -> Counter:
+    """(config key, idx) -> how many times stored."""
+    with Store.in_folder(folder, create=False) as st:
+        rows = st.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id")
+        return Counter((k, i) for k, i in rows)
+
+
+def assert_complete(folder: Path, loaded: plan.LoadedPlan) -> Counter:
+    counts = stored(folder)
+    with Store.in_folder(folder, create=False) as st:
+        keys = [r["key"] for r in st.configs() if not r["skip_reason"]]
+        assert st.integrity_check() == "ok"
+    expected = {(k, i) for k in keys for i in range(loaded.plan.repetitions)}
+    assert set(counts) >= expected and set(counts.values()) == {1}
+    return counts
+
+
+def test_small_plan_end_to_end(tmp_path, agent_path):
+    loaded = small_plan(extra='groups = ["default", "x25519"]\n')
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    folder = tmp_path / "small"
+    assert summary.folder == folder and not summary.interrupted
+    # 3 suites; x25519 applies to the two ECDHE suites only (reported, not silently dropped)
+    assert summary.planned == 5 * 4 and summary.stored == 20 and summary.failed == 0
+    assert sum(summary.not_applicable.values()) == 1
+    assert_complete(folder, loaded)
+    with Store.in_folder(folder, create=False) as st:
+        reps = st.conn.execute("SELECT r.*, length(t.records) AS nbytes FROM repetition r "
+                               "JOIN trace t ON t.repetition_id = r.id").fetchall()
+        assert {r["status"] for r in reps} == {OK}
+        assert all(r["nbytes"] == 32 * r["n_events"] > 0 for r in reps)
+        assert all(r["round"] == schedule.round_of(r["idx"], 4, 2) for r in reps)
+        assert all(r["handshake_wall_ns"] > 0 and r["bytes_c2s"] > 0 for r in reps)
+        (agent,) = st.agents()
+        assert agent["exit_reason"].startswith("quit") and agent["executable"] == agent_path.name
+        creds = {r["suite_name"]: r["credential"] for r in st.configs()}
+        assert "auto" not in creds.values()  # resolved to the agent's pick
+        # the stored order follows the seeded schedule: round 0 of every config first
+        order = st.conn.execute("SELECT round FROM repetition ORDER BY id").fetchall()
+        assert [o[0] for o in order] == sorted(o[0] for o in order)
+
+    # Running the same plan again resumes: nothing left, nothing stored twice.
+    again = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    assert again.stored == 0 and again.already == 20
+    assert_complete(folder, loaded)
+
+
+def test_other_plan_into_same_folder_is_refused(tmp_path, agent_path):
+    run_experiment(small_plan(repetitions=2, rounds=1), tmp_path, agent_dir=agent_path.parent)
+    with pytest.raises(PlanMismatch, match="another plan"):
+        run_experiment(small_plan(repetitions=3, rounds=1), tmp_path, agent_dir=agent_path.parent)
+
+
+def test_resume_without_experiment_is_refused(tmp_path, agent_path):
+    with pytest.raises(controller.ControllerError, match="nothing to resume"):
+        run_experiment(small_plan(), tmp_path, resume=True, agent_dir=agent_path.parent)
+
+
+class Killer(controller.QuietObserver):
+    """Kills the real agent process (SIGKILL) after the n-th stored repetition."""
+
+    def __init__(self, after: int):
+        self.after, self.count, self.killed_pid = after, 0, None
+
+    def stored(self, config, idx, status, agent):
+        self.count += 1
+        if self.count == self.after and self.killed_pid is None:
+            self.killed_pid = agent.pid
+            os.kill(agent.pid, signal.SIGKILL)
+
+
+def test_agent_killed_mid_sweep_is_recorded_and_survived(tmp_path, agent_path):
+    loaded = small_plan(repetitions=6, rounds=1)
+    killer = Killer(after=2)
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent, observer=killer)
+    assert killer.killed_pid and summary.agent_deaths == 1
+    counts = assert_complete(tmp_path / "small", loaded)
+    assert len(counts) == 18  # every (config, idx) exactly once, the dead one included
+    with Store.in_folder(tmp_path / "small", create=False) as st:
+        died = st.conn.execute("SELECT * FROM repetition WHERE status = ?", (DIED,)).fetchall()
+        assert len(died) == 1 and "SIGKILL" in died[0]["error_text"]
+        agents = st.agents()
+        assert len(agents) == 2 and agents[0]["pid"] == killer.killed_pid
+        assert agents[0]["exit_reason"].startswith("died") and died[0]["agent_id"] == agents[0]["id"]
+        assert st.conn.execute("SELECT COUNT(*) FROM repetition WHERE status = ?", (OK,)).fetchone()[0] == 17
+
+
+class KillOnBatch(controller.QuietObserver):
+    """Kills the agent whenever it is about to run `target`: it can never finish it."""
+
+    def __init__(self, target: str):
+        self.target, self.controller = target, None
+
+    def batch(self, config, round, first_index, count):
+        if config == self.target and self.controller.agent is not None:
+            os.kill(self.controller.agent.pid, signal.SIGKILL)
+
+
+def test_config_is_given_up_after_consecutive_deaths(tmp_path, agent_path):
+    loaded = small_plan(repetitions=6, rounds=2)
+    with Store.in_folder(tmp_path / "small") as st:
+        observer = KillOnBatch(target="")
+        ctl = Controller(loaded, st, agent_path, observer)
+        observer.controller = ctl
+        ctl.prepare()
+        observer.target = sorted(ctl.configs)[0]
+        summary = ctl.run()
+        assert list(summary.skipped_configs) == [observer.target]
+        assert "consecutive agent deaths" in summary.skipped_configs[observer.target]
+        target_id = ctl.config_ids[observer.target]
+        rows = st.conn.execute("SELECT status FROM repetition WHERE config_id = ?", (target_id,)).fetchall()
+        assert [r[0] for r in rows] == [DIED] * controller.MAX_CONSECUTIVE_DEATHS
+        assert st.conn.execute("SELECT skip_reason FROM config WHERE id = ?", (target_id,)).fetchone()[0]
+        others = st.conn.execute("SELECT COUNT(*) FROM repetition WHERE config_id != ? AND status = ?",
+                                 (target_id, OK)).fetchone()[0]
+        assert others == 2 * 6
+
+
+def test_agent_error_frame_skips_and_reports_the_config(tmp_path, agent_path):
+    """A configuration the agent refuses (here: a credential the suite cannot use, which
+    the plan resolver would never produce) is skipped with the agent's message."""
+    loaded = small_plan(repetitions=2, rounds=1)
+    with Store.in_folder(tmp_path / "small") as st:
+        ctl = Controller(loaded, st, agent_path)
+        ctl.prepare()
+        key = next(k for k in ctl.configs if "PSK" in k)
+        good = ctl.configs[key]
+        ctl.configs[key] = Configuration(good.row, good.suite_id, good.group, S.credentials.value("ecdsa-p256"),
+                                         good.direction, good.transport)
+        summary = ctl.run()
+    assert list(summary.skipped_configs) == [key]
+    assert "unsupported" in summary.skipped_configs[key] and "ecdsa-p256" in summary.skipped_configs[key]
+    assert summary.stored == 2 * 2 and summary.agent_deaths == 0

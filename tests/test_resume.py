@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Interruptions of a real sweep through the CLI: kill -9 of the controller, Ctrl-C;
+then resume. Every (config, idx) must end up stored exactly once, the store intact."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tlsbench import plan
+from tlsbench.store.sqlite import DB_FILE
+
+PLAN = '''
+name = "interrupt"
+repetitions = 40
+rounds = 4
+warmup = 0
+suites = ["TLS-DHE-RSA-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256",
+          "TLS-PSK-WITH-AES-128-GCM-SHA256"]
+'''
+PLANNED = 3 * 40
+
+
+def cli(*args: str, agent_dir: Path, **kw) -> subprocess.Popen:
+    env = dict(os.environ, TLSBENCH_AGENT_DIR=str(agent_dir), COLUMNS="120")
+    return subprocess.Popen([sys.executable, "-m", "tlsbench.cli", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def count(db: Path, sql: str = "SELECT COUNT(*) FROM repetition") -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            return conn.execute(sql).fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def wait_for(db: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while count(db) < n:
+        assert proc.poll() is None, f"the run ended early: {proc.stdout.read()}"
+        assert time.monotonic() < deadline, "the sweep did not make progress"
+        time.sleep(0.02)
+
+
+def agent_pids(db: Path) -> list[int]:
+    with sqlite3.connect(db) as conn:
+        return [r[0] for r in conn.execute("SELECT pid FROM agent")]
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        return state != "Z"
+    except OSError:
+        return False
+
+
+def check_exactly_once(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        dup = conn.execute("SELECT COUNT(*) FROM (SELECT config_id, idx FROM repetition "
+                           "GROUP BY config_id, idx HAVING COUNT(*) > 1)").fetchone()[0]
+        assert dup == 0
+        assert conn.execute("SELECT COUNT(*) FROM repetition").fetchone()[0] == PLANNED
+        assert conn.execute("SELECT COUNT(*) FROM repetition r LEFT JOIN trace t ON t.repetition_id = r.id "
+                            "WHERE t.repetition_id IS NULL").fetchone()[0] == 0
+
+
+@pytest.fixture
+def plan_file(tmp_path: Path) -> Path:
+    path = tmp_path / "interrupt.toml"
+    path.write_text(PLAN)
+    plan.load(path)  # valid
+    return path
+
+
+def test_kill_9_of_the_controller_then_resume(tmp_path, plan_file, agent_path):
+    out = tmp_path / "out"
+    db = out / "interrupt" / DB_FILE
+    proc = cli("run", str(plan_file), "--output", str(out), agent_dir=agent_path.parent)
+    wait_for(db, 25, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    for pid in agent_pids(db):  # the orphaned agent would exit at its next read; don't wait
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    before = count(db)
+    assert 25 <= before < PLANNED
+
+    resumed = cli("run", str(plan_file), "--resume", "--output", str(out), agent_dir=agent_path.parent)
+    text = resumed.communicate(timeout=120)[0]
+    assert resumed.returncode == 0, text
+    assert f"resuming: {before} of {PLANNED}" in text
+    check_exactly_once(db)
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path, plan_file, agent_path):
+    out = tmp_path / "out"
+    db = out / "interrupt" / DB_FILE
+    proc = cli("run", str(plan_file), "--output", str(out), agent_dir=agent_path.parent)
+    wait_for(db, 10, proc)
+    proc.send_signal(signal.SIGINT)
+    text = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 130, text
+    assert "interrupted" in text and "--resume" in text
+    with sqlite3.connect(db) as conn:
+        (reason,) = conn.execute("SELECT exit_reason FROM agent").fetchone()
+        assert reason == "interrupted"
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert not any(alive(pid) for pid in agent_pids(db)), "the agent outlived the controller"
+    assert count(db) < PLANNED
+
+    resumed = cli("run", str(plan_file), "--resume", "--output", str(out), agent_dir=agent_path.parent)
+    text = resumed.communicate(timeout=120)[0]
+    assert resumed.returncode == 0, text
+    check_exactly_once(db)
