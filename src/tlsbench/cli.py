@@ -130,5 +130,12 @@ def plan_show(plan_file: str | None, fmt: str) -> None:
     click.echo(tomli_w.dumps(resolved) if fmt == "toml" else json.dumps(resolved, indent=2))
 
 
+# Analysis commands live with the analysis (report, export, compare).
+from tlsbench.report.commands import COMMANDS as _ANALYSIS_COMMANDS  # noqa: E402
+
+for _command in _ANALYSIS_COMMANDS:
+    main.add_command(_command)
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Compare two runs (two experiments, or two configurations of one): per suite and per
+step, the ratio of medians B/A with its bootstrap CI and a verdict beyond a noise floor."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .measures import METRIC, METRICS, NO_LABEL
+from .results import Analysis
+from .stats import NOISE_FLOOR, Ratio, ratio_of_medians, rng_for
+from .vocab import vocab
+
+# Measures compared: network-invariant handshake and step costs, records, stop–start time.
+COMPARED = ("handshake_processing", "step", "crypto", "handshake_time", "write_processing",
+            "write_processing_post", "write_total", "read_processing", "read_processing_pre", "read_total")
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """B/A for one measure of one matched configuration."""
+
+    config: str       # display name (A's)
+    peer: str
+    metric: str
+    label: str
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: Ratio      # median(B) / median(A)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name_a: str
+    name_b: str
+    noise_floor: float
+    rows: list[CompareRow]
+    unmatched: list[str]   # configurations present on one side only
+
+
+def _pairs(a: Analysis, b: Analysis, config_a: int | None, config_b: int | None):
+    """Matched (config A, config B, display name): by config key, or the two given ids."""
+    if config_a is not None and config_b is not None:
+        return [(config_a, config_b, f"{a.results.config_labels[config_a]} vs {b.results.config_labels[config_b]}")], []
+    kb = {c.key: cid for cid, c in b.ds.configs.items()}
+    ka = {c.key for c in a.ds.configs.values()}
+    pairs = [(cid, kb[c.key], a.results.config_labels[cid]) for cid, c in a.ds.configs.items() if c.key in kb]
+    unmatched = sorted(ka ^ set(kb))
+    return pairs, unmatched
+
+
+def compare(a: Analysis, b: Analysis, seed: int = 0, noise_floor: float = NOISE_FLOOR,
+            config_a: int | None = None, config_b: int | None = None,
+            metrics: tuple[str, ...] = COMPARED) -> Comparison:
+    voc = vocab()
+    pairs, unmatched = _pairs(a, b, config_a, config_b)
+    wanted = {METRIC[m] for m in metrics}
+    rows = []
+    for ca, cb, name in pairs:
+        keys = sorted(k for k in a.samples.values if k[0] == ca and k[2] in wanted)
+        for _, peer, metric, label in keys:
+            va = a.samples.values[(ca, peer, metric, label)]
+            vb = b.samples.values.get((cb, peer, metric, label))
+            if vb is None or not len(va) or not len(vb):
+                continue
+            r = ratio_of_medians(va, vb, rng_for(seed, "compare", ca, cb, peer, metric, label), noise_floor)
+            rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
+                                   voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
+                                   _median(va), _median(vb), r))
+    return Comparison(a.ds.name, b.ds.name, noise_floor, rows, unmatched)
+
+
+def _median(x: np.ndarray) -> float:
+    return float(np.median(x))

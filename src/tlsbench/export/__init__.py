@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Exports: one Exporter interface over one result type (cf. hyperfine src/export/mod.rs).
+
+Every exporter turns an `Analysis` (its `Results`, and for traces its slices) into text.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..analysis.results import Analysis
+
+
+class Exporter(Protocol):
+    """Serialises an analysis. ``reps`` selects repetitions where the format shows traces."""
+
+    suffix: str  # file name suffix, e.g. ".csv"
+
+    def export(self, a: Analysis, reps: list[int] | None = None) -> str: ...
+
+
+def exporter(fmt: str) -> Exporter:
+    """The exporter of a format name (see FORMATS)."""
+    from .csv import CsvExporter
+    from .json import JsonExporter
+    from .markdown import MarkdownExporter
+    from .perfetto import PerfettoExporter
+
+    table = {"csv": CsvExporter, "json": JsonExporter, "markdown": MarkdownExporter,
+             "perfetto": PerfettoExporter}
+    return table[fmt]()
+
+
+FORMATS = ("csv", "json", "markdown", "perfetto")

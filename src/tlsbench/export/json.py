@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: Apache-2.0
+"""JSON: the whole Results (context, statistics, winners, group-bys, comparison)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+
+from ..analysis.results import Analysis
+
+
+def plain(x):
+    """Dataclasses, numpy scalars and NaN (-> null) as JSON-ready Python values."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        out = {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        for prop in ("median_ci_pct", "mean_ci_pct"):  # derived values worth exporting
+            if hasattr(type(x), prop):
+                out[prop] = plain(getattr(x, prop))
+        return out
+    if isinstance(x, dict):
+        return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if not math.isfinite(x) else float(x)
+    return x
+
+
+class JsonExporter:
+    suffix = ".json"
+
+    def export(self, a: Analysis, reps: list[int] | None = None) -> str:
+        r = a.results
+        doc = {"context": plain(r.context),
+               "configs": {str(k): {**plain(v), "display": r.config_labels[k]} for k, v in r.configs.items()},
+               "rows": plain(r.rows), "winners": plain(r.winners), "groups": plain(r.groups),
+               "warnings": r.warnings, "comparison": plain(r.comparison)}
+        return json.dumps(doc, indent=1, allow_nan=False)

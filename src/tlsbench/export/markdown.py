@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Markdown: the winners table and the per-configuration table, for a README or a paper draft."""
+from __future__ import annotations
+
+from ..analysis.results import Analysis
+from ..report.html import SUITE_COLUMNS
+
+
+def _cell(s, scale: float) -> str:
+    if s is None:
+        return "–"
+    return f"{s.median / scale:,.{3 if scale == 1e6 else 2}f} ±{s.median_ci_pct:.1f}%"
+
+
+class MarkdownExporter:
+    suffix = ".md"
+
+    def export(self, a: Analysis, reps: list[int] | None = None) -> str:
+        res, lab = a.results, a.results.config_labels
+        out = [f"# {res.context.experiment}", "", "## Winners", "",
+               "| Question | Winner | Median | 95% CI | Lead | Runner-up (ratio [CI]) |",
+               "|---|---|---:|---:|---|---|"]
+        for w in res.winners:
+            p = w.winner
+            sc, unit = (1e6, "ms") if w.question.metric.startswith("handshake") else (1e3, "µs")
+            ru = "; ".join(f"{lab[q.config_id]} ×{q.vs_winner.ratio:.3f} [{q.vs_winner.ci[0]:.3f}, "
+                           f"{q.vs_winner.ci[1]:.3f}]" for q in w.places[1:2])
+            lead = "significant" if w.significant else "not significant"
+            out.append(f"| {w.question.title} | {lab[p.config_id]} | {p.median / sc:,.3f} {unit} | "
+                       f"[{p.median_ci[0] / sc:,.3f}, {p.median_ci[1] / sc:,.3f}] | {lead} | {ru} |")
+        out += ["", "## Per configuration (median ± 95% CI half-width)", "",
+                "| Configuration | " + " | ".join(f"{c[0]} ({c[4]})" for c in SUITE_COLUMNS) + " |",
+                "|---|" + "---:|" * len(SUITE_COLUMNS)]
+        for cid in sorted(res.configs, key=lambda c: lab[c]):
+            cells = []
+            for _, metric, peer, scale, _ in SUITE_COLUMNS:
+                row = (res.find(cid, metric, peer) if peer != "any"
+                       else next((r for r in res.rows if r.config_id == cid and r.metric == metric), None))
+                cells.append(_cell(row.summary if row else None, scale))
+            out.append(f"| {lab[cid]} | " + " | ".join(cells) + " |")
+        if res.warnings:
+            out += ["", "## Warnings", ""] + [f"- {w}" for w in res.warnings]
+        return "\n".join(out) + "\n"

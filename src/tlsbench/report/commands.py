@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`tlsbench report`, `export` and `compare`: a few calls each into analysis, report, export."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+EXPERIMENT_HELP = "An experiment folder or name, or a tlsbench.db file."
+
+
+def store_path(experiment: str, output: str | None) -> Path:
+    """A store file given directly, or the experiment folder's store (host tool's lookup)."""
+    p = Path(experiment)
+    if p.is_file():
+        return p
+    from tlsbench import plan, status
+    from tlsbench.store.sqlite import DB_FILE
+
+    return status.find_experiment(experiment, output or plan.load().plan.output) / DB_FILE
+
+
+def _analysis(experiment: str, output: str | None, include_flagged: bool, reps=None):
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.results import analyze
+
+    return analyze(load(store_path(experiment, output), rep_ids=reps), include_flagged=include_flagged)
+
+
+output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
+                             help="Parent folder of experiment folders (default: the plan's `output`).")
+flagged_option = click.option("--include-flagged", is_flag=True,
+                              help="Keep failed and flagged repetitions in the statistics (excluded by default).")
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store).")
+@click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
+@click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
+@flagged_option
+@output_option
+def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None,
+           include_flagged: bool, output: str | None) -> None:
+    """Write the self-contained offline HTML report of an experiment."""
+    from tlsbench.analysis.compare import compare as do_compare
+    from tlsbench.report import figures
+    from tlsbench.report.html import write_report
+
+    a = _analysis(experiment, output, include_flagged)
+    cmp_ = do_compare(a, _analysis(other, output, include_flagged), a.results.context.seed) if other else None
+    a.results.comparison = cmp_
+    target = Path(out) if out else store_path(experiment, output).parent / "report.html"
+    write_report(a, target, cmp_)
+    click.echo(f"report: {target}")
+    if pdf_dir:
+        d = Path(pdf_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        for f in figures.all_figures(a, a.results.context.seed):
+            for fmt in ("pdf", "svg", "png"):
+                (d / f"{f.name}.{fmt}").write_bytes(figures.render(f.figure, fmt))
+            figures.plt.close(f.figure)
+        click.echo(f"figures: {d}")
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto"]), default="csv", show_default=True)
+@click.option("--rep", "reps", type=int, multiple=True,
+              help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default: standard output).")
+@flagged_option
+@output_option
+def export(experiment: str, fmt: str, reps: tuple[int, ...], out: str | None, include_flagged: bool,
+           output: str | None) -> None:
+    """Export statistics (csv, json, markdown) or traces (perfetto trace-event JSON)."""
+    from tlsbench.export import exporter
+
+    a = _analysis(experiment, output, include_flagged)
+    text = exporter(fmt).export(a, list(reps) or None)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        click.echo(f"{fmt}: {out}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b", required=False)
+@click.option("--config", "configs", type=int, nargs=2, help="Compare two configuration ids of experiment A instead.")
+@click.option("--noise-floor", type=float, default=0.01, show_default=True, help="Ratios within ±this of 1 are 'no difference'.")
+@click.option("--all", "show_all", is_flag=True, help="Show every row, not only the significant ones and the totals.")
+@flagged_option
+@output_option
+def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
+            include_flagged: bool, output: str | None) -> None:
+    """Ratio B/A per configuration and step, with bootstrap CIs and a verdict."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from tlsbench.analysis.compare import compare as do_compare
+
+    if not b and not configs:
+        raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
+    an = _analysis(a, output, include_flagged)
+    bn = _analysis(b, output, include_flagged) if b else an
+    cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor,
+                      *(configs if configs else (None, None)))
+    t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
+    for col in ("configuration", "peer", "measure", "label", "A µs", "B µs", "B/A", "95% CI", "verdict"):
+        t.add_column(col, justify="left" if col in ("configuration", "peer", "measure", "label", "verdict") else "right")
+    for r in cmp_.rows:
+        if not show_all and not r.ratio.significant and r.metric not in ("handshake_processing", "write_processing_post", "read_processing_pre"):
+            continue
+        colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
+        t.add_row(r.config, r.peer, r.metric, r.label, f"{r.median_a / 1e3:,.2f}", f"{r.median_b / 1e3:,.2f}",
+                  f"{r.ratio.ratio:.3f}", f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]",
+                  f"[{colour}]{r.ratio.verdict}[/]" if colour else r.ratio.verdict)
+    Console(width=None if sys.stdout.isatty() else 200).print(t)
+    if cmp_.unmatched:
+        click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
+
+
+COMMANDS = (report, export, compare)

@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Paper-quality figures (matplotlib, Agg): SVG and PNG, PDF on request.
+
+Every figure is a pure function of an Analysis and returns a matplotlib Figure; `render`
+turns it into bytes. Times are shown in µs (ms for handshakes), error bars are 95% CIs.
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
+from scipy.stats import gaussian_kde  # noqa: E402
+
+from ..analysis.groups import GroupTable  # noqa: E402
+from ..analysis.measures import METRIC, NO_LABEL  # noqa: E402
+from ..analysis.results import Analysis  # noqa: E402
+from ..analysis.vocab import vocab  # noqa: E402
+from ..analysis.winners import QUESTIONS, question_samples  # noqa: E402
+
+STYLE = {
+    "figure.dpi": 100, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10,
+    "axes.labelsize": 9, "legend.fontsize": 8, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5,
+    "svg.fonttype": "none",          # text stays text: small, searchable, no embedded fonts
+    "svg.hashsalt": "tlsbench",      # deterministic ids: the same store gives the same report
+    "font.family": ["DejaVu Sans", "sans-serif"],
+}
+MAX_CONFIGS_DENSITY = 8   # more curves than this are unreadable on one axis
+KDE_POINTS = 4000         # KDE on a seeded subsample: its shape, at bounded cost
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A named figure with the caption the report shows under it."""
+
+    name: str
+    title: str
+    caption: str
+    figure: object  # matplotlib.figure.Figure
+
+
+def render(fig, fmt: str) -> bytes:
+    """Figure -> bytes in 'svg', 'png' or 'pdf' (no timestamps: reproducible bytes)."""
+    buf = io.BytesIO()
+    meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}[fmt]
+    with plt.rc_context(STYLE):
+        fig.savefig(buf, format=fmt, bbox_inches="tight", metadata=meta)
+    return buf.getvalue()
+
+
+def _short(name: str, width: int = 46) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def step_stacks(a: Analysis) -> list[FigureSpec]:
+    """Per-suite stacked median step processing, one panel per peer, bars sorted by total."""
+    voc = vocab()
+    res, smp = a.results, a.samples
+    step = METRIC["step"]
+    out = []
+    for peer_name in ("client", "server"):
+        peer = voc.peers[peer_name]
+        per_cfg: dict[int, dict[int, float]] = {}
+        for (cid, p, m, lab), v in smp.values.items():
+            if m == step and p == peer and len(v):
+                per_cfg.setdefault(cid, {})[lab] = float(np.median(v))
+        if not per_cfg:
+            continue
+        steps = [s for s in voc.labels_in("step") if any(s in d for d in per_cfg.values())]
+        order = sorted(per_cfg, key=lambda c: sum(per_cfg[c].values()))
+        with plt.rc_context(STYLE):
+            fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(order)))
+            left = np.zeros(len(order))
+            cmap = plt.get_cmap("tab20")
+            for i, s in enumerate(steps):
+                w = np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3
+                ax.barh(range(len(order)), w, left=left, color=cmap(i % 20), label=voc.name(s),
+                        edgecolor="white", linewidth=0.3)
+                left += w
+            ax.set_yticks(range(len(order)), [_short(res.config_labels[c]) for c in order])
+            ax.set_xlabel("median processing per step (µs), I/O and tracer overhead excluded")
+            ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
+            ax.grid(axis="y", visible=False)
+        out.append(FigureSpec(f"steps_{peer_name}", f"Step costs — {peer_name}",
+                              "Stacked medians of each step's processing time; bars sorted by total "
+                              "(the network-invariant handshake cost of this peer).", fig))
+    return out
+
+
+def record_distributions(a: Analysis, seed: int = 0) -> list[FigureSpec]:
+    """Histogram with a density estimate of record write and read processing per config."""
+    out = []
+    for q in QUESTIONS[:2]:
+        vals = question_samples(a.samples, q)
+        if not vals:
+            continue
+        order = sorted(vals, key=lambda c: np.median(vals[c]))[:MAX_CONFIGS_DENSITY]
+        allv = np.concatenate([vals[c] for c in order]) / 1e3
+        lo, hi = np.percentile(allv, [0.5, 99.5])
+        bins = np.linspace(lo, hi, 60)
+        grid = np.linspace(lo, hi, 400)
+        rng = np.random.default_rng(seed)
+        with plt.rc_context(STYLE):
+            fig, ax = plt.subplots(figsize=(8.5, 3.6))
+            cmap = plt.get_cmap("tab10")
+            for i, c in enumerate(order):
+                v = vals[c] / 1e3
+                h, _ = np.histogram(v, bins=bins, density=True)
+                ax.stairs(h, bins, fill=True, alpha=0.25, color=cmap(i % 10))
+                sub = rng.choice(v, KDE_POINTS, replace=False) if len(v) > KDE_POINTS else v
+                if len(sub) > 2 and np.ptp(sub) > 0:
+                    ax.plot(grid, gaussian_kde(sub)(grid), color=cmap(i % 10), linewidth=1.2,
+                            label=f"{_short(a.results.config_labels[c], 40)} (median {np.median(v):.1f} µs)")
+            ax.set_xlabel(f"{q.title.lower()} processing per record (µs)")
+            ax.set_ylabel("density (1/µs)")
+            ax.set_title(f"{q.title}: distribution per configuration")
+            ax.legend(frameon=False, loc="upper right")
+        hidden = len(vals) - len(order)
+        out.append(FigureSpec(f"density_{q.metric}", f"{q.title} — distribution",
+                              "Histogram (shaded) and Gaussian kernel density (line) of each record's "
+                              "processing time; 0.5–99.5 percentile range shown"
+                              + (f"; the {hidden} slowest configurations are left out for readability." if hidden else "."), fig))
+    return out
+
+
+def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
+    rows = table.rows
+    xs = sorted({r.key[0] for r in rows})
+    colours = sorted({r.key[1] for r in rows}) if len(table.by) > 1 else [""]
+    width = 0.8 / len(colours)
+    cmap = plt.get_cmap("tab10")
+    for j, col in enumerate(colours):
+        sel = [r for r in rows if (r.key[1] if len(r.key) > 1 else "") == col]
+        pos = np.array([xs.index(r.key[0]) for r in sel]) - 0.4 + width * (j + 0.5)
+        med = np.array([r.summary.median for r in sel]) / scale
+        lo = med - np.array([r.summary.median_ci[0] for r in sel]) / scale
+        hi = np.array([r.summary.median_ci[1] for r in sel]) / scale - med
+        ax.bar(pos, med, width * 0.95, color=cmap(j % 10), label=col or None,
+               yerr=[lo, hi], capsize=2, error_kw={"linewidth": 0.8})
+    ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
+    ax.set_xlabel(table.by[0].replace("_", " "))
+    ax.set_ylabel(f"median ({unit})")
+    if len(colours) > 1:
+        ax.legend(title=table.by[1].replace("_", " "), frameon=False, fontsize=7, title_fontsize=7,
+                  loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2)
+    ax.grid(axis="x", visible=False)
+
+
+def group_bars(a: Analysis, tables: list[GroupTable]) -> FigureSpec:
+    """One question's measure grouped by each suite property (one panel each): medians of
+    the pooled configurations of a group, coloured by a second property, with 95% CIs."""
+    q = tables[0].question
+    unit, scale = ("ms", 1e6) if q.metric.startswith("handshake") else ("µs", 1e3)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(tables), figsize=(3.2 * len(tables) + 1, 4.4), squeeze=False)
+        for ax, t in zip(axes[0], tables):
+            _group_panel(ax, t, scale, unit)
+        fig.suptitle(f"{q.title}: by suite property")
+        fig.subplots_adjust(wspace=0.45, bottom=0.4)
+    return FigureSpec(f"group_{q.metric}_{q.peer}", f"{q.title} by suite property",
+                      "Median of the pooled configurations of each group (bars coloured by a second "
+                      "property); error bars: 95% bootstrap CI of the median.", fig)
+
+
+def io_share(a: Analysis) -> FigureSpec | None:
+    """Handshake stop–start time split into client processing, server processing, I/O and
+    the rest (harness, turn switching), medians per configuration, as shares."""
+    smp, res, voc = a.samples, a.results, vocab()
+    parts = []
+    for cid in res.configs:
+        total = smp.get(cid, "handshake_time")
+        if not len(total):
+            continue
+        cp = np.median(smp.get(cid, "handshake_processing", voc.peers["client"]))
+        sp = np.median(smp.get(cid, "handshake_processing", voc.peers["server"]))
+        io_ = sum(np.median(smp.get(cid, "handshake_io", voc.peers[p])) for p in ("client", "server")
+                  if len(smp.get(cid, "handshake_io", voc.peers[p])))
+        t = float(np.median(total))
+        parts.append((cid, np.array([cp, sp, io_, max(t - cp - sp - io_, 0.0)]) / t * 100, t))
+    if not parts:
+        return None
+    parts.sort(key=lambda p: p[2])
+    names = ["client processing", "server processing", "I/O", "other (harness, tracer)"]
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(parts)))
+        left = np.zeros(len(parts))
+        for i, nm in enumerate(names):
+            w = np.array([p[1][i] for p in parts])
+            ax.barh(range(len(parts)), w, left=left, label=nm, color=plt.get_cmap("Set2")(i))
+            left += w
+        ax.set_yticks(range(len(parts)), [f"{_short(res.config_labels[p[0]], 40)} ({p[2] / 1e6:.2f} ms)" for p in parts])
+        ax.set_xlabel("share of the median handshake stop–start time (%)")
+        ax.set_xlim(0, 100)
+        ax.set_title("Handshake: processing vs I/O")
+        ax.legend(ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
+        ax.grid(axis="y", visible=False)
+    return FigureSpec("io_share", "Processing vs I/O",
+                      "Medians of each component as a share of the median stop–start handshake time "
+                      "(shown in parentheses).", fig)
+
+
+def timeline(a: Analysis, rep: int) -> FigureSpec:
+    """One repetition: peers as lanes, spans nested by depth, coloured by category."""
+    voc, sl = vocab(), a.ds.slices
+    idx = np.flatnonzero((sl.rep == rep) & ~sl.instant)
+    t0 = sl.ts[idx].min() if len(idx) else 0
+    lanes = [voc.peers[p] for p in ("none", "client", "server")]
+    depth_max = {p: int(sl.depth[idx][sl.peer[idx] == p].max(initial=0)) + 1 for p in lanes}
+    base, y = {}, 0.0
+    for p in lanes:
+        base[p] = y
+        y += depth_max[p] + 0.6
+    cmap = plt.get_cmap("tab10")
+    cat_colour = {c: cmap(i) for i, c in enumerate(voc.categories)}
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(11, 0.5 + 0.32 * y))
+        span_us = (sl.ts[idx].max() + sl.dur[idx].max() - t0) / 1e3 if len(idx) else 1
+        for i in idx.tolist():
+            x0, w = (sl.ts[i] - t0) / 1e3, sl.dur[i] / 1e3
+            yy = base[int(sl.peer[i])] + int(sl.depth[i])
+            cat = voc.categories[sl.category[i]] if sl.category[i] >= 0 else "phase"
+            ax.add_patch(Rectangle((x0, yy), max(w, span_us * 1e-4), 0.9, color=cat_colour[cat],
+                                   alpha=0.85, linewidth=0))
+            if w > span_us * 0.04:
+                ax.text(x0 + w / 2, yy + 0.45, voc.name(sl.label[i]), ha="center", va="center",
+                        fontsize=6, color="white", clip_on=True)
+        ax.set_xlim(0, span_us * 1.01)
+        ax.set_ylim(y, -0.3)
+        ax.set_yticks([base[p] + depth_max[p] / 2 for p in lanes], [voc.peer_name(p) for p in lanes])
+        ax.set_xlabel("time since the repetition started (µs)")
+        ax.set_title(f"Timeline of repetition {rep}")
+        used = sorted({voc.categories[c] for c in sl.category[idx] if c >= 0}, key=voc.categories.index)
+        ax.legend(handles=[Patch(color=cat_colour[c], label=c) for c in used], ncol=len(used),
+                  loc="lower center", bbox_to_anchor=(0.5, 1.04), frameon=False)
+        ax.grid(axis="y", visible=False)
+    return FigureSpec("timeline", f"Timeline of repetition {rep}",
+                      "Both peers as lanes; steps, crypto operations and I/O nested by depth. "
+                      "`tlsbench export --format perfetto` opens the same repetition in a trace viewer.", fig)
+
+
+def representative_rep(a: Analysis) -> int | None:
+    """The included repetition whose client handshake processing is closest to the median of
+    the winning initiator configuration (else any included repetition)."""
+    mt, ds = a.table, a.ds
+    ok = ~ds.excluded_mask(a.results.context.include_flagged)
+    good = set(ds.reps.id[ok].tolist()) & set(np.unique(ds.slices.rep).tolist())
+    if not good:
+        return None
+    sel = (mt.metric == METRIC["handshake_processing"]) & (mt.peer == vocab().peers["client"]) & (mt.label == NO_LABEL)
+    win = next((w for w in a.results.winners if w.question.peer == "client"), None)
+    if win and win.winner:
+        cfg_reps = set(ds.reps.id[ds.reps.config_id == win.winner.config_id].tolist()) & good
+        sel &= np.isin(mt.rep, list(cfg_reps))
+    if not sel.any():
+        return min(good)
+    v, r = mt.value[sel], mt.rep[sel]
+    return int(r[np.argmin(np.abs(v - np.median(v)))])
+
+
+def all_figures(a: Analysis, seed: int = 0) -> list[FigureSpec]:
+    figs = step_stacks(a) + record_distributions(a, seed)
+    share = io_share(a)
+    if share:
+        figs.append(share)
+    by_q: dict = {}
+    for t in a.results.groups:
+        by_q.setdefault(t.question, []).append(t)
+    figs += [group_bars(a, ts) for ts in by_q.values()]
+    rep = representative_rep(a)
+    if rep is not None:
+        figs.append(timeline(a, rep))
+    return figs

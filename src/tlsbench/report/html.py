@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The self-contained offline HTML report: one file, no network fetch of any kind
+(no CDN, no web fonts; figures are embedded as data URIs)."""
+from __future__ import annotations
+
+import base64
+import math
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from .. import __version__
+from ..analysis.compare import Comparison
+from ..analysis.measures import METRICS
+from ..analysis.results import Analysis
+from ..analysis.stats import N_BOOT
+from ..analysis.vocab import vocab
+from . import figures as F
+
+# Columns of the per-suite table: (heading, metric, peer, scale, unit).
+SUITE_COLUMNS = (
+    ("Client handshake processing", "handshake_processing", "client", 1e6, "ms"),
+    ("Server handshake processing", "handshake_processing", "server", 1e6, "ms"),
+    ("Handshake stop–start", "handshake_time", "none", 1e6, "ms"),
+    ("Record write, processing only", "write_processing", "any", 1e3, "µs"),
+    ("Record write, incl. post", "write_processing_post", "any", 1e3, "µs"),
+    ("Record write, total", "write_total", "any", 1e3, "µs"),
+    ("Record read, processing only", "read_processing", "any", 1e3, "µs"),
+    ("Record read, incl. pre", "read_processing_pre", "any", 1e3, "µs"),
+    ("Record read, total", "read_total", "any", 1e3, "µs"),
+)
+
+
+def _num(x: float, digits: int = 1) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def _data_uri(fig) -> str:
+    svg = F.render(fig, "svg")
+    F.plt.close(fig)  # figures are rendered once; keep memory flat
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("tlsbench.report", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = _num
+    env.filters["pct"] = lambda x: "–" if not math.isfinite(x) else f"±{x:.1f}%"
+    env.filters["scale"] = lambda x, s: x / s if x is not None and math.isfinite(x) else math.nan
+    return env
+
+
+def _suite_rows(a: Analysis) -> list[dict]:
+    res = a.results
+    rows = []
+    order = sorted(res.configs, key=lambda c: res.config_labels[c])
+    for cid in order:
+        cells = []
+        for _, metric, peer, scale, unit in SUITE_COLUMNS:
+            row = (res.find(cid, metric, peer) if peer != "any"
+                   else next((r for r in res.rows if r.config_id == cid and r.metric == metric), None))
+            cells.append((row.summary if row else None, scale))
+        share = res.find(cid, "io_share", "none")
+        rows.append({"config": res.config_labels[cid], "cfg": res.configs[cid], "cells": cells,
+                     "used": a.samples.used_reps.get(cid, 0), "excluded": a.samples.excluded_reps.get(cid, 0),
+                     "io_share": share.summary.median * 100 if share else math.nan,
+                     "bytes_c2s": _med(res.find(cid, "bytes_c2s")), "bytes_s2c": _med(res.find(cid, "bytes_s2c"))})
+    return rows
+
+
+def _med(row) -> float:
+    return row.summary.median if row else math.nan
+
+
+def _step_tables(a: Analysis) -> list[dict]:
+    """Per configuration: step and crypto rows, in the spec's label order."""
+    res, voc = a.results, vocab()
+    order_of = {lab: i for i, lab in enumerate(sorted(voc.label_name))}
+    out = []
+    for cid in sorted(res.configs, key=lambda c: res.config_labels[c]):
+        rows = [r for r in res.rows if r.config_id == cid and r.metric in ("step", "crypto", "handshake_processing", "handshake_overhead")]
+        rows.sort(key=lambda r: (r.peer, ("handshake_processing", "step", "crypto", "handshake_overhead").index(r.metric),
+                                 order_of.get(voc.label_id.get(r.label, -1), -1)))
+        if rows:
+            out.append({"config": res.config_labels[cid], "rows": rows})
+    return out
+
+
+def build_html(a: Analysis, comparison: Comparison | None = None, figures: list | None = None) -> str:
+    """The report as one HTML string."""
+    res = a.results
+    figs = F.all_figures(a, res.context.seed) if figures is None else figures
+    overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
+    ctx = res.context
+    hello = next(iter(a.ds.agents.values()), {}).get("hello", {})
+    tpl = _env().get_template("report.html.j2")
+    return tpl.render(
+        r=res, ctx=ctx, a=a, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(a),
+        step_tables=_step_tables(a), metrics={m.name: m for m in METRICS},
+        figures=[{"title": f.title, "caption": f.caption, "name": f.name, "uri": _data_uri(f.figure)} for f in figs],
+        overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
+        comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
+    )
+
+
+def write_report(a: Analysis, out: str | Path, comparison: Comparison | None = None) -> Path:
+    out = Path(out)
+    out.write_text(build_html(a, comparison), encoding="utf-8")
+    return out
