@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared by the benchmark scripts: machine facts and updating docs/benchmarks.md."""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS_MD = REPO / "docs" / "benchmarks.md"
+HEADER = "# Benchmarks of tlsbench itself\n\nEach section is written by the script named in it; rerun it to update.\n"
+
+
+def machine() -> str:
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), platform.processor() or "?")
+    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def today() -> str:
+    return datetime.date.today().isoformat()
+
+
+def update_section(title: str, body: str) -> None:
+    """Replaces (or appends) the `## title` section of docs/benchmarks.md."""
+    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else HEADER
+    section = f"## {title}\n\n{body.strip()}\n\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
+    BENCHMARKS_MD.parent.mkdir(exist_ok=True)
+    BENCHMARKS_MD.write_text(text.rstrip() + "\n")
