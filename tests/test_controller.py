@@ -152,3 +152,27 @@ def test_agent_error_frame_skips_and_reports_the_config(tmp_path, agent_path):
     assert list(summary.skipped_configs) == [key]
     assert "unsupported" in summary.skipped_configs[key] and "ecdsa-p256" in summary.skipped_configs[key]
     assert summary.stored == 2 * 2 and summary.agent_deaths == 0
+
+
+class Freezer(controller.QuietObserver):
+    """Stops (SIGSTOP) the agent after the n-th stored repetition: a hung agent."""
+
+    def __init__(self, after: int):
+        self.after, self.count, self.frozen = after, 0, None
+
+    def stored(self, config, idx, status, agent):
+        self.count += 1
+        if self.count == self.after:
+            self.frozen = agent.pid
+            os.kill(agent.pid, signal.SIGSTOP)
+
+
+def test_hung_agent_is_killed_by_the_watchdog(tmp_path, agent_path):
+    loaded = small_plan(repetitions=4, rounds=1)
+    freezer = Freezer(after=1)
+    with Store.in_folder(tmp_path / "small") as st:
+        summary = Controller(loaded, st, agent_path, freezer, hang_timeout=1.0).run()
+        died = st.conn.execute("SELECT error_text FROM repetition WHERE status = ?", (DIED,)).fetchall()
+    assert summary.agent_deaths == 1 and len(died) == 1
+    assert "killed as hung" in died[0][0]
+    assert summary.stored == 12

@@ -213,6 +213,7 @@ class Controller:
     def _start_agent(self) -> AgentProcess:
         agent = AgentProcess.start(self.agent_path)
         self.agent = agent
+        self._last_frame = time.monotonic()  # the watchdog judges the new agent from now
         self.agent_id = self.store.add_agent(self.plan.library, self.agent_path.name, agent.pid,
                                              agent.hello_raw, agent.suites_raw)
         return agent

@@ -20,6 +20,9 @@ class ConfigProgress:
     id: int
     key: str
     suite: str
+    group: str
+    credential: str
+    payload: str  # "none" or "<direction> <total_bytes>/<record_size>"
     planned: int
     stored: int
     failed: int  # status other than OK (AGENT_DIED included)
@@ -81,8 +84,11 @@ def read_status(folder: Path) -> ExperimentStatus:
         status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agents()))
         for row in store.configs():
             c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
-            status.configs.append(ConfigProgress(row["id"], row["key"], row["suite_name"], row["repetitions"],
-                                                 c["stored"], c["failed"], c["flagged"], row["skip_reason"]))
+            payload = (row["direction"] if not row["total_bytes"]
+                       else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
+            status.configs.append(ConfigProgress(row["id"], row["key"], row["suite_name"], row["grp"],
+                                                 row["credential"], payload, row["repetitions"], c["stored"],
+                                                 c["failed"], c["flagged"], row["skip_reason"]))
         per_round = store.stored_per_round()
     bounds = schedule.round_bounds(plan["repetitions"], plan["rounds"])
     runnable = sum(1 for c in status.configs if not c.skip_reason)

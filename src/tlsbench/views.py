@@ -93,12 +93,13 @@ def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
     for r in st.rounds:
         done = "✓" if r.stored >= r.planned else f"{100 * r.stored / max(r.planned, 1):.0f}%"
         rounds.add_row(str(r.round + 1), str(r.stored), str(r.planned), done)
-    configs = Table(title="configurations" if all_configs else "configurations needing attention")
-    for col, just in (("id", "right"), ("suite", "left"), ("stored", "right"), ("planned", "right"),
-                      ("failed", "right"), ("flagged", "right"), ("note", "left")):
-        configs.add_column(col, justify=just)
+    configs = Table(title="configurations" if all_configs else "configurations needing attention", box=None)
+    for col, just in (("id", "right"), ("suite", "left"), ("group", "left"), ("credential", "left"),
+                      ("payload", "left"), ("stored", "right"), ("planned", "right"), ("failed", "right"),
+                      ("flagged", "right"), ("note", "left")):
+        configs.add_column(col, justify=just, no_wrap=col == "suite")
     for c in st.configs:
         if all_configs or c.failed or c.flagged or c.skip_reason:
-            configs.add_row(str(c.id), c.suite, str(c.stored), str(c.planned), str(c.failed), str(c.flagged),
-                            c.skip_reason or "")
+            configs.add_row(str(c.id), c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
+                            str(c.failed), str(c.flagged), c.skip_reason or "")
     return [head, rounds] + ([configs] if configs.row_count else [])

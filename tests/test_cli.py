@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The CLI as a user meets it: real agent, real store, click's runner."""
+import json
+import tomllib
+
+from click.testing import CliRunner
+
+from tlsbench import spec
+from tlsbench.cli import main
+
+S = spec.load()
+
+
+def invoke(*args, agent_dir=None):
+    env = {"TLSBENCH_AGENT_DIR": str(agent_dir)} if agent_dir else {}
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def test_plan_show_resolves_defaults_as_toml_and_json():
+    out = invoke("plan", "show")
+    assert out.exit_code == 0
+    resolved = tomllib.loads(out.output)
+    assert resolved["name"] == "default" and resolved["suites"]["include"] == ["all"]
+    assert json.loads(invoke("plan", "show", "--format", "json").output) == resolved
+
+
+def test_invalid_plan_is_one_clear_message(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nrepetitions = 0\n')
+    out = CliRunner().invoke(main, ["run", str(bad)])
+    assert out.exit_code == 1 and "repetitions: 0 is not valid" in out.output
+    assert "Traceback" not in out.output
+
+
+def test_suites_json_lists_the_agent_build(agent_path):
+    out = invoke("suites", "--json", agent_dir=agent_path.parent)
+    suites = json.loads(out.output)["suites"]
+    assert len(suites) > 10 and all({"id", "name", "credentials"} <= set(s) for s in suites)
+
+
+def test_missing_agent_says_run_make(tmp_path):
+    out = CliRunner().invoke(main, ["suites"], env={"TLSBENCH_AGENT_DIR": str(tmp_path)})
+    assert out.exit_code == 1 and "run `make`" in out.output
+
+
+def test_run_status_and_trace_show(tmp_path, agent_path):
+    plan_file = tmp_path / "p.toml"
+    plan_file.write_text('name = "cli"\nrepetitions = 2\nrounds = 1\nwarmup = 0\n'
+                         'suites = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"]\n')
+    out = invoke("run", str(plan_file), "--output", str(tmp_path / "out"), agent_dir=agent_path.parent)
+    assert out.exit_code == 0, out.output
+    assert "stored 2 repetitions" in out.output
+    status = invoke("status", "cli", "--output", str(tmp_path / "out"), "--all")
+    assert status.exit_code == 0 and "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256" in status.output
+    tree = invoke("trace", "show", str(tmp_path / "out" / "cli"), "--config", "*ECDSA*", "--rep", "1")
+    assert tree.exit_code == 0, tree.output
+    category = {l.name: l.category for l in S.labels}
+    rows = [(len(l) - len(l.lstrip()), l.split()[0]) for l in tree.output.splitlines()[2:] if l.strip()]
+    rows = [(indent, name) for indent, name in rows if name in category]
+    # I/O nested under a step: an io line right below a step line, indented one level deeper
+    nested = [(a, b) for a, b in zip(rows, rows[1:])
+              if category[a[1]] == "step" and category[b[1]] == "io" and b[0] > a[0]]
+    assert nested, tree.output
+    assert {category[name] for _, name in rows} >= {"phase", "step", "io", "crypto"}
+    missing = invoke("trace", "show", str(tmp_path / "out" / "cli"), "--rep", "5")
+    assert missing.exit_code == 1 and "not stored" in missing.output
