@@ -9,8 +9,9 @@
   median's distribution is known in closed form (Efron 1982, *The Jackknife, the
   Bootstrap and Other Resampling Plans*, §5.2): P(X*₍ₖ₎ ≤ x₍ⱼ₎) = P(Binom(n, j/n) ≥ k).
   We draw B seeded medians from that distribution (inverse CDF), which is the same
-  distribution as resampling B times, at O(n + B log n) instead of O(B n). For even n
-  the two middle order statistics are drawn with one shared uniform (comonotone coupling).
+  distribution as resampling B times, at O(n + B log n) instead of O(B n). For even n,
+  small samples are resampled; large ones (n·B > 2·10⁶) draw the two middle order
+  statistics with one shared uniform (comonotone coupling: they nearly coincide there).
 - Bootstrap of the mean: seeded resampling (percentile interval; cf. asv asv/_stats.py,
   which also uses resampling for its confidence intervals). Above 2·10⁶ draws (n > 2000 at
   1000 resamples) the resampled mean is drawn from its normal limit N(x̄, σ̂²/n).
@@ -100,6 +101,8 @@ def boot_medians(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) 
     lo = np.searchsorted(_order_stat_cdf(n, (n + 1) // 2), u)
     if n % 2:
         return xs[lo]
+    if n * n_boot <= MAX_RESAMPLED:  # even and small: resample (the pair has no simple law)
+        return np.median(xs[rng.integers(0, n, size=(n_boot, n))], axis=1)
     hi = np.searchsorted(_order_stat_cdf(n, n // 2 + 1), u)
     return (xs[np.minimum(lo, n - 1)] + xs[np.minimum(hi, n - 1)]) / 2
 

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Comparisons B/A: verdicts against a noise floor."""
+from __future__ import annotations
+
+import dataclasses
+
+from click.testing import CliRunner
+
+from analysis_support import GOLDEN_DB, golden  # noqa: F401
+from fixtures import synth
+from tlsbench.analysis.compare import compare
+from tlsbench.analysis.load import load
+from tlsbench.analysis.results import analyze
+
+
+def test_an_experiment_against_itself_shows_no_difference(golden):  # noqa: F811
+    c = compare(golden, golden)
+    assert c.rows and not c.unmatched
+    assert all(r.ratio.ratio == 1 and r.ratio.verdict == "no difference" for r in c.rows)
+
+
+def test_slower_records_are_detected(tmp_path):
+    base = synth.SUITES[:2]
+    slow = tuple(dataclasses.replace(s, record_us=s.record_us * 1.2) for s in base)
+    a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
+    b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
+    c = compare(a, b)
+    rec = [r for r in c.rows if r.metric == "write_processing_post"]
+    assert rec and all(r.ratio.verdict == "slower" and 1.1 < r.ratio.ratio < 1.3 for r in rec)
+    hs = [r for r in c.rows if r.metric == "handshake_processing"]
+    assert hs and all(r.ratio.verdict == "no difference" for r in hs)  # same handshake model
+
+
+def test_two_configurations_of_one_experiment(golden):  # noqa: F811
+    ids = sorted(golden.ds.configs)
+    c = compare(golden, golden, config_a=ids[0], config_b=ids[1])
+    assert c.rows and {r.config for r in c.rows} == {c.rows[0].config}
+
+
+def test_cli_compare():
+    from tlsbench.cli import main
+
+    res = CliRunner().invoke(main, ["compare", str(GOLDEN_DB), str(GOLDEN_DB)])
+    assert res.exit_code == 0, res.output
+    assert "no difference" in res.output
+    res = CliRunner().invoke(main, ["compare", str(GOLDEN_DB)])
+    assert res.exit_code != 0

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Statistics: properties (hypothesis) and known values."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tlsbench.analysis import stats as S
+
+samples = st.lists(st.floats(1, 1e7, allow_nan=False), min_size=1, max_size=200)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples, st.integers(0, 2**32 - 1))
+def test_ci_contains_the_estimate(xs, seed):
+    s = S.summarize(np.array(xs), np.random.default_rng(seed))
+    assert s.median_ci[0] <= s.median <= s.median_ci[1]
+    assert s.mean_ci[0] <= s.mean * (1 + 1e-9) and s.mean * (1 - 1e-9) <= s.mean_ci[1]
+    assert s.min <= s.q1 <= s.median <= s.q3 <= s.max and s.p95 <= s.max
+
+
+@settings(max_examples=40, deadline=None)
+@given(samples, st.randoms(use_true_random=False))
+def test_median_and_its_ci_invariant_to_permutation(xs, rnd):
+    ys = list(xs)
+    rnd.shuffle(ys)
+    a = S.summarize(np.array(xs), np.random.default_rng(1), mean_ci=False)
+    b = S.summarize(np.array(ys), np.random.default_rng(1), mean_ci=False)
+    assert a.median == b.median and a.median_ci == b.median_ci
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0, 100), min_size=8, max_size=100), st.floats(1e4, 1e6))
+def test_outliers_are_counted_not_dropped(xs, far):
+    x = np.array(xs + [far + 200])
+    s = S.summarize(x, np.random.default_rng(0), mean_ci=False)
+    assert s.n == len(x) and s.max == far + 200
+    assert s.severe >= 1  # the far value lies beyond 3 IQR (IQR ≤ 100 here)
+
+
+def test_tukey_known_values():
+    x = np.r_[np.arange(1, 21, dtype=float), 40.0, 100.0]  # q1=6.25, q3=16.75, IQR=10.5
+    mild, severe = S.tukey_counts(x)
+    assert (mild, severe) == (1, 1)   # 40 is beyond 1.5 IQR (32.5), 100 beyond 3 IQR (48.25)
+
+
+def test_exact_median_bootstrap_matches_resampling():
+    rng = np.random.default_rng(5)
+    for n in (7, 10, 41):
+        x = rng.lognormal(size=n)
+        exact = S.boot_medians(x, np.random.default_rng(1), 100_000)
+        idx = np.random.default_rng(2).integers(0, n, (100_000, n))
+        resampled = np.median(x[idx], axis=1)
+        assert np.percentile(exact, [2.5, 50, 97.5]) == pytest.approx(np.percentile(resampled, [2.5, 50, 97.5]), rel=0.03)
+
+
+def test_seeded_and_reproducible():
+    x = np.random.default_rng(0).normal(100, 10, 300)
+    a = S.summarize(x, S.rng_for(7, "cfg", "metric"))
+    b = S.summarize(x, S.rng_for(7, "cfg", "metric"))
+    c = S.summarize(x, S.rng_for(8, "cfg", "metric"))
+    assert a == b and a.mean_ci != c.mean_ci
+
+
+def test_ci_half_width_shrinks_like_one_over_sqrt_n():
+    rng = np.random.default_rng(3)
+    w = [np.diff(S.summarize(rng.normal(100, 10, n), rng, mean_ci=False).median_ci)[0] for n in (400, 6400)]
+    assert w[0] / w[1] == pytest.approx(4, rel=0.3)
+
+
+def test_ratio_verdicts_and_noise_floor():
+    rng = np.random.default_rng(0)
+    a = rng.normal(100, 1, 400)
+    assert S.ratio_of_medians(a, a * 1.10, rng).verdict == "slower"
+    assert S.ratio_of_medians(a, a * 0.90, rng).verdict == "faster"
+    tiny = S.ratio_of_medians(a, a * 1.005, rng)  # CI may exclude 1, but within the 1% floor
+    assert tiny.verdict == "no difference" and not tiny.significant
+    r = S.ratio_of_medians(a, a * 1.10, rng)
+    assert r.ci[0] <= r.ratio <= r.ci[1]
+
+
+def test_reps_needed_to_separate():
+    rng = np.random.default_rng(1)
+    a = S.summarize(rng.normal(100, 10, 50), rng, mean_ci=False)
+    b = S.summarize(rng.normal(101, 10, 50), rng, mean_ci=False)
+    need = S.reps_to_separate(a, b)
+    msg = S.separation_advice("A", a, "B", b)
+    assert S.cis_overlap(a.median_ci, b.median_ci) and need > 50
+    assert msg and f"about {int(need)} repetitions" in msg
+    same = S.summarize(np.ones(10), rng, mean_ci=False)
+    assert math.isinf(S.reps_to_separate(same, same))
+
+
+def test_empty_and_single_samples():
+    s = S.summarize(np.array([]), np.random.default_rng(0))
+    assert s.n == 0 and math.isnan(s.median)
+    one = S.summarize(np.array([5.0]), np.random.default_rng(0))
+    assert one.median == 5.0 and one.median_ci == (5.0, 5.0) and one.sd == 0
