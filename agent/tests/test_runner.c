@@ -276,6 +276,24 @@ static void test_failure_cleans_up(void) {
     CHECK(tb_run(B, &r, sink, &(seen){.next_index = r.first_index}, &sum) == 0 && sum.failed == 0);
 }
 
+/* Thousands of 1-byte records overflow the trace: flagged, counted, nothing breaks. */
+static void test_trace_overflow_flagged(void) {
+    const tb_suite_info *s = runnable_suite();
+    if (!s)
+        return;
+    tb_run_request r = request(s);
+    r.direction = TB_DIRECTION_C2S;
+    r.total_bytes = TB_TRACE_CAPACITY;
+    r.record_size = 1;
+    r.repetitions = 1;
+    r.warmup = 0;
+    seen got = {.next_index = r.first_index};
+    tb_run_summary sum;
+    CHECK(tb_run(B, &r, sink, &got, &sum) == 0 && sum.failed == 0);
+    CHECK_EQ_U(got.last.status, TB_STATUS_OK);
+    CHECK_EQ_U(!!(got.last.flags & TB_FLAG_TRACE_OVERFLOW), TB_TRACE_ENABLED);
+}
+
 static void test_sink_stops_run(void) {
     const tb_suite_info *s = runnable_suite();
     if (!s)
@@ -299,6 +317,7 @@ int main(void) {
     RUN_TEST(test_full_run);
     RUN_TEST(test_short_last_record);
     RUN_TEST(test_failure_cleans_up);
+    RUN_TEST(test_trace_overflow_flagged);
     RUN_TEST(test_sink_stops_run);
     B->deinit();
     return tb_test_report();
