@@ -675,12 +675,25 @@ static int tb_cmd_help(int argc, char **argv) {
     return TB_EXIT_OK;
 }
 
+/* `--help` or `-h` anywhere asks for help, as people type it after any command. */
+static int tb_wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2)
         return tb_cmd_serve(0, NULL);
+    if (tb_wants_help(argc, argv))
+        return tb_cmd_help(0, NULL);
     for (size_t i = 0; i < TB_N_COMMANDS; i++)
         if (strcmp(argv[1], tb_commands[i].name) == 0)
             return tb_commands[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "%s: unknown command '%s'; commands: serve, suites, run, dump, help\n", TB_AGENT_NAME, argv[1]);
+    fprintf(stderr, "%s: unknown command '%s'; commands:", TB_AGENT_NAME, argv[1]);
+    for (size_t i = 0; i < TB_N_COMMANDS; i++)
+        fprintf(stderr, " %s", tb_commands[i].name);
+    fprintf(stderr, "\n");
     return TB_EXIT_USAGE;
 }
