@@ -55,9 +55,9 @@ def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
         if os.access(candidate, os.X_OK):
             return candidate
         raise AgentError(f"no executable {name} in {explicit} (from --agent-dir or ${AGENT_DIR_ENV}): run `make`")
-    for directory in (Path(sys.executable).parent,):
-        if os.access(directory / name, os.X_OK):
-            return directory / name
+    beside_python = Path(sys.executable).parent / name
+    if os.access(beside_python, os.X_OK):
+        return beside_python
     on_path = shutil.which(name)
     if on_path:
         return Path(on_path)

@@ -39,8 +39,12 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except USER_ERRORS as exc:
-            err_console.print(f"[red]error:[/] {exc}", highlight=False)
+            err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
             sys.exit(1)
+        except KeyboardInterrupt:  # a second Ctrl-C: stored repetitions are safe (one transaction each)
+            err_console.print("[yellow]stopped at once; every stored repetition is intact. "
+                              "Run the same command with --resume to continue.[/]")
+            sys.exit(130)
 
 
 @click.group(cls=Group)

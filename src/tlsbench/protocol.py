@@ -5,6 +5,7 @@ Decoding never guesses: every problem raises FrameError naming what was wrong an
 stream offset of the frame, so a corrupt stream is reported, never silently stored."""
 from __future__ import annotations
 
+import io
 import json
 import struct
 import zlib
@@ -124,8 +125,6 @@ class FrameReader:
 
 def decode_frames(data: bytes) -> list[Frame]:
     """Every frame of a byte string (e.g. a file written by the agent's `run --out`)."""
-    import io
-
     return list(FrameReader(io.BytesIO(data)))
 
 
