@@ -46,7 +46,7 @@ def synthetic_store(folder: Path, events: int) -> Path:
 
 
 def real_store(folder: Path, events: int) -> Path:
-    per_rep = 150  # measured: handshake + 8 records (4 each way) with the mbed TLS agent
+    per_rep = 257  # measured: handshake + 8 records (4 each way) with the mbed TLS agent
     plan = folder / "bench.toml"
     plan.write_text(REAL_PLAN.format(reps=max(10, round(events / per_rep / 4 / 10) * 10)))
     subprocess.run([sys.executable, "-m", "tlsbench.cli", "run", str(plan), "--output", str(folder)], check=True)
