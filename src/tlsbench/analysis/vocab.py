@@ -1,20 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 """The spec vocabulary analysis needs (labels, categories, kinds, peers, status, flags).
 
-The one place analysis/report/export read spec/labels.toml and spec/protocol.toml, so no
+The one place analysis/report/export take names from the spec (via tlsbench.spec), so no
 label or category name is written twice. Lookups are numpy arrays indexed by label id,
 which keeps per-event classification vectorised.
 """
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-_SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
+from .. import spec
+
 _N_IDS = 1 << 16  # label ids are u16 on the wire
 
 
@@ -71,35 +70,30 @@ ROLE_LABELS = {
 VALUE_MEANING = {"io": "bytes", "record": "bytes", "step": "ret", "crypto": "ret"}
 
 
-def _load_toml(name: str) -> dict:
-    with open(_SPEC_DIR / name, "rb") as f:
-        return tomllib.load(f)
-
-
 @functools.cache
 def vocab() -> Vocab:
-    """The spec vocabulary (loaded once per process)."""
-    labels = _load_toml("labels.toml")
-    proto = _load_toml("protocol.toml")
-    cats = tuple(labels["categories"].keys())
-    names = {lab["name"] for lab in labels["label"]}
+    """The spec vocabulary (built once per process from tlsbench.spec, the host's typed
+    reader of the same files), with numpy lookups added."""
+    sp = spec.load()
+    cats = tuple(sp.categories)
+    names = {lab.name for lab in sp.labels}
     missing = [c for c in ROLE_CATEGORIES.values() if c not in cats]
     missing += [n for n in ROLE_LABELS.values() if n not in names]
     if missing:
         raise RuntimeError(f"spec/labels.toml lacks {missing}: update tlsbench.analysis.vocab")
     code = np.full(_N_IDS, -1, dtype=np.int8)
-    for lab in labels["label"]:
-        code[lab["id"]] = cats.index(lab["category"])
+    for lab in sp.labels:
+        code[lab.id] = cats.index(lab.category)
     return Vocab(
-        label_name={lab["id"]: lab["name"] for lab in labels["label"]},
-        label_id={lab["name"]: lab["id"] for lab in labels["label"]},
-        label_category={lab["id"]: lab["category"] for lab in labels["label"]},
-        label_meaning={lab["id"]: lab["meaning"] for lab in labels["label"]},
+        label_name={lab.id: lab.name for lab in sp.labels},
+        label_id={lab.name: lab.id for lab in sp.labels},
+        label_category={lab.id: lab.category for lab in sp.labels},
+        label_meaning={lab.id: lab.meaning for lab in sp.labels},
         categories=cats,
-        category_meaning=dict(labels["categories"]),
-        kinds=dict(labels["kinds"]),
-        peers=dict(labels["peers"]),
-        status={k: v["value"] for k, v in proto["status"].items()},
-        flags={k: 1 << v["bit"] for k, v in proto["flags"].items()},
+        category_meaning=dict(sp.categories),
+        kinds=dict(sp.kinds.by_name),
+        peers=dict(sp.peers.by_name),
+        status=dict(sp.status.by_name),
+        flags=dict(sp.flags.by_name),
         category_code=code,
     )
