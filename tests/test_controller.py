@@ -176,3 +176,15 @@ def test_hung_agent_is_killed_by_the_watchdog(tmp_path, agent_path):
     assert summary.agent_deaths == 1 and len(died) == 1
     assert "killed as hung" in died[0][0]
     assert summary.stored == 12
+
+
+def test_run_options_reach_the_agent_and_the_config_key(tmp_path, agent_path):
+    names = S.options.names
+    if not names:
+        pytest.skip("spec/protocol.toml declares no [options]")
+    loaded = small_plan(repetitions=2, rounds=1, extra=f"options = {names[:1]!r}\n")
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    assert summary.stored == 6 and summary.failed == 0
+    with Store.in_folder(tmp_path / "small", create=False) as st:
+        rows = st.configs()
+        assert all(r["options"] == S.options.value(names[0]) and r["key"].endswith("|" + names[0]) for r in rows)

@@ -161,3 +161,11 @@ def test_filter_value_matching_nothing_lists_known_values():
 def test_empty_selection_is_an_error():
     with pytest.raises(plan.PlanError, match="selection is empty"):
         selected('[suites]\ninclude = ["*PSK*"]\nkey_exchange = ["DHE"]')
+
+
+def test_run_options_come_from_the_spec():
+    names = spec.load().options.names
+    (msg,) = problems('name = "x"\nrepetitions = 3\noptions = ["TURBO"]')
+    assert msg.startswith("options[0]: 'TURBO' is not valid: allowed: ")
+    if names:
+        assert plan.parse(f'name = "x"\nrepetitions = 3\noptions = {names!r}', "t").plan.options == names

@@ -54,6 +54,7 @@ class Configuration:
     credential: int  # spec [credential] value (resolved: never auto)
     direction: int
     transport: int
+    options: int = 0  # RUN options bits
 
     @property
     def key(self) -> str:
@@ -62,7 +63,7 @@ class Configuration:
     def request(self, config_id: int, batch: schedule.Batch, warmup: int) -> protocol.RunRequest:
         return protocol.RunRequest(config_id, self.suite_id, self.group, self.credential, self.direction,
                                    self.transport, batch.count, warmup, self.row.total_bytes,
-                                   self.row.record_size, batch.first_index)
+                                   self.row.record_size, batch.first_index, self.options)
 
 
 @dataclass
@@ -82,13 +83,15 @@ def group_applies(key_exchange: str, group: int) -> bool:
 
 
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
-               total_bytes: int, record_size: int) -> str:
-    return f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
+               total_bytes: int, record_size: int, options: Sequence[str] = ()) -> str:
+    key = f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
+    return key + "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
 
 
 def resolve(loaded: LoadedPlan, suites: Sequence[Mapping[str, Any]]) -> Resolution:
     """The plan's matrix (suite × group × credential × payload) against the agent's SUITES."""
     s, plan = specmod.load(), loaded.plan
+    options = sum(s.options.value(o) for o in plan.options)
     out = Resolution([], [])
     seen: set[str] = set()
     for suite in select_suites(loaded, suites):
@@ -107,16 +110,17 @@ def resolve(loaded: LoadedPlan, suites: Sequence[Mapping[str, Any]]) -> Resoluti
                     continue
                 for pay in plan.payload:
                     key = config_key(plan.library, suite["name"], grp, cred, plan.transport, pay.direction,
-                                     pay.total_bytes, pay.record_size)
+                                     pay.total_bytes, pay.record_size, plan.options)
                     if key in seen:  # e.g. "auto" and the credential it resolves to
                         continue
                     seen.add(key)
                     row = ConfigRow(key, plan.library, suite["id"], suite["name"], suite["key_exchange"],
                                     suite["authentication"], suite["cipher"], suite["mac"],
                                     suite["min_version"], suite["max_version"], grp, cred, plan.transport,
-                                    pay.direction, pay.total_bytes, pay.record_size, plan.repetitions)
+                                    pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, options)
                     out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
-                                                     s.directions.value(pay.direction), s.transports.value(plan.transport)))
+                                                     s.directions.value(pay.direction),
+                                                     s.transports.value(plan.transport), options))
     return out
 
 

@@ -76,6 +76,7 @@ GroupName = Annotated[str, AfterValidator(_spec_name("groups"))]
 CredentialName = Annotated[str, AfterValidator(_spec_name("credentials"))]
 DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
 TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
+OptionName = Annotated[str, AfterValidator(_spec_name("options"))]
 SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
 
 
@@ -131,10 +132,11 @@ class Plan(Strict):
     rounds: Annotated[int, Field(ge=1)] = DEFAULT_ROUNDS
     payload: Annotated[list[Payload], BeforeValidator(_as_list), Field(min_length=1)] = [Payload()]
     transport: TransportName = _zero("transports")
+    options: Annotated[list[OptionName], BeforeValidator(_as_list)] = []  # spec [options] (RUN bits)
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     output: str = "results"
 
-    @field_validator("groups", "credentials")
+    @field_validator("groups", "credentials", "options")
     @classmethod
     def _no_duplicates(cls, value: list[str]) -> list[str]:
         dups = sorted({v for v in value if value.count(v) > 1})

@@ -87,6 +87,7 @@ class Spec:
     frame_senders: Mapping[str, str]  # frame name -> "agent" / "controller"
     status: NameTable
     flags: NameTable  # name -> bit mask (1 << bit)
+    options: NameTable  # RUN options: name -> bit mask (empty when the spec declares none)
     directions: NameTable
     credentials: NameTable
     transports: NameTable
@@ -140,6 +141,7 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
     labels = tomllib.loads(labels_bytes.decode())
     proto = tomllib.loads(protocol_bytes.decode())
     flags = {name: 1 << entry["bit"] for name, entry in proto["flags"].items()}
+    options = {name: 1 << entry["bit"] for name, entry in proto.get("options", {}).items()}
     return Spec(
         labels=tuple(Label(**entry) for entry in labels["label"]),
         categories=dict(labels["categories"]),
@@ -149,6 +151,8 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         frame_senders={name: entry["from"] for name, entry in proto["frame"].items()},
         status=_table("status", proto["status"], "value"),
         flags=NameTable("flag", flags, {n: e.get("meaning", "") for n, e in proto["flags"].items()}),
+        options=NameTable("RUN option", options,
+                          {n: e.get("meaning", "") for n, e in proto.get("options", {}).items()}),
         directions=_table("direction", proto["direction"]),
         credentials=_table("credential", proto["credential"]),
         transports=_table("transport", proto["transport"]),

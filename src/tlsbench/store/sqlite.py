@@ -67,6 +67,7 @@ class ConfigRow:
     total_bytes: int
     record_size: int
     repetitions: int
+    options: int = 0  # RUN options bits (spec [options])
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ CREATE TABLE config (
     total_bytes     INTEGER NOT NULL,      -- application bytes per direction
     record_size     INTEGER NOT NULL,
     repetitions     INTEGER NOT NULL,      -- planned
+    options         INTEGER NOT NULL DEFAULT 0,  -- RUN options bits (spec/protocol.toml [options])
     skip_reason     TEXT                   -- NULL while runnable; why the controller stopped running it
                                            -- (agent ERROR 'unsupported', or given up after repeated agent deaths)
 );
