@@ -177,7 +177,7 @@ static void test_run_validation(void) {
         const char *field;
     } cases[] = {
         {8, 200, "credential"}, {9, 4, "direction"},     {10, 9, "transport"},
-        {11, 1, "options"},     {34, 1, "reserved"},
+        {11, 0x80, "options"},     {34, 1, "reserved"},
     };
     uint8_t wire[TB_RUN_REQUEST_SIZE + 1];
     char err[128];

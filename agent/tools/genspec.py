@@ -62,6 +62,9 @@ def generate(labels_path: Path, protocol_path: Path) -> str:
     out += enum_block("TB_FRAME", {k: v["value"] for k, v in proto["frame"].items()})
     out += enum_block("TB_STATUS", {k: v["value"] for k, v in proto["status"].items()})
     out += enum_block("TB_FLAG", {k: 1 << v["bit"] for k, v in proto["flags"].items()})
+    options = {k: 1 << v["bit"] for k, v in proto.get("options", {}).items()}
+    out += enum_block("TB_OPTION", options)
+    out += [f"#define TB_OPTIONS_KNOWN 0x{sum(options.values()):02X}u"]
     for section in ("direction", "credential", "transport", "group"):
         out += enum_block(f"TB_{section.upper()}", proto[section])
     out += [""]
