@@ -1,0 +1,849 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The wolfSSL 5.5 backend: suite table, per-session configuration (pinned version, forced
+ * suite, group and credentials) and the turn/record calls. Crypto operations inside the
+ * turns are traced by wolfssl_crypto.c (link-time wrappers, list in wolfssl_wrap.h).
+ *
+ * Steps are TURNS, not messages: wolfSSL 5.5 exposes no per-message state a caller can read
+ * between messages (internal.h is not installed; the info callback is per context and
+ * misses the server's writes and most of TLS 1.3), and wolfSSL_connect/accept run until
+ * they need the peer's bytes. So step() is one connect/accept call, traced as
+ * HANDSHAKE_TURN_n (n = this peer's call count, the 4th and later share TURN_4). The crypto
+ * spans nested in a turn still say where its cost is. docs/backend-wolfssl.md.
+ *
+ * Suite metadata conventions (SUITES JSON, docs/protocol.md), as the mbed TLS backend:
+ *   name           = the IANA name (wolfSSL_get_cipher_name_iana_from_suite);
+ *   key_exchange   = ECDHE, DHE, PSK, RSA...; authentication = ECDSA, RSA, PSK; hybrids split
+ *                    as DHE-PSK = DHE/PSK; TLS 1.3 suites fix neither: "any"/"any" (the group
+ *                    and the credential of the run decide, as OpenSSL prints Kx=any Au=any);
+ *   cipher         = AES-128-GCM, CHACHA20-POLY1305, AES-128-CCM-8, DES-EDE3-CBC, NULL...;
+ *   mac            = the suite's hash (the PRF hash for AEAD suites), SHA1 for "_SHA". */
+#include <wolfssl/options.h> /* first: the build's configuration shapes every other header */
+#include <wolfssl/ssl.h>
+#include <wolfssl/version.h>
+#include <wolfssl/wolfcrypt/dh.h>
+#include <wolfssl/wolfcrypt/ecc.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlsbench/backend.h"
+#include "tlsbench/credentials.h"
+#include "tlsbench/trace.h"
+#include "wolfssl_internal.h"
+
+#define TB_WOLF_MAX_SUITES 128
+#define TB_WOLF_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
+#define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------------- build options
+ * Read once here, as constants, so function bodies carry no #ifdef. */
+#ifdef WOLFSSL_TLS13
+#define TB_WOLF_TLS13 1
+#else
+#define TB_WOLF_TLS13 0
+#endif
+#ifdef WOLFSSL_DTLS
+#define TB_WOLF_DTLS 1
+#else
+#define TB_WOLF_DTLS 0
+#endif
+#ifdef HAVE_CURVE25519
+#define TB_WOLF_X25519 1
+#else
+#define TB_WOLF_X25519 0
+#endif
+#ifdef HAVE_CURVE448
+#define TB_WOLF_X448 1
+#else
+#define TB_WOLF_X448 0
+#endif
+#ifdef HAVE_ED25519
+#define TB_WOLF_ED25519 1
+#else
+#define TB_WOLF_ED25519 0
+#endif
+#ifdef HAVE_FFDHE_2048
+#define TB_WOLF_FFDHE2048 1
+#else
+#define TB_WOLF_FFDHE2048 0
+#endif
+#ifdef HAVE_FFDHE_3072
+#define TB_WOLF_FFDHE3072 1
+#else
+#define TB_WOLF_FFDHE3072 0
+#endif
+#ifdef HAVE_FFDHE_4096
+#define TB_WOLF_FFDHE4096 1
+#else
+#define TB_WOLF_FFDHE4096 0
+#endif
+#ifdef FP_ECC
+#define TB_WOLF_FP_ECC 1
+#else
+#define TB_WOLF_FP_ECC 0
+#endif
+#ifdef NO_PSK
+#define TB_WOLF_PSK 0
+#else
+#define TB_WOLF_PSK 1
+#endif
+/* ECDHE-PSK over X25519/X448 fails in the client ("Bad ECC Peer Key": the curve OID is not
+ * set for ECDHE-PSK) until wolfSSL 5.7.0 (wolfSSL PR #7120/#7132). */
+#if LIBWOLFSSL_VERSION_HEX < 0x05007000
+#define TB_WOLF_PSK_MONTGOMERY 0
+#else
+#define TB_WOLF_PSK_MONTGOMERY 1
+#endif
+#ifdef NO_OLD_TLS
+#define TB_WOLF_OLDEST_TLS "TLS1.2"
+#elif defined(WOLFSSL_ALLOW_TLSV10)
+#define TB_WOLF_OLDEST_TLS "TLS1.0"
+#else
+#define TB_WOLF_OLDEST_TLS "TLS1.1"
+#endif
+
+/* Functions a stripped build may lack: then there is nothing to do. */
+#ifdef FP_ECC
+static void tb_wolf_fp_cache_free(void) { wc_ecc_fp_free(); }
+#else
+static void tb_wolf_fp_cache_free(void) {}
+#endif
+#ifdef HAVE_SESSION_TICKET
+static void tb_wolf_ctx_no_tickets(WOLFSSL_CTX *ctx) {
+    wolfSSL_CTX_NoTicketTLSv12(ctx);
+    wolfSSL_CTX_no_ticket_TLSv13(ctx);
+}
+#else
+static void tb_wolf_ctx_no_tickets(WOLFSSL_CTX *ctx) { (void)ctx; }
+#endif
+#ifndef NO_PSK
+/* The fixed test key and identity (tlsbench/credentials.h), for both peers. */
+static unsigned int tb_wolf_psk_client(WOLFSSL *ssl, const char *hint, char *identity, unsigned int id_max,
+                                       unsigned char *key, unsigned int key_max) {
+    (void)ssl;
+    (void)hint;
+    if (strlen(tb_psk_identity) >= id_max || key_max < TB_PSK_LEN)
+        return 0;
+    strcpy(identity, tb_psk_identity);
+    memcpy(key, tb_psk_key, TB_PSK_LEN);
+    return TB_PSK_LEN;
+}
+static unsigned int tb_wolf_psk_server(WOLFSSL *ssl, const char *identity, unsigned char *key,
+                                       unsigned int key_max) {
+    (void)ssl;
+    if (!identity || strcmp(identity, tb_psk_identity) != 0 || key_max < TB_PSK_LEN)
+        return 0;
+    memcpy(key, tb_psk_key, TB_PSK_LEN);
+    return TB_PSK_LEN;
+}
+static void tb_wolf_ctx_psk(WOLFSSL_CTX *ctx, uint8_t peer) {
+    if (peer == TB_PEER_CLIENT)
+        wolfSSL_CTX_set_psk_client_callback(ctx, tb_wolf_psk_client);
+    else
+        wolfSSL_CTX_set_psk_server_callback(ctx, tb_wolf_psk_server);
+}
+#else
+static void tb_wolf_ctx_psk(WOLFSSL_CTX *ctx, uint8_t peer) { (void)ctx; (void)peer; }
+#endif
+
+/* ---------------------------------------------------------------- turns */
+
+/* The peer's n-th connect/accept call (n from 0); later calls share the last label. */
+static const uint16_t tb_wolf_turn_labels[] = {
+    TB_L_HANDSHAKE_TURN_1, TB_L_HANDSHAKE_TURN_2, TB_L_HANDSHAKE_TURN_3, TB_L_HANDSHAKE_TURN_4};
+
+uint16_t tb_wolfssl_turn_label(uint32_t turn) {
+    return tb_wolf_turn_labels[turn < TB_COUNT(tb_wolf_turn_labels) ? turn : TB_COUNT(tb_wolf_turn_labels) - 1];
+}
+
+/* ---------------------------------------------------------------- key exchanges */
+
+/* Which key-exchange groups a suite's `group` setting may choose. */
+typedef enum tb_wolf_group_kind {
+    TB_WOLF_GROUPS_NONE,  /* no group (PSK, RSA): only the default is accepted */
+    TB_WOLF_GROUPS_EC,    /* TLS 1.2 ECDHE: a curve (X25519/X448 included), default P-256 */
+    TB_WOLF_GROUPS_EC_PSK, /* TLS 1.2 ECDHE-PSK: as EC, X25519/X448 only where they work */
+    TB_WOLF_GROUPS_FFDHE, /* TLS 1.2 DHE: an RFC 7919 group set on the server, default ffdhe2048 */
+    TB_WOLF_GROUPS_TLS13  /* TLS 1.3: any group (key share), default X25519 */
+} tb_wolf_group_kind;
+
+typedef enum tb_wolf_version { TB_WOLF_TLS1_2, TB_WOLF_TLS1_3, TB_WOLF_N_VERSIONS } tb_wolf_version;
+
+typedef struct tb_wolf_kex {
+    const char *iana;           /* what the IANA name holds between "TLS_" and "_WITH_" */
+    const char *key_exchange;
+    const char *authentication;
+    tb_wolf_group_kind groups;
+    uint8_t credentials[TB_MAX_SUITE_CREDENTIALS];
+    uint8_t n_credentials;
+    const char *why_unsupported;
+} tb_wolf_kex;
+
+#define TB_CREDS(...) .credentials = {__VA_ARGS__}, .n_credentials = sizeof((uint8_t[]){__VA_ARGS__})
+#define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
+#define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384)
+#if TB_WOLF_ED25519
+#define TB_TLS13_CREDS                                                                                   \
+    TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072, \
+             TB_CREDENTIAL_ED25519)
+#else
+#define TB_TLS13_CREDS \
+    TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
+#endif
+#define TB_PSK_CREDS TB_CREDS(TB_CREDENTIAL_PSK)
+
+/* The first entry is TLS 1.3 (no "_WITH_" in the name); the last catches what is not listed. */
+static const tb_wolf_kex tb_wolf_kex_table[] = {
+    {"", "any", "any", TB_WOLF_GROUPS_TLS13, TB_TLS13_CREDS, NULL},
+    {"ECDHE_ECDSA", "ECDHE", "ECDSA", TB_WOLF_GROUPS_EC, TB_ECDSA_CREDS, NULL},
+    {"ECDHE_RSA", "ECDHE", "RSA", TB_WOLF_GROUPS_EC, TB_RSA_CREDS, NULL},
+    {"DHE_RSA", "DHE", "RSA", TB_WOLF_GROUPS_FFDHE, TB_RSA_CREDS, NULL},
+    {"RSA", "RSA", "RSA", TB_WOLF_GROUPS_NONE, TB_RSA_CREDS, NULL},
+    {"ECDHE_PSK", "ECDHE", "PSK", TB_WOLF_GROUPS_EC_PSK, TB_PSK_CREDS, NULL},
+    {"DHE_PSK", "DHE", "PSK", TB_WOLF_GROUPS_FFDHE, TB_PSK_CREDS, NULL},
+    {"PSK", "PSK", "PSK", TB_WOLF_GROUPS_NONE, TB_PSK_CREDS, NULL},
+    {"DH_anon", "DHE", "anon", TB_WOLF_GROUPS_FFDHE, .n_credentials = 0,
+     .why_unsupported = "anonymous Diffie-Hellman authenticates nobody; tlsbench has no anonymous credential"},
+    {NULL, "unknown", "unknown", TB_WOLF_GROUPS_NONE, .n_credentials = 0,
+     .why_unsupported = "not an IANA TLS suite, or a key exchange the wolfSSL agent does not configure"},
+};
+
+static const tb_wolf_kex *tb_wolf_kex_find(const char *iana, size_t len) {
+    size_t i = 0;
+    for (; tb_wolf_kex_table[i].iana; i++)
+        if (strlen(tb_wolf_kex_table[i].iana) == len && strncmp(tb_wolf_kex_table[i].iana, iana, len) == 0)
+            break;
+    return &tb_wolf_kex_table[i];
+}
+
+/* Bulk ciphers by the IANA token after "_WITH_" (TLS 1.2) or "TLS_" (TLS 1.3). Longer
+ * tokens first (CCM_8 before CCM). aead: the suite needs TLS 1.2. */
+static const struct {
+    const char *iana;
+    const char *name;
+    bool aead;
+    bool dtls; /* a stream cipher cannot run over DTLS */
+} tb_wolf_ciphers[] = {
+    {"AES_128_CCM_8", "AES-128-CCM-8", true, true},
+    {"AES_256_CCM_8", "AES-256-CCM-8", true, true},
+    {"AES_128_CCM", "AES-128-CCM", true, true},
+    {"AES_256_CCM", "AES-256-CCM", true, true},
+    {"AES_128_GCM", "AES-128-GCM", true, true},
+    {"AES_256_GCM", "AES-256-GCM", true, true},
+    {"AES_128_CBC", "AES-128-CBC", false, true},
+    {"AES_256_CBC", "AES-256-CBC", false, true},
+    {"CAMELLIA_128_CBC", "CAMELLIA-128-CBC", false, true},
+    {"CAMELLIA_256_CBC", "CAMELLIA-256-CBC", false, true},
+    {"CHACHA20_POLY1305", "CHACHA20-POLY1305", true, true},
+    {"CHACHA20_OLD_POLY1305", "CHACHA20-POLY1305-OLD", true, true},
+    {"3DES_EDE_CBC", "DES-EDE3-CBC", false, true},
+    {"RC4_128", "ARC4-128", false, false},
+    {"NULL", "NULL", false, true},
+    /* RFC 9150 integrity-only TLS 1.3 suites: TLS_SHA256_SHA256 */
+    {"SHA256", "NULL", true, true},
+    {"SHA384", "NULL", true, true},
+};
+
+/* Hashes by the IANA name's last token; "" = none named (CCM suites: the PRF's SHA-256). */
+static const struct {
+    const char *iana;
+    const char *name;
+    bool tls12; /* a SHA-2 suite needs TLS 1.2 */
+} tb_wolf_macs[] = {
+    {"", "SHA256", true}, {"_SHA", "SHA1", false}, {"_SHA256", "SHA256", true},
+    {"_SHA384", "SHA384", true}, {"_MD5", "MD5", false},
+};
+
+/* ---------------------------------------------------------------- groups */
+
+/* Weierstrass curves, Montgomery curves (X25519, X448), finite fields. */
+typedef enum tb_wolf_family { TB_WOLF_FAMILY_EC, TB_WOLF_FAMILY_MONT, TB_WOLF_FAMILY_FF } tb_wolf_family;
+
+typedef struct tb_wolf_group {
+    uint16_t group; /* TB_GROUP_* (IANA) = WOLFSSL_ECC_* / WOLFSSL_FFDHE_* */
+    tb_wolf_family family;
+    int ecc_id;     /* NIST curves: the wolfCrypt curve id, checked at run time */
+    bool built;     /* X25519/X448/FFDHE: compiled in */
+    const DhParams *(*ffdhe)(void);
+} tb_wolf_group;
+
+_Static_assert(TB_GROUP_SECP256R1 == WOLFSSL_ECC_SECP256R1 && TB_GROUP_X25519 == WOLFSSL_ECC_X25519 &&
+                   TB_GROUP_X448 == WOLFSSL_ECC_X448 && TB_GROUP_FFDHE2048 == WOLFSSL_FFDHE_2048 &&
+                   TB_GROUP_FFDHE4096 == WOLFSSL_FFDHE_4096,
+               "wolfSSL's group values are the IANA ones the spec uses");
+
+/* Builds without a group have no wc_Dh_ffdheXXXX_Get: point at a stub that is never called. */
+#if TB_WOLF_FFDHE2048
+#define TB_FFDHE2048_GET wc_Dh_ffdhe2048_Get
+#else
+#define TB_FFDHE2048_GET NULL
+#endif
+#if TB_WOLF_FFDHE3072
+#define TB_FFDHE3072_GET wc_Dh_ffdhe3072_Get
+#else
+#define TB_FFDHE3072_GET NULL
+#endif
+#if TB_WOLF_FFDHE4096
+#define TB_FFDHE4096_GET wc_Dh_ffdhe4096_Get
+#else
+#define TB_FFDHE4096_GET NULL
+#endif
+
+static const tb_wolf_group tb_wolf_groups[] = {
+    {TB_GROUP_SECP256R1, TB_WOLF_FAMILY_EC, ECC_SECP256R1, true, NULL},
+    {TB_GROUP_SECP384R1, TB_WOLF_FAMILY_EC, ECC_SECP384R1, true, NULL},
+    {TB_GROUP_SECP521R1, TB_WOLF_FAMILY_EC, ECC_SECP521R1, true, NULL},
+    {TB_GROUP_X25519, TB_WOLF_FAMILY_MONT, 0, TB_WOLF_X25519, NULL},
+    {TB_GROUP_X448, TB_WOLF_FAMILY_MONT, 0, TB_WOLF_X448, NULL},
+    {TB_GROUP_FFDHE2048, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE2048, TB_FFDHE2048_GET},
+    {TB_GROUP_FFDHE3072, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE3072, TB_FFDHE3072_GET},
+    {TB_GROUP_FFDHE4096, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE4096, TB_FFDHE4096_GET},
+};
+
+/* What group 0 (default) means per kind. */
+static const uint16_t tb_wolf_default_group[] = {
+    [TB_WOLF_GROUPS_NONE] = 0,
+    [TB_WOLF_GROUPS_EC] = TB_GROUP_SECP256R1,
+    [TB_WOLF_GROUPS_EC_PSK] = TB_GROUP_SECP256R1,
+    [TB_WOLF_GROUPS_FFDHE] = TB_GROUP_FFDHE2048,
+    [TB_WOLF_GROUPS_TLS13] = TB_GROUP_X25519,
+};
+
+static const char *const tb_wolf_group_kind_names[] = {
+    [TB_WOLF_GROUPS_NONE] = "no group",
+    [TB_WOLF_GROUPS_EC] = "an elliptic-curve group",
+    [TB_WOLF_GROUPS_EC_PSK] = TB_WOLF_PSK_MONTGOMERY ? "an elliptic-curve group"
+                                                     : "a NIST curve (before wolfSSL 5.7.0, ECDHE-PSK over X25519/X448 "
+                                                       "fails: the curve OID is not set, wolfSSL PR #7132)",
+    [TB_WOLF_GROUPS_FFDHE] = "an FFDHE group",
+    [TB_WOLF_GROUPS_TLS13] = "any group",
+};
+
+/* Whether a group of a family fits a suite's kind: [kind][family]. */
+static const bool tb_wolf_group_fits[][3] = {
+    [TB_WOLF_GROUPS_NONE] = {false, false, false},
+    [TB_WOLF_GROUPS_EC] = {[TB_WOLF_FAMILY_EC] = true, [TB_WOLF_FAMILY_MONT] = true},
+    [TB_WOLF_GROUPS_EC_PSK] = {[TB_WOLF_FAMILY_EC] = true, [TB_WOLF_FAMILY_MONT] = TB_WOLF_PSK_MONTGOMERY},
+    [TB_WOLF_GROUPS_FFDHE] = {[TB_WOLF_FAMILY_FF] = true},
+    [TB_WOLF_GROUPS_TLS13] = {true, true, true},
+};
+
+static const tb_wolf_group *tb_wolf_group_find(uint16_t group) {
+    for (size_t i = 0; i < TB_COUNT(tb_wolf_groups); i++)
+        if (tb_wolf_groups[i].group == group)
+            return &tb_wolf_groups[i];
+    return NULL;
+}
+
+static bool tb_wolf_group_built(const tb_wolf_group *g) {
+    return g->ecc_id ? wc_ecc_get_curve_idx(g->ecc_id) >= 0 : g->built;
+}
+
+/* ---------------------------------------------------------------- process state */
+
+typedef struct tb_wolf_suite {
+    tb_suite_info info;
+    const tb_wolf_kex *kex;
+    tb_wolf_version version;
+    char wolf_name[48]; /* wolfSSL's own name, for wolfSSL_set_cipher_list */
+} tb_wolf_suite;
+
+/* One context per (version, peer, credential), built at init and shared by every session:
+ * certificates and keys are parsed once, outside any repetition. */
+typedef struct tb_wolf_ctx {
+    WOLFSSL_CTX *ctx;
+    char why[160]; /* why ctx is NULL */
+} tb_wolf_ctx;
+
+static struct {
+    bool suites_built;
+    bool initialized;
+    size_t n_suites;
+    tb_wolf_suite suites[TB_WOLF_MAX_SUITES];
+    tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_WOLF_CRED_SLOTS];
+} tb_wolf;
+
+struct tb_session {
+    WOLFSSL *ssl;
+    tb_io io;
+    uint8_t peer;
+    uint32_t turns; /* connect/accept calls so far */
+    bool done;
+};
+
+/* ---------------------------------------------------------------- suite table */
+
+static const char *tb_wolf_cipher_name(const char *token, bool *aead, bool *dtls, const char **rest) {
+    for (size_t i = 0; i < TB_COUNT(tb_wolf_ciphers); i++) {
+        size_t n = strlen(tb_wolf_ciphers[i].iana);
+        if (strncmp(token, tb_wolf_ciphers[i].iana, n) == 0 && (token[n] == '_' || token[n] == '\0')) {
+            *aead = tb_wolf_ciphers[i].aead;
+            *dtls = tb_wolf_ciphers[i].dtls;
+            *rest = token + n;
+            return tb_wolf_ciphers[i].name;
+        }
+    }
+    *aead = false;
+    *dtls = false;
+    *rest = "?";
+    return "unknown";
+}
+
+static const char *tb_wolf_mac_name(const char *rest, bool *tls12) {
+    for (size_t i = 0; i < TB_COUNT(tb_wolf_macs); i++)
+        if (strcmp(rest, tb_wolf_macs[i].iana) == 0) {
+            *tls12 = tb_wolf_macs[i].tls12;
+            return tb_wolf_macs[i].name;
+        }
+    *tls12 = true;
+    return "unknown";
+}
+
+/* Metadata from the IANA name: TLS_<kex>_WITH_<cipher>[_<hash>] or TLS_<cipher>_<hash>. */
+static void tb_wolf_suite_fill(tb_wolf_suite *s, const char *wolf_name, const char *iana, uint16_t id) {
+    const char *body = strncmp(iana, "TLS_", 4) == 0 ? iana + 4 : NULL;
+    const char *with = body ? strstr(body, "_WITH_") : NULL;
+    bool tls13 = body && !with;
+    s->kex = !body ? tb_wolf_kex_find("?", 1) : tls13 ? &tb_wolf_kex_table[0] : tb_wolf_kex_find(body, (size_t)(with - body));
+    s->version = tls13 ? TB_WOLF_TLS1_3 : TB_WOLF_TLS1_2;
+    snprintf(s->wolf_name, sizeof s->wolf_name, "%s", wolf_name);
+    bool aead = false, dtls = false, sha2 = true;
+    const char *rest = "";
+    const char *cipher = body ? tb_wolf_cipher_name(tls13 ? body : with + 6, &aead, &dtls, &rest) : "unknown";
+    const char *mac = body ? tb_wolf_mac_name(rest, &sha2) : "unknown";
+    bool unsupported = s->kex->n_credentials == 0;
+    s->info = (tb_suite_info){
+        .id = id,
+        .name = iana,
+        .min_version = tls13 ? "TLS1.3" : aead || sha2 ? "TLS1.2" : TB_WOLF_OLDEST_TLS,
+        .max_version = tls13 ? "TLS1.3" : "TLS1.2",
+        .key_exchange = s->kex->key_exchange,
+        .authentication = s->kex->authentication,
+        .cipher = cipher,
+        .mac = mac,
+        .dtls = TB_WOLF_DTLS && !tls13 && dtls, /* no DTLS 1.3 in 5.5's Debian build */
+        .n_credentials = s->kex->n_credentials,
+        .why_unsupported = unsupported ? s->kex->why_unsupported : NULL,
+    };
+    memcpy(s->info.credentials, s->kex->credentials, sizeof s->info.credentials);
+}
+
+/* Idempotent: suite_count() may be called before init(). wolfSSL_get_ciphers lists every
+ * suite of the build (with name aliases such as ...-CCM8, skipped), preference order. */
+static void tb_wolf_suites_build(void) {
+    static char names[8192];
+    if (tb_wolf.suites_built)
+        return;
+    tb_wolf.suites_built = true;
+    if (wolfSSL_get_ciphers(names, (int)sizeof names) != WOLFSSL_SUCCESS)
+        return;
+    for (char *save = NULL, *name = strtok_r(names, ":", &save); name && tb_wolf.n_suites < TB_WOLF_MAX_SUITES;
+         name = strtok_r(NULL, ":", &save)) {
+        unsigned char cs0 = 0, cs1 = 0;
+        int flags = 0;
+        if (wolfSSL_get_cipher_suite_from_name(name, &cs0, &cs1, &flags) != 0 ||
+            (flags & WOLFSSL_CIPHER_SUITE_FLAG_NAMEALIAS))
+            continue;
+        const char *iana = wolfSSL_get_cipher_name_iana_from_suite(cs0, cs1);
+        tb_wolf_suite_fill(&tb_wolf.suites[tb_wolf.n_suites++], name, iana ? iana : name,
+                           (uint16_t)(cs0 << 8 | cs1));
+    }
+}
+
+static size_t tb_wolf_suite_count(void) {
+    tb_wolf_suites_build();
+    return tb_wolf.n_suites;
+}
+
+static const tb_suite_info *tb_wolf_suite_at(size_t index) {
+    tb_wolf_suites_build();
+    return index < tb_wolf.n_suites ? &tb_wolf.suites[index].info : NULL;
+}
+
+static const tb_wolf_suite *tb_wolf_suite_find(uint16_t id) {
+    tb_wolf_suites_build();
+    for (size_t i = 0; i < tb_wolf.n_suites; i++)
+        if (tb_wolf.suites[i].info.id == id)
+            return &tb_wolf.suites[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- describe */
+
+static const char *tb_wolf_version_string(void) { return wolfSSL_lib_version(); }
+
+static const struct {
+    const char *key;
+    bool on;
+} tb_wolf_features[] = {
+    {"tls1_2", true},
+    {"tls1_3", TB_WOLF_TLS13},
+    {"dtls", TB_WOLF_DTLS},
+    {"psk", TB_WOLF_PSK},
+    {"x25519", TB_WOLF_X25519},
+    {"x448", TB_WOLF_X448},
+    {"ed25519", TB_WOLF_ED25519},
+    {"ffdhe2048", TB_WOLF_FFDHE2048},
+    {"ffdhe3072", TB_WOLF_FFDHE3072},
+    {"ffdhe4096", TB_WOLF_FFDHE4096},
+    /* FP_ECC caches fixed-point tables: the first ECDSA sign costs ~45x a warm one. */
+    {"fp_ecc", TB_WOLF_FP_ECC},
+};
+
+static void tb_wolf_describe_build(tb_json *out) {
+    tb_json_kv_string(out, "version", wolfSSL_lib_version());
+    tb_json_kv_uint(out, "version_number", wolfSSL_lib_version_hex());
+    for (size_t i = 0; i < TB_COUNT(tb_wolf_features); i++)
+        tb_json_kv_bool(out, tb_wolf_features[i].key, tb_wolf_features[i].on);
+    tb_json_key(out, "groups");
+    tb_json_begin_array(out);
+    for (size_t i = 0; i < TB_COUNT(tb_wolf_groups); i++)
+        if (tb_wolf_group_built(&tb_wolf_groups[i]))
+            tb_json_string(out, tb_group_name(tb_wolf_groups[i].group));
+    tb_json_end_array(out);
+    tb_json_kv_uint(out, "suites", tb_wolf_suite_count());
+    /* How sessions are configured here (not build options, but they shape every number). */
+    tb_json_kv_string(out, "session_versions", "pinned per suite: TLS1.2 or TLS1.3");
+    tb_json_kv_bool(out, "session_tickets_used", false);
+    tb_json_kv_bool(out, "session_cache_used", false);
+    tb_json_kv_string(out, "default_groups", "TLS1.2 ECDHE secp256r1, DHE ffdhe2048, TLS1.3 x25519");
+    tb_json_kv_string(out, "caches", TB_WOLF_FP_ECC ? "warm unless the RUN option COLD_CACHES (wc_ecc_fp_free before each connection)"
+                                                    : "no FP_ECC cache: COLD_CACHES changes nothing");
+    tb_json_kv_string(out, "steps", "one wolfSSL_connect/accept call per turn (HANDSHAKE_TURN_n)");
+}
+
+/* ---------------------------------------------------------------- init */
+
+/* Protocol method per [version][peer]. */
+static WOLFSSL_METHOD *(*const tb_wolf_methods[TB_WOLF_N_VERSIONS][2])(void) = {
+    [TB_WOLF_TLS1_2] = {[TB_PEER_CLIENT] = wolfTLSv1_2_client_method, [TB_PEER_SERVER] = wolfTLSv1_2_server_method},
+    [TB_WOLF_TLS1_3] = {[TB_PEER_CLIENT] = wolfTLSv1_3_client_method, [TB_PEER_SERVER] = wolfTLSv1_3_server_method},
+};
+
+static const char *const tb_wolf_version_names[] = {[TB_WOLF_TLS1_2] = "TLS1.2", [TB_WOLF_TLS1_3] = "TLS1.3"};
+
+static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
+static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
+
+static int tb_wolf_pem_len(const char *pem) { return (int)strlen(pem); }
+
+/* Loads what one peer needs: the server its chain and key, the client the CA. 0 or the
+ * failing call's code, with what failed in *what. */
+static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, const tb_credential_pem *pem, const char **what) {
+    int ret = WOLFSSL_SUCCESS;
+    if (!pem)
+        return 0;
+    if (peer == TB_PEER_SERVER) {
+        *what = "server certificate";
+        ret = wolfSSL_CTX_use_certificate_chain_buffer(ctx, (const unsigned char *)pem->server_chain,
+                                                       tb_wolf_pem_len(pem->server_chain));
+        if (ret == WOLFSSL_SUCCESS) {
+            *what = "server key";
+            ret = wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)pem->server_key,
+                                                    tb_wolf_pem_len(pem->server_key), WOLFSSL_FILETYPE_PEM);
+        }
+    } else {
+        *what = "CA certificate";
+        ret = wolfSSL_CTX_load_verify_buffer(ctx, (const unsigned char *)pem->ca, tb_wolf_pem_len(pem->ca),
+                                             WOLFSSL_FILETYPE_PEM);
+    }
+    return ret == WOLFSSL_SUCCESS ? 0 : ret;
+}
+
+static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_version v, uint8_t peer, uint8_t cred) {
+    const tb_credential_pem *pem = tb_credential_pem_find(cred);
+    c->ctx = wolfSSL_CTX_new(tb_wolf_methods[v][peer]());
+    if (!c->ctx) {
+        snprintf(c->why, sizeof c->why, "wolfSSL_CTX_new(%s %s) failed", tb_wolf_version_names[v], tb_peer_name(peer));
+        return;
+    }
+    wolfSSL_CTX_SetIORecv(c->ctx, tb_wolf_recv_cb);
+    wolfSSL_CTX_SetIOSend(c->ctx, tb_wolf_send_cb);
+    wolfSSL_CTX_set_session_cache_mode(c->ctx, WOLFSSL_SESS_CACHE_OFF);
+    tb_wolf_ctx_no_tickets(c->ctx);
+    /* The client verifies the server's chain; the server asks no client certificate. */
+    wolfSSL_CTX_set_verify(c->ctx, peer == TB_PEER_CLIENT && pem ? WOLFSSL_VERIFY_PEER : WOLFSSL_VERIFY_NONE, NULL);
+    if (cred == TB_CREDENTIAL_PSK)
+        tb_wolf_ctx_psk(c->ctx, peer);
+    const char *what = "credential";
+    int ret = tb_wolf_ctx_load(c->ctx, peer, pem, &what);
+    if (ret != 0) {
+        char text[WOLFSSL_MAX_ERROR_SZ];
+        wolfSSL_ERR_error_string_n((unsigned long)ret, text, sizeof text);
+        snprintf(c->why, sizeof c->why, "wolfSSL cannot load its %s (%s): %d %s", what, tb_credential_name(cred), ret,
+                 text);
+        wolfSSL_CTX_free(c->ctx);
+        c->ctx = NULL;
+    }
+}
+
+static int tb_wolf_init(char *err, size_t errlen) {
+    if (tb_wolf.initialized)
+        return 0;
+    if (wolfSSL_Init() != WOLFSSL_SUCCESS) {
+        snprintf(err, errlen, "wolfSSL_Init failed");
+        return -1;
+    }
+    tb_wolf_suites_build();
+    for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
+        for (uint8_t peer = TB_PEER_CLIENT; peer <= TB_PEER_SERVER; peer++)
+            for (uint8_t cred = 1; cred < TB_WOLF_CRED_SLOTS; cred++)
+                if (tb_credential_pem_find(cred) || cred == TB_CREDENTIAL_PSK)
+                    tb_wolf_ctx_build(&tb_wolf.ctx[v][peer][cred], (tb_wolf_version)v, peer, cred);
+    tb_wolf.initialized = true;
+    return 0;
+}
+
+static void tb_wolf_deinit(void) {
+    if (!tb_wolf.initialized)
+        return;
+    for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
+        for (int peer = 0; peer < 2; peer++)
+            for (int cred = 0; cred < TB_WOLF_CRED_SLOTS; cred++) {
+                wolfSSL_CTX_free(tb_wolf.ctx[v][peer][cred].ctx);
+                tb_wolf.ctx[v][peer][cred].ctx = NULL;
+            }
+    wolfSSL_Cleanup();
+    tb_wolf.initialized = false;
+}
+
+/* ---------------------------------------------------------------- I/O callbacks */
+
+/* The tb_io functions are already traced as I/O by the core. */
+static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
+    (void)ssl;
+    tb_session *s = ctx;
+    int n = s->io.send(s->io.ctx, (const uint8_t *)buf, (size_t)sz);
+    return n == TB_IO_WOULD_BLOCK ? WOLFSSL_CBIO_ERR_WANT_WRITE : n < 0 ? WOLFSSL_CBIO_ERR_GENERAL : n;
+}
+
+static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
+    (void)ssl;
+    tb_session *s = ctx;
+    int n = s->io.recv(s->io.ctx, (uint8_t *)buf, (size_t)sz);
+    return n == TB_IO_WOULD_BLOCK ? WOLFSSL_CBIO_ERR_WANT_READ : n < 0 ? WOLFSSL_CBIO_ERR_GENERAL : n;
+}
+
+/* ---------------------------------------------------------------- sessions */
+
+static const char *tb_wolf_group_label(uint16_t group) {
+    const char *name = tb_group_name(group);
+    return name ? name : "unknown";
+}
+
+/* The group a session uses (0 = none), or NULL with a message. */
+static const tb_wolf_group *tb_wolf_pick_group(const tb_wolf_suite *suite, const tb_conn_config *cfg, bool *none,
+                                               char *err, size_t errlen) {
+    tb_wolf_group_kind kind = suite->kex->groups;
+    uint16_t group = cfg->group ? cfg->group : tb_wolf_default_group[kind];
+    const tb_wolf_group *g = group ? tb_wolf_group_find(group) : NULL;
+    *none = group == 0;
+    if (*none)
+        return NULL;
+    if (!g) {
+        snprintf(err, errlen, "group %u (%s) is not supported by the wolfSSL agent", group, tb_wolf_group_label(group));
+        return NULL;
+    }
+    if (!tb_wolf_group_fits[kind][g->family]) {
+        snprintf(err, errlen, "group %s does not fit suite %s: its %s key exchange takes %s; use group default",
+                 tb_wolf_group_label(group), suite->info.name, suite->info.key_exchange, tb_wolf_group_kind_names[kind]);
+        return NULL;
+    }
+    if (!tb_wolf_group_built(g)) {
+        snprintf(err, errlen, "group %s is not in this wolfSSL build", tb_wolf_group_label(group));
+        return NULL;
+    }
+    return g;
+}
+
+/* Checks that the suite exists, can run, and takes the credential; returns its context. */
+static const tb_wolf_suite *tb_wolf_check(const tb_conn_config *cfg, char *err, size_t errlen) {
+    const tb_wolf_suite *suite = tb_wolf_suite_find(cfg->suite_id);
+    if (!suite) {
+        snprintf(err, errlen, "suite 0x%04X is not in this wolfSSL build", cfg->suite_id);
+        return NULL;
+    }
+    if (suite->info.n_credentials == 0) {
+        snprintf(err, errlen, "suite %s cannot run here: %s", suite->info.name, suite->info.why_unsupported);
+        return NULL;
+    }
+    bool fits = false;
+    for (size_t i = 0; i < suite->info.n_credentials; i++)
+        fits = fits || suite->info.credentials[i] == cfg->credential;
+    if (!fits || cfg->credential >= TB_WOLF_CRED_SLOTS) {
+        const char *name = tb_credential_name(cfg->credential);
+        snprintf(err, errlen, "credential %u (%s) does not fit suite %s", cfg->credential, name ? name : "unknown",
+                 suite->info.name);
+        return NULL;
+    }
+    return suite;
+}
+
+/* Group settings on one SSL object. TLS 1.3: the one group on both peers, so the client's
+ * only key share is in it (no HelloRetryRequest). TLS 1.2 ECDHE: the client offers only
+ * that curve. DHE: the server's parameters are the RFC 7919 group, and the client offers
+ * only it (wolfSSL's server would otherwise pick from the client's FFDHE list). */
+static int tb_wolf_set_group(WOLFSSL *ssl, uint8_t peer, const tb_wolf_suite *suite, const tb_wolf_group *g) {
+    if (!g)
+        return WOLFSSL_SUCCESS;
+    if (suite->version == TB_WOLF_TLS1_3) {
+        int groups[1] = {g->group};
+        return wolfSSL_set_groups(ssl, groups, 1);
+    }
+    int ret = wolfSSL_UseSupportedCurve(ssl, g->group);
+    if (ret == WOLFSSL_SUCCESS && g->family == TB_WOLF_FAMILY_FF && peer == TB_PEER_SERVER) {
+        const DhParams *dh = g->ffdhe();
+        ret = wolfSSL_SetTmpDH(ssl, dh->p, (int)dh->p_len, dh->g, (int)dh->g_len);
+    }
+    return ret;
+}
+
+static void tb_wolf_session_free(tb_session *s) {
+    if (!s)
+        return;
+    wolfSSL_free(s->ssl);
+    free(s);
+}
+
+static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+    if (!tb_wolf.initialized) {
+        snprintf(err, errlen, "the wolfSSL backend is not initialized");
+        return NULL;
+    }
+    const tb_wolf_suite *suite = tb_wolf_check(cfg, err, errlen);
+    bool no_group = false;
+    const tb_wolf_group *g = suite ? tb_wolf_pick_group(suite, cfg, &no_group, err, errlen) : NULL;
+    if (!suite || (!g && !no_group))
+        return NULL;
+    const tb_wolf_ctx *c = &tb_wolf.ctx[suite->version][peer][cfg->credential];
+    if (!c->ctx) {
+        snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), c->why);
+        return NULL;
+    }
+    /* Cold caches: what a device's first handshake after boot pays. Here, in setup, so the
+     * freeing itself is not in the handshake. */
+    if (cfg->options & TB_OPTION_COLD_CACHES)
+        tb_wolf_fp_cache_free();
+    tb_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->io = io;
+    s->peer = peer;
+    s->ssl = wolfSSL_new(c->ctx);
+    const char *what = "wolfSSL_new";
+    int ret = s->ssl ? WOLFSSL_SUCCESS : WOLFSSL_FAILURE;
+    if (ret == WOLFSSL_SUCCESS) {
+        what = "wolfSSL_set_cipher_list";
+        ret = wolfSSL_set_cipher_list(s->ssl, suite->wolf_name);
+    }
+    if (ret == WOLFSSL_SUCCESS) {
+        what = "the group";
+        ret = tb_wolf_set_group(s->ssl, peer, suite, g);
+    }
+    if (ret == WOLFSSL_SUCCESS && peer == TB_PEER_CLIENT && tb_credential_pem_find(cfg->credential)) {
+        what = "wolfSSL_check_domain_name";
+        ret = wolfSSL_check_domain_name(s->ssl, TB_CREDENTIAL_HOSTNAME);
+    }
+    if (ret != WOLFSSL_SUCCESS) {
+        snprintf(err, errlen, "configuring the %s for %s failed: %s returned %d", tb_peer_name(peer), suite->info.name,
+                 what, ret);
+        tb_wolf_session_free(s);
+        return NULL;
+    }
+    wolfSSL_SetIOReadCtx(s->ssl, s);
+    wolfSSL_SetIOWriteCtx(s->ssl, s);
+    return s;
+}
+
+/* ---------------------------------------------------------------- handshake and records */
+
+static int (*const tb_wolf_handshake_call[2])(WOLFSSL *) = {
+    [TB_PEER_CLIENT] = wolfSSL_connect,
+    [TB_PEER_SERVER] = wolfSSL_accept,
+};
+
+/* wolfSSL_get_error's "come back later" answers. */
+static bool tb_wolf_would_block(int err) { return err == WOLFSSL_ERROR_WANT_READ || err == WOLFSSL_ERROR_WANT_WRITE; }
+
+/* One turn: connect/accept runs until it needs the peer's bytes, or the handshake is over.
+ * STOP value: 0 when done, else wolfSSL_get_error() (WANT_READ = 2, or a negative code). */
+static tb_step_result tb_wolf_step(tb_session *s, int32_t *lib_error) {
+    if (s->done)
+        return TB_STEP_DONE;
+    uint16_t label = tb_wolfssl_turn_label(s->turns++);
+    tb_begin(label);
+    int ret = tb_wolf_handshake_call[s->peer](s->ssl);
+    int err = ret == WOLFSSL_SUCCESS ? 0 : wolfSSL_get_error(s->ssl, ret);
+    tb_end(label, (uint64_t)(int64_t)err);
+    s->done = ret == WOLFSSL_SUCCESS;
+    if (s->done)
+        return TB_STEP_DONE;
+    if (tb_wolf_would_block(err))
+        return TB_STEP_WANT_READ;
+    *lib_error = err;
+    return TB_STEP_ERROR;
+}
+
+/* wolfSSL's byte count / error -> the backend contract. */
+static int tb_wolf_io_result(tb_session *s, int ret, int32_t *lib_error) {
+    if (ret > 0)
+        return ret;
+    int err = wolfSSL_get_error(s->ssl, ret);
+    if (tb_wolf_would_block(err))
+        return TB_IO_WOULD_BLOCK;
+    *lib_error = err;
+    return -1;
+}
+
+static int tb_wolf_write(tb_session *s, const uint8_t *buf, size_t len, int32_t *lib_error) {
+    return tb_wolf_io_result(s, wolfSSL_write(s->ssl, buf, (int)len), lib_error);
+}
+
+static int tb_wolf_read(tb_session *s, uint8_t *buf, size_t len, int32_t *lib_error) {
+    return tb_wolf_io_result(s, wolfSSL_read(s->ssl, buf, (int)len), lib_error);
+}
+
+/* Sends close_notify; not waiting for the peer's (SHUTDOWN_NOT_DONE) is success here. */
+static int tb_wolf_close_notify(tb_session *s, int32_t *lib_error) {
+    int ret = wolfSSL_shutdown(s->ssl);
+    if (ret == WOLFSSL_SUCCESS || ret == WOLFSSL_SHUTDOWN_NOT_DONE)
+        return 0;
+    int err = wolfSSL_get_error(s->ssl, ret);
+    if (tb_wolf_would_block(err))
+        return TB_IO_WOULD_BLOCK;
+    *lib_error = err;
+    return -1;
+}
+
+/* wolfSSL's codes are negative ints; its error-string function takes the magnitude too. */
+static void tb_wolf_error_text(int32_t code, char *buf, size_t len) {
+    wolfSSL_ERR_error_string_n((unsigned long)(long)code, buf, (unsigned long)len);
+}
+
+/* ---------------------------------------------------------------- test hooks */
+
+const char *tb_wolfssl_session_curve(tb_session *s) { return wolfSSL_get_curve_name(s->ssl); }
+const char *tb_wolfssl_session_version(tb_session *s) { return wolfSSL_get_version(s->ssl); }
+int tb_wolfssl_session_suite(tb_session *s) { return wolfSSL_get_current_cipher_suite(s->ssl); }
+
+const tb_backend tb_linked_backend = {
+    .name = "wolfssl",
+    .library_name = "wolfSSL",
+    .version = tb_wolf_version_string,
+    .step_granularity = "turn",
+    .describe_build = tb_wolf_describe_build,
+    .suite_count = tb_wolf_suite_count,
+    .suite_at = tb_wolf_suite_at,
+    .init = tb_wolf_init,
+    .deinit = tb_wolf_deinit,
+    .session_new = tb_wolf_session_new,
+    .step = tb_wolf_step,
+    .write = tb_wolf_write,
+    .read = tb_wolf_read,
+    .close_notify = tb_wolf_close_notify,
+    .session_free = tb_wolf_session_free,
+    .error_text = tb_wolf_error_text,
+};

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: Apache-2.0
+# The wolfSSL 5.x backend: tlsbench-agent-wolfssl(-notrace), linked statically against
+# libwolfssl.a so --wrap can trace its crypto operations (wolfssl_wrap.h is the one list).
+set(TB_WOLFSSL_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+find_path(TB_WOLFSSL_INCLUDE wolfssl/options.h)
+find_library(TB_WOLFSSL_LIB NAMES libwolfssl.a)
+if(NOT TB_WOLFSSL_INCLUDE OR NOT TB_WOLFSSL_LIB)
+  message(STATUS "wolfSSL headers or static library not found: tlsbench-agent-wolfssl is not "
+                 "built (Debian: apt-get install libwolfssl-dev)")
+  return()
+endif()
+file(STRINGS ${TB_WOLFSSL_INCLUDE}/wolfssl/version.h tb_wolfssl_version
+     REGEX "^#define LIBWOLFSSL_VERSION_STRING +\"")
+if(NOT tb_wolfssl_version MATCHES "\"5\\.")
+  message(STATUS "wolfSSL ${tb_wolfssl_version}: the backend needs 5.x; not built")
+  return()
+endif()
+
+include(${TB_WOLFSSL_DIR}/../../creds/creds.cmake)
+find_package(Threads REQUIRED) # wolfSSL's mutexes and thread-local error queue
+find_library(TB_LIBM m)         # the static library's math (the shared one links it itself)
+
+# The wrapped symbols, read from the X-macro list the C file expands.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_WOLFSSL_DIR}/wolfssl_wrap.h)
+file(STRINGS ${TB_WOLFSSL_DIR}/wolfssl_wrap.h tb_wolfssl_wrap_lines REGEX "^TB_WRAP\\(")
+set(TB_WOLFSSL_WRAP)
+foreach(line IN LISTS tb_wolfssl_wrap_lines)
+  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
+  list(APPEND TB_WOLFSSL_WRAP ${sym})
+endforeach()
+
+set(TB_WOLFSSL_LIBS tb_credentials ${TB_WOLFSSL_LIB} Threads::Threads)
+if(TB_LIBM)
+  list(APPEND TB_WOLFSSL_LIBS ${TB_LIBM})
+endif()
+
+tb_add_agent(NAME wolfssl
+  SOURCES ${TB_WOLFSSL_DIR}/wolfssl.c ${TB_WOLFSSL_DIR}/wolfssl_crypto.c
+  LIBS ${TB_WOLFSSL_LIBS}
+  WRAP ${TB_WOLFSSL_WRAP}
+  INCLUDES ${TB_WOLFSSL_INCLUDE})
+
+# Backend unit tests: the same objects and link flags as the agent.
+set(TB_WOLFSSL_EXPECTED_SUITES 61 CACHE STRING
+    "Suite count test_wolfssl_suites expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
+if(BUILD_TESTING)
+  set(tb_wolfssl_wrap_flags)
+  foreach(sym IN LISTS TB_WOLFSSL_WRAP)
+    list(APPEND tb_wolfssl_wrap_flags "-Wl,--wrap=${sym}")
+  endforeach()
+  foreach(name suites session trace)
+    set(t test_wolfssl_${name})
+    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_wolfssl>)
+    target_include_directories(${t} PRIVATE ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE})
+    target_compile_options(${t} PRIVATE ${TB_WARNINGS})
+    target_link_libraries(${t} PRIVATE tb_core ${TB_WOLFSSL_LIBS} ${tb_wolfssl_wrap_flags})
+    target_compile_definitions(${t} PRIVATE TB_WOLFSSL_EXPECTED_SUITES=${TB_WOLFSSL_EXPECTED_SUITES})
+    add_test(NAME wolfssl_${name} COMMAND ${t})
+  endforeach()
+endif()
