@@ -6,6 +6,7 @@ built from the same spec files, sends RUN/QUIT and hands back decoded frames. Wh
 uses it decides what a death means (the controller records it and restarts)."""
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -67,6 +68,18 @@ def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
                      f"{Path(sys.executable).parent}, PATH): run `make` to build and install it")
 
 
+PIPE_BYTES = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
+
+
+def _widen_pipe(stream: Any) -> None:
+    """A 1 MiB pipe (instead of 64 KiB) holds ~100 REP frames, so the agent never waits for
+    the controller while SQLite checkpoints its WAL. Best effort: Linux only."""
+    try:
+        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
 @dataclass
 class AgentProcess:
     """A running agent speaking the framed protocol on its stdin/stdout."""
@@ -87,6 +100,7 @@ class AgentProcess:
         # then stops the agent cleanly instead of losing it mid-repetition.
         proc = subprocess.Popen([str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=stderr_file, process_group=0)
+        _widen_pipe(proc.stdout)
         agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]
         try:
             agent._greet()
