@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: Apache-2.0
+# The OpenSSL 3 backend: tlsbench-agent-openssl(-notrace), linked statically against libssl.a
+# and libcrypto.a so --wrap can trace its crypto operations (openssl_wrap.h is the one list).
+set(TB_OPENSSL_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+find_path(TB_OPENSSL_INCLUDE openssl/ssl.h)
+find_library(TB_OPENSSL_SSL_LIB NAMES libssl.a)
+find_library(TB_OPENSSL_CRYPTO_LIB NAMES libcrypto.a)
+if(NOT TB_OPENSSL_INCLUDE OR NOT TB_OPENSSL_SSL_LIB OR NOT TB_OPENSSL_CRYPTO_LIB)
+  message(STATUS "OpenSSL headers or static libraries not found: tlsbench-agent-openssl is not "
+                 "built (Debian: apt-get install libssl-dev)")
+  return()
+endif()
+file(STRINGS ${TB_OPENSSL_INCLUDE}/openssl/opensslv.h tb_openssl_major
+     REGEX "^# *define OPENSSL_VERSION_MAJOR +[0-9]+")
+if(NOT tb_openssl_major MATCHES "OPENSSL_VERSION_MAJOR +3$")
+  message(STATUS "OpenSSL ${tb_openssl_major}: the backend needs 3.x; not built")
+  return()
+endif()
+
+include(${TB_OPENSSL_DIR}/../../creds/creds.cmake)
+find_package(Threads REQUIRED)
+
+# The wrapped symbols, read from the X-macro list the C file expands.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_OPENSSL_DIR}/openssl_wrap.h)
+file(STRINGS ${TB_OPENSSL_DIR}/openssl_wrap.h tb_openssl_wrap_lines REGEX "^TB_WRAP\\(")
+set(TB_OPENSSL_WRAP)
+foreach(line IN LISTS tb_openssl_wrap_lines)
+  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
+  list(APPEND TB_OPENSSL_WRAP ${sym})
+endforeach()
+
+# Order matters for static archives: ssl needs crypto; crypto needs dlopen and threads.
+set(TB_OPENSSL_LIBS tb_credentials ${TB_OPENSSL_SSL_LIB} ${TB_OPENSSL_CRYPTO_LIB} ${CMAKE_DL_LIBS} Threads::Threads)
+
+tb_add_agent(NAME openssl
+  SOURCES ${TB_OPENSSL_DIR}/openssl.c ${TB_OPENSSL_DIR}/openssl_crypto.c
+  LIBS ${TB_OPENSSL_LIBS}
+  WRAP ${TB_OPENSSL_WRAP}
+  INCLUDES ${TB_OPENSSL_INCLUDE})
+
+# Backend unit tests: the same objects and link flags as the agent.
+set(TB_OPENSSL_EXPECTED_SUITES 0 CACHE STRING
+    "Suite count test_openssl_suites expects (0: whatever the linked build lists)")
+if(BUILD_TESTING)
+  set(tb_openssl_wrap_flags)
+  foreach(sym IN LISTS TB_OPENSSL_WRAP)
+    list(APPEND tb_openssl_wrap_flags "-Wl,--wrap=${sym}")
+  endforeach()
+  foreach(name suites states session)
+    set(t test_openssl_${name})
+    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_openssl>)
+    target_include_directories(${t} PRIVATE ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE})
+    target_compile_options(${t} PRIVATE ${TB_WARNINGS})
+    target_link_libraries(${t} PRIVATE tb_core ${TB_OPENSSL_LIBS} ${tb_openssl_wrap_flags})
+    target_compile_definitions(${t} PRIVATE TB_OPENSSL_EXPECTED_SUITES=${TB_OPENSSL_EXPECTED_SUITES})
+    add_test(NAME openssl_${name} COMMAND ${t})
+  endforeach()
+endif()
