@@ -18,7 +18,7 @@ from rich.console import Console
 
 from tlsbench import __version__, agents, controller, plan, status, views
 from tlsbench.spec import SpecMismatch
-from tlsbench.store.sqlite import StoreError
+from tlsbench.store.sqlite import DB_FILE, StoreError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -69,16 +69,22 @@ def suites(library: str, as_json: bool, agent_dir: str | None) -> None:
 @main.command()
 @click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
 @click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
+@click.option("--report/--no-report", default=True, show_default=True,
+              help="Write report.html next to the store when the sweep is complete.")
 @output_option
 @agent_dir_option
-def run(plan_file: str | None, resume: bool, output: str | None, agent_dir: str | None) -> None:
+def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
+    from tlsbench.report.commands import report_after_run
+
     loaded = plan.load(plan_file)
     with views.ProgressObserver(console) as observer:
         summary = controller.run_experiment(loaded, output, resume, agent_dir, observer)
     views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)
+    if report:
+        console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False)
 
 
 def _resume_command(plan_file: str | None, output: Path) -> str:

@@ -28,6 +28,22 @@ def _analysis(experiment: str, output: str | None, include_flagged: bool, reps=N
     return analyze(load(store_path(experiment, output), rep_ids=reps), include_flagged=include_flagged)
 
 
+def write_html(a, target: Path, other=None) -> Path:
+    """Writes the HTML report of an analysed experiment (with a B/A section when `other` is given)."""
+    from tlsbench.analysis.compare import compare as do_compare
+    from tlsbench.report.html import write_report
+
+    cmp_ = do_compare(a, other, a.results.context.seed) if other else None
+    a.results.comparison = cmp_
+    write_report(a, target, cmp_)
+    return target
+
+
+def report_after_run(store: Path) -> Path:
+    """The report `tlsbench run` writes when a sweep ends: report.html next to the store."""
+    return write_html(_analysis(str(store), None, False), store.parent / "report.html")
+
+
 output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
                              help="Parent folder of experiment folders (default: the plan's `output`).")
 flagged_option = click.option("--include-flagged", is_flag=True,
@@ -44,15 +60,12 @@ flagged_option = click.option("--include-flagged", is_flag=True,
 def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None,
            include_flagged: bool, output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
-    from tlsbench.analysis.compare import compare as do_compare
     from tlsbench.report import figures
-    from tlsbench.report.html import write_report
 
     a = _analysis(experiment, output, include_flagged)
-    cmp_ = do_compare(a, _analysis(other, output, include_flagged), a.results.context.seed) if other else None
-    a.results.comparison = cmp_
-    target = Path(out) if out else store_path(experiment, output).parent / "report.html"
-    write_report(a, target, cmp_)
+    other_analysis = _analysis(other, output, include_flagged) if other else None
+    target = write_html(a, Path(out) if out else store_path(experiment, output).parent / "report.html",
+                        other_analysis)
     click.echo(f"report: {target}")
     if pdf_dir:
         d = Path(pdf_dir)
