@@ -114,6 +114,23 @@ def test_flagged_repetitions_are_excluded_and_counted(synth_analysis):  # noqa: 
     assert row.summary.excluded == a.samples.excluded_reps[1]
 
 
+@pytest.mark.parametrize("cpu_ns, descheduled", [
+    (1_000_000, False),   # CPU time = wall time: ran undisturbed
+    (995_000, False),     # 5 µs lost: a timer interrupt, under both thresholds
+    (900_000, True),      # 100 µs lost: another process ran in the middle
+])
+def test_descheduled_repetitions_are_excluded_and_counted(tmp_path, cpu_ns, descheduled):
+    b = TraceBuilder()
+    cpu0 = 7_000_000  # the thread's CPU clock at the start (0 would mean "not read")
+    b.ev("REPETITION", "START", "none", 0, cpu=cpu0)
+    b.ev("HANDSHAKE", "START", "none", 10).ev("HANDSHAKE", "STOP", "none", 999_990)
+    b.ev("REPETITION", "STOP", "none", 1_000_000, cpu=cpu0 + cpu_ns)
+    ds = load(store_with_trace(tmp_path / "d.db", b.blob()))
+    assert ds.descheduled_mask().tolist() == [descheduled]
+    assert ds.excluded_mask().tolist() == [descheduled]
+    assert ds.excluded_mask(include_flagged=True).tolist() == [False]
+
+
 def test_slice_costs_vectorised_matches_a_loop(golden):  # noqa: F811
     sl, k = golden.ds.slices, slice_costs(golden.ds)
     io = vocab().role_cat("io")

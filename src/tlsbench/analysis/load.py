@@ -100,11 +100,34 @@ class Dataset:
         return np.searchsorted(self.reps.id, rep_ids)
 
     def excluded_mask(self, include_flagged: bool = False) -> np.ndarray:
-        """Per repetition: True when excluded from statistics (status != OK, or a
-        TRACE_OVERFLOW/RETRANSMITTED flag), unless include_flagged."""
+        """Per repetition: True when excluded from statistics (status != OK, a
+        TRACE_OVERFLOW/RETRANSMITTED flag, or descheduled), unless include_flagged."""
         if include_flagged:
             return np.zeros(len(self.reps), dtype=bool)
-        return (self.reps.status != ok_status()) | ((self.reps.flags & excluding_flags()) != 0)
+        flagged = (self.reps.status != ok_status()) | ((self.reps.flags & excluding_flags()) != 0)
+        return flagged | self.descheduled_mask()
+
+    def descheduled_mask(self) -> np.ndarray:
+        """Per repetition: True when its wall time exceeds its thread CPU time by more than
+        DESCHEDULED_FRACTION (and DESCHEDULED_MIN_NS): another process or the hypervisor ran
+        in the middle, so its step times hold someone else's work. Only meaningful where
+        both peers run in the agent's one thread (in-memory transport), where a repetition
+        never waits for anything else."""
+        sl = self.slices
+        in_thread = np.array([self.configs[c].transport == IN_THREAD_TRANSPORT if c in self.configs else False
+                              for c in self.reps.config_id], dtype=bool)
+        sel = np.flatnonzero((sl.label == vocab().role_label("repetition")) & (sl.cpu >= 0))
+        lost = sl.dur[sel] - sl.cpu[sel]
+        late = lost > np.maximum(DESCHEDULED_FRACTION * sl.dur[sel], DESCHEDULED_MIN_NS)
+        mask = np.zeros(len(self.reps), dtype=bool)
+        mask[self.rep_index(sl.rep[sel][late])] = True
+        return mask & in_thread
+
+
+# Timer interrupts steal a few µs per tick; a preemption steals a scheduler slice (ms).
+DESCHEDULED_FRACTION = 0.02
+DESCHEDULED_MIN_NS = 50_000
+IN_THREAD_TRANSPORT = "memory"
 
 
 def ok_status() -> str:

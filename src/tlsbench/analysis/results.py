@@ -81,6 +81,7 @@ class Context:
     status_counts: dict[str, int]
     flag_counts: dict[str, int]
     excluded: int               # repetitions excluded from statistics
+    descheduled: int            # of which: wall time well above CPU time (another process ran)
     include_flagged: bool
     unbalanced_reps: int        # traces that needed repair (open spans)
     orphan_stops: int
@@ -135,6 +136,7 @@ def context(ds: Dataset, mt: MeasureTable, include_flagged: bool) -> Context:
         n_reps=len(ds.reps), status_counts=dict(zip(statuses.tolist(), counts.tolist())),
         flag_counts={f: int(np.count_nonzero(ds.reps.flags & bit)) for f, bit in voc.flags.items()},
         excluded=int(np.count_nonzero(ds.excluded_mask(include_flagged))),
+        descheduled=int(np.count_nonzero(ds.descheduled_mask())),
         include_flagged=include_flagged, unbalanced_reps=len(ds.slices.unbalanced_reps),
         orphan_stops=sum(ds.slices.orphan_stops.values()),
         dropped_events=int(ds.reps.dropped.sum()), incomplete_records=mt.incomplete_records,
@@ -185,7 +187,7 @@ def _warnings(res: Results) -> list[str]:
     out = []
     if c.excluded:
         out.append(f"{c.excluded} of {c.n_reps} repetitions excluded from statistics (status not "
-                   f"{ok_status()} or flagged); rerun the report with --include-flagged to keep them.")
+                   f"{ok_status()}, flagged or descheduled); rerun the report with --include-flagged to keep them.")
     if not c.overhead_known:
         out.append("The agent reported no tracer calibration: tracer overhead was not subtracted.")
     if c.unbalanced_reps:
