@@ -7,8 +7,9 @@
  *
  * Suite metadata conventions (SUITES JSON), the same as the mbed TLS backend's where the
  * suites are the same:
- *   key_exchange   = ECDHE, DHE, RSA (key transport), PSK; TLS 1.3 suites: "(EC)DHE" (the
- *                    group decides; a TLS 1.3 suite does not fix the key exchange);
+ *   key_exchange   = ECDHE, DHE, RSA (key transport), PSK; TLS 1.3 suites: "any" (the
+ *                    group decides; a TLS 1.3 suite does not fix the key exchange; the same
+ *                    word as wolfSSL's backend and `openssl ciphers -v`);
  *   authentication = ECDSA, RSA, PSK; hybrids split like mbed TLS: DHE-PSK = DHE/PSK,
  *                    ECDHE-PSK = ECDHE/PSK, RSA-PSK = RSA/PSK; TLS 1.3 suites: "any" (the
  *                    certificate decides);
@@ -140,7 +141,7 @@ static const tb_ossl_kex tb_ossl_kex_table[] = {
     {NID_kx_ecdhe_psk, "ECDHE", NULL, TB_OSSL_GROUPS_EC, true, NULL},
     {NID_kx_dhe_psk, "DHE", NULL, TB_OSSL_GROUPS_FFDHE, true, NULL},
     {NID_kx_rsa_psk, "RSA", "PSK", TB_OSSL_GROUPS_NONE, true, NULL},
-    {NID_kx_any, "(EC)DHE", NULL, TB_OSSL_GROUPS_ANY, false, NULL},
+    {NID_kx_any, "any", NULL, TB_OSSL_GROUPS_ANY, false, NULL},
     {NID_kx_srp, "SRP", NULL, TB_OSSL_GROUPS_NONE, false,
      "SRP needs a password verifier database, which this agent does not set up"},
     {NID_kx_gost, "GOST", NULL, TB_OSSL_GROUPS_NONE, false, "GOST needs the GOST engine/provider"},
