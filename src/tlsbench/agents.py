@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +19,8 @@ from typing import Any
 from tlsbench import protocol
 from tlsbench import spec as specmod
 
-# Libraries a plan may name; each has an agent binary `tlsbench-agent-<library>`.
+# The backends this repository builds (`make agent`); a plan may also name any other
+# installed agent `tlsbench-agent-<name>` (a custom build). The first is the default.
 LIBRARIES = ("mbedtls", "openssl", "wolfssl")
 AGENT_DIR_ENV = "TLSBENCH_AGENT_DIR"
 # Where `cmake --build build/agent` puts binaries; a fallback for a source checkout.
@@ -42,30 +42,55 @@ class AgentRejected(AgentError):
         super().__init__(f"agent refused: {self.code}: {error.get('message', '')}{hint}")
 
 
+AGENT_PREFIX = "tlsbench-agent-"  # an agent binary is AGENT_PREFIX + its library name
+
+
 def executable_name(library: str) -> str:
-    return f"tlsbench-agent-{library}"
+    return AGENT_PREFIX + library
+
+
+def _search_dirs(agent_dir: str | Path | None) -> list[Path]:
+    """Where agents are looked for, in order: --agent-dir / $TLSBENCH_AGENT_DIR alone when
+    given; else next to the Python interpreter (where `make` installs agents: .venv/bin),
+    then PATH, then the source tree's build/agent."""
+    explicit = agent_dir or os.environ.get(AGENT_DIR_ENV)
+    if explicit:
+        return [Path(explicit)]
+    on_path = [Path(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    return [Path(sys.executable).parent, *on_path, SOURCE_BUILD_DIR]
+
+
+def available_agents(agent_dir: str | Path | None = None) -> list[str]:
+    """Library names of every agent found (`tlsbench-agent-<name>`), first location wins:
+    the names a plan's `libraries` may use, custom builds included."""
+    found: dict[str, None] = {}
+    for folder in _search_dirs(agent_dir):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(AGENT_PREFIX) and entry.is_file() and os.access(entry, os.X_OK):
+                found.setdefault(entry.name.removeprefix(AGENT_PREFIX), None)
+    return sorted(found)
 
 
 def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
-    """--agent-dir / $TLSBENCH_AGENT_DIR, then next to the Python interpreter (where
-    `make` installs agents: .venv/bin), then PATH, then the source tree's build/agent."""
+    """The agent binary of a library (search order: `_search_dirs`)."""
     name = executable_name(library)
-    explicit = agent_dir or os.environ.get(AGENT_DIR_ENV)
-    if explicit:
-        candidate = Path(explicit) / name
-        if os.access(candidate, os.X_OK):
-            return candidate
-        raise AgentError(f"no executable {name} in {explicit} (from --agent-dir or ${AGENT_DIR_ENV}): run `make`")
-    beside_python = Path(sys.executable).parent / name
-    if os.access(beside_python, os.X_OK):
-        return beside_python
-    on_path = shutil.which(name)
-    if on_path:
-        return Path(on_path)
-    if os.access(SOURCE_BUILD_DIR / name, os.X_OK):
-        return SOURCE_BUILD_DIR / name
-    raise AgentError(f"agent {name} not found (looked in --agent-dir/${AGENT_DIR_ENV}, "
-                     f"{Path(sys.executable).parent}, PATH): run `make` to build and install it")
+    for folder in _search_dirs(agent_dir):
+        if os.access(folder / name, os.X_OK) and (folder / name).is_file():
+            return folder / name
+    found = available_agents(agent_dir)
+    where = (f"{agent_dir or os.environ.get(AGENT_DIR_ENV)} (from --agent-dir or ${AGENT_DIR_ENV})"
+             if agent_dir or os.environ.get(AGENT_DIR_ENV) else f"{Path(sys.executable).parent}, PATH, build/agent")
+    return _missing(name, where, found)
+
+
+def _missing(name: str, where: str, found: list[str]) -> Path:
+    listing = f"agents found: {', '.join(found)}" if found else "no agent found at all"
+    raise AgentError(f"agent {name} not found (looked in {where}; {listing}): "
+                     "run `make` to build and install the agents")
 
 
 PIPE_BYTES = 1 << 20  # Linux's default pipe-max-size for unprivileged processes

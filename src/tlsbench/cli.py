@@ -54,14 +54,15 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--library", type=click.Choice(agents.LIBRARIES), default=agents.LIBRARIES[0], show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the SUITES frame as JSON.")
+@click.option("--library", default=agents.LIBRARIES[0], show_default=True,
+              help=f"An agent name: {', '.join(agents.LIBRARIES)}, or a custom build's (tlsbench-agent-NAME).")
+@click.option("--json", "as_json", is_flag=True, help="Print the agent (HELLO) and its SUITES frame as JSON.")
 @agent_dir_option
 def suites(library: str, as_json: bool, agent_dir: str | None) -> None:
     """List the cipher suites an agent's build supports (from its SUITES frame)."""
     hello, suite_list = agents.query_suites(library, agent_dir)
     if as_json:
-        click.echo(json.dumps({"suites": suite_list}, indent=2))
+        click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
         console.print(views.suites_table(hello, suite_list))
 

@@ -3,8 +3,10 @@
 
 Design (docs/host.md): every repetition is stored in its own transaction as it arrives, so
 the store is always consistent and a resume only needs the set of stored (config, idx).
-An agent that dies or sends a corrupt frame costs exactly the repetition in flight, which
-is stored as AGENT_DIED with the reason; the agent is restarted and the sweep goes on."""
+One agent process per library of the plan, kept alive across rounds; the schedule
+interleaves the configurations of all libraries. An agent that dies or sends a corrupt
+frame costs exactly the repetition in flight, which is stored as AGENT_DIED with the
+reason; that library's agent is restarted and the sweep goes on."""
 from __future__ import annotations
 
 import hashlib
@@ -22,15 +24,18 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from tlsbench import __version__, protocol, schedule
 from tlsbench import spec as specmod
-from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
-from tlsbench.plan import LoadedPlan, select_suites
+from tlsbench.agents import AgentError, AgentProcess, AgentRejected
+from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
 from tlsbench.store.sqlite import ConfigRow, Experiment, RepetitionRow, Store, StoreError
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 HANG_TIMEOUT_S = 120.0  # no frame for this long during a batch: the agent is killed
-# Key exchanges that negotiate a group, and the IANA Supported Groups range they draw
-# from (1-255 elliptic curves, 256-511 finite-field groups, RFC 7919).
-GROUP_RANGES = {"ECDHE": range(1, 256), "DHE": range(256, 512)}
+# Key exchanges that negotiate a group, and the IANA Supported Groups ranges they draw
+# from (1-255 elliptic curves, 256-511 finite-field groups, RFC 7919). A TLS 1.3 suite fixes
+# no key exchange, so any group applies: SUITES says "any" ("(EC)DHE" from older OpenSSL agents).
+EC_GROUPS, FF_GROUPS = range(1, 256), range(256, 512)
+GROUP_RANGES = {"ECDHE": (EC_GROUPS,), "DHE": (FF_GROUPS,), "(EC)DHE": (EC_GROUPS, FF_GROUPS),
+                "ANY": (EC_GROUPS, FF_GROUPS)}
 # ERROR codes that mean "this configuration cannot run here" (skip it, report it) rather
 # than a controller bug.
 SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
@@ -78,8 +83,8 @@ class Resolution:
 def group_applies(key_exchange: str, group: int) -> bool:
     if group == 0:  # the agent's default for the suite
         return True
-    allowed = GROUP_RANGES.get(key_exchange.split("-")[0].upper())
-    return allowed is not None and group in allowed
+    allowed = GROUP_RANGES.get(key_exchange.split("-")[0].upper(), ())
+    return any(group in r for r in allowed)
 
 
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
@@ -88,40 +93,51 @@ def config_key(library: str, suite: str, grp: str, credential: str, transport: s
     return key + "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
 
 
-def resolve(loaded: LoadedPlan, suites: Sequence[Mapping[str, Any]]) -> Resolution:
-    """The plan's matrix (suite × group × credential × payload) against the agent's SUITES."""
-    s, plan = specmod.load(), loaded.plan
-    options = sum(s.options.value(o) for o in plan.options)
+def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Mapping[str, Any]]]) -> Resolution:
+    """The plan's matrix (library × suite × group × credential × payload) against each
+    library's SUITES. Reasons are prefixed with the library when the plan has several."""
     out = Resolution([], [])
     seen: set[str] = set()
-    for suite in select_suites(loaded, suites):
-        usable = list(suite.get("credentials", []))
-        if not usable:
-            out.not_runnable.append(f"{suite['name']}: {suite.get('why_unsupported') or 'no usable credential in this agent'}")
-            continue
-        for grp in plan.groups:
-            if not group_applies(suite["key_exchange"], s.groups.value(grp)):
-                out.not_applicable[f"group {grp} does not apply to {suite['key_exchange']} key exchange"] += 1
-                continue
-            for wanted in plan.credentials:
-                cred = usable[0] if wanted == s.credentials.name(s.credentials.auto) else wanted
-                if cred not in usable:
-                    out.not_applicable[f"credential {cred} not usable by the suite"] += 1
-                    continue
-                for pay in plan.payload:
-                    key = config_key(plan.library, suite["name"], grp, cred, plan.transport, pay.direction,
-                                     pay.total_bytes, pay.record_size, plan.options)
-                    if key in seen:  # e.g. "auto" and the credential it resolves to
-                        continue
-                    seen.add(key)
-                    row = ConfigRow(key, plan.library, suite["id"], suite["name"], suite["key_exchange"],
-                                    suite["authentication"], suite["cipher"], suite["mac"],
-                                    suite["min_version"], suite["max_version"], grp, cred, plan.transport,
-                                    pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, options)
-                    out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
-                                                     s.directions.value(pay.direction),
-                                                     s.transports.value(plan.transport), options))
+    several = len(suites_by_library) > 1
+    for library, chosen in select_per_library(loaded, suites_by_library).items():
+        prefix = f"{library}: " if several else ""
+        for suite in chosen:
+            _resolve_suite(loaded, library, suite, prefix, out, seen)
     return out
+
+
+def _resolve_suite(loaded: LoadedPlan, library: str, suite: Mapping[str, Any], prefix: str,
+                   out: Resolution, seen: set[str]) -> None:
+    """The cells of one suite of one library: group × credential × payload."""
+    s, plan = specmod.load(), loaded.plan
+    options = sum(s.options.value(o) for o in plan.options)
+    usable = list(suite.get("credentials", []))
+    if not usable:
+        out.not_runnable.append(f"{prefix}{suite['name']}: "
+                                f"{suite.get('why_unsupported') or 'no usable credential in this agent'}")
+        return
+    for grp in plan.groups:
+        if not group_applies(suite["key_exchange"], s.groups.value(grp)):
+            out.not_applicable[f"{prefix}group {grp} does not apply to {suite['key_exchange']} key exchange"] += 1
+            continue
+        for wanted in plan.credentials:
+            cred = usable[0] if wanted == s.credentials.name(s.credentials.auto) else wanted
+            if cred not in usable:
+                out.not_applicable[f"{prefix}credential {cred} not usable by the suite"] += 1
+                continue
+            for pay in plan.payload:
+                key = config_key(library, suite["name"], grp, cred, plan.transport, pay.direction,
+                                 pay.total_bytes, pay.record_size, plan.options)
+                if key in seen:  # e.g. "auto" and the credential it resolves to
+                    continue
+                seen.add(key)
+                row = ConfigRow(key, library, suite["id"], suite["name"], suite["key_exchange"],
+                                suite["authentication"], suite["cipher"], suite["mac"],
+                                suite["min_version"], suite["max_version"], grp, cred, plan.transport,
+                                pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, options)
+                out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
+                                                 s.directions.value(pay.direction),
+                                                 s.transports.value(plan.transport), options))
 
 
 def host_facts() -> dict[str, Any]:
@@ -191,20 +207,24 @@ class StopFlag:
 
 
 class Controller:
-    """Runs one plan into one store with one agent (restarted when it dies)."""
+    """Runs one plan into one store with one agent per library (each restarted when it dies)."""
 
-    def __init__(self, loaded: LoadedPlan, store: Store, agent_path: Path, observer: Observer | None = None,
-                 stop: StopFlag | None = None, hang_timeout: float = HANG_TIMEOUT_S):
+    def __init__(self, loaded: LoadedPlan, store: Store, agent_paths: Path | Mapping[str, Path],
+                 observer: Observer | None = None, stop: StopFlag | None = None,
+                 hang_timeout: float = HANG_TIMEOUT_S):
         self.loaded = loaded
         self.plan = loaded.plan
         self.store = store
-        self.agent_path = agent_path
+        # One path is the agent of a single-library plan.
+        self.agent_paths = (dict(agent_paths) if isinstance(agent_paths, Mapping)
+                            else {self.plan.libraries[0]: agent_paths})
         self.observer = observer or QuietObserver()
         self.stop = stop or StopFlag()
         self.hang_timeout = hang_timeout
         self.spec = specmod.load()
-        self.agent: AgentProcess | None = None
-        self.agent_id = 0
+        self.agents: dict[str, AgentProcess] = {}  # library -> its running agent
+        self.agent_ids: dict[str, int] = {}  # library -> `agent` row of that process
+        self.library = self.plan.libraries[0]  # the library of the batch in flight
         self.config_ids: dict[str, int] = {}
         self.configs: dict[str, Configuration] = {}
         self.deaths: Counter[str] = Counter()  # consecutive deaths per config
@@ -214,19 +234,29 @@ class Controller:
         self.prepared: tuple[Resolution, list[schedule.Batch]] | None = None
 
     # ------------------------------------------------------------------ agents
-    def _start_agent(self) -> AgentProcess:
-        agent = AgentProcess.start(self.agent_path)
-        self.agent = agent
+    @property
+    def agent(self) -> AgentProcess | None:
+        """The agent of the batch in flight (or of the last one)."""
+        return self.agents.get(self.library)
+
+    @property
+    def agent_id(self) -> int:
+        return self.agent_ids.get(self.library, 0)
+
+    def _start_agent(self, library: str) -> AgentProcess:
+        path = self.agent_paths[library]
+        agent = AgentProcess.start(path)
+        self.agents[library] = agent
         self._last_frame = time.monotonic()  # the watchdog judges the new agent from now
-        self.agent_id = self.store.add_agent(self.plan.library, self.agent_path.name, agent.pid,
-                                             agent.hello_raw, agent.suites_raw)
+        self.agent_ids[library] = self.store.add_agent(library, path.name, agent.pid, agent.hello_raw,
+                                                       agent.suites_raw)
         return agent
 
-    def _end_agent(self, reason: str) -> None:
-        if self.agent is not None:
-            self.store.end_agent(self.agent_id, reason)
-            self.agent.close()
-            self.agent = None
+    def _end_agent(self, library: str, reason: str) -> None:
+        agent = self.agents.pop(library, None)
+        if agent is not None:
+            self.store.end_agent(self.agent_ids[library], reason)
+            agent.close()
 
     def _watchdog(self) -> None:
         """Kills an agent that sends nothing for hang_timeout during a batch (a hang
@@ -245,8 +275,8 @@ class Controller:
         self.store.init_experiment(Experiment(self.plan.name, self.loaded.text, plan_json,
                                               hashlib.sha256(plan_json.encode()).hexdigest(),
                                               self.plan.seed, json.dumps(host_facts())))
-        agent = self._start_agent()
-        resolution = resolve(self.loaded, agent.suites)
+        suites = {library: self._start_agent(library).suites for library in self.agent_paths}
+        resolution = resolve(self.loaded, suites)
         for config in resolution.configs:
             config_id = self.store.upsert_config(config.row)
             self.store.set_skip_reason(config_id, None)  # a resume tries again
@@ -282,9 +312,9 @@ class Controller:
             summary.interrupted = summary.interrupted or self.stop.requested
         finally:
             self._watch = False
-            if self.agent is not None:
-                code = self.agent.quit()
-                self._end_agent("interrupted" if self.stop.requested else f"quit (exit code {code})")
+            for library in list(self.agents):
+                code = self.agents[library].quit()
+                self._end_agent(library, "interrupted" if self.stop.requested else f"quit (exit code {code})")
             summary.seconds = time.monotonic() - started
         return summary
 
@@ -292,6 +322,7 @@ class Controller:
         """One RUN request; continues after an agent death with the next repetition."""
         config = self.configs[batch.config]
         config_id = self.config_ids[batch.config]
+        self.library = config.row.library
         next_idx, end = batch.first_index, batch.first_index + batch.count
         while next_idx < end and not self.stop.requested:
             part = schedule.Batch(batch.config, batch.round, next_idx, end - next_idx)
@@ -310,7 +341,7 @@ class Controller:
     def _exchange(self, config: Configuration, config_id: int, batch: schedule.Batch, summary: RunSummary) -> int:
         """Sends RUN and stores REPs until DONE. Returns the index after the last stored
         repetition (== end of the batch unless stopped)."""
-        agent = self.agent or self._start_agent()
+        agent = self.agent or self._start_agent(self.library)
         expected, end = batch.first_index, batch.first_index + batch.count
         self._last_frame = time.monotonic()
         try:
@@ -373,9 +404,10 @@ class Controller:
         next index to run."""
         if self.agent is not None:
             self.agent.kill()
-        self._end_agent(f"died: {reason}")
+        dead_id = self.agent_id
+        self._end_agent(self.library, f"died: {reason}")
         self.store.add_repetition(RepetitionRow(
-            config_id, idx, batch.round, self.agent_id, self.spec.status.name(self.spec.status.AGENT_DIED),
+            config_id, idx, batch.round, dead_id, self.spec.status.name(self.spec.status.AGENT_DIED),
             None, 0, reason, 0, None, None, None, None, None, 0, 0), b"")
         summary.stored += 1
         summary.failed += 1
@@ -385,7 +417,7 @@ class Controller:
         if self.deaths[batch.config] >= MAX_CONSECUTIVE_DEATHS:
             self._skip(batch.config, config_id, f"given up after {MAX_CONSECUTIVE_DEATHS} consecutive agent "
                                                 f"deaths; last: {reason}", summary)
-        self._start_agent()
+        self._start_agent(self.library)
         return idx + 1
 
     def _skip(self, key: str, config_id: int, why: str, summary: RunSummary, fatal: bool = False) -> None:
@@ -406,13 +438,13 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     folder = experiment_folder(loaded, output)
     if resume and not (folder / "tlsbench.db").exists():
         raise ControllerError(f"nothing to resume in {folder}: run without --resume to start it")
-    agent_path = find_agent(loaded.plan.library, agent_dir)
+    agent_paths = locate_agents(loaded, agent_dir)
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
     try:
         with Store.in_folder(folder) as store:
-            return Controller(loaded, store, agent_path, observer, stop).run()
+            return Controller(loaded, store, agent_paths, observer, stop).run()
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)

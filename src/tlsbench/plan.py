@@ -2,8 +2,8 @@
 """Experiment plans: TOML files validated with pydantic (format: docs/plan-format.md).
 
 Errors name the field (dotted path), the bad value and what is allowed. Which suites a
-plan selects is only known once an agent has listed its build's suites (SUITES), so
-`select_suites` resolves the selection against that list."""
+plan selects is only known once the agents have listed their builds' suites (SUITES), so
+`select_suites` resolves the selection against those lists, one per library."""
 from __future__ import annotations
 
 import difflib
@@ -20,15 +20,20 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       ValidationInfo, field_validator, model_validator)
 
 from tlsbench import spec as specmod
-from tlsbench.agents import LIBRARIES
+from tlsbench.agents import LIBRARIES, AgentError, available_agents, executable_name, find_agent
 
 DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
 U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
 ALL = "all"
-# Suite metadata a plan can filter on (keys of a SUITES entry).
-METADATA_FILTERS = ("key_exchange", "authentication", "cipher", "mac", "min_version", "max_version")
+# Suite filters of a plan -> the SUITES entry key each one reads. `protocol` is the version
+# a configuration runs: every backend pins a suite's highest version (its max_version).
+METADATA_FILTERS = {"key_exchange": "key_exchange", "authentication": "authentication", "cipher": "cipher",
+                    "mac": "mac", "min_version": "min_version", "max_version": "max_version",
+                    "protocol": "max_version"}
+# Library (agent) names: `tlsbench-agent-<name>` must exist where agents are looked for.
+LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 
 
 class PlanError(ValueError):
@@ -47,15 +52,6 @@ def _spec_name(table: str) -> Callable[[str], str]:
         names = getattr(specmod.load(), table).names
         if value not in names:
             raise ValueError(f"allowed: {', '.join(names)}")
-        return value
-
-    return check
-
-
-def _one_of(allowed: Sequence[str]) -> Callable[[str], str]:
-    def check(value: str) -> str:
-        if value not in allowed:
-            raise ValueError(f"allowed: {', '.join(allowed)}")
         return value
 
     return check
@@ -96,6 +92,7 @@ class SuiteSelection(Strict):
     mac: Annotated[list[str], BeforeValidator(_as_list)] = []
     min_version: Annotated[list[str], BeforeValidator(_as_list)] = []
     max_version: Annotated[list[str], BeforeValidator(_as_list)] = []
+    protocol: Annotated[list[str], BeforeValidator(_as_list)] = []  # the version run: TLS1.2, TLS1.3
 
 
 class Payload(Strict):
@@ -123,7 +120,8 @@ class Plan(Strict):
     """A whole experiment; see docs/plan-format.md for every field."""
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
-    library: Annotated[str, AfterValidator(_one_of(LIBRARIES))] = LIBRARIES[0]
+    libraries: Annotated[list[Annotated[str, Field(pattern=LIBRARY_PATTERN, max_length=100)]],
+                         BeforeValidator(_as_list), Field(min_length=1)] = [LIBRARIES[0]]
     suites: Annotated[SuiteSelection, BeforeValidator(_suites_shorthand)] = SuiteSelection()
     groups: Annotated[list[GroupName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("groups")]
     credentials: Annotated[list[CredentialName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("credentials")]
@@ -136,13 +134,25 @@ class Plan(Strict):
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     output: str = "results"
 
-    @field_validator("groups", "credentials", "options")
+    @field_validator("libraries", "groups", "credentials", "options")
     @classmethod
     def _no_duplicates(cls, value: list[str]) -> list[str]:
         dups = sorted({v for v in value if value.count(v) > 1})
         if dups:
             raise ValueError(f"listed twice: {', '.join(dups)}")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _library_shorthand(cls, raw: Any) -> Any:
+        """`library = "x"` is a shorthand for `libraries = ["x"]`."""
+        if not isinstance(raw, dict) or "library" not in raw:
+            return raw
+        if "libraries" in raw:
+            raise ValueError("library and libraries are both given: keep libraries (library = \"x\" "
+                             "is a shorthand for libraries = [\"x\"])")
+        rest = {k: v for k, v in raw.items() if k != "library"}
+        return {**rest, "libraries": raw["library"]}
 
     @model_validator(mode="before")
     @classmethod
@@ -169,6 +179,10 @@ class Plan(Strict):
         """Canonical JSON of what is measured; `output` (where results go) is left out so
         the same plan resumes wherever its folder lives."""
         body = {k: v for k, v in self.resolved().items() if k != "output"}
+        if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
+            body["library"] = body.pop("libraries")[0]
+        if not self.suites.protocol:  # likewise for the later `protocol` filter
+            del body["suites"]["protocol"]
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:
@@ -270,7 +284,33 @@ def load(path: str | Path | None = None) -> LoadedPlan:
     return parse(text, path.name)
 
 
+# ---------------------------------------------------------------------- libraries
+def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None) -> dict[str, Path]:
+    """The agent binary of every library of the plan; one error naming all missing ones
+    and listing the agents that were found."""
+    paths: dict[str, Path] = {}
+    problems = []
+    for i, library in enumerate(loaded.plan.libraries):
+        try:
+            paths[library] = find_agent(library, agent_dir)
+        except AgentError:
+            problems.append(f"libraries[{i}]: {library!r} is not valid: no agent {executable_name(library)}")
+    if problems:
+        found = available_agents(agent_dir)
+        problems.append(f"agents found: {', '.join(found)}" if found else
+                        "no agent found at all: run `make` to build and install them")
+        raise PlanError(loaded.source, problems)
+    return paths
+
+
 # ---------------------------------------------------------------------- suites
+def _names_key(text: str) -> str:
+    """Names compare case-insensitively with '-' and '_' alike, so mbed TLS names
+    (TLS-ECDHE-...) and IANA names (TLS_ECDHE_..., OpenSSL and wolfSSL) select the same
+    suites. Not inside a pattern's [...] class, where '-' is a range."""
+    return text.upper() if "[" in text else text.upper().replace("-", "_")
+
+
 def _suite_matches(ref: str | int, suite: Mapping[str, Any]) -> bool:
     """A reference is "all", an IANA id (int or "0x..."), a name or an fnmatch pattern."""
     if isinstance(ref, int):
@@ -282,50 +322,69 @@ def _suite_matches(ref: str | int, suite: Mapping[str, Any]) -> bool:
             return suite["id"] == int(ref, 16)
         except ValueError:
             return False
-    return fnmatch.fnmatchcase(suite["name"].upper(), ref.upper())
+    return fnmatch.fnmatchcase(_names_key(suite["name"]), _names_key(ref))
 
 
-def _unmatched(field: str, refs: Sequence[str | int], suites: Sequence[Mapping[str, Any]]) -> list[str]:
-    names = [s["name"] for s in suites]
+def _unmatched(field: str, refs: Sequence[str | int], suites: Sequence[Mapping[str, Any]], where: str) -> list[str]:
+    names = sorted({s["name"] for s in suites})
     problems = []
     for ref in refs:
         if not any(_suite_matches(ref, s) for s in suites):
             close = difflib.get_close_matches(str(ref).upper(), names, n=3, cutoff=0.5)
             hint = f"; close matches: {', '.join(close)}" if close else ""
-            problems.append(f"suites.{field}: {ref!r} matches no suite of this agent{hint} "
-                            "(run `tlsbench suites` to list them)")
+            problems.append(f"suites.{field}: {ref!r} matches no suite of {where}{hint} "
+                            "(run `tlsbench suites --library NAME` to list them)")
     return problems
 
 
-def _metadata_problems(sel: SuiteSelection, suites: Sequence[Mapping[str, Any]]) -> list[str]:
+def _metadata_problems(sel: SuiteSelection, suites: Sequence[Mapping[str, Any]], where: str) -> list[str]:
     problems = []
-    for key in METADATA_FILTERS:
+    for name, key in METADATA_FILTERS.items():
         known = sorted({str(s.get(key, "")) for s in suites})
-        for value in getattr(sel, key):
+        for value in getattr(sel, name):
             if not any(fnmatch.fnmatchcase(k.upper(), value.upper()) for k in known):
-                problems.append(f"suites.{key}: {value!r} matches no suite; this agent has: {', '.join(known)}")
+                problems.append(f"suites.{name}: {value!r} matches no suite of {where}; they have: {', '.join(known)}")
     return problems
 
 
 def _passes_filters(sel: SuiteSelection, suite: Mapping[str, Any]) -> bool:
-    return all(not getattr(sel, key) or any(fnmatch.fnmatchcase(str(suite.get(key, "")).upper(), v.upper())
-                                            for v in getattr(sel, key))
-               for key in METADATA_FILTERS)
+    return all(not getattr(sel, name) or any(fnmatch.fnmatchcase(str(suite.get(key, "")).upper(), v.upper())
+                                             for v in getattr(sel, name))
+               for name, key in METADATA_FILTERS.items())
+
+
+def _selected(sel: SuiteSelection, suites: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [s for s in suites
+            if any(_suite_matches(r, s) for r in sel.include)
+            and not any(_suite_matches(r, s) for r in sel.exclude)
+            and _passes_filters(sel, s)]
+
+
+def select_per_library(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Mapping[str, Any]]]
+                       ) -> dict[str, list[Mapping[str, Any]]]:
+    """Per library, its suites the plan selects, in the agent's order. Each library is
+    matched against its own SUITES (names differ between libraries; IANA ids and metadata
+    do not). Every include/exclude entry and filter value must match a suite of at least one
+    library, and every library must keep at least one suite: a typo, or a library that
+    would silently contribute nothing, is an error, not an empty run."""
+    sel = loaded.plan.suites
+    pooled = [s for suites in suites_by_library.values() for s in suites]
+    where = ("this agent" if len(suites_by_library) == 1
+             else f"any of the agents ({', '.join(suites_by_library)})")
+    problems = (_unmatched("include", sel.include, pooled, where) + _unmatched("exclude", sel.exclude, pooled, where)
+                + _metadata_problems(sel, pooled, where))
+    if problems:
+        raise PlanError(loaded.source, problems)
+    chosen = {library: _selected(sel, suites) for library, suites in suites_by_library.items()}
+    empty = [library for library, suites in chosen.items() if not suites]
+    if empty:
+        raise PlanError(loaded.source, [
+            f"suites: the selection is empty for library {library} (include minus exclude, then the "
+            f"metadata filters, leaves none of its suites); widen it or remove {library} from libraries "
+            f"(`tlsbench suites --library {library}` lists its suites)" for library in empty])
+    return chosen
 
 
 def select_suites(loaded: LoadedPlan, suites: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The agent's suites the plan selects, in the agent's order. Every include/exclude
-    entry and filter value must match something: a typo is an error, not an empty run."""
-    sel = loaded.plan.suites
-    problems = (_unmatched("include", sel.include, suites) + _unmatched("exclude", sel.exclude, suites)
-                + _metadata_problems(sel, suites))
-    if problems:
-        raise PlanError(loaded.source, problems)
-    chosen = [s for s in suites
-              if any(_suite_matches(r, s) for r in sel.include)
-              and not any(_suite_matches(r, s) for r in sel.exclude)
-              and _passes_filters(sel, s)]
-    if not chosen:
-        raise PlanError(loaded.source, ["suites: the selection is empty (include minus exclude, "
-                                        "then the metadata filters, leaves no suite); run `tlsbench suites`"])
-    return chosen
+    """The selection against one agent's SUITES (the plan's first library)."""
+    return select_per_library(loaded, {loaded.plan.libraries[0]: suites})[loaded.plan.libraries[0]]

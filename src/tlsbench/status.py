@@ -19,6 +19,7 @@ class ConfigProgress:
 
     id: int
     key: str
+    library: str  # the agent that runs it (plans may name several)
     suite: str
     group: str
     credential: str
@@ -86,7 +87,7 @@ def read_status(folder: Path) -> ExperimentStatus:
             c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
             payload = (row["direction"] if not row["total_bytes"]
                        else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
-            status.configs.append(ConfigProgress(row["id"], row["key"], row["suite_name"], row["grp"],
+            status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
                                                  row["credential"], payload, row["repetitions"], c["stored"],
                                                  c["failed"], c["flagged"], row["skip_reason"]))
         per_round = store.stored_per_round()

@@ -15,21 +15,30 @@ from tlsbench.controller import RunSummary
 from tlsbench.status import ExperimentStatus
 
 SUITE_COLUMNS = ("name", "key_exchange", "authentication", "cipher", "mac")
+# HELLO fields that say which build an agent is (for `tlsbench suites --json`).
+AGENT_FACTS = ("agent", "library", "library_name", "library_version", "step_granularity")
+
+
+def agent_facts(hello: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: hello.get(k) for k in AGENT_FACTS}
 
 
 def suites_table(hello: Mapping[str, Any], suites: Sequence[Mapping[str, Any]]) -> Table:
-    title = (f"{hello.get('library_name', hello.get('library', '?'))} {hello.get('library_version', '')}: "
+    title = (f"{hello.get('agent', '?')}: {hello.get('library_name', hello.get('library', '?'))} "
+             f"{hello.get('library_version', '')}, steps per {hello.get('step_granularity', '?')}: "
              f"{len(suites)} suites (credentials: the first is what auto picks)")
     table = Table(title=title, box=None)
     table.add_column("id", justify="right", no_wrap=True)
     for col in SUITE_COLUMNS:
         table.add_column(col, no_wrap=col == "name")
     table.add_column("versions")
+    table.add_column("dtls")
     table.add_column("credentials")
     for s in suites:
         versions = s["min_version"] if s["min_version"] == s["max_version"] else f"{s['min_version']}-{s['max_version']}"
         creds = ", ".join(s.get("credentials", [])) or f"[red]cannot run: {s.get('why_unsupported', '?')}[/]"
-        table.add_row(f"0x{s['id']:04X}", *[str(s.get(c, "")) for c in SUITE_COLUMNS], versions, creds)
+        table.add_row(f"0x{s['id']:04X}", *[str(s.get(c, "")) for c in SUITE_COLUMNS], versions,
+                      "yes" if s.get("dtls") else "no", creds)
     return table
 
 
@@ -57,8 +66,8 @@ class ProgressObserver:
         self.task = self.progress.add_task("starting", total=total, completed=done)
 
     def batch(self, config: str, round: int, first_index: int, count: int) -> None:
-        suite = config.split("|")[1] if "|" in config else config
-        self.progress.update(self.task, description=f"round {round + 1} {suite[:48]:<48}")
+        what = " ".join(config.split("|")[:2])  # library and suite: rounds interleave libraries
+        self.progress.update(self.task, description=f"round {round + 1} {what[:56]:<56}")
 
     def stored(self, config: str, idx: int, status: str, agent: AgentProcess) -> None:
         self.progress.advance(self.task)
@@ -94,12 +103,12 @@ def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
         done = "✓" if r.stored >= r.planned else f"{100 * r.stored / max(r.planned, 1):.0f}%"
         rounds.add_row(str(r.round + 1), str(r.stored), str(r.planned), done)
     configs = Table(title="configurations" if all_configs else "configurations needing attention", box=None)
-    for col, just in (("id", "right"), ("suite", "left"), ("group", "left"), ("credential", "left"),
+    for col, just in (("id", "right"), ("library", "left"), ("suite", "left"), ("group", "left"), ("credential", "left"),
                       ("payload", "left"), ("stored", "right"), ("planned", "right"), ("failed", "right"),
                       ("flagged", "right"), ("note", "left")):
         configs.add_column(col, justify=just, no_wrap=col == "suite")
     for c in st.configs:
         if all_configs or c.failed or c.flagged or c.skip_reason:
-            configs.add_row(str(c.id), c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
+            configs.add_row(str(c.id), c.library, c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
                             str(c.failed), str(c.flagged), c.skip_reason or "")
     return [head, rounds] + ([configs] if configs.row_count else [])
