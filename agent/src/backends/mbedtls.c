@@ -33,6 +33,13 @@
 #include "tlsbench/credentials.h"
 #include "tlsbench/trace.h"
 
+/* What the agent cannot do without (a custom config must keep them). */
+#if !defined(MBEDTLS_CTR_DRBG_C) || !defined(MBEDTLS_ENTROPY_C) || !defined(MBEDTLS_ECP_C) || \
+    !defined(MBEDTLS_X509_CRT_PARSE_C) || !defined(MBEDTLS_SSL_CLI_C) || !defined(MBEDTLS_SSL_SRV_C) || \
+    !defined(MBEDTLS_SSL_PROTO_TLS1_2)
+#error "the mbed TLS agent needs MBEDTLS_CTR_DRBG_C, _ENTROPY_C, _ECP_C, _X509_CRT_PARSE_C, _SSL_CLI_C, _SSL_SRV_C and _SSL_PROTO_TLS1_2"
+#endif
+
 #define TB_MBED_MAX_SUITES 256
 #define TB_MBED_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
 #define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -172,6 +179,22 @@ static const mbedtls_ecp_group_id tb_mbed_cred_curve[TB_MBED_CRED_SLOTS] = {
     [TB_CREDENTIAL_ECDH_RSA] = MBEDTLS_ECP_DP_SECP256R1,
 };
 
+/* Credentials whose certificates need RSA: an RSA key, or (ecdh-rsa) an RSA-signed chain. */
+static const bool tb_mbed_cred_rsa[TB_MBED_CRED_SLOTS] = {
+    [TB_CREDENTIAL_RSA2048] = true,
+    [TB_CREDENTIAL_RSA3072] = true,
+    [TB_CREDENTIAL_ECDH_RSA] = true,
+};
+
+/* Whether the linked build has what a credential needs (its key's curve; RSA where used).
+ * A stripped build offers only these, so a plan's `auto` never picks one it cannot parse. */
+static bool tb_mbed_cred_usable(uint8_t id) {
+    mbedtls_ecp_group_id curve = id < TB_MBED_CRED_SLOTS ? tb_mbed_cred_curve[id] : MBEDTLS_ECP_DP_NONE;
+    bool rsa = id < TB_MBED_CRED_SLOTS && tb_mbed_cred_rsa[id];
+    return (curve == MBEDTLS_ECP_DP_NONE || mbedtls_ecp_curve_info_from_grp_id(curve) != NULL) &&
+           (!rsa || mbedtls_pk_info_from_type(MBEDTLS_PK_RSA) != NULL);
+}
+
 static const tb_mbed_group *tb_mbed_group_find(uint16_t group) {
     for (size_t i = 0; i < TB_COUNT(tb_mbed_groups); i++)
         if (tb_mbed_groups[i].group == group)
@@ -213,6 +236,29 @@ struct tb_session {
     mbedtls_ecp_group_id curves[3];     /* the forced group (+ the certificate's curve) */
 };
 
+/* ---------------------------------------------------------------- optional modules */
+
+/* A stripped config may leave out the version and error modules: fall back to the headers'
+ * version string and a numeric error text. */
+#if defined(MBEDTLS_VERSION_C)
+static void tb_mbed_version_string(char *buf) { mbedtls_version_get_string(buf); }
+static unsigned tb_mbed_version_number(void) { return mbedtls_version_get_number(); }
+/* 0 = in the build, -1 = not, -2 = feature list compiled out */
+static int tb_mbed_feature(const char *feature) { return mbedtls_version_check_feature(feature); }
+#else
+static void tb_mbed_version_string(char *buf) { strcpy(buf, MBEDTLS_VERSION_STRING); }
+static unsigned tb_mbed_version_number(void) { return MBEDTLS_VERSION_NUMBER; }
+static int tb_mbed_feature(const char *feature) { (void)feature; return -2; }
+#endif
+
+#if defined(MBEDTLS_ERROR_C) || defined(MBEDTLS_ERROR_STRERROR_DUMMY)
+static void tb_mbed_strerror(int code, char *buf, size_t len) { mbedtls_strerror(code, buf, len); }
+#else
+static void tb_mbed_strerror(int code, char *buf, size_t len) {
+    snprintf(buf, len, "mbed TLS error -0x%04X (MBEDTLS_ERROR_C not in this build)", (unsigned)-code);
+}
+#endif
+
 /* ---------------------------------------------------------------- suite table */
 
 /* The lowest version in [lo, hi] the linked build enables: suites declare SSL3.0 as their
@@ -220,7 +266,7 @@ struct tb_session {
 static const char *tb_mbed_min_version(int lo, int hi) {
     int m = lo < 0 ? 0 : lo;
     while (m < hi && (size_t)m < TB_COUNT(tb_mbed_versions) &&
-           mbedtls_version_check_feature(tb_mbed_versions[m].feature) == -1)
+           tb_mbed_feature(tb_mbed_versions[m].feature) == -1)
         m++;
     return (size_t)m < TB_COUNT(tb_mbed_versions) ? tb_mbed_versions[m].name : "unknown";
 }
@@ -247,10 +293,14 @@ static void tb_mbed_suite_fill(tb_mbed_suite *s, const mbedtls_ssl_ciphersuite_t
         .cipher = s->cipher,
         .mac = md ? mbedtls_md_get_name(md) : "unknown",
         .dtls = !(cs->flags & MBEDTLS_CIPHERSUITE_NODTLS),
-        .n_credentials = s->kex->n_credentials,
-        .why_unsupported = s->kex->n_credentials ? NULL : s->kex->why_unsupported,
     };
-    memcpy(s->info.credentials, s->kex->credentials, sizeof s->info.credentials);
+    for (uint8_t i = 0; i < s->kex->n_credentials; i++)
+        if (tb_mbed_cred_usable(s->kex->credentials[i]))
+            s->info.credentials[s->info.n_credentials++] = s->kex->credentials[i];
+    s->info.why_unsupported = s->info.n_credentials ? NULL
+                              : s->kex->n_credentials
+                                  ? "this build lacks what every credential of the key exchange needs (RSA or the key's curve)"
+                                  : s->kex->why_unsupported;
 }
 
 /* Idempotent: suite_count() may be called before init(). */
@@ -287,7 +337,7 @@ static const tb_mbed_suite *tb_mbed_suite_find(uint16_t id) {
 
 static const char *tb_mbed_version(void) {
     static char version[18]; /* mbedtls_version_get_string() writes at most 9 bytes */
-    mbedtls_version_get_string(version);
+    tb_mbed_version_string(version);
     return version;
 }
 
@@ -317,14 +367,39 @@ static const struct {
     {"threading", "MBEDTLS_THREADING_C"},
 };
 
+static const tb_mbed_cred *tb_mbed_cred_at(uint8_t id);
+
+/* The config header the library was built with: what an experiment measured. */
+static void tb_mbed_describe_config(tb_json *out) {
+    tb_json_key(out, "config");
+    tb_json_begin_object(out);
+    tb_json_kv_string(out, "origin", tb_mbedtls_config_origin);
+    tb_json_kv_string(out, "name", tb_mbedtls_config_name);
+    tb_json_kv_string(out, "sha256", tb_mbedtls_config_sha256);
+    if (tb_mbedtls_config_text[0])
+        tb_json_kv_string(out, "text", tb_mbedtls_config_text);
+    tb_json_end_object(out);
+}
+
+/* Per credential: "ready", or why this build cannot use it (known once init parsed them). */
+static void tb_mbed_describe_credentials(tb_json *out) {
+    tb_json_key(out, "credentials");
+    tb_json_begin_object(out);
+    for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
+        const tb_mbed_cred *c = tb_mbed_cred_at(id);
+        if (c)
+            tb_json_kv_string(out, tb_credential_name(id), c->ready ? "ready" : c->why);
+    }
+    tb_json_end_object(out);
+}
+
 static void tb_mbed_describe_build(tb_json *out) {
     tb_json_kv_string(out, "version", tb_mbed_version());
-    tb_json_kv_uint(out, "version_number", mbedtls_version_get_number());
-    /* mbedtls_version_check_feature: 0 = in the build, -1 = not, -2 = feature list compiled out */
-    bool listed = mbedtls_version_check_feature("MBEDTLS_VERSION_C") != -2;
+    tb_json_kv_uint(out, "version_number", tb_mbed_version_number());
+    bool listed = tb_mbed_feature("MBEDTLS_VERSION_C") != -2;
     tb_json_kv_bool(out, "features_known", listed);
     for (size_t i = 0; listed && i < TB_COUNT(tb_mbed_features); i++)
-        tb_json_kv_bool(out, tb_mbed_features[i].key, mbedtls_version_check_feature(tb_mbed_features[i].feature) == 0);
+        tb_json_kv_bool(out, tb_mbed_features[i].key, tb_mbed_feature(tb_mbed_features[i].feature) == 0);
     tb_json_kv_bool(out, "tls1_3", false);
     tb_json_kv_uint(out, "max_content_len", MBEDTLS_SSL_MAX_CONTENT_LEN);
     tb_json_kv_uint(out, "in_content_len", MBEDTLS_SSL_IN_CONTENT_LEN);
@@ -337,6 +412,8 @@ static void tb_mbed_describe_build(tb_json *out) {
     tb_json_kv_bool(out, "debug_output", false);
     tb_json_kv_string(out, "rng", "CTR_DRBG (AES-256), seeded once from mbedtls_entropy");
     tb_json_kv_string(out, "curves", "forced on both peers: the group, then the certificate's curve");
+    tb_mbed_describe_config(out);
+    tb_mbed_describe_credentials(out);
 }
 
 /* ---------------------------------------------------------------- init */
@@ -350,13 +427,19 @@ static int tb_mbed_parse_pem_key(mbedtls_pk_context *pk, const char *pem) {
 }
 
 /* Parses one credential's PEMs; a failure only disables that credential (Ed25519 does
- * not parse in 2.28, and no suite lists it). */
-static void tb_mbed_cred_load(tb_mbed_cred *c, const tb_credential_pem *pem) {
+ * not parse in 2.28, and no suite lists it). One this build lacks the algorithms for is
+ * not even tried: a stripped build's parser would fail on it anyway, less clearly. */
+static void tb_mbed_cred_load(tb_mbed_cred *c, uint8_t id, const tb_credential_pem *pem) {
     mbedtls_x509_crt_init(&c->ca);
     mbedtls_x509_crt_init(&c->server_chain);
     mbedtls_x509_crt_init(&c->client_chain);
     mbedtls_pk_init(&c->server_key);
     mbedtls_pk_init(&c->client_key);
+    if (!tb_mbed_cred_usable(id)) {
+        c->ready = false;
+        snprintf(c->why, sizeof c->why, "not in this build: %s", tb_mbed_cred_rsa[id] ? "RSA" : "the key's curve");
+        return;
+    }
     const struct {
         const char *what;
         mbedtls_x509_crt *crt; /* a certificate, or */
@@ -377,7 +460,7 @@ static void tb_mbed_cred_load(tb_mbed_cred *c, const tb_credential_pem *pem) {
     c->ready = ret == 0;
     if (ret != 0) {
         char text[80];
-        mbedtls_strerror(ret, text, sizeof text);
+        tb_mbed_strerror(ret, text, sizeof text);
         snprintf(c->why, sizeof c->why, "mbed TLS cannot parse its %s: %s", parts[i - 1].what, text);
     }
 }
@@ -391,6 +474,11 @@ static void tb_mbed_cred_free(tb_mbed_cred *c) {
     c->ready = false;
 }
 
+/* A parsed credential (after init), or NULL for slots without certificates (PSK, unused). */
+static const tb_mbed_cred *tb_mbed_cred_at(uint8_t id) {
+    return tb_mbed.initialized && id < TB_MBED_CRED_SLOTS && tb_credential_pem_find(id) ? &tb_mbed.creds[id] : NULL;
+}
+
 static int tb_mbed_init(char *err, size_t errlen) {
     if (tb_mbed.initialized)
         return 0;
@@ -402,14 +490,14 @@ static int tb_mbed_init(char *err, size_t errlen) {
                                     (const unsigned char *)pers, sizeof pers - 1);
     if (ret != 0) {
         char text[80];
-        mbedtls_strerror(ret, text, sizeof text);
+        tb_mbed_strerror(ret, text, sizeof text);
         snprintf(err, errlen, "seeding CTR_DRBG failed: %s", text);
         return -1;
     }
     for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
         const tb_credential_pem *pem = tb_credential_pem_find(id);
         if (pem)
-            tb_mbed_cred_load(&tb_mbed.creds[id], pem);
+            tb_mbed_cred_load(&tb_mbed.creds[id], id, pem);
     }
     tb_mbed.initialized = true;
     return 0;
@@ -534,6 +622,30 @@ static void tb_mbed_conf_no_renegotiation(mbedtls_ssl_config *c) {
 static void tb_mbed_conf_no_renegotiation(mbedtls_ssl_config *c) { (void)c; }
 #endif
 
+#if defined(MBEDTLS_DHM_C)
+static int tb_mbed_conf_dh(mbedtls_ssl_config *c, const tb_mbed_group *dh) {
+    return mbedtls_ssl_conf_dh_param_bin(c, dh->p, dh->p_len, tb_ffdhe_g, sizeof tb_ffdhe_g);
+}
+#else /* no DHE suite in the build: never reached */
+static int tb_mbed_conf_dh(mbedtls_ssl_config *c, const tb_mbed_group *dh) {
+    (void)c;
+    (void)dh;
+    (void)tb_ffdhe_g;
+    return MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE;
+}
+#endif
+#if defined(MBEDTLS_KEY_EXCHANGE_SOME_PSK_ENABLED)
+static int tb_mbed_conf_psk(mbedtls_ssl_config *c) {
+    return mbedtls_ssl_conf_psk(c, tb_psk_key, TB_PSK_LEN, (const unsigned char *)tb_psk_identity,
+                                strlen(tb_psk_identity));
+}
+#else /* no PSK suite in the build: never reached */
+static int tb_mbed_conf_psk(mbedtls_ssl_config *c) {
+    (void)c;
+    return MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE;
+}
+#endif
+
 /* Everything that can fail in mbed TLS's configuration calls, in order; 0 or its code. */
 static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *suite, const tb_conn_config *cfg,
                              const tb_mbed_group *dh) {
@@ -561,10 +673,9 @@ static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *s
     if (certs && !server)
         mbedtls_ssl_conf_ca_chain(&s->conf, (mbedtls_x509_crt *)&cred->ca, NULL);
     if (ret == 0 && dh && server)
-        ret = mbedtls_ssl_conf_dh_param_bin(&s->conf, dh->p, dh->p_len, tb_ffdhe_g, sizeof tb_ffdhe_g);
+        ret = tb_mbed_conf_dh(&s->conf, dh);
     if (ret == 0 && suite->kex->psk)
-        ret = mbedtls_ssl_conf_psk(&s->conf, tb_psk_key, TB_PSK_LEN, (const unsigned char *)tb_psk_identity,
-                                   strlen(tb_psk_identity));
+        ret = tb_mbed_conf_psk(&s->conf);
     if (ret == 0)
         ret = mbedtls_ssl_setup(&s->ssl, &s->conf);
     if (ret == 0 && !server)
@@ -605,7 +716,7 @@ static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, 
     int ret = tb_mbed_configure(s, peer, suite, cfg, dh);
     if (ret != 0) {
         char text[100];
-        mbedtls_strerror(ret, text, sizeof text);
+        tb_mbed_strerror(ret, text, sizeof text);
         snprintf(err, errlen, "configuring the %s for %s failed: %s (-0x%04X)", tb_peer_name(peer),
                  suite->info.name, text, (unsigned)-ret);
         tb_mbed_session_free(s);
@@ -657,7 +768,7 @@ static int tb_mbed_close_notify(tb_session *s, int32_t *lib_error) {
     return tb_mbed_io_result(mbedtls_ssl_close_notify(&s->ssl), lib_error);
 }
 
-static void tb_mbed_error_text(int32_t code, char *buf, size_t len) { mbedtls_strerror(code, buf, len); }
+static void tb_mbed_error_text(int32_t code, char *buf, size_t len) { tb_mbed_strerror(code, buf, len); }
 
 const tb_backend tb_linked_backend = {
     .name = "mbedtls",

@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The mbed TLS 2.28 backend: tlsbench-agent-mbedtls(-notrace), linked statically against
 # the library so --wrap can trace its crypto operations (mbedtls_wrap.h is the one list).
+# A custom build (`tlsbench build mbedtls`) points the TB_MBEDTLS_* paths at its own headers
+# and libraries and sets the two variables below: tlsbench-agent-mbedtls-<name>.
 set(TB_MBEDTLS_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(TB_MBEDTLS_BUILD_NAME "" CACHE STRING
+    "Custom mbed TLS build name: the agent becomes tlsbench-agent-mbedtls-<name> (empty: the default build)")
+set(TB_MBEDTLS_CONFIG_FILE "" CACHE FILEPATH
+    "The config header the custom library was built with (MBEDTLS_CONFIG_FILE); empty: mbedtls/config.h")
 
 find_path(TB_MBEDTLS_INCLUDE mbedtls/ssl.h)
 find_library(TB_MBEDTLS_LIB NAMES libmbedtls.a)
@@ -34,11 +40,41 @@ endforeach()
 # Order matters for static archives: ssl needs x509 needs crypto.
 set(TB_MBEDTLS_LIBS tb_credentials ${TB_MBEDTLS_LIB} ${TB_MBEDX509_LIB} ${TB_MBEDCRYPTO_LIB} Threads::Threads)
 
-tb_add_agent(NAME mbedtls
-  SOURCES ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_crypto.c
+# The config the library was built with, embedded for HELLO (name, SHA-256; the text for a
+# custom build). The backend is compiled with the same config: struct layouts and feature
+# macros must match the library's.
+set(tb_mbedtls_config_c ${TB_GEN_DIR}/mbedtls_config_gen.c)
+set(tb_mbedtls_includes ${TB_MBEDTLS_INCLUDE} ${TB_MBEDTLS_DIR})
+set(tb_mbedtls_defines)
+if(TB_MBEDTLS_CONFIG_FILE)
+  set(tb_mbedtls_agent mbedtls-${TB_MBEDTLS_BUILD_NAME})
+  set(tb_mbedtls_config ${TB_MBEDTLS_CONFIG_FILE})
+  set(tb_mbedtls_embed custom ${tb_mbedtls_config} ${tb_mbedtls_config_c} --text)
+  # A fixed name: a user's "ssl.h" must not shadow mbedtls/ssl.h inside the library's headers.
+  configure_file(${tb_mbedtls_config} ${TB_GEN_DIR}/mbedtls_config/tlsbench_mbedtls_config.h COPYONLY)
+  list(APPEND tb_mbedtls_includes ${TB_GEN_DIR}/mbedtls_config)
+  set(tb_mbedtls_defines MBEDTLS_CONFIG_FILE="tlsbench_mbedtls_config.h")
+  if(NOT TB_MBEDTLS_BUILD_NAME)
+    message(FATAL_ERROR "TB_MBEDTLS_CONFIG_FILE needs TB_MBEDTLS_BUILD_NAME (the agent's name suffix)")
+  endif()
+else()
+  set(tb_mbedtls_agent mbedtls)
+  set(tb_mbedtls_config ${TB_MBEDTLS_INCLUDE}/mbedtls/config.h)
+  set(tb_mbedtls_embed library ${tb_mbedtls_config} ${tb_mbedtls_config_c})
+endif()
+add_custom_command(
+  OUTPUT ${tb_mbedtls_config_c}
+  COMMAND Python3::Interpreter ${TB_AGENT_DIR}/tools/embed_config.py ${tb_mbedtls_embed}
+  DEPENDS ${tb_mbedtls_config} ${TB_AGENT_DIR}/tools/embed_config.py
+  COMMENT "Embedding the mbed TLS config header (${tb_mbedtls_config})"
+  VERBATIM)
+
+tb_add_agent(NAME ${tb_mbedtls_agent}
+  SOURCES ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_crypto.c ${tb_mbedtls_config_c}
   LIBS ${TB_MBEDTLS_LIBS}
   WRAP ${TB_MBEDTLS_WRAP}
-  INCLUDES ${TB_MBEDTLS_INCLUDE})
+  INCLUDES ${tb_mbedtls_includes}
+  DEFINES ${tb_mbedtls_defines})
 
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_MBEDTLS_EXPECTED_SUITES 127 CACHE STRING
@@ -50,8 +86,9 @@ if(BUILD_TESTING)
   endforeach()
   foreach(name suites states session)
     set(t test_mbedtls_${name})
-    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_mbedtls>)
-    target_include_directories(${t} PRIVATE ${TB_MBEDTLS_DIR} ${TB_MBEDTLS_INCLUDE})
+    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_${tb_mbedtls_agent}>)
+    target_include_directories(${t} PRIVATE ${tb_mbedtls_includes})
+    target_compile_definitions(${t} PRIVATE ${tb_mbedtls_defines})
     target_compile_options(${t} PRIVATE ${TB_WARNINGS})
     target_link_libraries(${t} PRIVATE tb_core ${TB_MBEDTLS_LIBS} ${tb_mbedtls_wrap_flags})
     target_compile_definitions(${t} PRIVATE TB_MBEDTLS_EXPECTED_SUITES=${TB_MBEDTLS_EXPECTED_SUITES})

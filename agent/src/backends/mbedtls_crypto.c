@@ -12,13 +12,21 @@
 
 #include "tlsbench/trace.h"
 
+/* Declared by ssl_internal.h only when a PSK key exchange is built; a stripped build without
+ * one still compiles the wrapper (never called, see the weak __real_ below). */
+#if !defined(MBEDTLS_KEY_EXCHANGE_SOME_PSK_ENABLED)
+int mbedtls_ssl_psk_derive_premaster(mbedtls_ssl_context *ssl, mbedtls_key_exchange_type_t key_ex);
+#endif
+
 typedef int (*tb_rng_fn)(void *, unsigned char *, size_t);
 typedef int (*tb_vrfy_fn)(void *, mbedtls_x509_crt *, int, uint32_t *);
 
 /* The static assertion catches a parameter list that drifted from the library's prototype
- * (the wrapper would silently pass garbage otherwise). */
+ * (the wrapper would silently pass garbage otherwise). __real_ is weak: a stripped build
+ * (`tlsbench build mbedtls`) may lack the function (no DHM, no PSK); then nothing calls
+ * the wrapper either, and the link still succeeds. */
 #define TB_WRAP(sym, label, params, args)                                                   \
-    int __real_##sym params;                                                                \
+    int __real_##sym params __attribute__((weak));                                          \
     int __wrap_##sym params;                                                                \
     _Static_assert(__builtin_types_compatible_p(__typeof__(sym), __typeof__(__real_##sym)), \
                    #sym ": the wrapper's parameters differ from the library's");           \
