@@ -646,6 +646,14 @@ static int tb_mbed_conf_psk(mbedtls_ssl_config *c) {
 }
 #endif
 
+/* RC4 suites (a build that keeps them) are refused unless RC4 is also enabled at run time;
+ * the forced one-suite list keeps every other suite unaffected. */
+#if defined(MBEDTLS_ARC4_C)
+static void tb_mbed_conf_arc4(mbedtls_ssl_config *c) { mbedtls_ssl_conf_arc4_support(c, MBEDTLS_SSL_ARC4_ENABLED); }
+#else
+static void tb_mbed_conf_arc4(mbedtls_ssl_config *c) { (void)c; }
+#endif
+
 /* Everything that can fail in mbed TLS's configuration calls, in order; 0 or its code. */
 static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *suite, const tb_conn_config *cfg,
                              const tb_mbed_group *dh) {
@@ -665,6 +673,7 @@ static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *s
     mbedtls_ssl_conf_curves(&s->conf, s->curves);
     tb_mbed_conf_no_tickets(&s->conf);
     tb_mbed_conf_no_renegotiation(&s->conf);
+    tb_mbed_conf_arc4(&s->conf);
     /* The client verifies the server; the server asks no client certificate. */
     mbedtls_ssl_conf_authmode(&s->conf, server || !certs ? MBEDTLS_SSL_VERIFY_NONE : MBEDTLS_SSL_VERIFY_REQUIRED);
     if (certs && server)
