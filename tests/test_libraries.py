@@ -179,3 +179,90 @@ def test_resume_across_two_libraries(tmp_path, agent_dir):
         rows = st.agents()
     assert [a["library"] for a in rows] == list(PAIR) * 2  # each run started one agent per library
     assert [a["exit_reason"] for a in rows[:2]] == ["interrupted"] * 2
+
+
+# ---------------------------------------------------------------------- analysis and report
+@pytest.fixture(scope="module")
+def two_library_analysis(two_library_run):
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.results import analyze
+
+    return analyze(load(two_library_run / "tlsbench.db"))
+
+
+def section(html: str, anchor: str) -> str:
+    """The HTML from one <h2 id=...> to the next <h2>."""
+    start = html.index(f'<h2 id="{anchor}">')
+    end = html.find("<h2 ", start + 1)
+    return html[start:end if end > 0 else None]
+
+
+def test_libraries_side_by_side_and_compared(two_library_analysis):
+    from tlsbench.report.html import build_html
+
+    libs = two_library_analysis.results.libraries
+    assert libs.order == list(PAIR) and libs.granularity == {"openssl": "state", "wolfssl": "turn"}
+    (cell,) = libs.cells
+    assert set(cell.configs) == set(PAIR) and cell.label == TLS13_AES128
+    (lc,) = libs.comparisons
+    assert (lc.baseline, lc.other, lc.steps_compared) == ("openssl", "wolfssl", False)
+    measured = {(r.peer, r.metric) for r in lc.comparison.rows}
+    assert {("client", "handshake_processing"), ("server", "handshake_processing")} <= measured
+    assert any(m == "crypto" for _, m in measured) and not any(m == "step" for _, m in measured)
+
+    html = build_html(two_library_analysis)
+    side = section(html, "libraries")
+    assert all(f"<th colspan=\"2\">{lib}</th>" in side for lib in PAIR) and TLS13_AES128 in side
+    assert side.count("<td>–</td>") == 0  # both libraries measured the one cell, both peers
+    assert "turns are not messages" in side
+    compared = section(html, "libraries-compared")
+    assert "wolfssl / openssl" in compared and "steps not compared" in compared
+    assert compared.count("handshake") >= 1 and compared.count("<td class=\"l\">client</td>") >= 1
+    context = section(html, "context")
+    for lib, granularity in (("openssl", "state"), ("wolfssl", "turn")):
+        assert f"tlsbench-agent-{lib}" in context and granularity in context
+    assert 'id="fig-libraries_handshake"' in html
+
+
+def test_per_library_winners(two_library_analysis):
+    from tlsbench.report.html import build_html
+
+    res = two_library_analysis.results
+    winners = res.libraries.winners
+    assert list(winners) == list(PAIR)
+    for lib, ws in winners.items():
+        assert ws and all(res.configs[w.winner.config_id].library == lib for w in ws)
+    overall = {w.question.title: w.winner.config_id for w in res.winners}
+    assert all(overall[w.question.title] in {ws[i].winner.config_id for ws in winners.values()}
+               for i, w in enumerate(next(iter(winners.values()))))  # the overall winner is a library's winner
+    both = build_html(two_library_analysis)
+    per_lib = section(both, "winners-per-library")
+    assert "<h3>openssl</h3>" in per_lib and "<h3>wolfssl</h3>" in per_lib
+    only_overall = build_html(two_library_analysis, winners="overall")
+    assert 'id="winners"' in only_overall and 'id="winners-per-library"' not in only_overall
+    only_per_lib = build_html(two_library_analysis, winners="per-library")
+    assert 'id="winners"' not in only_per_lib and 'id="winners-per-library"' in only_per_lib
+
+
+def test_report_cli_winners_option(two_library_run, tmp_path):
+    from click.testing import CliRunner
+
+    from tlsbench.cli import main
+
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["report", str(two_library_run), "--out", str(out), "--winners", "per-library"])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert 'id="winners-per-library"' in html and 'id="winners"' not in html and 'id="libraries"' in html
+
+
+def test_one_library_report_has_no_library_sections():
+    from analysis_support import GOLDEN_DB
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.results import analyze
+    from tlsbench.report.html import build_html
+
+    html = build_html(analyze(load(GOLDEN_DB)))
+    assert 'id="winners"' in html  # with one library, --winners both shows the overall table only
+    for anchor in ("winners-per-library", "libraries", "libraries-compared", "fig-libraries_handshake"):
+        assert f'id="{anchor}"' not in html

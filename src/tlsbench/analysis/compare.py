@@ -55,8 +55,16 @@ def _pairs(a: Analysis, b: Analysis, config_a: int | None, config_b: int | None)
 def compare(a: Analysis, b: Analysis, seed: int = 0, noise_floor: float = NOISE_FLOOR,
             config_a: int | None = None, config_b: int | None = None,
             metrics: tuple[str, ...] = COMPARED) -> Comparison:
-    voc = vocab()
     pairs, unmatched = _pairs(a, b, config_a, config_b)
+    return compare_pairs(a, b, pairs, seed, noise_floor, metrics, unmatched)
+
+
+def compare_pairs(a: Analysis, b: Analysis, pairs: list[tuple[int, int, str]], seed: int = 0,
+                  noise_floor: float = NOISE_FLOOR, metrics: tuple[str, ...] = COMPARED,
+                  unmatched: list[str] | None = None, names: tuple[str, str] | None = None) -> Comparison:
+    """B/A per measure for given (config of A, config of B, display name) pairs; A and B may
+    be the same analysis (two configurations, or two libraries, of one experiment)."""
+    voc = vocab()
     wanted = {METRIC[m] for m in metrics}
     rows = []
     for ca, cb, name in pairs:
@@ -70,7 +78,8 @@ def compare(a: Analysis, b: Analysis, seed: int = 0, noise_floor: float = NOISE_
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
                                    voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
                                    _median(va), _median(vb), r))
-    return Comparison(a.ds.name, b.ds.name, noise_floor, rows, unmatched)
+    name_a, name_b = names or (a.ds.name, b.ds.name)
+    return Comparison(name_a, name_b, noise_floor, rows, unmatched or [])
 
 
 def _median(x: np.ndarray) -> float:

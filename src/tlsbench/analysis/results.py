@@ -101,6 +101,7 @@ class Results:
     winners: list = field(default_factory=list)      # analysis.winners.Winner
     groups: list = field(default_factory=list)       # analysis.groups.GroupTable
     comparison: object | None = None                  # analysis.compare.Comparison
+    libraries: object | None = None                   # analysis.libraries.Libraries
 
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
         for r in self.rows:
@@ -168,7 +169,7 @@ class Analysis:
 
 def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False) -> Analysis:
     """Measures, statistics, winners and group-bys of one dataset."""
-    from . import groups, winners  # late: they import Results from here
+    from . import groups, libraries, winners  # late: they import Results from here
 
     costs = slice_costs(ds)
     mt = measures(ds, costs)
@@ -179,7 +180,9 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     res.winners = winners.find_winners(res, smp, seed)
     res.groups = groups.default_group_tables(ds, smp, seed)
     res.warnings = _warnings(res) + [w for win in res.winners for w in win.warnings]
-    return Analysis(ds, costs, mt, smp, res)
+    out = Analysis(ds, costs, mt, smp, res)
+    res.libraries = libraries.analyze_libraries(out, seed)
+    return out
 
 
 def _warnings(res: Results) -> list[str]:

@@ -101,10 +101,13 @@ def _as_summary(p: Place) -> Summary:
     return Summary(p.n, p.median, nan, nan, nan, nan, nan, nan, nan, nan, p.median_ci, (nan, nan), 0, 0)
 
 
-def find_winners(res: Results, smp: Samples, seed: int, questions=QUESTIONS) -> list[Winner]:
+def find_winners(res: Results, smp: Samples, seed: int, questions=QUESTIONS,
+                 among: set[int] | None = None) -> list[Winner]:
+    """Winners per question, among all configurations or only those in `among` (e.g. one
+    library's)."""
     out = []
     for q in questions:
-        vals = question_samples(smp, q)
+        vals = {c: v for c, v in question_samples(smp, q).items() if among is None or c in among}
         if vals:
             out.append(rank(vals, q, res.config_labels, seed))
     return out

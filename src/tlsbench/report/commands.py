@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from tlsbench.report import WINNERS_MODES
+
 EXPERIMENT_HELP = "An experiment folder or name, or a tlsbench.db file."
 
 
@@ -28,14 +30,15 @@ def _analysis(experiment: str, output: str | None, include_flagged: bool, reps=N
     return analyze(load(store_path(experiment, output), rep_ids=reps), include_flagged=include_flagged)
 
 
-def write_html(a, target: Path, other=None) -> Path:
-    """Writes the HTML report of an analysed experiment (with a B/A section when `other` is given)."""
+def write_html(a, target: Path, other=None, winners: str = WINNERS_MODES[0]) -> Path:
+    """Writes the HTML report of an analysed experiment (with a B/A section when `other` is
+    given); `winners`: both, overall or per-library winners sections."""
     from tlsbench.analysis.compare import compare as do_compare
     from tlsbench.report.html import write_report
 
     cmp_ = do_compare(a, other, a.results.context.seed) if other else None
     a.results.comparison = cmp_
-    write_report(a, target, cmp_)
+    write_report(a, target, cmp_, winners)
     return target
 
 
@@ -55,9 +58,11 @@ flagged_option = click.option("--include-flagged", is_flag=True,
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
+@click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
+              help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
 @flagged_option
 @output_option
-def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None,
+def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None, winners: str,
            include_flagged: bool, output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
     from tlsbench.report import figures
@@ -65,7 +70,7 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
     a = _analysis(experiment, output, include_flagged)
     other_analysis = _analysis(other, output, include_flagged) if other else None
     target = write_html(a, Path(out) if out else store_path(experiment, output).parent / "report.html",
-                        other_analysis)
+                        other_analysis, winners)
     click.echo(f"report: {target}")
     if pdf_dir:
         d = Path(pdf_dir)

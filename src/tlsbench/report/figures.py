@@ -275,8 +275,46 @@ def representative_rep(a: Analysis) -> int | None:
     return int(r[np.argmin(np.abs(v - np.median(v)))])
 
 
+def library_bars(a: Analysis) -> FigureSpec | None:
+    """Handshake processing per configuration (matrix cell), one bar per library, one panel
+    per peer; error bars: 95% bootstrap CI of the median. Only with several libraries."""
+    libs, res = a.results.libraries, a.results
+    if libs is None or not libs.several:
+        return None
+    cells = libs.cells
+    peers = ("client", "server")
+    height = 0.8 / len(libs.order)
+    cmap = plt.get_cmap("tab10")
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(peers), figsize=(11, 1.2 + 0.16 * len(cells) * len(libs.order)),
+                                 sharey=True, squeeze=False)
+        for ax, peer in zip(axes[0], peers):
+            for j, lib in enumerate(libs.order):
+                rows = [(i, res.find(c.configs[lib], "handshake_processing", peer))
+                        for i, c in enumerate(cells) if lib in c.configs]
+                rows = [(i, r.summary) for i, r in rows if r is not None and r.summary.n]
+                if not rows:
+                    continue
+                pos = np.array([i for i, _ in rows]) - 0.4 + height * (j + 0.5)
+                med = np.array([s.median for _, s in rows]) / 1e6
+                err = [med - np.array([s.median_ci[0] for _, s in rows]) / 1e6,
+                       np.array([s.median_ci[1] for _, s in rows]) / 1e6 - med]
+                ax.barh(pos, med, height * 0.95, xerr=err, color=cmap(j % 10), label=lib, capsize=1.5,
+                        error_kw={"linewidth": 0.7})
+            ax.set_title(f"{peer} ({'initiator' if peer == 'client' else 'responder'})")
+            ax.set_xlabel("median handshake processing (ms)")
+            ax.grid(axis="y", visible=False)
+        axes[0][0].set_yticks(range(len(cells)), [_short(c.label, 52) for c in cells])
+        axes[0][0].invert_yaxis()
+        axes[0][0].legend(ncol=len(libs.order), loc="lower left", bbox_to_anchor=(0, 1.04), frameon=False)
+    return FigureSpec("libraries_handshake", "Handshake processing per library",
+                      "Each configuration's network-invariant handshake processing (sum of the peer's step "
+                      "processing, I/O and tracer overhead excluded), one bar per library; error bars: 95% "
+                      "bootstrap CI of the median.", fig)
+
+
 def all_figures(a: Analysis, seed: int = 0) -> list[FigureSpec]:
-    figs = step_stacks(a) + record_distributions(a, seed)
+    figs = [f for f in (library_bars(a),) if f] + step_stacks(a) + record_distributions(a, seed)
     share = io_share(a)
     if share:
         figs.append(share)

@@ -12,10 +12,12 @@ import numpy as np
 
 from .. import __version__
 from ..analysis.compare import Comparison
+from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.measures import METRICS
 from ..analysis.results import Analysis
 from ..analysis.stats import N_BOOT
 from ..analysis.vocab import vocab
+from . import WINNERS_MODES
 from . import figures as F
 
 # Columns of the per-suite table: (heading, metric, peer, scale, unit).
@@ -70,6 +72,23 @@ def _suite_rows(a: Analysis) -> list[dict]:
     return rows
 
 
+HANDSHAKE_PEERS = ("client", "server")
+
+
+def _side_by_side(a: Analysis) -> list[dict]:
+    """Per matrix cell: each library's handshake processing summary per peer (None: not measured)."""
+    res, libs = a.results, a.results.libraries
+    rows = []
+    for cell in libs.cells:
+        per_lib = {}
+        for lib in libs.order:
+            cid = cell.configs.get(lib)
+            found = {p: res.find(cid, "handshake_processing", p) if cid is not None else None for p in HANDSHAKE_PEERS}
+            per_lib[lib] = {p: (r.summary if r else None) for p, r in found.items()}
+        rows.append({"cell": cell, "libs": per_lib})
+    return rows
+
+
 def _med(row) -> float:
     return row.summary.median if row else math.nan
 
@@ -79,17 +98,21 @@ def _step_tables(a: Analysis) -> list[dict]:
     res, voc = a.results, vocab()
     order_of = {lab: i for i, lab in enumerate(sorted(voc.label_name))}
     out = []
-    for cid in sorted(res.configs, key=lambda c: res.config_labels[c]):
+    libs = res.libraries.order
+    by_library = lambda c: (libs.index(res.configs[c].library) if res.configs[c].library in libs else len(libs),  # noqa: E731
+                            res.config_labels[c])
+    for cid in sorted(res.configs, key=by_library):
         rows = [r for r in res.rows if r.config_id == cid and r.metric in ("step", "crypto", "handshake_processing", "handshake_overhead")]
         rows.sort(key=lambda r: (r.peer, ("handshake_processing", "step", "crypto", "handshake_overhead").index(r.metric),
                                  order_of.get(voc.label_id.get(r.label, -1), -1)))
         if rows:
-            out.append({"config": res.config_labels[cid], "rows": rows})
+            out.append({"config": res.config_labels[cid], "library": res.configs[cid].library, "rows": rows})
     return out
 
 
-def build_html(a: Analysis, comparison: Comparison | None = None, figures: list | None = None) -> str:
-    """The report as one HTML string."""
+def build_html(a: Analysis, comparison: Comparison | None = None, figures: list | None = None,
+               winners: str = WINNERS_MODES[0]) -> str:
+    """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES)."""
     res = a.results
     figs = F.all_figures(a, res.context.seed) if figures is None else figures
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
@@ -102,10 +125,13 @@ def build_html(a: Analysis, comparison: Comparison | None = None, figures: list 
         figures=[{"title": f.title, "caption": f.caption, "name": f.name, "uri": _data_uri(f.figure)} for f in figs],
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
+        libs=res.libraries, side_by_side=_side_by_side(a), granularity_meaning=GRANULARITY_MEANING,
+        show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
     )
 
 
-def write_report(a: Analysis, out: str | Path, comparison: Comparison | None = None) -> Path:
+def write_report(a: Analysis, out: str | Path, comparison: Comparison | None = None,
+                 winners: str = WINNERS_MODES[0]) -> Path:
     out = Path(out)
-    out.write_text(build_html(a, comparison), encoding="utf-8")
+    out.write_text(build_html(a, comparison, winners=winners), encoding="utf-8")
     return out
