@@ -9,6 +9,7 @@ packages=(
     python3 python3-venv python3-pip        # the host tool's virtual environment
     libmbedtls-dev libssl-dev libwolfssl-dev # the TLS libraries (static .a included)
     openssl                                 # generates the test credentials at build time
+    dpkg-dev                                # apt-get source mbedtls (tlsbench build mbedtls)
     clang libclang-rt-14-dev                # libFuzzer target for the frame decoder
     chromium                                # renders the HTML report in the tests
 )

@@ -141,6 +141,36 @@ def plan_show(plan_file: str | None, fmt: str) -> None:
     click.echo(tomli_w.dumps(resolved) if fmt == "toml" else json.dumps(resolved, indent=2))
 
 
+@main.group(name="build")
+def build_group() -> None:
+    """Build agents against your own TLS library configuration."""
+
+
+@build_group.command(name="mbedtls")
+@click.option("--config", "config", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Your mbed TLS 2.28 config header (a complete config, used as MBEDTLS_CONFIG_FILE).")
+@click.option("--source", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="An mbed TLS 2.28 source tree (default: Debian's source of the installed libmbedtls-dev, "
+                   "fetched once; needs root).")
+@click.option("--name", help="Build name: agent tlsbench-agent-mbedtls-<name> (default: the config file's stem).")
+@click.option("--install-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the agents go (default: next to the Python interpreter, with the other agents).")
+def build_mbedtls(config: Path, source: Path | None, name: str | None, install_dir: Path | None) -> None:
+    """Static mbed TLS with your config, and an agent linked against it."""
+    from tlsbench import custom_build
+
+    request = custom_build.BuildRequest(config=config, name=name or custom_build.default_name(config),
+                                        source=source, install_dir=install_dir or custom_build.default_install_dir())
+    try:
+        result = custom_build.build(request)
+    except custom_build.BuildError as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+    times = ", ".join(f"{stage} {s:.1f} s" for stage, s in result.seconds.items())
+    console.print(f"built {result.library} ({times})\n" + "\n".join(f"  {p}" for p in result.agents)
+                  + f"\nlist its suites: tlsbench suites --library {result.library}", highlight=False)
+
+
 # Analysis commands live with the analysis (report, export, compare).
 from tlsbench.report.commands import COMMANDS as _ANALYSIS_COMMANDS  # noqa: E402
 
