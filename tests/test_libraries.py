@@ -266,3 +266,12 @@ def test_one_library_report_has_no_library_sections():
     assert 'id="winners"' in html  # with one library, --winners both shows the overall table only
     for anchor in ("winners-per-library", "libraries", "libraries-compared", "fig-libraries_handshake"):
         assert f'id="{anchor}"' not in html
+
+
+def test_markdown_export_has_the_side_by_side_table(two_library_analysis):
+    from tlsbench.export import exporter
+
+    text = exporter("markdown").export(two_library_analysis)
+    head, row = text.split("## Libraries side by side")[1].strip().splitlines()[2:5:2]
+    assert head == "| Configuration | openssl client (ms) | openssl server (ms) | wolfssl client (ms) | wolfssl server (ms) |"
+    assert row.startswith(f"| {TLS13_AES128} |") and "–" not in row

@@ -38,6 +38,25 @@ class MarkdownExporter:
                        else next((r for r in res.rows if r.config_id == cid and r.metric == metric), None))
                 cells.append(_cell(row.summary if row else None, scale))
             out.append(f"| {lab[cid]} | " + " | ".join(cells) + " |")
+        out += self._libraries(a)
         if res.warnings:
             out += ["", "## Warnings", ""] + [f"- {w}" for w in res.warnings]
         return "\n".join(out) + "\n"
+
+    @staticmethod
+    def _libraries(a: Analysis) -> list[str]:
+        """Handshake processing per library and peer, one row per matrix cell (several libraries only)."""
+        res, libs = a.results, a.results.libraries
+        if libs is None or not libs.several:
+            return []
+        heads = [f"{lib} {peer} (ms)" for lib in libs.order for peer in ("client", "server")]
+        out = ["", "## Libraries side by side: handshake processing (median ± 95% CI half-width)", "",
+               "| Configuration | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+        for cell in libs.cells:
+            cells = []
+            for lib in libs.order:
+                for peer in ("client", "server"):
+                    row = res.find(cell.configs[lib], "handshake_processing", peer) if lib in cell.configs else None
+                    cells.append(_cell(row.summary if row else None, 1e6))
+            out.append(f"| {cell.label} | " + " | ".join(cells) + " |")
+        return out
