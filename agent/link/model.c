@@ -138,7 +138,7 @@ tb_link_verdict tb_link_admit(tb_link_dir *d, uint64_t now_ns, uint32_t bytes) {
                 at += p->reorder_delay_ns;
                 d->c.reordered++;
             } else {
-                /* Jitter alone never reorders (a link keeps order, as netem with rate). */
+                /* Jitter alone never reorders: a link keeps order. */
                 if (at < d->last_at_ns)
                     at = d->last_at_ns;
                 d->last_at_ns = at;

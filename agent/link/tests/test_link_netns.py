@@ -133,11 +133,8 @@ def case_delay(link_bin: str, c: Checks) -> None:
         rx = link.server(PEER, "recv", "--port", "7702", "--count", "50", "--deadline", "5")
         link.client(DEV, "send", "--to", PEER_ADDR, "--port", "7702", "--count", "50", "--interval-us", "10000")
         one_way = statistics.median(result(rx)["delays_ns"]) / 1e6
-        echo = link.server(PEER, "echo", "--port", "7703", "--deadline", "5")
-        rtts = link.client(DEV, "ping", "--to", PEER_ADDR, "--port", "7703", "--count", "30",
-                           "--interval-ms", "5")["rtts_ns"]
-        echo.kill()
-        echo.wait()
+        # ICMP echo: the peer's kernel answers, no process wakes up on the way.
+        rtts = link.client(DEV, "ping", "--to", PEER_ADDR, "--count", "30", "--interval-ms", "5")["rtts_ns"]
         link.stop()
         link.start("--d2p-delay", "20", "--d2p-jitter", "5", "--seed", "3", "--realtime")
         rx = link.server(PEER, "recv", "--port", "7704", "--count", "100", "--deadline", "5")
@@ -151,10 +148,11 @@ def case_delay(link_bin: str, c: Checks) -> None:
                      jitter_median_ms=statistics.median(jit), jitter_stdev_ms=statistics.stdev(jit),
                      late_mean_us=late["mean"], late_max_us=late["max"])
     c.within(one_way, 20.0, 0.10, "median one-way delay, ms")
-    c.within(rtt, 40.0, 0.10, f"median RTT of {len(rtts)} UDP echoes, ms")
+    c.within(rtt, 40.0, 0.10, f"median RTT of {len(rtts)} ICMP echoes, ms")
     c.check(len(rtts) == 30, "every echo came back")
     c.within(statistics.median(jit), 20.0, 0.10, "median one-way delay with ±5 ms jitter, ms")
-    # The receiving Python process adds its own wake-up time: the 95th percentile is checked.
+    # Kernel receive timestamps: what remains beyond the model is the emulator's lateness
+    # and the sender's stamp-to-send time; the 95th percentile is checked.
     c.check(min(jit) >= 15.0 - 0.1 and p95 <= 25.0 + 1.0,
             f"jittered delays in [15, 25] ms: min {min(jit):.2f}, p95 {p95:.2f}, max {max(jit):.2f}")
     c.check(late["mean"] < 1000, f"the emulator delivers on time: late by {late['mean']:.0f} us on average, "
@@ -177,7 +175,7 @@ def case_rate(link_bin: str, c: Checks) -> None:
     # IP-level throughput: what crossed the link per payload byte (headers included).
     ip_level = goodput * d2p["delivered"]["bytes"] / r["bytes"]
     c.figures.update(rate_set_bps=rate, rate_goodput_bps=goodput, rate_ip_bps=ip_level, rate_bytes=size,
-                     rate_retransmit_drops=d2p["dropped"]["queue"]["packets"])
+                     rate_queue_drops=d2p["dropped"]["queue"]["packets"])
     c.check(r["bytes"] == size, f"{r['bytes']} of {size} bytes arrived")
     c.within(ip_level, rate, 0.10, "IP-level throughput of a 500 KB TCP transfer, bit/s")
     c.within(goodput, rate, 0.10, "TCP goodput, bit/s")
