@@ -71,10 +71,19 @@ def check_name(name: str) -> str:
 
 # ---------------------------------------------------------------- commands
 
+def _excerpt(output: str) -> str:
+    """The compiler's error lines when there are some (an #error naming what the config lacks
+    comes first), else the output's tail."""
+    lines = output.strip().splitlines()
+    errors = sorted((line for line in lines if "error:" in line), key=lambda line: "#error" not in line)
+    return "\n".join(errors[:12] if errors else lines[-25:])
+
+
 def _run(cmd: list[str], what: str, cwd: Path | None = None, log: Path | None = None) -> None:
-    """Runs a command; on failure raises with the tail of its output (the full log is kept)."""
+    """Runs a command; on failure raises with its errors (the full log is kept)."""
     try:
-        done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        done = subprocess.run(cmd, check=False, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
     except FileNotFoundError:
         raise BuildError(f"{what}: {cmd[0]} is not installed (scripts/install-deps.sh installs it)") from None
     if log:
@@ -82,13 +91,12 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None, log: Path | None = 
         with log.open("a") as f:
             f.write(f"$ {' '.join(cmd)}\n{done.stdout}\n")
     if done.returncode != 0:
-        tail = "\n".join(done.stdout.strip().splitlines()[-25:])
         where = f" (full log: {log})" if log else ""
-        raise BuildError(f"{what} failed (exit {done.returncode}){where}:\n{tail}")
+        raise BuildError(f"{what} failed (exit {done.returncode}){where}:\n{_excerpt(done.stdout)}")
 
 
 def _query(cmd: list[str]) -> str:
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    done = subprocess.run(cmd, check=False, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
