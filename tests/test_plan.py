@@ -111,6 +111,13 @@ def test_more_rounds_than_repetitions():
     assert plan.parse('name = "x"\nrepetitions = 3', "t").plan.rounds == 3  # default shrinks to fit
 
 
+def test_precision_needs_room_to_grow():
+    (msg,) = problems('name = "x"\nrepetitions = 30\n[precision]\nmax_repetitions = 20')
+    assert msg.startswith("precision:") and "below repetitions (30)" in msg
+    ok = plan.parse('name = "x"\nrepetitions = 30\n[precision]\nmax_repetitions = 90', "t").plan
+    assert ok.precision.target_ci_percent == 1.0 and ok.precision.max_repetitions == 90
+
+
 def test_missing_required_fields_and_all_mistakes_at_once():
     msgs = problems('warmup = -1')
     assert "name: required field is missing" in msgs

@@ -45,3 +45,10 @@ def test_pending_cuts_batches_around_stored_repetitions():
     assert all(b.config == "a" for b in left)
     assert sorted(i for b in left for i in b.indices) == [2, 4, 5, 6, 8, 9]
     assert {(b.first_index, b.count) for b in left} == {(2, 1), (4, 1), (5, 2), (8, 2)}
+
+
+def test_extension_round_starts_at_the_next_free_index_and_stops_at_the_limit():
+    batches = schedule.extension({"a": 10, "b": 18, "c": 20}, size=5, limit=20, round=2, seed=1)
+    assert {(b.config, b.first_index, b.count, b.round) for b in batches} == {("a", 10, 5, 2), ("b", 18, 2, 2)}
+    again = schedule.extension({"a": 10, "b": 18, "c": 20}, size=5, limit=20, round=2, seed=1)
+    assert [b.config for b in batches] == [b.config for b in again]  # seeded: reproducible order

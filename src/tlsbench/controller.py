@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from tlsbench import __version__, protocol, schedule
+from tlsbench import __version__, precision, protocol, schedule
 from tlsbench import spec as specmod
 from tlsbench.agents import AgentError, AgentProcess, AgentRejected
 from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
@@ -159,6 +159,7 @@ class Observer(Protocol):
     def batch(self, config: str, round: int, first_index: int, count: int) -> None: ...
     def stored(self, config: str, idx: int, status: str, agent: AgentProcess) -> None: ...
     def note(self, message: str) -> None: ...
+    def extend(self, extra: int) -> None: ...
 
 
 class QuietObserver:
@@ -166,6 +167,7 @@ class QuietObserver:
     def batch(self, config: str, round: int, first_index: int, count: int) -> None: pass
     def stored(self, config: str, idx: int, status: str, agent: AgentProcess) -> None: pass
     def note(self, message: str) -> None: pass
+    def extend(self, extra: int) -> None: pass
 
 
 @dataclass
@@ -309,6 +311,8 @@ class Controller:
                 if batch.config in summary.skipped_configs:
                     continue
                 self._run_batch(batch, summary)
+            if self.plan.precision and not (summary.interrupted or self.stop.requested):
+                self._extend_for_precision(summary)
             summary.interrupted = summary.interrupted or self.stop.requested
         finally:
             self._watch = False
@@ -317,6 +321,29 @@ class Controller:
                 self._end_agent(library, "interrupted" if self.stop.requested else f"quit (exit code {code})")
             summary.seconds = time.monotonic() - started
         return summary
+
+    def _extend_for_precision(self, summary: RunSummary) -> None:
+        """Extra rounds, one at a time, for the configurations whose median handshake
+        processing is not yet known to the plan's target; measured from the store, so a
+        resumed run picks up where an interrupted extension stopped."""
+        target = self.plan.precision
+        size = -(-self.plan.repetitions // self.plan.rounds)  # a planned round's size
+        for round_no in range(self.plan.rounds, 10**6):
+            measured = precision.measure(self.store.path, self.plan.seed)
+            keys = [k for k in precision.needing_more(measured, target.target_ci_percent, target.max_repetitions)
+                    if k in self.configs and k not in summary.skipped_configs]
+            if not keys or self.stop.requested:
+                return
+            done = self.store.done()
+            next_index = {k: max(done.get(self.config_ids[k], {-1})) + 1 for k in keys}
+            batches = schedule.extension(next_index, size, target.max_repetitions, round_no, self.plan.seed)
+            self.observer.note(f"precision: {len(keys)} configuration(s) above ±{target.target_ci_percent:g}%: "
+                               f"round {round_no + 1} adds up to {size} repetitions each")
+            self.observer.extend(sum(b.count for b in batches))
+            for batch in batches:
+                if self.stop.requested:
+                    return
+                self._run_batch(batch, summary)
 
     def _run_batch(self, batch: schedule.Batch, summary: RunSummary) -> None:
         """One RUN request; continues after an agent death with the next repetition."""

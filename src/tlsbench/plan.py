@@ -111,6 +111,14 @@ class Payload(Strict):
         return self
 
 
+class PrecisionTarget(Strict):
+    """Adaptive repetitions: after the planned rounds, configurations whose median handshake
+    processing (either peer) is not yet known to `target_ci_percent` get more rounds."""
+
+    target_ci_percent: Annotated[float, Field(gt=0, le=100)] = 1.0  # 95% CI half-width, % of the median
+    max_repetitions: Annotated[int, Field(ge=1, le=10_000_000)]  # per configuration, stored ones included
+
+
 def _suites_shorthand(value: Any) -> Any:
     """`suites = "all"` or `suites = [...]` are shorthands for `[suites] include = ...`."""
     return {"include": _as_list(value)} if isinstance(value, (str, int, list)) else value
@@ -133,6 +141,7 @@ class Plan(Strict):
     options: Annotated[list[OptionName], BeforeValidator(_as_list)] = []  # spec [options] (RUN bits)
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     output: str = "results"
+    precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
 
     @field_validator("libraries", "groups", "credentials", "options")
     @classmethod
@@ -162,6 +171,14 @@ class Plan(Strict):
             return {**raw, "rounds": max(1, min(DEFAULT_ROUNDS, raw["repetitions"]))}
         return raw
 
+    @field_validator("precision")
+    @classmethod
+    def _room_to_grow(cls, target: PrecisionTarget | None, info: ValidationInfo) -> PrecisionTarget | None:
+        repetitions = info.data.get("repetitions")
+        if target and repetitions is not None and target.max_repetitions < repetitions:
+            raise ValueError(f"max_repetitions ({target.max_repetitions}) is below repetitions ({repetitions})")
+        return target
+
     @field_validator("rounds")
     @classmethod
     def _rounds_fit(cls, rounds: int, info: ValidationInfo) -> int:
@@ -183,6 +200,8 @@ class Plan(Strict):
             body["library"] = body.pop("libraries")[0]
         if not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
+        if self.precision is None:  # and for the later `precision` section
+            del body["precision"]
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:

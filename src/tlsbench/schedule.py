@@ -58,6 +58,15 @@ def build(configs: Iterable[str], repetitions: int, rounds: int, seed: int) -> l
     return batches
 
 
+def extension(next_index: Mapping[str, int], size: int, limit: int, round: int, seed: int) -> list[Batch]:
+    """One more round for the given configurations (adaptive precision): `size` repetitions
+    each from its next free index, never past `limit`, in an order shuffled by (seed, round)."""
+    order = sorted(next_index)
+    random.Random(f"{seed}/{round}").shuffle(order)
+    return [Batch(key, round, next_index[key], min(size, limit - next_index[key]))
+            for key in order if next_index[key] < limit]
+
+
 def pending(batches: Sequence[Batch], done: Mapping[str, set[int]]) -> list[Batch]:
     """The schedule minus what is stored: each batch is cut into runs of missing indices."""
     out = []

@@ -75,6 +75,10 @@ class ProgressObserver:
     def note(self, message: str) -> None:
         self.console.print(f"[yellow]{message}[/]")
 
+    def extend(self, extra: int) -> None:
+        task = next(t for t in self.progress.tasks if t.id == self.task)
+        self.progress.update(self.task, total=(task.total or 0) + extra)
+
 
 def print_summary(console: Console, summary: RunSummary, resume_command: str) -> None:
     for line in summary.not_runnable:
