@@ -58,6 +58,14 @@ def test_exact_median_bootstrap_matches_resampling():
         assert np.percentile(exact, [2.5, 50, 97.5]) == pytest.approx(np.percentile(resampled, [2.5, 50, 97.5]), rel=0.03)
 
 
+@given(st.integers(1, 60).map(lambda h: 2 * h), st.integers(0, 2**32 - 1))
+def test_even_sample_medians_from_counts_equal_numpy_medians(n, seed):
+    rng = np.random.default_rng(seed)
+    xs = np.sort(rng.normal(size=n).round(1))  # rounding makes ties, the case counts must get right
+    picks = rng.integers(0, n, size=(50, n))
+    assert np.array_equal(S._resampled_even_medians(xs, picks), np.median(xs[picks], axis=1))
+
+
 def test_seeded_and_reproducible():
     x = np.random.default_rng(0).normal(100, 10, 300)
     a = S.summarize(x, S.rng_for(7, "cfg", "metric"))
