@@ -63,21 +63,33 @@ def test_bad_json_payload():
 def test_run_request_layout():
     req = protocol.RunRequest(7, 0xC02B, 29, 3, 1, 0, 10, 2, 10000, 1000, 40)
     payload = protocol.decode_frames(req.encode())[0].payload
-    assert len(payload) == 36
-    assert struct.unpack("<IHHBBBBIIIIII", payload) == (7, 0xC02B, 29, 3, 1, 0, 0, 10, 2, 10000, 1000, 40, 0)
+    assert len(payload) == 72
+    assert struct.unpack("<IHHBBBBIIIIII", payload[:36]) == (7, 0xC02B, 29, 3, 1, 0, 0, 10, 2, 10000, 1000, 40, 0)
+    assert payload[36:] == bytes(36)  # memory, both peers, TLS: the protocol-2 tail is zero
+
+
+def test_run_request_network_tail():
+    req = protocol.RunRequest(7, 0xC02B, 29, 3, 1, S.transports.udp, 10, 2, 10000, 1000, 40,
+                              options=S.options.DTLS_COOKIES, role=1, protocol=1, family=4,
+                              addr=bytes([127, 0, 0, 1]), port=4433, dtls_timeout_min_ms=100,
+                              dtls_timeout_max_ms=2000, dtls_mtu=1280, max_fragment=2)
+    payload = protocol.decode_frames(req.encode())[0].payload
+    assert struct.unpack_from("<BBBB4s", payload, 36) == (1, 1, 4, 2, bytes([127, 0, 0, 1]))
+    assert struct.unpack_from("<HHHHH", payload, 56) == (4433, 0, 100, 2000, 1280)
 
 
 def rep_header(**kw) -> protocol.RepHeader:
     base = dict(config_id=3, index=5, status=S.status.OK, failed_peer=S.peers.none, flags=0, error_code=-0x7080,
                 n_records=2, dropped=0, bytes_c2s=100, bytes_s2c=200, start_ns=1, handshake_wall_ns=2,
-                handshake_cpu_ns=3)
+                handshake_cpu_ns=3, packets_c2s=4, packets_s2c=5, retransmissions=1, role=2,
+                repetition_wall_ns=9)
     return protocol.RepHeader(**{**base, **kw})
 
 
 def test_rep_round_trip_keeps_records_verbatim():
     records = bytes(range(64))
     frame = protocol.decode_frames(protocol.encode_rep(rep_header(), records))[0]
-    assert len(frame.payload) == 72 + 64
+    assert len(frame.payload) == 96 + 64
     rep = protocol.decode_rep(frame)
     assert rep.records == records and rep.header == rep_header()
 

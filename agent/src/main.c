@@ -2,6 +2,7 @@
 /* tlsbench-agent-<lib>: `serve` (the controller protocol on stdin/stdout, the default),
  * `suites`, `run` (standalone, optional frame file and trace tree) and `dump`.
  * Exit codes: 0 ok, 1 some repetitions failed, 2 usage error, 3 protocol error. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -320,6 +321,7 @@ typedef struct tb_cli {
     tb_run_request req;
     const char *out;
     bool tree;
+    bool transport_set, protocol_set;
 } tb_cli;
 
 static int tb_parse_u32(const char *opt, const char *arg, uint32_t *out) {
@@ -362,6 +364,87 @@ static int tb_opt_credential(tb_cli *c, const char *a) {
     c->req.credential = (uint8_t)v;
     return rc;
 }
+static int tb_opt_transport(tb_cli *c, const char *a) {
+    unsigned v = 0;
+    int rc = tb_parse_name("--transport", tb_transport_name, 255, a, &v);
+    c->req.transport = (uint8_t)v;
+    c->transport_set = true;
+    return rc;
+}
+static int tb_opt_role(tb_cli *c, const char *a) {
+    unsigned v = 0;
+    int rc = tb_parse_name("--role", tb_role_name, 255, a, &v);
+    c->req.role = (uint8_t)v;
+    return rc;
+}
+static int tb_opt_protocol(tb_cli *c, const char *a) {
+    unsigned v = 0;
+    int rc = tb_parse_name("--protocol", tb_protocol_kind_name, 255, a, &v);
+    c->req.protocol = (uint8_t)v;
+    c->protocol_set = true;
+    return rc;
+}
+
+/* HOST:PORT with a numeric IPv4 host, or [IPv6]:PORT. */
+static int tb_opt_peer(tb_cli *c, const char *a) {
+    char host[64];
+    const char *colon = strrchr(a, ':');
+    size_t hlen = colon ? (size_t)(colon - a) : 0;
+    uint32_t port = 0;
+    if (colon && hlen > 2 && a[0] == '[' && a[hlen - 1] == ']') {
+        a++;
+        hlen -= 2;
+    }
+    if (!colon || hlen == 0 || hlen >= sizeof host || tb_parse_u32("--peer", colon + 1, &port) != 0 || port > 65535) {
+        fprintf(stderr, "%s: --peer expects HOST:PORT (127.0.0.1:4433, [::1]:4433), got '%s'\n", TB_AGENT_NAME, a);
+        return -1;
+    }
+    memcpy(host, a, hlen);
+    host[hlen] = '\0';
+    memset(c->req.addr, 0, sizeof c->req.addr);
+    if (inet_pton(AF_INET, host, c->req.addr) == 1)
+        c->req.family = 4;
+    else if (inet_pton(AF_INET6, host, c->req.addr) == 1)
+        c->req.family = 6;
+    else {
+        fprintf(stderr, "%s: --peer: '%s' is not a numeric IPv4 or IPv6 address\n", TB_AGENT_NAME, host);
+        return -1;
+    }
+    c->req.port = (uint16_t)port;
+    return 0;
+}
+
+static int tb_parse_u16(const char *opt, const char *arg, uint16_t *out) {
+    uint32_t v = 0;
+    if (tb_parse_u32(opt, arg, &v) != 0 || v > 65535) {
+        fprintf(stderr, "%s: %s expects 0 .. 65535\n", TB_AGENT_NAME, opt);
+        return -1;
+    }
+    *out = (uint16_t)v;
+    return 0;
+}
+static int tb_opt_mss(tb_cli *c, const char *a) { return tb_parse_u16("--mss", a, &c->req.tcp_mss); }
+static int tb_opt_mtu(tb_cli *c, const char *a) { return tb_parse_u16("--mtu", a, &c->req.dtls_mtu); }
+static int tb_opt_tmin(tb_cli *c, const char *a) { return tb_parse_u16("--dtls-timeout-min", a, &c->req.dtls_timeout_min_ms); }
+static int tb_opt_tmax(tb_cli *c, const char *a) { return tb_parse_u16("--dtls-timeout-max", a, &c->req.dtls_timeout_max_ms); }
+static int tb_opt_mfl(tb_cli *c, const char *a) {
+    static const uint32_t sizes[] = {0, 512, 1024, 2048, 4096}; /* RFC 6066 codes 0 (none) .. 4 */
+    uint32_t v = 0;
+    if (tb_parse_u32("--max-fragment", a, &v) != 0)
+        return -1;
+    for (uint8_t code = 0; code < sizeof sizes / sizeof sizes[0]; code++)
+        if (sizes[code] == v) {
+            c->req.max_fragment = code;
+            return 0;
+        }
+    fprintf(stderr, "%s: --max-fragment expects 0 (none), 512, 1024, 2048 or 4096\n", TB_AGENT_NAME);
+    return -1;
+}
+static int tb_opt_cookies(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_DTLS_COOKIES; return 0; }
+static int tb_opt_nodelay(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_NODELAY; return 0; }
+static int tb_opt_quickack(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_QUICKACK; return 0; }
+static int tb_opt_cold(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_COLD_CACHES; return 0; }
+
 static int tb_opt_direction(tb_cli *c, const char *a) {
     unsigned v = 0;
     int rc = tb_parse_name("--direction", tb_direction_name, 255, a, &v);
@@ -385,6 +468,20 @@ static const tb_option tb_run_options[] = {
     {"--bytes", "N", "application bytes per direction (default 10000)", tb_opt_bytes},
     {"--record", "N", "record size, 1 .. 16384 (default 1000)", tb_opt_record},
     {"--direction", "NAME", "none, c2s, s2c or both (default both)", tb_opt_direction},
+    {"--transport", "NAME", "memory (both peers here), tcp or udp (one peer; the other agent is another process)",
+     tb_opt_transport},
+    {"--role", "NAME", "client or server: the peer this agent plays over tcp/udp", tb_opt_role},
+    {"--peer", "HOST:PORT", "the server's endpoint (server: where to bind; port 0 = any free port)", tb_opt_peer},
+    {"--protocol", "NAME", "tls or dtls (default: dtls over udp, tls otherwise)", tb_opt_protocol},
+    {"--cookies", NULL, "DTLS: the server demands a cookie (HelloVerifyRequest)", tb_opt_cookies},
+    {"--dtls-timeout-min", "MS", "DTLS initial retransmission timeout (default: the library's)", tb_opt_tmin},
+    {"--dtls-timeout-max", "MS", "DTLS maximum retransmission timeout (default: the library's)", tb_opt_tmax},
+    {"--mtu", "BYTES", "DTLS handshake MTU (default: the library's)", tb_opt_mtu},
+    {"--max-fragment", "BYTES", "max_fragment_length extension: 512, 1024, 2048 or 4096", tb_opt_mfl},
+    {"--nodelay", NULL, "TCP_NODELAY: Nagle off", tb_opt_nodelay},
+    {"--quickack", NULL, "TCP_QUICKACK: no delayed ACKs", tb_opt_quickack},
+    {"--mss", "BYTES", "TCP_MAXSEG", tb_opt_mss},
+    {"--cold-caches", NULL, "empty the library's precomputation caches before each connection", tb_opt_cold},
     {"--out", "FILE", "also write the frame stream (HELLO, SUITES, REP..., DONE) to FILE", tb_opt_out},
     {"--tree", NULL, "print the first repetition's trace as a tree", tb_opt_tree},
 };
@@ -412,7 +509,21 @@ static int tb_parse_run_args(int argc, char **argv, tb_cli *c) {
                 TB_AGENT_NAME);
         return -1;
     }
+    if (!c->protocol_set) /* DTLS is what runs over UDP */
+        c->req.protocol = c->req.transport == TB_TRANSPORT_UDP ? TB_PROTOCOL_KIND_DTLS : TB_PROTOCOL_KIND_TLS;
+    if (c->req.transport != TB_TRANSPORT_MEMORY && (c->req.role == TB_ROLE_BOTH || c->req.family == 0)) {
+        fprintf(stderr, "%s: --transport %s needs --role client|server and --peer HOST:PORT\n", TB_AGENT_NAME,
+                tb_transport_name(c->req.transport));
+        return -1;
+    }
     return 0;
+}
+
+/* A server agent says where it listens once it does: the other agent may start now. */
+static void tb_ready_stderr(void *ctx, const char *transport, const char *where) {
+    (void)ctx;
+    fprintf(stderr, "%s: listening on %s %s\n", TB_AGENT_NAME, transport, where);
+    fflush(stderr);
 }
 
 static const tb_suite_info *tb_find_suite(const char *arg) {
@@ -466,6 +577,13 @@ static int tb_run_suite(const tb_cli *c, const tb_suite_info *s, uint32_t config
     char err[256];
     req.suite_id = s->id;
     req.config_id = config_id;
+    char derr[160];
+    uint8_t wire[TB_RUN_REQUEST_SIZE];
+    tb_run_request_encode(&req, wire); /* the same checks as a controller's RUN */
+    if (tb_run_request_decode(wire, sizeof wire, &req, derr, sizeof derr) != 0) {
+        printf("%-12s %-48s bad_request: %s\n", "ERROR", s->name, derr);
+        return -1;
+    }
     if (tb_run_check(tb_b, &req, &code, err, sizeof err) != 0) {
         printf("%-12s %-48s %s: %s\n", strcmp(code, "unsupported") ? "ERROR" : "UNSUPPORTED", s->name, code, err);
         return -1;
@@ -511,6 +629,7 @@ static int tb_cmd_run(int argc, char **argv) {
                 (unsigned)TB_MAX_RECORD_SIZE);
         return TB_EXIT_USAGE;
     }
+    tb_run_on_ready(tb_ready_stderr, NULL);
     if (c.all) { /* every suite once: a build's smoke test */
         c.req.repetitions = 1;
         c.req.warmup = 0;
@@ -593,11 +712,14 @@ static int tb_dump_rep(const tb_frame *f) {
         return -1;
     const char *status = tb_status_name(r.status);
     printf("REP config %u index %u status %s peer %s error %d flags 0x%x records %u dropped %u\n"
-           "    bytes c2s %" PRIu64 " s2c %" PRIu64 ", handshake wall %.3f µs cpu %.3f µs\n",
+           "    bytes c2s %" PRIu64 " s2c %" PRIu64 ", packets c2s %u s2c %u, retransmissions %u, role %s\n"
+           "    handshake wall %.3f µs cpu %.3f µs, repetition wall %.3f µs\n",
            (unsigned)r.config_id, (unsigned)r.index, status ? status : "?",
            tb_peer_name(r.failed_peer) ? tb_peer_name(r.failed_peer) : "?", (int)r.error, (unsigned)r.flags,
-           (unsigned)n, (unsigned)dropped, r.bytes_c2s, r.bytes_s2c, (double)r.handshake_wall_ns / 1000.0,
-           (double)r.handshake_cpu_ns / 1000.0);
+           (unsigned)n, (unsigned)dropped, r.bytes_c2s, r.bytes_s2c, (unsigned)r.packets_c2s,
+           (unsigned)r.packets_s2c, (unsigned)r.retransmissions, tb_role_name(r.role) ? tb_role_name(r.role) : "?",
+           (double)r.handshake_wall_ns / 1000.0, (double)r.handshake_cpu_ns / 1000.0,
+           (double)r.repetition_wall_ns / 1000.0);
     tb_record *recs = n ? malloc((size_t)n * sizeof *recs) : NULL;
     if (n && !recs)
         return -1;

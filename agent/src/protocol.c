@@ -199,9 +199,59 @@ static int tb_run_fail(char *err, size_t errlen, const char *fmt, unsigned long 
     return -1;
 }
 
+/* Which (role, protocol) each transport carries: memory both peers, sockets one. */
+static const struct {
+    uint8_t transport;
+    uint8_t protocol;
+    uint8_t one_peer; /* 1: role must be client or server, with an endpoint */
+} tb_run_combos[] = {
+    {TB_TRANSPORT_MEMORY, TB_PROTOCOL_KIND_TLS, 0},
+    {TB_TRANSPORT_MEMORY, TB_PROTOCOL_KIND_DTLS, 0},
+    {TB_TRANSPORT_TCP, TB_PROTOCOL_KIND_TLS, 1},
+    {TB_TRANSPORT_UDP, TB_PROTOCOL_KIND_DTLS, 1},
+};
+
+/* -1: the protocol does not run over the transport; else whether it carries one peer. */
+static int tb_run_combo(uint8_t transport, uint8_t protocol) {
+    for (size_t i = 0; i < sizeof tb_run_combos / sizeof tb_run_combos[0]; i++)
+        if (tb_run_combos[i].transport == transport && tb_run_combos[i].protocol == protocol)
+            return tb_run_combos[i].one_peer;
+    return -1;
+}
+
+/* The protocol-2 tail (offset 36..71): role, protocol, endpoint, TCP and DTLS parameters. */
+static int tb_run_tail_check(const tb_run_request *r, uint32_t reserved, char *err, size_t errlen) {
+    int one_peer = tb_run_combo(r->transport, r->protocol);
+    if (!tb_role_name(r->role))
+        return tb_run_fail(err, errlen, "role: unknown value %lu", r->role);
+    if (!tb_protocol_kind_name(r->protocol))
+        return tb_run_fail(err, errlen, "protocol: unknown value %lu", r->protocol);
+    if (one_peer < 0)
+        return tb_run_fail(err, errlen, "protocol: %lu does not run over this transport (tls: memory or tcp; "
+                           "dtls: memory or udp)", r->protocol);
+    if (one_peer != (r->role != TB_ROLE_BOTH))
+        return tb_run_fail(err, errlen, "role: %lu does not fit the transport (memory: both; tcp/udp: client "
+                           "or server)", r->role);
+    if (one_peer ? (r->family != 4 && r->family != 6) : r->family != 0)
+        return tb_run_fail(err, errlen, "family: %lu, must be 4 or 6 over a socket, 0 in memory", r->family);
+    if (one_peer && r->role == TB_ROLE_CLIENT && r->port == 0)
+        return tb_run_fail(err, errlen, "port: %lu, a client needs the server's port", r->port);
+    if (r->max_fragment > 4)
+        return tb_run_fail(err, errlen, "max_fragment: code %lu, must be 0 (none) or 1 .. 4 (RFC 6066)",
+                           r->max_fragment);
+    if (r->dtls_timeout_max_ms && r->dtls_timeout_min_ms > r->dtls_timeout_max_ms)
+        return tb_run_fail(err, errlen, "dtls_timeout_min_ms: %lu is above the maximum",
+                           r->dtls_timeout_min_ms);
+    if (r->dtls_mtu != 0 && r->dtls_mtu < 256)
+        return tb_run_fail(err, errlen, "dtls_mtu: %lu, must be 0 (default) or at least 256", r->dtls_mtu);
+    if (reserved != 0)
+        return tb_run_fail(err, errlen, "reserved (offset 66): 0x%08lx, must be 0", reserved);
+    return 0;
+}
+
 int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen) {
     if (len != TB_RUN_REQUEST_SIZE)
-        return tb_run_fail(err, errlen, "RUN payload is %lu bytes, expected 36", (unsigned long)len);
+        return tb_run_fail(err, errlen, "RUN payload is %lu bytes, expected 72", (unsigned long)len);
     tb_run_request r = {
         .config_id = tb_get32(p),
         .suite_id = tb_get16(p + 4),
@@ -215,8 +265,19 @@ int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, cha
         .total_bytes = tb_get32(p + 20),
         .record_size = tb_get32(p + 24),
         .first_index = tb_get32(p + 28),
+        .role = p[36],
+        .protocol = p[37],
+        .family = p[38],
+        .max_fragment = p[39],
+        .port = tb_get16(p + 56),
+        .tcp_mss = tb_get16(p + 58),
+        .dtls_timeout_min_ms = tb_get16(p + 60),
+        .dtls_timeout_max_ms = tb_get16(p + 62),
+        .dtls_mtu = tb_get16(p + 64),
     };
+    memcpy(r.addr, p + 40, sizeof r.addr);
     uint32_t reserved = tb_get32(p + 32);
+    uint32_t reserved2 = tb_get16(p + 66) | tb_get32(p + 68);
     if (!tb_credential_name(r.credential))
         return tb_run_fail(err, errlen, "credential: unknown value %lu", r.credential);
     if (!tb_direction_name(r.direction))
@@ -234,11 +295,14 @@ int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, cha
         return tb_run_fail(err, errlen, "first_index: %lu + repetitions overflows 32 bits", r.first_index);
     if (reserved != 0)
         return tb_run_fail(err, errlen, "reserved: 0x%08lx, must be 0", reserved);
+    if (tb_run_tail_check(&r, reserved2, err, errlen) != 0)
+        return -1;
     *out = r;
     return 0;
 }
 
 void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]) {
+    memset(out, 0, TB_RUN_REQUEST_SIZE);
     tb_put32(out, r->config_id);
     tb_put16(out + 4, r->suite_id);
     tb_put16(out + 6, r->group);
@@ -251,7 +315,16 @@ void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_S
     tb_put32(out + 20, r->total_bytes);
     tb_put32(out + 24, r->record_size);
     tb_put32(out + 28, r->first_index);
-    tb_put32(out + 32, 0);
+    out[36] = r->role;
+    out[37] = r->protocol;
+    out[38] = r->family;
+    out[39] = r->max_fragment;
+    memcpy(out + 40, r->addr, sizeof r->addr);
+    tb_put16(out + 56, r->port);
+    tb_put16(out + 58, r->tcp_mss);
+    tb_put16(out + 60, r->dtls_timeout_min_ms);
+    tb_put16(out + 62, r->dtls_timeout_max_ms);
+    tb_put16(out + 64, r->dtls_mtu);
 }
 
 /* ---------------------------------------------------------------- REP */
@@ -272,6 +345,12 @@ void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t d
     tb_put64(out + 48, r->start_ns);
     tb_put64(out + 56, r->handshake_wall_ns);
     tb_put64(out + 64, r->handshake_cpu_ns);
+    tb_put32(out + 72, r->packets_c2s);
+    tb_put32(out + 76, r->packets_s2c);
+    tb_put32(out + 80, r->retransmissions);
+    out[84] = r->role;
+    out[85] = out[86] = out[87] = 0;
+    tb_put64(out + 88, r->repetition_wall_ns);
 }
 
 int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint32_t *n_records,
@@ -293,6 +372,11 @@ int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint3
         .start_ns = tb_get64(p + 48),
         .handshake_wall_ns = tb_get64(p + 56),
         .handshake_cpu_ns = tb_get64(p + 64),
+        .packets_c2s = tb_get32(p + 72),
+        .packets_s2c = tb_get32(p + 76),
+        .retransmissions = tb_get32(p + 80),
+        .role = p[84],
+        .repetition_wall_ns = tb_get64(p + 88),
     };
     *n_records = n;
     *dropped = tb_get32(p + 24);

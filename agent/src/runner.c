@@ -2,8 +2,15 @@
 /* Executes RUN requests. One repetition = fresh transport and sessions, then the phases
  * of tb_phases[] in order, stopping at the first that fails; teardown always runs.
  * Phase spans are emitted here with peer NONE; the peer is set before every call into
- * a peer so the backend's step/crypto spans and our I/O spans carry the right peer. */
+ * a peer so the backend's step/crypto spans and our I/O spans carry the right peer.
+ *
+ * Two modes, one code path: role "both" drives both peers in this thread over the memory
+ * transport (a peer's turn ends when it needs the other's bytes); role "client"/"server"
+ * drives the one local peer over a socket, and where it needs the other agent's bytes the
+ * runner waits (poll) in a WAIT span, bounded by the library's DTLS retransmission timer,
+ * then steps again. docs/networks.md. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +21,8 @@
 #define TB_MAX_TURNS 256u
 #define TB_MAX_STEPS_PER_TURN 1024u
 #define TB_MAX_IDLE_READS 64u
+#define TB_MAX_NET_TURNS 4096u      /* one local peer: a turn per arrival or timer expiry */
+#define TB_NET_TIMEOUT_MS 20000u    /* per phase: the other agent is gone after this long */
 
 typedef struct tb_rep {
     const tb_backend *b;
@@ -23,9 +32,21 @@ typedef struct tb_rep {
     tb_transport *link;
     tb_io raw[2];       /* untraced endpoints, wrapped by tb_traced_send/recv */
     tb_session *s[2];
+    bool local[2];      /* which peers run in this agent (both in memory mode) */
+    bool one_peer;      /* two-process mode: one local peer, the other is another agent */
     tb_rep_result res;
+    uint32_t retrans;   /* the local sessions' DTLS retransmissions, read before they are freed */
+    char prepare_err[160]; /* why the transport could not be prepared for this RUN ("" = ok) */
     char err[192];
 } tb_rep;
+
+static tb_ready_fn tb_ready_hook;
+static void *tb_ready_ctx;
+
+void tb_run_on_ready(tb_ready_fn fn, void *ctx) {
+    tb_ready_hook = fn;
+    tb_ready_ctx = ctx;
+}
 
 static uint8_t tb_other(uint8_t peer) { return peer == TB_PEER_CLIENT ? TB_PEER_SERVER : TB_PEER_CLIENT; }
 static const char *tb_peer_str(uint8_t peer) { return tb_peer_name(peer) ? tb_peer_name(peer) : "?"; }
@@ -70,11 +91,17 @@ static int tb_traced_recv(void *ctx, uint8_t *buf, size_t len) {
 /* ---------------------------------------------------------------- phases */
 static int tb_setup(tb_rep *rep) {
     char err[160] = "";
+    if (rep->prepare_err[0])
+        return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, TB_PEER_NONE, 0, "setup: transport %s: %s",
+                           rep->tops->name, rep->prepare_err);
     rep->link = rep->tops->open(err, sizeof err);
     if (!rep->link)
         return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, TB_PEER_NONE, 0, "setup: transport %s: %s",
                            rep->tops->name, err);
+    rep->cfg.peer_id_len = (uint8_t)rep->tops->peer_id(rep->link, rep->cfg.peer_id, sizeof rep->cfg.peer_id);
     for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
+        if (!rep->local[p])
+            continue;
         rep->raw[p] = rep->tops->endpoint(rep->link, p);
         tb_io io = {.send = tb_traced_send, .recv = tb_traced_recv, .ctx = &rep->raw[p]};
         tb_trace_set_peer(p);
@@ -128,10 +155,57 @@ static int tb_handshake_loop(tb_rep *rep) {
     return 0;
 }
 
+/* Two-process mode: the local peer needs the other agent's bytes. Waits in a WAIT span
+ * until they arrive, the library's DTLS timer expires (then the caller steps again and the
+ * library retransmits) or the phase's deadline passes (-1, the repetition failed). */
+static int tb_wait_peer(tb_rep *rep, uint8_t p, uint64_t deadline, uint8_t status, const char *phase) {
+    uint64_t now = tb_port_now_ns();
+    if (now >= deadline)
+        return tb_rep_fail(rep, status, p, 0, "%s: %s: nothing from the other agent within %u ms", phase,
+                           tb_peer_str(p), (unsigned)TB_NET_TIMEOUT_MS);
+    uint64_t left = (deadline - now) / 1000000u + 1u;
+    uint32_t timer = rep->b->timeout_ms ? rep->b->timeout_ms(rep->s[p]) : TB_NO_TIMER;
+    uint32_t ms = timer < left ? timer : (uint32_t)left;
+    tb_trace_set_peer(p);
+    tb_begin(TB_L_WAIT);
+    int rc = rep->tops->wait(rep->link, p, ms);
+    tb_end(TB_L_WAIT, rc == TB_WAIT_READY);
+    if (rc == TB_WAIT_ERROR)
+        return tb_rep_fail(rep, status, p, 0, "%s: %s: the connection failed while waiting", phase, tb_peer_str(p));
+    return 0;
+}
+
+static uint64_t tb_deadline(void) { return tb_port_now_ns() + (uint64_t)TB_NET_TIMEOUT_MS * 1000000u; }
+
+static uint8_t tb_local_peer(const tb_rep *rep) { return rep->local[TB_PEER_CLIENT] ? TB_PEER_CLIENT : TB_PEER_SERVER; }
+
+/* Two-process mode: the one local peer steps; between its turns the network brings bytes. */
+static int tb_handshake_one(tb_rep *rep) {
+    uint8_t p = tb_local_peer(rep);
+    uint64_t deadline = tb_deadline();
+    for (uint32_t turn = 0; turn < TB_MAX_NET_TURNS; turn++) {
+        int32_t lib = 0;
+        switch (tb_peer_turn(rep, p, &lib)) {
+        case TB_STEP_DONE: return 0;
+        case TB_STEP_WANT_READ: break;
+        case TB_STEP_CONTINUE:
+            return tb_rep_fail(rep, TB_STATUS_HANDSHAKE_FAILED, p, 0, "handshake: %s: still stepping after %u steps",
+                               tb_peer_str(p), TB_MAX_STEPS_PER_TURN);
+        case TB_STEP_ERROR:
+        default:
+            return tb_rep_fail(rep, TB_STATUS_HANDSHAKE_FAILED, p, lib, "handshake: %s", tb_peer_str(p));
+        }
+        if (tb_wait_peer(rep, p, deadline, TB_STATUS_HANDSHAKE_FAILED, "handshake") != 0)
+            return -1;
+    }
+    return tb_rep_fail(rep, TB_STATUS_HANDSHAKE_FAILED, p, 0, "handshake: %s: no end after %u turns", tb_peer_str(p),
+                       TB_MAX_NET_TURNS);
+}
+
 /* Wall and CPU time are read directly, not through the tracer: the notrace build has them. */
 static int tb_handshake(tb_rep *rep) {
     uint64_t w0 = tb_port_now_ns(), c0 = tb_port_cpu_ns();
-    int rc = tb_handshake_loop(rep);
+    int rc = rep->one_peer ? tb_handshake_one(rep) : tb_handshake_loop(rep);
     uint64_t c1 = tb_port_cpu_ns(), w1 = tb_port_now_ns();
     rep->res.handshake_wall_ns = w1 - w0;
     rep->res.handshake_cpu_ns = c1 - c0;
@@ -163,10 +237,12 @@ static int tb_write_record(tb_rep *rep, uint8_t w, uint32_t len) {
     return 0;
 }
 
-/* Each read call is one span; a would-block read is retried only while bytes are pending. */
+/* Each read call is one span; a would-block read is retried only while bytes are pending
+ * (memory) or after a WAIT for the other agent's bytes (two-process mode). */
 static int tb_read_record(tb_rep *rep, uint8_t r, uint32_t len) {
     int32_t lib = 0;
     uint32_t idle = 0;
+    uint64_t deadline = rep->one_peer ? tb_deadline() : 0;
     tb_trace_set_peer(r);
     for (uint32_t got = 0; got < len;) {
         tb_begin(TB_L_RECORD_READ);
@@ -177,6 +253,12 @@ static int tb_read_record(tb_rep *rep, uint8_t r, uint32_t len) {
             idle = 0;
             continue;
         }
+        if (n == TB_IO_WOULD_BLOCK && rep->one_peer) {
+            if (tb_wait_peer(rep, r, deadline, TB_STATUS_DATA_FAILED, "data") != 0)
+                return -1;
+            tb_trace_set_peer(r);
+            continue;
+        }
         if (n == TB_IO_WOULD_BLOCK && rep->tops->pending(rep->link, r) && ++idle < TB_MAX_IDLE_READS)
             continue;
         return tb_rep_fail(rep, TB_STATUS_DATA_FAILED, r, lib, "data: %s: read returned %d after %u of %u bytes",
@@ -185,9 +267,14 @@ static int tb_read_record(tb_rep *rep, uint8_t r, uint32_t len) {
     return 0;
 }
 
+/* Each agent does its own peer's half: the writer writes, the reader reads and checks. */
 static int tb_move_record(tb_rep *rep, uint8_t w, uint32_t offset, uint32_t len) {
     tb_pattern(tb_tx, offset, len, w);
-    if (tb_write_record(rep, w, len) != 0 || tb_read_record(rep, tb_other(w), len) != 0)
+    if (rep->local[w] && tb_write_record(rep, w, len) != 0)
+        return -1;
+    if (!rep->local[tb_other(w)])
+        return 0;
+    if (tb_read_record(rep, tb_other(w), len) != 0)
         return -1;
     for (uint32_t i = 0; i < len; i++)
         if (tb_rx[i] != tb_tx[i])
@@ -221,15 +308,23 @@ static int tb_app_data(tb_rep *rep) {
     return 0;
 }
 
-/* Byte counters are read before the transport goes away. Safe to call twice. */
+/* Counters are read before the sessions and the transport go away. Safe to call twice. */
 static void tb_teardown(tb_rep *rep) {
     for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
-        if (rep->s[p])
+        if (rep->s[p]) {
+            rep->retrans += rep->b->retransmissions ? rep->b->retransmissions(rep->s[p]) : 0;
             rep->b->session_free(rep->s[p]);
+        }
         rep->s[p] = NULL;
     }
     if (rep->link) {
-        rep->tops->counters(rep->link, &rep->res.bytes_c2s, &rep->res.bytes_s2c);
+        tb_link_counters c;
+        rep->tops->stats(rep->link, &c);
+        rep->res.bytes_c2s = c.bytes[TB_PEER_CLIENT];
+        rep->res.bytes_s2c = c.bytes[TB_PEER_SERVER];
+        rep->res.packets_c2s = c.packets[TB_PEER_CLIENT];
+        rep->res.packets_s2c = c.packets[TB_PEER_SERVER];
+        rep->res.retransmissions = c.retransmissions + rep->retrans;
         rep->tops->close(rep->link);
     }
     rep->link = NULL;
@@ -237,6 +332,8 @@ static void tb_teardown(tb_rep *rep) {
 
 static int tb_close(tb_rep *rep) {
     for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
+        if (!rep->local[p])
+            continue;
         int32_t lib = 0;
         tb_trace_set_peer(p);
         int rc = rep->b->close_notify(rep->s[p], &lib);
@@ -244,6 +341,8 @@ static int tb_close(tb_rep *rep) {
             return tb_rep_fail(rep, TB_STATUS_CLOSE_FAILED, p, lib, "close: %s: close_notify returned %d",
                                tb_peer_str(p), rc);
     }
+    if (rep->one_peer && rep->tops->finish) /* TCP: half-close, read the peer's last bytes */
+        rep->tops->finish(rep->link);
     tb_teardown(rep);
     return 0;
 }
@@ -271,8 +370,9 @@ static int tb_phase(tb_rep *rep, uint16_t label, tb_phase_fn run) {
 }
 
 static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
-    rep->res = (tb_rep_result){.config_id = rep->req->config_id, .index = index,
-                               .status = TB_STATUS_OK, .failed_peer = TB_PEER_NONE, .flags = flags};
+    rep->res = (tb_rep_result){.config_id = rep->req->config_id, .index = index, .status = TB_STATUS_OK,
+                               .failed_peer = TB_PEER_NONE, .flags = flags, .role = rep->req->role};
+    rep->retrans = 0;
     rep->err[0] = '\0';
     rep->link = NULL;
     rep->s[0] = rep->s[1] = NULL;
@@ -286,9 +386,12 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
     tb_teardown(rep);
     tb_trace_set_peer(TB_PEER_NONE);
     tb_end_phase(TB_L_REPETITION, rep->res.status);
+    rep->res.repetition_wall_ns = tb_port_now_ns() - rep->res.start_ns;
     tb_port_marker(0);
     if (tb_trace_buffer.dropped > 0)
         rep->res.flags |= TB_FLAG_TRACE_OVERFLOW;
+    if (rep->res.retransmissions > 0)
+        rep->res.flags |= TB_FLAG_RETRANSMITTED;
 }
 
 /* ---------------------------------------------------------------- checks and the run loop */
@@ -336,6 +439,12 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
     if (!tb_transport_find(req->transport))
         return tb_check_fail(code, "unsupported", err, errlen, "transport %u is not in this agent",
                              (unsigned)req->transport);
+    if (req->protocol == TB_PROTOCOL_KIND_DTLS && !b->timeout_ms) /* no DTLS timer: no DTLS */
+        return tb_check_fail(code, "unsupported", err, errlen, "the %s backend has no DTLS support yet",
+                             b->library_name);
+    if (req->protocol == TB_PROTOCOL_KIND_DTLS && !s->dtls)
+        return tb_check_fail(code, "unsupported", err, errlen, "suite %s cannot run over DTLS (a stream cipher "
+                             "or TLS 1.3 only)", s->name);
     if (!tb_group_name(req->group))
         return tb_check_fail(code, "bad_request", err, errlen, "group %u is not in spec/protocol.toml",
                              (unsigned)req->group);
@@ -362,16 +471,35 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
         .credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential,
         .transport = req->transport,
         .options = req->options,
+        .protocol = req->protocol,
+        .max_fragment = req->max_fragment,
+        .dtls_timeout_min_ms = req->dtls_timeout_min_ms,
+        .dtls_timeout_max_ms = req->dtls_timeout_max_ms,
+        .dtls_mtu = req->dtls_mtu,
     };
+    rep.one_peer = req->role != TB_ROLE_BOTH;
+    rep.local[TB_PEER_CLIENT] = req->role != TB_ROLE_SERVER;
+    rep.local[TB_PEER_SERVER] = req->role != TB_ROLE_CLIENT;
+    tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = req->options,
+                         .tcp_mss = req->tcp_mss, .datagram = req->protocol == TB_PROTOCOL_KIND_DTLS};
+    memcpy(lp.addr, req->addr, sizeof lp.addr);
+    /* A transport that cannot be prepared fails every repetition with its reason (shipped). */
+    if (rep.tops->prepare(&lp, rep.prepare_err, sizeof rep.prepare_err) != 0 && !rep.prepare_err[0])
+        snprintf(rep.prepare_err, sizeof rep.prepare_err, "cannot be prepared");
+    if (!rep.prepare_err[0] && tb_ready_hook && rep.tops->where()[0])
+        tb_ready_hook(tb_ready_ctx, rep.tops->name, rep.tops->where());
+    int rc = 0;
     for (uint32_t i = 0; i < req->warmup; i++)
         tb_repetition(&rep, req->first_index, TB_FLAG_WARMUP);
-    for (uint32_t i = 0; i < req->repetitions; i++) {
+    for (uint32_t i = 0; i < req->repetitions && rc == 0; i++) {
         tb_repetition(&rep, req->first_index + i, 0);
         if (rep.res.status != TB_STATUS_OK && summary->failed++ == 0)
             snprintf(summary->first_error, sizeof summary->first_error, "%s", rep.err);
         if (sink && sink(ctx, &rep.res, &tb_trace_buffer) != 0)
-            return -1;
-        summary->shipped++;
+            rc = -1;
+        else
+            summary->shipped++;
     }
-    return 0;
+    rep.tops->release();
+    return rc;
 }

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import zlib
 
-MAGIC, VERSION = 0x4254, 1
+MAGIC, VERSION = 0x4254, 2
 HELLO, SUITES, RUN, REP, DONE, ERROR, QUIT = range(1, 8)
 
 
@@ -19,8 +19,9 @@ def frame(ftype: int, payload: bytes) -> bytes:
 
 
 def run_req(config_id, suite, reps=2, warmup=1, total=3000, record=1000, direction=3, reserved=0):
+    """A protocol-2 RUN (72 bytes): memory transport, role both, TLS, no endpoint."""
     return struct.pack("<IHHBBBBIIIIII", config_id, suite, 0, 0, direction, 0, 0, reps, warmup,
-                       total, record, 10, reserved)
+                       total, record, 10, reserved) + bytes(36)
 
 
 def frames(data: bytes):
@@ -46,7 +47,7 @@ def main() -> int:
     for key in ("protocol", "library", "library_version", "build", "labels_crc32", "protocol_crc32",
                 "clock", "tracer", "step_granularity", "capabilities"):
         assert key in hello, key
-    assert hello["capabilities"] == ["memory"]
+    assert hello["capabilities"] == ["memory", "tcp", "udp"]
     runnable = [s for s in suites if s["credentials"]]
     assert runnable, "no suite can run"
     assert all("why_unsupported" in s for s in suites if not s["credentials"])
@@ -54,7 +55,7 @@ def main() -> int:
 
     stream = (frame(RUN, run_req(7, suite)) + frame(RUN, run_req(8, suite, reserved=1))
               + frame(RUN, run_req(9, 0xFFFF)) + frame(HELLO, b"{}") + frame(RUN, run_req(10, suite, reps=1))
-              + frame(RUN, b"\x00" * 36)[:-1] + b"\x00")  # corrupt CRC
+              + frame(RUN, b"\x00" * 72)[:-1] + b"\x00")  # corrupt CRC
     proc = subprocess.run([agent, "serve"], input=stream, capture_output=True, timeout=120)
     assert proc.returncode == 3, f"corrupt frame must exit 3, got {proc.returncode}"
     got = list(frames(proc.stdout))[2:]
@@ -64,7 +65,7 @@ def main() -> int:
         config_id, index, status = struct.unpack_from("<IIB", rep)
         n_records, dropped = struct.unpack_from("<II", rep, 20)
         assert (config_id, index, status) == (7, 10 + i, 0), (config_id, index, status)
-        assert len(rep) == 72 + 32 * n_records
+        assert len(rep) == 96 + 32 * n_records
         wall, cpu = struct.unpack_from("<QQ", rep, 56)
         assert wall > 0 and cpu > 0
         assert (n_records > 0) == hello["tracer"]["enabled"]

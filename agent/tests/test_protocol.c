@@ -58,7 +58,7 @@ static size_t make_frame(uint8_t type) {
 static void test_frame_roundtrip(void) {
     size_t n = make_frame(TB_FRAME_HELLO);
     CHECK_EQ_U(n, 8 + 5 + 4);
-    CHECK(chan.buf[0] == 0x54 && chan.buf[1] == 0x42 && chan.buf[2] == 1 && chan.buf[3] == TB_FRAME_HELLO);
+    CHECK(chan.buf[0] == 0x54 && chan.buf[1] == 0x42 && chan.buf[2] == TB_PROTOCOL_VERSION && chan.buf[3] == TB_FRAME_HELLO);
     tb_frame f;
     size_t used = 0;
     CHECK(tb_frame_decode(chan.buf, n, &f, &used) == TB_FRAME_OK);
@@ -87,7 +87,7 @@ static void test_frame_corruptions(void) {
         tb_frame_status want;
     } cases[] = {
         {0, 0x55, TB_FRAME_BAD_MAGIC},   {1, 0x00, TB_FRAME_BAD_MAGIC},
-        {2, 2, TB_FRAME_BAD_VERSION},    {3, 0, TB_FRAME_BAD_TYPE},
+        {2, TB_PROTOCOL_VERSION + 1, TB_FRAME_BAD_VERSION}, {3, 0, TB_FRAME_BAD_TYPE},
         {3, 200, TB_FRAME_BAD_TYPE},     {7, 0x02, TB_FRAME_TOO_LONG}, /* length 32 MiB */
         {9, 'X', TB_FRAME_BAD_CRC},      {14, 0xff, TB_FRAME_BAD_CRC},
     };
@@ -213,21 +213,96 @@ static void test_run_validation(void) {
     tb_run_request_encode(&r, wire);
     CHECK(tb_run_request_decode(wire, TB_RUN_REQUEST_SIZE, &out, err, sizeof err) == 0);
     CHECK(tb_run_request_decode(wire, TB_RUN_REQUEST_SIZE - 1, &out, err, sizeof err) == -1);
-    CHECK(strstr(err, "35 bytes") != NULL);
+    CHECK(strstr(err, "71 bytes") != NULL);
     CHECK(tb_run_request_decode(wire, TB_RUN_REQUEST_SIZE + 1, &out, err, sizeof err) == -1);
+}
+
+static tb_run_request udp_client_run(void) {
+    tb_run_request r = good_run();
+    r.transport = TB_TRANSPORT_UDP;
+    r.protocol = TB_PROTOCOL_KIND_DTLS;
+    r.role = TB_ROLE_CLIENT;
+    r.family = 4;
+    r.addr[0] = 127;
+    r.addr[3] = 1;
+    r.port = 4433;
+    r.options = TB_OPTION_DTLS_COOKIES;
+    r.dtls_timeout_min_ms = 100;
+    r.dtls_timeout_max_ms = 2000;
+    r.dtls_mtu = 1280;
+    r.max_fragment = 2;
+    return r;
+}
+
+static void test_run_network_fields(void) {
+    tb_run_request r = udp_client_run(), back;
+    uint8_t wire[TB_RUN_REQUEST_SIZE];
+    char err[160] = "";
+    tb_run_request_encode(&r, wire);
+    CHECK(wire[36] == TB_ROLE_CLIENT && wire[37] == TB_PROTOCOL_KIND_DTLS && wire[38] == 4 && wire[39] == 2);
+    CHECK(wire[40] == 127 && wire[43] == 1 && wire[56] == (4433 & 0xff) && wire[57] == (4433 >> 8));
+    CHECK(wire[60] == 100 && wire[64] == 0 && wire[65] == 5); /* 1280 = 0x500 */
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == 0);
+    CHECK(memcmp(&r, &back, sizeof r) == 0);
+    /* Combinations a transport cannot carry, each rejected naming its field. */
+    static const struct {
+        uint8_t transport, protocol, role, family;
+        uint16_t port, mtu;
+        const char *field;
+    } bad[] = {
+        {TB_TRANSPORT_TCP, TB_PROTOCOL_KIND_DTLS, TB_ROLE_CLIENT, 4, 1, 0, "protocol"},
+        {TB_TRANSPORT_UDP, TB_PROTOCOL_KIND_TLS, TB_ROLE_CLIENT, 4, 1, 0, "protocol"},
+        {TB_TRANSPORT_UDP, TB_PROTOCOL_KIND_DTLS, TB_ROLE_BOTH, 4, 1, 0, "role"},
+        {TB_TRANSPORT_MEMORY, TB_PROTOCOL_KIND_DTLS, TB_ROLE_SERVER, 0, 0, 0, "role"},
+        {TB_TRANSPORT_TCP, TB_PROTOCOL_KIND_TLS, TB_ROLE_CLIENT, 5, 1, 0, "family"},
+        {TB_TRANSPORT_MEMORY, TB_PROTOCOL_KIND_TLS, TB_ROLE_BOTH, 4, 0, 0, "family"},
+        {TB_TRANSPORT_TCP, TB_PROTOCOL_KIND_TLS, TB_ROLE_CLIENT, 6, 0, 0, "port"},
+        {TB_TRANSPORT_UDP, TB_PROTOCOL_KIND_DTLS, TB_ROLE_SERVER, 4, 0, 100, "dtls_mtu"},
+        {TB_TRANSPORT_UDP, 7, TB_ROLE_SERVER, 4, 0, 0, "protocol"},
+        {TB_TRANSPORT_UDP, TB_PROTOCOL_KIND_DTLS, 9, 4, 0, 0, "role"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = udp_client_run();
+        r.transport = bad[i].transport;
+        r.protocol = bad[i].protocol;
+        r.role = bad[i].role;
+        r.family = bad[i].family;
+        r.port = bad[i].port;
+        r.dtls_mtu = bad[i].mtu;
+        tb_run_request_encode(&r, wire);
+        err[0] = '\0';
+        CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1);
+        CHECK(strncmp(err, bad[i].field, strlen(bad[i].field)) == 0);
+    }
+    r = udp_client_run();
+    tb_run_request_encode(&r, wire);
+    wire[39] = 5; /* max_fragment code */
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1 && strstr(err, "max_fragment"));
+    tb_run_request_encode(&r, wire);
+    wire[70] = 1; /* reserved tail */
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1 && strstr(err, "reserved"));
+    tb_run_request_encode(&r, wire);
+    wire[60] = 0xff; /* min timeout 255 > ... still below max 2000: fine */
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == 0);
+    wire[61] = 0xff; /* min 65535 > max 2000 */
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1 && strstr(err, "dtls_timeout"));
 }
 
 static void test_rep_header_and_frame(void) {
     tb_rep_result r = {.config_id = 7, .index = 41, .status = TB_STATUS_HANDSHAKE_FAILED,
                        .failed_peer = TB_PEER_SERVER, .flags = TB_FLAG_TRACE_OVERFLOW, .error = -0x7780,
                        .bytes_c2s = 1ull << 40, .bytes_s2c = 5, .start_ns = 123456789012345ull,
-                       .handshake_wall_ns = 6000000, .handshake_cpu_ns = 5900000};
+                       .handshake_wall_ns = 6000000, .handshake_cpu_ns = 5900000,
+                       .packets_c2s = 11, .packets_s2c = 0x10203, .retransmissions = 2,
+                       .role = TB_ROLE_SERVER, .repetition_wall_ns = 1ull << 33};
     uint8_t h[TB_REP_HEADER_SIZE];
     tb_rep_header_encode(&r, 3, 9, h);
     CHECK(h[8] == TB_STATUS_HANDSHAKE_FAILED && h[9] == TB_PEER_SERVER);
     CHECK(h[16] == 0x80 && h[17] == 0x88 && h[18] == 0xff && h[19] == 0xff); /* i32 -0x7780 */
     CHECK(h[20] == 3 && h[24] == 9);
     CHECK(h[37] == 1); /* bit 40 of bytes_c2s */
+    CHECK(h[72] == 11 && h[76] == 3 && h[77] == 2 && h[78] == 1 && h[80] == 2 && h[84] == TB_ROLE_SERVER);
+    CHECK(h[92] == 2); /* bit 33 of the repetition's wall time */
 
     tb_trace_reset();
     tb_trace_set_peer(TB_PEER_CLIENT);
@@ -247,9 +322,11 @@ static void test_rep_header_and_frame(void) {
     CHECK_EQ_U(dropped, 0);
     CHECK(back.error == -0x7780 && back.bytes_c2s == r.bytes_c2s && back.start_ns == r.start_ns);
     CHECK(back.handshake_cpu_ns == r.handshake_cpu_ns && back.index == 41 && back.flags == r.flags);
+    CHECK(back.packets_c2s == 11 && back.packets_s2c == 0x10203 && back.retransmissions == 2);
+    CHECK(back.role == TB_ROLE_SERVER && back.repetition_wall_ns == r.repetition_wall_ns);
     if (n == 2) {
         /* the record image on the wire: label 101 LE at 0, kind STOP at 32+2 */
-        CHECK(f.payload[72] == 101 && f.payload[73] == 0 && f.payload[72 + 32 + 2] == TB_KIND_STOP);
+        CHECK(f.payload[96] == 101 && f.payload[97] == 0 && f.payload[96 + 32 + 2] == TB_KIND_STOP);
     }
     CHECK(tb_rep_header_decode(f.payload, f.length - 1, &back, &n, &dropped) == -1);
     CHECK(tb_rep_header_decode(f.payload, 10, &back, &n, &dropped) == -1);
@@ -264,6 +341,7 @@ int main(void) {
     RUN_TEST(test_frame_write_errors);
     RUN_TEST(test_run_roundtrip);
     RUN_TEST(test_run_validation);
+    RUN_TEST(test_run_network_fields);
     RUN_TEST(test_rep_header_and_frame);
     return tb_test_report();
 }

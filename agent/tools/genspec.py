@@ -65,14 +65,14 @@ def generate(labels_path: Path, protocol_path: Path) -> str:
     options = {k: 1 << v["bit"] for k, v in proto.get("options", {}).items()}
     out += enum_block("TB_OPTION", options)
     out += [f"#define TB_OPTIONS_KNOWN 0x{sum(options.values()):02X}u"]
-    for section in ("direction", "credential", "transport", "group"):
+    for section in ("direction", "credential", "transport", "group", "role", "protocol_kind"):
         out += enum_block(f"TB_{section.upper()}", proto[section])
     out += [""]
     out += name_table("tb_label_name", {l["name"]: l["id"] for l in labels["label"]})
     out += name_table("tb_peer_name", labels["peers"])
     out += name_table("tb_kind_name", labels["kinds"])
     out += name_table("tb_status_name", {k: v["value"] for k, v in proto["status"].items()})
-    for section in ("direction", "credential", "transport", "group"):
+    for section in ("direction", "credential", "transport", "group", "role", "protocol_kind"):
         out += name_table(f"tb_{section}_name", proto[section])
     out += ["", "#endif", ""]
     return "\n".join(out)

@@ -16,10 +16,10 @@ from tlsbench import spec as specmod
 
 FRAME_HEADER = struct.Struct("<HBBI")  # magic, version, type, payload length
 FRAME_CRC = struct.Struct("<I")
-RUN = struct.Struct("<IHHBBBBIIIIII")  # 36 bytes, see RunRequest
-REP_HEADER = struct.Struct("<IIBBHIiIII5Q")  # 72 bytes, see RepHeader
+RUN = struct.Struct("<IHHBBBBIIIIIIBBBB16sHHHHHHI")  # 72 bytes (protocol 2), see RunRequest
+REP_HEADER = struct.Struct("<IIBBHIiIII5QIIIB3xQ")  # 96 bytes (protocol 2), see RepHeader
 RECORD_SIZE = 32
-assert RUN.size == 36 and REP_HEADER.size == 72
+assert RUN.size == 72 and REP_HEADER.size == 96
 
 
 class FrameError(Exception):
@@ -144,17 +144,31 @@ class RunRequest:
     record_size: int  # plaintext bytes per write
     first_index: int  # index of the first shipped repetition
     options: int = 0
+    # Protocol 2 (two-process mode and DTLS; docs/networks.md). Defaults: memory, both peers, TLS.
+    role: int = 0  # spec [role] value: both (memory), or the peer this agent plays
+    protocol: int = 0  # spec [protocol_kind] value: tls or dtls
+    family: int = 0  # peer endpoint address family: 0 none (memory), 4, 6
+    max_fragment: int = 0  # RFC 6066 max_fragment_length code, 0 = none
+    addr: bytes = b""  # the server's address, network order (4 or 16 bytes)
+    port: int = 0  # the server's port
+    tcp_mss: int = 0  # TCP_MAXSEG, 0 = the kernel's
+    dtls_timeout_min_ms: int = 0  # 0 = the library's default
+    dtls_timeout_max_ms: int = 0
+    dtls_mtu: int = 0
 
     def encode(self) -> bytes:
         payload = RUN.pack(self.config_id, self.suite_id, self.group, self.credential, self.direction,
                            self.transport, self.options, self.repetitions, self.warmup,
-                           self.total_bytes, self.record_size, self.first_index, 0)
+                           self.total_bytes, self.record_size, self.first_index, 0,
+                           self.role, self.protocol, self.family, self.max_fragment, self.addr,
+                           self.port, self.tcp_mss, self.dtls_timeout_min_ms, self.dtls_timeout_max_ms,
+                           self.dtls_mtu, 0, 0)
         return encode_frame(specmod.load().frames.RUN, payload)
 
 
 @dataclass(frozen=True)
 class RepHeader:
-    """The 72-byte header of a REP frame."""
+    """The 96-byte header of a REP frame (protocol 2 appended the fields with defaults)."""
 
     config_id: int
     index: int
@@ -169,6 +183,11 @@ class RepHeader:
     start_ns: int
     handshake_wall_ns: int
     handshake_cpu_ns: int
+    packets_c2s: int = 0  # UDP datagrams / TCP segments (TCP_INFO) / memory sends
+    packets_s2c: int = 0
+    retransmissions: int = 0  # TCP_INFO tcpi_total_retrans + DTLS flights resent
+    role: int = 0  # spec [role] value of the agent that measured it
+    repetition_wall_ns: int = 0  # setup start .. close end
 
 
 @dataclass(frozen=True)
@@ -185,7 +204,7 @@ def decode_rep(frame: Frame) -> Rep:
     if len(payload) < REP_HEADER.size:
         raise FrameError("short REP", frame.offset, f"{len(payload)} bytes, header alone is {REP_HEADER.size}")
     (config_id, index, status, failed_peer, _r0, flags, error_code, n_records, dropped, _r1,
-     c2s, s2c, start_ns, wall_ns, cpu_ns) = REP_HEADER.unpack_from(payload)
+     c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall) = REP_HEADER.unpack_from(payload)
     records = payload[REP_HEADER.size:]
     if len(records) != n_records * RECORD_SIZE:
         raise FrameError("REP size mismatch", frame.offset,
@@ -194,7 +213,7 @@ def decode_rep(frame: Frame) -> Rep:
     if status not in specmod.load().status.by_value:
         raise FrameError("bad REP status", frame.offset, f"{status} is not in spec [status]")
     header = RepHeader(config_id, index, status, failed_peer, flags, error_code, n_records, dropped,
-                       c2s, s2c, start_ns, wall_ns, cpu_ns)
+                       c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall)
     return Rep(header, bytes(records))
 
 
@@ -203,5 +222,6 @@ def encode_rep(header: RepHeader, records: bytes) -> bytes:
     h = header
     payload = REP_HEADER.pack(h.config_id, h.index, h.status, h.failed_peer, 0, h.flags, h.error_code,
                               len(records) // RECORD_SIZE, h.dropped, 0, h.bytes_c2s, h.bytes_s2c,
-                              h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns)
+                              h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.packets_c2s,
+                              h.packets_s2c, h.retransmissions, h.role, h.repetition_wall_ns)
     return encode_frame(specmod.load().frames.REP, payload + records)

@@ -48,7 +48,15 @@ typedef struct tb_conn_config {
     uint16_t group;       /* TB_GROUP_* (IANA), 0 = default for the suite */
     uint8_t credential;   /* TB_CREDENTIAL_*, never AUTO here: the runner resolved it */
     uint8_t transport;    /* TB_TRANSPORT_* */
-    uint8_t options;      /* RUN options bit field */
+    uint8_t options;      /* RUN options bit field (TB_OPTION_DTLS_COOKIES: server demands a cookie) */
+    uint8_t protocol;     /* TB_PROTOCOL_KIND_TLS or _DTLS (DTLS 1.2 over datagrams) */
+    uint8_t max_fragment; /* RFC 6066 max_fragment_length code, 0 = none */
+    uint16_t dtls_timeout_min_ms; /* 0 = the library's default */
+    uint16_t dtls_timeout_max_ms;
+    uint16_t dtls_mtu;            /* 0 = the library's default */
+    /* The client's transport address (DTLS server: cookies are bound to it). */
+    uint8_t peer_id[20];
+    uint8_t peer_id_len;
 } tb_conn_config;
 
 typedef enum tb_step_result {
@@ -91,7 +99,16 @@ typedef struct tb_backend {
 
     /* Human text for a library error code. */
     void (*error_text)(int32_t code, char *buf, size_t len);
+
+    /* DTLS: ms until the session's retransmission timer expires (0 = expired: step now),
+     * or UINT32_MAX when no timer runs. TLS sessions return UINT32_MAX. */
+    uint32_t (*timeout_ms)(tb_session *s);
+    /* Flights this session has retransmitted so far (DTLS timer expiries); 0 for TLS. */
+    uint32_t (*retransmissions)(tb_session *s);
 } tb_backend;
+
+/* timeout_ms(): no retransmission timer runs (TLS, or DTLS between flights). */
+#define TB_NO_TIMER UINT32_MAX
 
 /* The backend this binary was linked with (defined in src/backends/<lib>.c). */
 extern const tb_backend tb_linked_backend;

@@ -10,8 +10,8 @@
 
 #define TB_FRAME_HEADER_SIZE 8
 #define TB_FRAME_TRAILER_SIZE 4
-#define TB_RUN_REQUEST_SIZE 36
-#define TB_REP_HEADER_SIZE 72
+#define TB_RUN_REQUEST_SIZE 72
+#define TB_REP_HEADER_SIZE 96
 #define TB_MAX_RECORD_SIZE 16384 /* TLS plaintext limit: the RUN record_size range is 1 .. this */
 
 typedef enum tb_frame_status {
@@ -60,6 +60,17 @@ typedef struct tb_run_request {
     uint32_t total_bytes;
     uint32_t record_size;
     uint32_t first_index;
+    /* Protocol 2: two-process mode and DTLS (docs/protocol.md, docs/networks.md). */
+    uint8_t role;          /* TB_ROLE_*: both (memory) or the one peer this agent plays */
+    uint8_t protocol;      /* TB_PROTOCOL_KIND_TLS or _DTLS */
+    uint8_t family;        /* peer endpoint: 0 none (memory), 4 IPv4, 6 IPv6 */
+    uint8_t max_fragment;  /* RFC 6066 max_fragment_length code: 0 none, 1 = 512 .. 4 = 4096 */
+    uint8_t addr[16];      /* the server's address (network order; IPv4 in the first 4 bytes) */
+    uint16_t port;         /* the server's port (server: 0 = any free port) */
+    uint16_t tcp_mss;      /* TCP_MAXSEG, 0 = the kernel's */
+    uint16_t dtls_timeout_min_ms; /* DTLS initial retransmission timeout, 0 = the library's */
+    uint16_t dtls_timeout_max_ms; /* DTLS maximum retransmission timeout, 0 = the library's */
+    uint16_t dtls_mtu;     /* DTLS handshake MTU (bytes per datagram), 0 = the library's */
 } tb_run_request;
 
 /* Returns 0, or -1 with a message naming the bad field in err. Checks sizes and ranges only;
@@ -80,6 +91,14 @@ typedef struct tb_rep_result {
     uint64_t start_ns;
     uint64_t handshake_wall_ns;
     uint64_t handshake_cpu_ns;
+    /* Protocol 2 (appended): packets per direction (UDP datagrams; TCP segments from TCP_INFO),
+     * the transport's retransmissions (TCP_INFO tcpi_total_retrans, DTLS flights resent) and
+     * the repetition's wall time (setup start .. close end). */
+    uint32_t packets_c2s;
+    uint32_t packets_s2c;
+    uint32_t retransmissions;
+    uint8_t role;        /* TB_ROLE_* of the agent that measured it */
+    uint64_t repetition_wall_ns;
 } tb_rep_result;
 
 void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,

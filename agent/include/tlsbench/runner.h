@@ -23,6 +23,11 @@ typedef struct tb_run_summary {
  * message in err ("unknown_suite", "unsupported", "bad_request"). */
 int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen);
 
+/* Called when a RUN's transport is ready for the other agent (a server listens):
+ * transport name and where ("127.0.0.1:4433"), so a person or a test can start the client. */
+typedef void (*tb_ready_fn)(void *ctx, const char *transport, const char *where);
+void tb_run_on_ready(tb_ready_fn fn, void *ctx);
+
 /* Runs a checked request. Returns 0, or -1 when the sink asked to stop. */
 int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
            tb_run_summary *summary);

@@ -25,6 +25,7 @@
 #include "mbedtls/pk.h"
 #include "mbedtls/ssl.h"
 #include "mbedtls/ssl_ciphersuites.h"
+#include "mbedtls/ssl_cookie.h"
 #include "mbedtls/version.h"
 #include "mbedtls/x509_crt.h"
 
@@ -234,6 +235,14 @@ struct tb_session {
     tb_io io;
     int ciphersuites[2];                /* the forced suite, 0-terminated */
     mbedtls_ecp_group_id curves[3];     /* the forced group (+ the certificate's curve) */
+    /* DTLS: the retransmission timer mbed TLS asks for (mbedtls_ssl_set_timer_cb), on the
+     * port's monotonic clock; 0 = not armed. */
+    bool dtls, server;
+    uint64_t timer_int_ns, timer_fin_ns;
+    bool timer_fired;           /* this arming's expiry was already counted */
+    uint32_t retransmissions;   /* expiries seen during the handshake: each resends a flight */
+    uint8_t peer_id[20];        /* the client's transport id (server cookies) */
+    uint8_t peer_id_len;
 };
 
 /* ---------------------------------------------------------------- optional modules */
@@ -654,14 +663,133 @@ static void tb_mbed_conf_arc4(mbedtls_ssl_config *c) { mbedtls_ssl_conf_arc4_sup
 static void tb_mbed_conf_arc4(mbedtls_ssl_config *c) { (void)c; }
 #endif
 
+/* ---------------------------------------------------------------- DTLS */
+
+#if defined(MBEDTLS_SSL_PROTO_DTLS)
+/* The timer callbacks (mbedtls_ssl_set_timer_cb): fin_ms == 0 cancels. get returns -1
+ * cancelled, 0 running, 1 intermediate delay passed, 2 final delay passed: on 2 during a
+ * handshake mbed TLS resends its last flight, so each first 2 of an arming is counted. */
+static void tb_mbed_timer_set(void *ctx, uint32_t int_ms, uint32_t fin_ms) {
+    tb_session *s = ctx;
+    uint64_t now = tb_port_now_ns();
+    s->timer_int_ns = fin_ms ? now + (uint64_t)int_ms * 1000000u : 0;
+    s->timer_fin_ns = fin_ms ? now + (uint64_t)fin_ms * 1000000u : 0;
+    s->timer_fired = false;
+}
+
+static int tb_mbed_timer_get(void *ctx) {
+    tb_session *s = ctx;
+    if (s->timer_fin_ns == 0)
+        return -1;
+    uint64_t now = tb_port_now_ns();
+    if (now < s->timer_int_ns)
+        return 0;
+    if (now < s->timer_fin_ns)
+        return 1;
+    if (!s->timer_fired && s->ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER) {
+        s->timer_fired = true;
+        s->retransmissions++;
+        tb_instant(TB_L_RETRANSMIT, s->retransmissions);
+    }
+    return 2;
+}
+#endif
+
+static uint32_t tb_mbed_timeout_ms(tb_session *s) {
+    if (!s->dtls || s->timer_fin_ns == 0)
+        return TB_NO_TIMER;
+    uint64_t now = tb_port_now_ns();
+    return now >= s->timer_fin_ns ? 0 : (uint32_t)((s->timer_fin_ns - now + 999999u) / 1000000u);
+}
+
+static uint32_t tb_mbed_retransmissions(tb_session *s) { return s->retransmissions; }
+
+/* Cookies: mbed TLS's own helpers (HMAC over the client's transport id), one key per process. */
+#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_SSL_COOKIE_C) && defined(MBEDTLS_SSL_DTLS_HELLO_VERIFY)
+static mbedtls_ssl_cookie_ctx tb_mbed_cookie;
+static bool tb_mbed_cookie_ready;
+static int tb_mbed_conf_cookies(mbedtls_ssl_config *c, bool on) {
+    if (!on) { /* the defaults are dummies that demand a cookie and reject every one */
+        mbedtls_ssl_conf_dtls_cookies(c, NULL, NULL, NULL);
+        return 0;
+    }
+    if (!tb_mbed_cookie_ready) {
+        mbedtls_ssl_cookie_init(&tb_mbed_cookie);
+        int ret = mbedtls_ssl_cookie_setup(&tb_mbed_cookie, mbedtls_ctr_drbg_random, &tb_mbed.drbg);
+        if (ret != 0)
+            return ret;
+        tb_mbed_cookie_ready = true;
+    }
+    mbedtls_ssl_conf_dtls_cookies(c, mbedtls_ssl_cookie_write, mbedtls_ssl_cookie_check, &tb_mbed_cookie);
+    return 0;
+}
+static int tb_mbed_set_transport_id(tb_session *s) {
+    return mbedtls_ssl_set_client_transport_id(&s->ssl, s->peer_id, s->peer_id_len);
+}
+#elif defined(MBEDTLS_SSL_PROTO_DTLS)
+static int tb_mbed_conf_cookies(mbedtls_ssl_config *c, bool on) {
+    (void)c;
+    return on ? MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE : 0;
+}
+static int tb_mbed_set_transport_id(tb_session *s) { (void)s; return 0; }
+#else /* no DTLS in the build: nothing to configure */
+static int tb_mbed_set_transport_id(tb_session *s) { (void)s; return 0; }
+#endif
+
+#if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
+/* RFC 6066 codes 1..4 are mbed TLS's MBEDTLS_SSL_MAX_FRAG_LEN_512..4096. */
+static int tb_mbed_conf_mfl(mbedtls_ssl_config *c, uint8_t code) {
+    return code ? mbedtls_ssl_conf_max_frag_len(c, code) : 0;
+}
+#else
+static int tb_mbed_conf_mfl(mbedtls_ssl_config *c, uint8_t code) {
+    (void)c;
+    return code ? MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE : 0;
+}
+#endif
+
+#if defined(MBEDTLS_SSL_PROTO_DTLS)
+static int tb_mbed_conf_dtls(tb_session *s, const tb_conn_config *cfg) {
+    uint32_t lo = cfg->dtls_timeout_min_ms ? cfg->dtls_timeout_min_ms : MBEDTLS_SSL_DTLS_TIMEOUT_DFL_MIN;
+    uint32_t hi = cfg->dtls_timeout_max_ms ? cfg->dtls_timeout_max_ms : MBEDTLS_SSL_DTLS_TIMEOUT_DFL_MAX;
+    mbedtls_ssl_conf_handshake_timeout(&s->conf, lo, hi > lo ? hi : lo);
+    return s->server ? tb_mbed_conf_cookies(&s->conf, cfg->options & TB_OPTION_DTLS_COOKIES) : 0;
+}
+/* After mbedtls_ssl_setup: the timer, the MTU and (server) the client's id for cookies. */
+static int tb_mbed_ssl_dtls(tb_session *s, const tb_conn_config *cfg) {
+    mbedtls_ssl_set_timer_cb(&s->ssl, s, tb_mbed_timer_set, tb_mbed_timer_get);
+    if (cfg->dtls_mtu)
+        mbedtls_ssl_set_mtu(&s->ssl, cfg->dtls_mtu);
+    return s->server ? tb_mbed_set_transport_id(s) : 0;
+}
+#else
+static int tb_mbed_conf_dtls(tb_session *s, const tb_conn_config *cfg) {
+    (void)s;
+    (void)cfg;
+    return MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE;
+}
+static int tb_mbed_ssl_dtls(tb_session *s, const tb_conn_config *cfg) {
+    (void)s;
+    (void)cfg;
+    return MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE;
+}
+#endif
+
 /* Everything that can fail in mbed TLS's configuration calls, in order; 0 or its code. */
 static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *suite, const tb_conn_config *cfg,
                              const tb_mbed_group *dh) {
     bool server = peer == TB_PEER_SERVER;
     const tb_mbed_cred *cred = &tb_mbed.creds[cfg->credential];
     bool certs = tb_credential_pem_find(cfg->credential) != NULL;
+    s->dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
+    s->server = server;
     int ret = mbedtls_ssl_config_defaults(&s->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
-                                          MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+                                          s->dtls ? MBEDTLS_SSL_TRANSPORT_DATAGRAM : MBEDTLS_SSL_TRANSPORT_STREAM,
+                                          MBEDTLS_SSL_PRESET_DEFAULT);
+    if (ret == 0 && s->dtls)
+        ret = tb_mbed_conf_dtls(s, cfg);
+    if (ret == 0)
+        ret = tb_mbed_conf_mfl(&s->conf, cfg->max_fragment);
     if (ret != 0)
         return ret;
     mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, &tb_mbed.drbg);
@@ -689,6 +817,8 @@ static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *s
         ret = mbedtls_ssl_setup(&s->ssl, &s->conf);
     if (ret == 0 && !server)
         ret = mbedtls_ssl_set_hostname(&s->ssl, TB_CREDENTIAL_HOSTNAME);
+    if (ret == 0 && s->dtls)
+        ret = tb_mbed_ssl_dtls(s, cfg);
     mbedtls_ssl_set_bio(&s->ssl, s, tb_mbed_send, tb_mbed_recv, NULL);
     return ret;
 }
@@ -717,6 +847,8 @@ static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, 
     mbedtls_ssl_init(&s->ssl);
     mbedtls_ssl_config_init(&s->conf);
     s->io = io;
+    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
+    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
     const tb_mbed_group *dh = NULL;
     if (tb_mbed_pick_group(s, suite, cfg, &dh, err, errlen) != 0) {
         tb_mbed_session_free(s);
@@ -736,6 +868,15 @@ static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, 
 
 /* ---------------------------------------------------------------- handshake and records */
 
+/* A DTLS server that sent a HelloVerifyRequest keeps no state: reset, and wait for the
+ * client's second ClientHello (with the cookie) from the same transport id. */
+static int tb_mbed_after_hello_verify(tb_session *s) {
+    int ret = mbedtls_ssl_session_reset(&s->ssl);
+    if (ret == 0)
+        ret = tb_mbed_set_transport_id(s);
+    return ret == 0 ? MBEDTLS_ERR_SSL_WANT_READ : ret;
+}
+
 static tb_step_result tb_mbed_step(tb_session *s, int32_t *lib_error) {
     if (s->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER)
         return TB_STEP_DONE;
@@ -747,6 +888,8 @@ static tb_step_result tb_mbed_step(tb_session *s, int32_t *lib_error) {
     tb_begin(label);
     int ret = mbedtls_ssl_handshake_step(&s->ssl);
     tb_end(label, (uint64_t)(int64_t)ret);
+    if (ret == MBEDTLS_ERR_SSL_HELLO_VERIFY_REQUIRED) /* the HelloVerifyRequest is out: start over */
+        ret = tb_mbed_after_hello_verify(s);
     if (ret == 0)
         return s->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER ? TB_STEP_DONE : TB_STEP_CONTINUE;
     if (ret == MBEDTLS_ERR_SSL_WANT_READ || ret == MBEDTLS_ERR_SSL_WANT_WRITE)
@@ -796,4 +939,6 @@ const tb_backend tb_linked_backend = {
     .close_notify = tb_mbed_close_notify,
     .session_free = tb_mbed_session_free,
     .error_text = tb_mbed_error_text,
+    .timeout_ms = tb_mbed_timeout_ms,
+    .retransmissions = tb_mbed_retransmissions,
 };

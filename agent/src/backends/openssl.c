@@ -16,6 +16,7 @@
  *   cipher         = AES-128-GCM, CHACHA20-POLY1305, AES-128-CCM-8, NULL, ...;
  *   mac            = the MAC hash, or the PRF/HKDF hash for AEAD suites. */
 #include <limits.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -280,6 +282,7 @@ typedef struct tb_ossl_cred {
     bool ready;
     char why[160]; /* why it is not ready */
     SSL_CTX *ctx[2]; /* [TB_PEER_CLIENT], [TB_PEER_SERVER] */
+    SSL_CTX *dtls[2]; /* the same over DTLS (DTLS_*_method) */
 } tb_ossl_cred;
 
 static struct {
@@ -318,6 +321,12 @@ struct tb_session {
     tb_io io;
     uint8_t peer;
     tb_ossl_steps steps;
+    /* DTLS */
+    bool dtls;
+    uint32_t timeout_min_us, timeout_max_us; /* what the timer callback hands out */
+    uint32_t retransmissions;
+    uint8_t peer_id[20]; /* the client's transport id: the server's cookies bind to it */
+    uint8_t peer_id_len;
 };
 
 SSL *tb_openssl_session_ssl(tb_session *s) { return s->ssl; }
@@ -708,13 +717,82 @@ static int tb_ossl_bio_write(BIO *bio, const char *buf, int len) {
     return n > 0 ? n : -1;
 }
 
-/* Flush: bytes were handed to the transport by write already. Everything else: unsupported. */
+/* Flush: bytes were handed to the transport by write already. Everything else (the DTLS
+ * datagram controls included: the MTU is set, not queried, SSL_OP_NO_QUERY_MTU; the timer
+ * is the session's): unsupported. */
 static long tb_ossl_bio_ctrl(BIO *bio, int cmd, long num, void *ptr) {
     (void)bio;
     (void)num;
     (void)ptr;
     return cmd == BIO_CTRL_FLUSH ? 1 : 0;
 }
+
+/* ---------------------------------------------------------------- DTLS */
+
+/* OpenSSL cannot ask our BIO for the path MTU: without a RUN MTU, an Ethernet path's
+ * (1500 minus IPv4 and UDP headers). */
+#define TB_OSSL_DTLS_DEFAULT_MTU 1472
+#define TB_OSSL_DTLS_DEFAULT_MIN_US 1000000u  /* OpenSSL's own: 1 s, doubling ... */
+#define TB_OSSL_DTLS_DEFAULT_MAX_US 60000000u /* ... up to 60 s */
+
+static unsigned char tb_ossl_cookie_secret[32];
+static bool tb_ossl_cookie_secret_ready;
+
+/* cookie = SHA-256(process secret || the client's transport id), first 16 bytes. */
+static int tb_ossl_cookie_make(SSL *ssl, unsigned char *cookie, unsigned int *len) {
+    tb_session *s = SSL_get_app_data(ssl);
+    unsigned char in[sizeof tb_ossl_cookie_secret + sizeof s->peer_id], md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!tb_ossl_cookie_secret_ready)
+        tb_ossl_cookie_secret_ready = RAND_bytes(tb_ossl_cookie_secret, sizeof tb_ossl_cookie_secret) == 1;
+    memcpy(in, tb_ossl_cookie_secret, sizeof tb_ossl_cookie_secret);
+    memcpy(in + sizeof tb_ossl_cookie_secret, s->peer_id, s->peer_id_len);
+    if (!tb_ossl_cookie_secret_ready ||
+        EVP_Digest(in, sizeof tb_ossl_cookie_secret + s->peer_id_len, md, &mdlen, EVP_sha256(), NULL) != 1)
+        return 0;
+    memcpy(cookie, md, 16);
+    *len = 16;
+    return 1;
+}
+
+static int tb_ossl_cookie_verify(SSL *ssl, const unsigned char *cookie, unsigned int len) {
+    unsigned char want[DTLS1_COOKIE_LENGTH];
+    unsigned int n = 0;
+    return tb_ossl_cookie_make(ssl, want, &n) == 1 && n == len && CRYPTO_memcmp(want, cookie, n) == 0;
+}
+
+/* DTLS_set_timer_cb: called with 0 when a flight's timer first starts (the initial timeout)
+ * and with the last timeout when it expired (OpenSSL then resends the flight): count those. */
+static unsigned int tb_ossl_dtls_timer(SSL *ssl, unsigned int last_us) {
+    tb_session *s = SSL_get_app_data(ssl);
+    if (last_us == 0)
+        return s->timeout_min_us;
+    s->retransmissions++;
+    tb_instant(TB_L_RETRANSMIT, s->retransmissions);
+    return last_us >= s->timeout_max_us / 2 ? s->timeout_max_us : last_us * 2;
+}
+
+static void tb_ossl_configure_dtls(tb_session *s, const tb_conn_config *cfg) {
+    s->timeout_min_us = cfg->dtls_timeout_min_ms ? cfg->dtls_timeout_min_ms * 1000u : TB_OSSL_DTLS_DEFAULT_MIN_US;
+    s->timeout_max_us = cfg->dtls_timeout_max_ms ? cfg->dtls_timeout_max_ms * 1000u : TB_OSSL_DTLS_DEFAULT_MAX_US;
+    if (s->timeout_max_us < s->timeout_min_us)
+        s->timeout_max_us = s->timeout_min_us;
+    DTLS_set_timer_cb(s->ssl, tb_ossl_dtls_timer);
+    SSL_set_options(s->ssl, SSL_OP_NO_QUERY_MTU);
+    SSL_set_mtu(s->ssl, cfg->dtls_mtu ? cfg->dtls_mtu : TB_OSSL_DTLS_DEFAULT_MTU);
+    if (s->peer == TB_PEER_SERVER && (cfg->options & TB_OPTION_DTLS_COOKIES))
+        SSL_set_options(s->ssl, SSL_OP_COOKIE_EXCHANGE); /* stateful HelloVerifyRequest in SSL_accept */
+}
+
+static uint32_t tb_ossl_timeout_ms(tb_session *s) {
+    struct timeval tv;
+    if (!s->dtls || DTLSv1_get_timeout(s->ssl, &tv) != 1)
+        return TB_NO_TIMER;
+    uint64_t us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+    return (uint32_t)((us + 999u) / 1000u);
+}
+
+static uint32_t tb_ossl_retransmissions(tb_session *s) { return s->retransmissions; }
 
 /* ---------------------------------------------------------------- init */
 
@@ -738,10 +816,16 @@ static EVP_PKEY *tb_ossl_read_key(const char *pem) {
 
 /* What every session context has: no tickets, no session cache, no renegotiation, every
  * suite allowed by the security level (a session then pins one). */
-static SSL_CTX *tb_ossl_ctx_new(uint8_t peer) {
-    SSL_CTX *ctx = SSL_CTX_new(peer == TB_PEER_SERVER ? TLS_server_method() : TLS_client_method());
+static SSL_CTX *tb_ossl_ctx_new(uint8_t peer, bool dtls) {
+    const SSL_METHOD *m = peer == TB_PEER_SERVER ? (dtls ? DTLS_server_method() : TLS_server_method())
+                                                 : (dtls ? DTLS_client_method() : TLS_client_method());
+    SSL_CTX *ctx = SSL_CTX_new(m);
     if (!ctx)
         return NULL;
+    if (dtls && peer == TB_PEER_SERVER) { /* used when a RUN asks for cookies */
+        SSL_CTX_set_cookie_generate_cb(ctx, tb_ossl_cookie_make);
+        SSL_CTX_set_cookie_verify_cb(ctx, tb_ossl_cookie_verify);
+    }
     SSL_CTX_set_security_level(ctx, 0);
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
     SSL_CTX_set_num_tickets(ctx, 0);
@@ -787,15 +871,19 @@ static int tb_ossl_load_client(SSL_CTX *ctx, const tb_credential_pem *pem, char 
 
 static void tb_ossl_cred_load(tb_ossl_cred *c, uint8_t id) {
     const tb_credential_pem *pem = tb_credential_pem_find(id);
-    c->ctx[TB_PEER_CLIENT] = tb_ossl_ctx_new(TB_PEER_CLIENT);
-    c->ctx[TB_PEER_SERVER] = tb_ossl_ctx_new(TB_PEER_SERVER);
-    if (!c->ctx[TB_PEER_CLIENT] || !c->ctx[TB_PEER_SERVER]) {
+    c->ctx[TB_PEER_CLIENT] = tb_ossl_ctx_new(TB_PEER_CLIENT, false);
+    c->ctx[TB_PEER_SERVER] = tb_ossl_ctx_new(TB_PEER_SERVER, false);
+    c->dtls[TB_PEER_CLIENT] = tb_ossl_ctx_new(TB_PEER_CLIENT, true);
+    c->dtls[TB_PEER_SERVER] = tb_ossl_ctx_new(TB_PEER_SERVER, true);
+    if (!c->ctx[TB_PEER_CLIENT] || !c->ctx[TB_PEER_SERVER] || !c->dtls[TB_PEER_CLIENT] || !c->dtls[TB_PEER_SERVER]) {
         snprintf(c->why, sizeof c->why, "SSL_CTX_new failed");
         return;
     }
     /* PSK: no certificates; the key is given by the session's PSK callbacks. */
     c->ready = !pem || (tb_ossl_load_server(c->ctx[TB_PEER_SERVER], pem, c->why, sizeof c->why) == 0 &&
-                        tb_ossl_load_client(c->ctx[TB_PEER_CLIENT], pem, c->why, sizeof c->why) == 0);
+                        tb_ossl_load_client(c->ctx[TB_PEER_CLIENT], pem, c->why, sizeof c->why) == 0 &&
+                        tb_ossl_load_server(c->dtls[TB_PEER_SERVER], pem, c->why, sizeof c->why) == 0 &&
+                        tb_ossl_load_client(c->dtls[TB_PEER_CLIENT], pem, c->why, sizeof c->why) == 0);
 }
 
 /* DH parameters of an RFC 7919 group, for a TLS 1.2 DHE server (OpenSSL 3.0 does not
@@ -852,6 +940,8 @@ static void tb_ossl_deinit(void) {
     for (size_t i = 0; i < TB_OSSL_CRED_SLOTS; i++) {
         SSL_CTX_free(tb_ossl.creds[i].ctx[0]);
         SSL_CTX_free(tb_ossl.creds[i].ctx[1]);
+        SSL_CTX_free(tb_ossl.creds[i].dtls[0]);
+        SSL_CTX_free(tb_ossl.creds[i].dtls[1]);
         tb_ossl.creds[i] = (tb_ossl_cred){0};
     }
     for (size_t i = 0; i < TB_COUNT(tb_ossl_groups); i++) {
@@ -955,7 +1045,7 @@ static unsigned int tb_ossl_psk_server_cb(SSL *ssl, const char *identity, unsign
 static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb_conn_config *cfg, size_t g) {
     SSL *ssl = s->ssl;
     bool server = s->peer == TB_PEER_SERVER;
-    int version = suite->tls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+    int version = s->dtls ? DTLS1_2_VERSION : suite->tls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
     int ok = SSL_set_min_proto_version(ssl, version) && SSL_set_max_proto_version(ssl, version);
     /* One suite: TLS 1.3 suites through set_ciphersuites, the others through the cipher list
      * (OpenSSL's name). The other list is left as is: the pinned version ignores it. */
@@ -981,6 +1071,10 @@ static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb
     /* The client verifies the chain and the host name (and sends it as SNI, like a real client). */
     ok = ok && (server || (SSL_set1_host(ssl, TB_CREDENTIAL_HOSTNAME) == 1 &&
                            SSL_set_tlsext_host_name(ssl, TB_CREDENTIAL_HOSTNAME) == 1));
+    /* RFC 6066 codes 1..4 are OpenSSL's TLSEXT_max_fragment_length_512..4096 (the client asks). */
+    ok = ok && (server || cfg->max_fragment == 0 || SSL_set_tlsext_max_fragment_length(ssl, cfg->max_fragment) == 1);
+    if (ok && s->dtls)
+        tb_ossl_configure_dtls(s, cfg);
     return ok;
 }
 
@@ -1001,7 +1095,9 @@ static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, 
     if (!suite || tb_ossl_pick_group(suite, cfg, &g, err, errlen) != 0)
         return NULL;
     tb_session *s = calloc(1, sizeof *s);
-    SSL_CTX *ctx = tb_ossl.creds[cfg->credential].ctx[peer == TB_PEER_SERVER ? TB_PEER_SERVER : TB_PEER_CLIENT];
+    const tb_ossl_cred *cred = &tb_ossl.creds[cfg->credential];
+    bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
+    SSL_CTX *ctx = (dtls ? cred->dtls : cred->ctx)[peer == TB_PEER_SERVER ? TB_PEER_SERVER : TB_PEER_CLIENT];
     if (!s || !(s->ssl = SSL_new(ctx))) {
         snprintf(err, errlen, "out of memory");
         free(s);
@@ -1009,6 +1105,9 @@ static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, 
     }
     s->io = io;
     s->peer = peer;
+    s->dtls = dtls;
+    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
+    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
     BIO *bio = BIO_new(tb_ossl.bio_method);
     if (bio) {
         BIO_set_data(bio, s);
@@ -1047,6 +1146,8 @@ static tb_step_result tb_ossl_step(tb_session *s, int32_t *lib_error) {
     if (SSL_is_init_finished(s->ssl))
         return TB_STEP_DONE;
     ERR_clear_error(); /* SSL_get_error() needs an empty queue before the call */
+    if (s->dtls) /* an expired timer resends the last flight here, outside any step span */
+        DTLSv1_handle_timeout(s->ssl);
     tb_ossl_steps_enter(s);
     int ret = SSL_do_handshake(s->ssl);
     tb_step_result r = tb_ossl_step_result(s->ssl, ret);
@@ -1105,4 +1206,6 @@ const tb_backend tb_linked_backend = {
     .close_notify = tb_ossl_close_notify,
     .session_free = tb_ossl_session_free,
     .error_text = tb_ossl_error_text,
+    .timeout_ms = tb_ossl_timeout_ms,
+    .retransmissions = tb_ossl_retransmissions,
 };

@@ -8,6 +8,8 @@ static const struct {
     const tb_transport_ops *ops;
 } tb_transports[] = {
     {TB_TRANSPORT_MEMORY, &tb_memory_transport},
+    {TB_TRANSPORT_TCP, &tb_tcp_transport},
+    {TB_TRANSPORT_UDP, &tb_udp_transport},
 };
 
 const tb_transport_ops *tb_transport_find(uint8_t transport) {

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* POSIX socket helpers for the tcp and udp transports. */
+#include "sock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len) {
+    memset(ss, 0, sizeof *ss);
+    if (p->family == 4) {
+        struct sockaddr_in *a = (struct sockaddr_in *)ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons(p->port);
+        memcpy(&a->sin_addr, p->addr, 4);
+        *len = sizeof *a;
+        return 0;
+    }
+    if (p->family == 6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(p->port);
+        memcpy(&a->sin6_addr, p->addr, 16);
+        *len = sizeof *a;
+        return 0;
+    }
+    return -1;
+}
+
+int tb_sock_poll(int fd, short events, uint32_t timeout_ms) {
+    struct pollfd pfd = {.fd = fd, .events = events};
+    int n;
+    do
+        n = poll(&pfd, 1, timeout_ms > INT32_MAX ? INT32_MAX : (int)timeout_ms);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return TB_WAIT_ERROR;
+    if (n == 0)
+        return TB_WAIT_TIMEOUT;
+    /* POLLHUP/POLLERR with nothing to read: let the read report it (EOF, ECONNREFUSED). */
+    return TB_WAIT_READY;
+}
+
+int tb_sock_nonblock(int fd) {
+    int flags = fcntl(fd, F_GETFL, 0);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+void tb_sock_where(int fd, char *buf, size_t len) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[INET6_ADDRSTRLEN] = "?";
+    buf[0] = '\0';
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return;
+    if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        snprintf(buf, len, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        snprintf(buf, len, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    }
+}
+
+size_t tb_sock_peer_id(const struct sockaddr_storage *ss, uint8_t *buf, size_t cap) {
+    uint8_t id[19];
+    size_t n;
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        id[0] = 6;
+        memcpy(id + 1, &a->sin6_port, 2);
+        memcpy(id + 3, &a->sin6_addr, 16);
+        n = 19;
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        id[0] = 4;
+        memcpy(id + 1, &a->sin_port, 2);
+        memcpy(id + 3, &a->sin_addr, 4);
+        n = 7;
+    }
+    n = n < cap ? n : cap;
+    memcpy(buf, id, n);
+    return n;
+}
+
+int tb_sock_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
+    uint8_t x[19], y[19];
+    size_t nx = tb_sock_peer_id(a, x, sizeof x), ny = tb_sock_peer_id(b, y, sizeof y);
+    return nx == ny && memcmp(x, y, nx) == 0;
+}
+
+void tb_sock_sleep_ms(uint32_t ms) {
+    struct timespec ts = {.tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}

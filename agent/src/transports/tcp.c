@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The TCP transport (Linux): one TLS connection per repetition between two agent
+ * processes. The server binds and listens once per RUN and accepts one connection per
+ * repetition; the client connects per repetition (retrying while the server is not up).
+ *
+ * Sockets are non-blocking: a receive with nothing there returns TB_IO_WOULD_BLOCK, the
+ * library returns WANT_READ, and the runner waits (poll) outside the library in a traced
+ * WAIT span. So a step's span never contains network waiting, the trace has the same shape
+ * as in memory mode, and the DTLS transport can share the runner's timer-driven wait.
+ * Sends complete inside the callback (poll for POLLOUT when the socket buffer is full):
+ * that wait is part of the SEND span.
+ *
+ * Counters: bytes through the callbacks (plus what the close drains), packets and
+ * retransmissions from TCP_INFO (segments in/out, including pure ACKs, SYN and FIN;
+ * tcpi_total_retrans). <linux/tcp.h>, not <netinet/tcp.h>: glibc's struct tcp_info lacks
+ * tcpi_segs_in/out. */
+#include <errno.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sock.h"
+#include "tlsbench/port.h"
+#include "tlsbench/spec_gen.h"
+
+#define TB_TCP_BACKLOG 4
+#define TB_TCP_SEND_TIMEOUT_MS 10000u /* a peer that stops reading for this long is gone */
+#define TB_TCP_DRAIN_TIMEOUT_MS 2000u /* how long the close waits for the peer's FIN */
+#define TB_TCP_RETRY_MS 20u
+
+struct tb_transport {
+    int fd;
+    uint8_t local;            /* TB_PEER_* this agent plays */
+    int in_use;
+    int shut;                 /* shutdown() done: counters final */
+    tb_link_counters c;       /* bytes from the callbacks; packets/retrans from TCP_INFO */
+    struct sockaddr_storage peer;
+};
+
+static struct {
+    tb_link_params p;
+    int prepared;
+    int listen_fd;
+    char where[64];
+    tb_transport link;
+} tb_tcp = {.listen_fd = -1, .link = {.fd = -1}};
+
+static int tb_tcp_fail(char *err, size_t errlen, const char *what) {
+    snprintf(err, errlen, "%s: %s", what, strerror(errno));
+    return -1;
+}
+
+/* The RUN's socket options (spec [options]); MSS must be set before connect/listen. */
+static int tb_tcp_set_options(int fd) {
+    int one = 1, mss = tb_tcp.p.tcp_mss;
+    if ((tb_tcp.p.options & TB_OPTION_NODELAY) && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+        return -1;
+    if ((tb_tcp.p.options & TB_OPTION_QUICKACK) && setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one) != 0)
+        return -1;
+    if (mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss) != 0)
+        return -1;
+    return 0;
+}
+
+static int tb_tcp_prepare(const tb_link_params *p, char *err, size_t errlen) {
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    tb_tcp.p = *p;
+    tb_tcp.prepared = 1;
+    tb_tcp.where[0] = '\0';
+    if (tb_sock_addr(p, &ss, &sl) != 0) {
+        snprintf(err, errlen, "address family %u is not 4 or 6", (unsigned)p->family);
+        return -1;
+    }
+    if (p->role != TB_ROLE_SERVER)
+        return 0;
+    int one = 1;
+    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return tb_tcp_fail(err, errlen, "socket");
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 || tb_tcp_set_options(fd) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, TB_TCP_BACKLOG) != 0) {
+        tb_tcp_fail(err, errlen, "binding the server's TCP socket");
+        close(fd);
+        return -1;
+    }
+    tb_tcp.listen_fd = fd;
+    tb_sock_where(fd, tb_tcp.where, sizeof tb_tcp.where);
+    return 0;
+}
+
+static void tb_tcp_release(void) {
+    if (tb_tcp.listen_fd >= 0)
+        close(tb_tcp.listen_fd);
+    tb_tcp.listen_fd = -1;
+    tb_tcp.prepared = 0;
+    tb_tcp.where[0] = '\0';
+}
+
+static const char *tb_tcp_where(void) { return tb_tcp.where; }
+
+static int tb_tcp_accept(char *err, size_t errlen) {
+    int rc = tb_sock_poll(tb_tcp.listen_fd, POLLIN, TB_SOCK_CONNECT_TIMEOUT_MS);
+    if (rc != TB_WAIT_READY) {
+        snprintf(err, errlen, "no client connected to %s within %u ms", tb_tcp.where,
+                 (unsigned)TB_SOCK_CONNECT_TIMEOUT_MS);
+        return -1;
+    }
+    socklen_t sl = sizeof tb_tcp.link.peer;
+    int fd = accept(tb_tcp.listen_fd, (struct sockaddr *)&tb_tcp.link.peer, &sl);
+    if (fd < 0)
+        return tb_tcp_fail(err, errlen, "accept");
+    return fd;
+}
+
+/* Connects, retrying while nobody listens yet (the server agent may start later). */
+static int tb_tcp_connect(char *err, size_t errlen) {
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    tb_sock_addr(&tb_tcp.p, &ss, &sl);
+    uint64_t deadline = tb_port_now_ns() + (uint64_t)TB_SOCK_CONNECT_TIMEOUT_MS * 1000000u;
+    for (;;) {
+        int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+        if (fd < 0)
+            return tb_tcp_fail(err, errlen, "socket");
+        if (tb_tcp_set_options(fd) != 0) {
+            tb_tcp_fail(err, errlen, "setting the RUN's TCP options");
+            close(fd);
+            return -1;
+        }
+        if (connect(fd, (struct sockaddr *)&ss, sl) == 0) {
+            tb_tcp.link.peer = ss;
+            return fd;
+        }
+        int e = errno;
+        close(fd);
+        errno = e;
+        if (e != ECONNREFUSED || tb_port_now_ns() > deadline)
+            return tb_tcp_fail(err, errlen, "connect");
+        tb_sock_sleep_ms(TB_TCP_RETRY_MS);
+    }
+}
+
+static tb_transport *tb_tcp_open(char *err, size_t errlen) {
+    tb_transport *t = &tb_tcp.link;
+    if (!tb_tcp.prepared || t->in_use) {
+        snprintf(err, errlen, t->in_use ? "the tcp transport is already open (one connection at a time)"
+                                        : "the tcp transport needs an endpoint (a RUN with role and peer)");
+        return NULL;
+    }
+    int server = tb_tcp.p.role == TB_ROLE_SERVER;
+    int fd = server ? tb_tcp_accept(err, errlen) : tb_tcp_connect(err, errlen);
+    if (fd < 0)
+        return NULL;
+    if (tb_sock_nonblock(fd) != 0 || (server && tb_tcp_set_options(fd) != 0)) {
+        tb_tcp_fail(err, errlen, "configuring the connection");
+        close(fd);
+        return NULL;
+    }
+    *t = (tb_transport){.fd = fd, .local = server ? TB_PEER_SERVER : TB_PEER_CLIENT, .in_use = 1, .peer = t->peer};
+    return t;
+}
+
+static int tb_tcp_send(void *ctx, const uint8_t *buf, size_t len) {
+    tb_transport *t = ctx;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = send(t->fd, buf + done, len - done, MSG_NOSIGNAL);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        if (n < 0 && errno != EINTR && tb_sock_poll(t->fd, POLLOUT, TB_TCP_SEND_TIMEOUT_MS) != TB_WAIT_READY)
+            return -1;
+    }
+    t->c.bytes[t->local] += done;
+    return done > INT32_MAX ? INT32_MAX : (int)done;
+}
+
+static void tb_tcp_quickack(const tb_transport *t) {
+    int one = 1;
+    if (tb_tcp.p.options & TB_OPTION_QUICKACK) /* not sticky in Linux: re-armed after each read */
+        setsockopt(t->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+}
+
+static int tb_tcp_recv(void *ctx, uint8_t *buf, size_t len) {
+    tb_transport *t = ctx;
+    ssize_t n;
+    do
+        n = recv(t->fd, buf, len > INT32_MAX ? INT32_MAX : len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        t->c.bytes[1 - t->local] += (uint64_t)n;
+        tb_tcp_quickack(t);
+        return (int)n;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return TB_IO_WOULD_BLOCK;
+    return -1; /* 0: the peer closed; < 0: a socket error */
+}
+
+static tb_io tb_tcp_endpoint(tb_transport *t, uint8_t peer) {
+    if (peer != t->local)
+        return (tb_io){0};
+    return (tb_io){.send = tb_tcp_send, .recv = tb_tcp_recv, .ctx = t};
+}
+
+static int tb_tcp_wait(tb_transport *t, uint8_t peer, uint32_t timeout_ms) {
+    return peer == t->local ? tb_sock_poll(t->fd, POLLIN, timeout_ms) : TB_WAIT_ERROR;
+}
+
+static int tb_tcp_pending(tb_transport *t, uint8_t peer) { return tb_tcp_wait(t, peer, 0) == TB_WAIT_READY; }
+
+/* The local peer is done: half-close, then read (and count) what the peer still sends
+ * (its close_notify) until its FIN, so both agents' byte counts cover the same bytes. */
+static void tb_tcp_finish(tb_transport *t) {
+    uint8_t buf[4096];
+    if (t->shut)
+        return;
+    t->shut = 1;
+    shutdown(t->fd, SHUT_WR);
+    uint64_t deadline = tb_port_now_ns() + (uint64_t)TB_TCP_DRAIN_TIMEOUT_MS * 1000000u;
+    while (tb_port_now_ns() < deadline && tb_sock_poll(t->fd, POLLIN, TB_TCP_DRAIN_TIMEOUT_MS) == TB_WAIT_READY) {
+        ssize_t n = recv(t->fd, buf, sizeof buf, 0);
+        if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR)))
+            break;
+        if (n > 0)
+            t->c.bytes[1 - t->local] += (uint64_t)n;
+    }
+}
+
+static void tb_tcp_stats(tb_transport *t, tb_link_counters *out) {
+    struct tcp_info ti;
+    socklen_t sl = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    *out = t->c;
+    if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &sl) != 0)
+        return;
+    out->packets[t->local] = ti.tcpi_segs_out;
+    out->packets[1 - t->local] = ti.tcpi_segs_in;
+    out->retransmissions = ti.tcpi_total_retrans;
+}
+
+static void tb_tcp_counters(tb_transport *t, uint64_t *c2s, uint64_t *s2c) {
+    *c2s = t->c.bytes[TB_PEER_CLIENT];
+    *s2c = t->c.bytes[TB_PEER_SERVER];
+}
+
+static size_t tb_tcp_peer_id(tb_transport *t, uint8_t *buf, size_t cap) { return tb_sock_peer_id(&t->peer, buf, cap); }
+
+static void tb_tcp_close(tb_transport *t) {
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    t->in_use = 0;
+}
+
+const tb_transport_ops tb_tcp_transport = {
+    .name = "tcp",
+    .prepare = tb_tcp_prepare,
+    .release = tb_tcp_release,
+    .open = tb_tcp_open,
+    .endpoint = tb_tcp_endpoint,
+    .pending = tb_tcp_pending,
+    .counters = tb_tcp_counters,
+    .stats = tb_tcp_stats,
+    .wait = tb_tcp_wait,
+    .peer_id = tb_tcp_peer_id,
+    .where = tb_tcp_where,
+    .finish = tb_tcp_finish,
+    .close = tb_tcp_close,
+};
