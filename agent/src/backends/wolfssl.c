@@ -22,6 +22,8 @@
 #include <wolfssl/version.h>
 #include <wolfssl/wolfcrypt/dh.h>
 #include <wolfssl/wolfcrypt/ecc.h>
+#include <wolfssl/wolfcrypt/sha256.h>
+#include <wolfssl/error-ssl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +170,8 @@ typedef enum tb_wolf_group_kind {
     TB_WOLF_GROUPS_TLS13  /* TLS 1.3: any group (key share), default X25519 */
 } tb_wolf_group_kind;
 
-typedef enum tb_wolf_version { TB_WOLF_TLS1_2, TB_WOLF_TLS1_3, TB_WOLF_N_VERSIONS } tb_wolf_version;
+/* DTLS 1.2 is a "version" here only for its contexts (DTLS methods); suites are TLS 1.2/1.3. */
+typedef enum tb_wolf_version { TB_WOLF_TLS1_2, TB_WOLF_TLS1_3, TB_WOLF_DTLS1_2, TB_WOLF_N_VERSIONS } tb_wolf_version;
 
 typedef struct tb_wolf_kex {
     const char *iana;           /* what the IANA name holds between "TLS_" and "_WITH_" */
@@ -370,6 +373,12 @@ struct tb_session {
     uint8_t peer;
     uint32_t turns; /* connect/accept calls so far */
     bool done;
+    /* DTLS: wolfSSL in non-blocking mode does not watch time; we do (docs/networks.md). */
+    bool dtls;
+    uint64_t deadline_ns;     /* when the current flight's timer expires; 0 = not armed */
+    uint32_t retransmissions; /* wolfSSL_dtls_got_timeout() calls */
+    uint8_t peer_id[20];
+    uint8_t peer_id_len;
 };
 
 /* ---------------------------------------------------------------- suite table */
@@ -519,12 +528,16 @@ static void tb_wolf_describe_build(tb_json *out) {
 static WOLFSSL_METHOD *(*const tb_wolf_methods[TB_WOLF_N_VERSIONS][2])(void) = {
     [TB_WOLF_TLS1_2] = {[TB_PEER_CLIENT] = wolfTLSv1_2_client_method, [TB_PEER_SERVER] = wolfTLSv1_2_server_method},
     [TB_WOLF_TLS1_3] = {[TB_PEER_CLIENT] = wolfTLSv1_3_client_method, [TB_PEER_SERVER] = wolfTLSv1_3_server_method},
+    [TB_WOLF_DTLS1_2] = {[TB_PEER_CLIENT] = wolfDTLSv1_2_client_method,
+                         [TB_PEER_SERVER] = wolfDTLSv1_2_server_method},
 };
 
-static const char *const tb_wolf_version_names[] = {[TB_WOLF_TLS1_2] = "TLS1.2", [TB_WOLF_TLS1_3] = "TLS1.3"};
+static const char *const tb_wolf_version_names[] = {[TB_WOLF_TLS1_2] = "TLS1.2", [TB_WOLF_TLS1_3] = "TLS1.3",
+                                                    [TB_WOLF_DTLS1_2] = "DTLS1.2"};
 
 static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
 static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
+static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx);
 
 static int tb_wolf_pem_len(const char *pem) { return (int)strlen(pem); }
 
@@ -560,6 +573,8 @@ static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_version v, uint8_t peer, u
     }
     wolfSSL_CTX_SetIORecv(c->ctx, tb_wolf_recv_cb);
     wolfSSL_CTX_SetIOSend(c->ctx, tb_wolf_send_cb);
+    if (v == TB_WOLF_DTLS1_2) /* the default cookie reads the socket's peer: there is no socket */
+        wolfSSL_CTX_SetGenCookie(c->ctx, tb_wolf_cookie_cb);
     wolfSSL_CTX_set_session_cache_mode(c->ctx, WOLFSSL_SESS_CACHE_OFF);
     tb_wolf_ctx_no_tickets(c->ctx);
     /* The client verifies the server's chain; the server asks no client certificate. */
@@ -610,10 +625,12 @@ static void tb_wolf_deinit(void) {
 
 /* ---------------------------------------------------------------- I/O callbacks */
 
-/* The tb_io functions are already traced as I/O by the core. */
+/* The tb_io functions are already traced as I/O by the core. A send starts a new flight (or
+ * resends one): its timer is armed at the next WANT_READ. */
 static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
     (void)ssl;
     tb_session *s = ctx;
+    s->deadline_ns = 0;
     int n = s->io.send(s->io.ctx, (const uint8_t *)buf, (size_t)sz);
     return n == TB_IO_WOULD_BLOCK ? WOLFSSL_CBIO_ERR_WANT_WRITE : n < 0 ? WOLFSSL_CBIO_ERR_GENERAL : n;
 }
@@ -624,6 +641,63 @@ static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
     int n = s->io.recv(s->io.ctx, (uint8_t *)buf, (size_t)sz);
     return n == TB_IO_WOULD_BLOCK ? WOLFSSL_CBIO_ERR_WANT_READ : n < 0 ? WOLFSSL_CBIO_ERR_GENERAL : n;
 }
+
+/* ---------------------------------------------------------------- DTLS */
+
+/* The cookie of a HelloVerifyRequest: SHA-256 of a per-process secret and the client's
+ * transport id (the session's), cut to what wolfSSL asks. */
+static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx) {
+    (void)ctx;
+    static uint64_t secret;
+    tb_session *s = wolfSSL_get_app_data(ssl);
+    uint8_t in[sizeof secret + sizeof s->peer_id], md[WC_SHA256_DIGEST_SIZE];
+    if (!secret)
+        secret = tb_port_now_ns() | 1u; /* unpredictable enough for a benchmark's loopback */
+    memcpy(in, &secret, sizeof secret);
+    memcpy(in + sizeof secret, s->peer_id, s->peer_id_len);
+    if (wc_Sha256Hash(in, (word32)(sizeof secret + s->peer_id_len), md) != 0)
+        return GEN_COOKIE_E;
+    int n = sz < (int)sizeof md ? sz : (int)sizeof md;
+    memcpy(buf, md, (size_t)n);
+    return n;
+}
+
+/* RUN timeouts are ms; wolfSSL's are whole seconds (at least 1). */
+static int tb_wolf_seconds(uint16_t ms) { return ms ? (ms + 999) / 1000 : 0; }
+
+static int tb_wolf_configure_dtls(tb_session *s, const tb_conn_config *cfg) {
+    wolfSSL_dtls_set_using_nonblock(s->ssl, 1);
+    int ret = WOLFSSL_SUCCESS;
+    if (cfg->dtls_timeout_max_ms)
+        ret = wolfSSL_dtls_set_timeout_max(s->ssl, tb_wolf_seconds(cfg->dtls_timeout_max_ms));
+    if (ret == WOLFSSL_SUCCESS && cfg->dtls_timeout_min_ms)
+        ret = wolfSSL_dtls_set_timeout_init(s->ssl, tb_wolf_seconds(cfg->dtls_timeout_min_ms));
+    return ret;
+}
+
+/* Before a turn: an expired flight timer resends the flight (counted, traced). */
+static void tb_wolf_check_timer(tb_session *s) {
+    if (!s->dtls || s->done || s->deadline_ns == 0 || tb_port_now_ns() < s->deadline_ns)
+        return;
+    s->deadline_ns = 0;
+    s->retransmissions++;
+    tb_instant(TB_L_RETRANSMIT, s->retransmissions);
+    wolfSSL_dtls_got_timeout(s->ssl);
+}
+
+static void tb_wolf_arm_timer(tb_session *s) {
+    if (s->dtls && s->deadline_ns == 0)
+        s->deadline_ns = tb_port_now_ns() + (uint64_t)wolfSSL_dtls_get_current_timeout(s->ssl) * 1000000000u;
+}
+
+static uint32_t tb_wolf_timeout_ms(tb_session *s) {
+    if (!s->dtls || s->done || s->deadline_ns == 0)
+        return TB_NO_TIMER;
+    uint64_t now = tb_port_now_ns();
+    return now >= s->deadline_ns ? 0 : (uint32_t)((s->deadline_ns - now + 999999u) / 1000000u);
+}
+
+static uint32_t tb_wolf_retransmissions(tb_session *s) { return s->retransmissions; }
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -716,7 +790,12 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     const tb_wolf_group *g = suite ? tb_wolf_pick_group(suite, cfg, &no_group, err, errlen) : NULL;
     if (!suite || (!g && !no_group))
         return NULL;
-    const tb_wolf_ctx *c = &tb_wolf.ctx[suite->version][peer][cfg->credential];
+    bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
+    if (dtls && (cfg->dtls_mtu || cfg->max_fragment)) {
+        snprintf(err, errlen, "this wolfSSL build has no wolfSSL_dtls_set_mtu; max_fragment is not wired yet");
+        return NULL;
+    }
+    const tb_wolf_ctx *c = &tb_wolf.ctx[dtls ? TB_WOLF_DTLS1_2 : suite->version][peer][cfg->credential];
     if (!c->ctx) {
         snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), c->why);
         return NULL;
@@ -732,6 +811,9 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     }
     s->io = io;
     s->peer = peer;
+    s->dtls = dtls;
+    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
+    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
     s->ssl = wolfSSL_new(c->ctx);
     const char *what = "wolfSSL_new";
     int ret = s->ssl ? WOLFSSL_SUCCESS : WOLFSSL_FAILURE;
@@ -742,6 +824,10 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     if (ret == WOLFSSL_SUCCESS) {
         what = "the group";
         ret = tb_wolf_set_group(s->ssl, peer, suite, g);
+    }
+    if (ret == WOLFSSL_SUCCESS && dtls) {
+        what = "the DTLS settings";
+        ret = tb_wolf_configure_dtls(s, cfg);
     }
     if (ret == WOLFSSL_SUCCESS && peer == TB_PEER_CLIENT && tb_credential_pem_find(cfg->credential)) {
         what = "wolfSSL_check_domain_name";
@@ -755,6 +841,7 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     }
     wolfSSL_SetIOReadCtx(s->ssl, s);
     wolfSSL_SetIOWriteCtx(s->ssl, s);
+    wolfSSL_set_app_data(s->ssl, s);
     return s;
 }
 
@@ -773,6 +860,7 @@ static bool tb_wolf_would_block(int err) { return err == WOLFSSL_ERROR_WANT_READ
 static tb_step_result tb_wolf_step(tb_session *s, int32_t *lib_error) {
     if (s->done)
         return TB_STEP_DONE;
+    tb_wolf_check_timer(s);
     uint16_t label = tb_wolfssl_turn_label(s->turns++);
     tb_begin(label);
     int ret = tb_wolf_handshake_call[s->peer](s->ssl);
@@ -781,8 +869,10 @@ static tb_step_result tb_wolf_step(tb_session *s, int32_t *lib_error) {
     s->done = ret == WOLFSSL_SUCCESS;
     if (s->done)
         return TB_STEP_DONE;
-    if (tb_wolf_would_block(err))
+    if (tb_wolf_would_block(err)) {
+        tb_wolf_arm_timer(s);
         return TB_STEP_WANT_READ;
+    }
     *lib_error = err;
     return TB_STEP_ERROR;
 }
@@ -846,4 +936,6 @@ const tb_backend tb_linked_backend = {
     .close_notify = tb_wolf_close_notify,
     .session_free = tb_wolf_session_free,
     .error_text = tb_wolf_error_text,
+    .timeout_ms = tb_wolf_timeout_ms,
+    .retransmissions = tb_wolf_retransmissions,
 };
