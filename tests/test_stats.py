@@ -2,7 +2,9 @@
 """Statistics: properties (hypothesis) and known values."""
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -58,12 +60,24 @@ def test_exact_median_bootstrap_matches_resampling():
         assert np.percentile(exact, [2.5, 50, 97.5]) == pytest.approx(np.percentile(resampled, [2.5, 50, 97.5]), rel=0.03)
 
 
-@given(st.integers(1, 60).map(lambda h: 2 * h), st.integers(0, 2**32 - 1))
-def test_even_sample_medians_from_counts_equal_numpy_medians(n, seed):
-    rng = np.random.default_rng(seed)
-    xs = np.sort(rng.normal(size=n).round(1))  # rounding makes ties, the case counts must get right
-    picks = rng.integers(0, n, size=(50, n))
-    assert np.array_equal(S._resampled_even_medians(xs, picks), np.median(xs[picks], axis=1))
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_even_median_law_equals_enumeration_of_every_resample(n):
+    """P(J1 = a, J2 = b) for the middle order statistics' positions, against all n**n resamples."""
+    k = n // 2
+    p_lo = np.diff(np.r_[0, S._order_stat_cdf(n, k)])
+    same = S._upper_middle_coincides(n, k)
+    counts = Counter()
+    for picks in itertools.product(range(n), repeat=n):
+        s = sorted(picks)
+        counts[(s[k - 1], s[k])] += 1
+    for (a, b), count in counts.items():
+        above = n - a - 1
+        if a == b:
+            law = p_lo[a] * same[a]
+        else:  # the least of n − k uniform draws from the `above` larger values is b − a
+            m = b - a
+            law = p_lo[a] * (1 - same[a]) * ((above - m + 1) ** (n - k) - (above - m) ** (n - k)) / above ** (n - k)
+        assert law == pytest.approx(count / n ** n, abs=1e-12)
 
 
 def test_seeded_and_reproducible():

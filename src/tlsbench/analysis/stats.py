@@ -9,9 +9,10 @@
   median's distribution is known in closed form (Efron 1982, *The Jackknife, the
   Bootstrap and Other Resampling Plans*, §5.2): P(X*₍ₖ₎ ≤ x₍ⱼ₎) = P(Binom(n, j/n) ≥ k).
   We draw B seeded medians from that distribution (inverse CDF), which is the same
-  distribution as resampling B times, at O(n + B log n) instead of O(B n). For even n,
-  small samples are resampled; large ones (n·B > 2·10⁶) draw the two middle order
-  statistics with one shared uniform (comonotone coupling: they nearly coincide there).
+  distribution as resampling B times, at O(n + B log n) instead of O(B n). For even n the
+  median is the mean of X*₍ₖ₎ and X*₍ₖ₊₁₎ (k = n/2): X*₍ₖ₎ is drawn as above, then
+  X*₍ₖ₊₁₎ from its exact law given X*₍ₖ₎ (see _upper_middle_coincides), again without
+  resampling.
 - Bootstrap of the mean: seeded resampling (percentile interval; cf. asv asv/_stats.py,
   which also uses resampling for its confidence intervals). Above 2·10⁶ draws (n > 2000 at
   1000 resamples) the resampled mean is drawn from its normal limit N(x̄, σ̂²/n).
@@ -20,12 +21,13 @@
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import bdtrc  # binomial upper tail; scipy.stats costs ~2 s to import
+from scipy.special import bdtrc, gammaln, xlog1py, xlogy  # scipy.stats costs ~2 s to import
 
 CONFIDENCE = 0.95
 N_BOOT = 4000          # bootstrap draws (medians are cheap: see module docstring)
@@ -82,13 +84,16 @@ def tukey_counts(x: np.ndarray) -> tuple[int, int]:
     return int(np.count_nonzero(beyond > 1.5 * iqr)) - severe, severe
 
 
+@functools.lru_cache(maxsize=256)  # samples of one experiment share a few sizes
 def _order_stat_cdf(n: int, k: int) -> np.ndarray:
     """CDF of the rank of the k-th order statistic (1-based) of a bootstrap resample:
     element j (0-based) is P(X*₍ₖ₎ ≤ x₍ⱼ₊₁₎) = P(Binom(n, (j+1)/n) ≥ k)."""
     p = np.arange(1, n + 1) / n
     cdf = bdtrc(k - 1, n, p)  # P(Binom(n, p) > k − 1)
     cdf[-1] = 1.0
-    return np.maximum.accumulate(cdf)
+    cdf = np.maximum.accumulate(cdf)
+    cdf.setflags(write=False)  # cached: shared by every caller
+    return cdf
 
 
 def boot_medians(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) -> np.ndarray:
@@ -101,21 +106,48 @@ def boot_medians(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) 
     lo = np.searchsorted(_order_stat_cdf(n, (n + 1) // 2), u)
     if n % 2:
         return xs[lo]
-    if n * n_boot <= MAX_RESAMPLED:  # even and small: resample (the pair has no simple law)
-        return _resampled_even_medians(xs, rng.integers(0, n, size=(n_boot, n)))
-    hi = np.searchsorted(_order_stat_cdf(n, n // 2 + 1), u)
-    return (xs[np.minimum(lo, n - 1)] + xs[np.minimum(hi, n - 1)]) / 2
+    hi = lo + _upper_middle_offset(n, lo, rng)
+    return (xs[lo] + xs[hi]) / 2
 
 
-def _resampled_even_medians(xs: np.ndarray, picks: np.ndarray) -> np.ndarray:
-    """Medians of the resamples xs[picks[b]] (n even), from how often each sorted value was
-    picked: the two middle order statistics are where the cumulative counts reach n/2 and
-    n/2 + 1. The same numbers as np.median of each resample, without sorting any (3× faster)."""
-    n_boot, n = picks.shape
-    rows = picks + (np.arange(n_boot) * n)[:, None]
-    below = np.bincount(rows.ravel(), minlength=n_boot * n).reshape(n_boot, n).cumsum(axis=1)
+# C(j−1), the resample's count of values below x₍ⱼ₎, lies within this many of k−1 whenever
+# P(X*₍ₖ₎ = x₍ⱼ₎) is not negligible: the values equal to x₍ⱼ₎ number ~1 on average, so
+# needing 64 of them has probability < 1e-80.
+_COUNT_WINDOW = 64
+
+
+@functools.lru_cache(maxsize=256)
+def _upper_middle_coincides(n: int, k: int) -> np.ndarray:
+    """P(X*₍ₖ₊₁₎ = x₍ⱼ₎ | X*₍ₖ₎ = x₍ⱼ₎) for j = 1..n, n values resampled n times.
+    With C(j) the count of resampled values ≤ x₍ⱼ₎: X*₍ₖ₎ = x₍ⱼ₎ iff C(j−1) < k ≤ C(j), and
+    the upper middle coincides iff C(j) > k. C(j−1) ~ Binom(n, (j−1)/n), and given it the
+    draws equal to x₍ⱼ₎ are Binom(n − C(j−1), 1/(n−j+1))."""
+    coincide = np.ones(n)
+    # Only positions X*₍ₖ₎ can take (non-zero mass in float64); the rest are never drawn.
+    j = 1 + np.flatnonzero(np.diff(_order_stat_cdf(n, k), prepend=0.0) > 0)[:, None]
+    c = np.arange(max(0, k - _COUNT_WINDOW), k)[None, :]
+    p = (j - 1) / n
+    pmf = np.exp(gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1) + xlogy(c, p) + xlog1py(n - c, -p))
+    q = 1.0 / (n - j + 1)
+    reach = (pmf * bdtrc(k - c - 1, n - c, q)).sum(axis=1)  # P(C(j−1) < k ≤ C(j))
+    beyond = (pmf * bdtrc(k - c, n - c, q)).sum(axis=1)     # P(C(j−1) < k < C(j))
+    coincide[j[:, 0] - 1] = np.divide(beyond, reach, out=np.ones(len(reach)), where=reach > 0)
+    coincide.setflags(write=False)  # cached: shared by every caller
+    return coincide
+
+
+def _upper_middle_offset(n: int, lo: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draws of J₂ − J₁ (positions of the two middle order statistics of a resample, n even)
+    given J₁ = lo + 1: 0 with the probability above; otherwise exactly k values of the
+    resample are ≤ x₍ⱼ₎ and the other n − k are uniform over the n − j larger ones, so the
+    offset is the least of n − k uniform draws from 1..n−j (inverse CDF)."""
     k = n // 2
-    return (xs[(below < k).sum(axis=1)] + xs[(below < k + 1).sum(axis=1)]) / 2
+    coincide = _upper_middle_coincides(n, k)[lo]
+    above = n - (lo + 1)
+    u_same, u_min = rng.random(len(lo)), rng.random(len(lo))
+    least = np.ceil(above * -np.expm1(np.log1p(-u_min) / (n - k)))
+    offset = np.clip(least, 1, np.maximum(above, 1)).astype(np.int64)
+    return np.where((u_same < coincide) | (above == 0), 0, offset)
 
 
 def boot_means(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT_MEAN) -> np.ndarray:
