@@ -190,7 +190,7 @@ class Plan(Strict):
 
     def resolved(self) -> dict[str, Any]:
         """The plan with every default filled in (what `plan show` prints)."""
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_none=True)  # TOML has no null: absent means unset
 
     def resolved_json(self) -> str:
         """Canonical JSON of what is measured; `output` (where results go) is left out so
@@ -200,8 +200,6 @@ class Plan(Strict):
             body["library"] = body.pop("libraries")[0]
         if not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
-        if self.precision is None:  # and for the later `precision` section
-            del body["precision"]
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:
