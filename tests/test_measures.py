@@ -140,3 +140,19 @@ def test_slice_costs_vectorised_matches_a_loop(golden):  # noqa: F811
         nested = sum(k.io[j] for j in kids if sl.category[j] != io)
         if sl.category[i] != io:
             assert k.io[i] == pytest.approx(direct_io + nested)
+
+
+@pytest.mark.parametrize("target, warned", [(1e-9, True), (None, False)])
+def test_configurations_above_the_plans_precision_target_are_named(tmp_path, target, warned):
+    import json
+    import sqlite3
+
+    from fixtures import synth
+    from tlsbench.analysis.results import analyze
+
+    db = synth.make_store(tmp_path / "p.db", reps=6, suites=synth.SUITES[:1])
+    plan = {"precision": {"target_ci_percent": target, "max_repetitions": 6}} if target else {}
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE experiment SET plan_json = ?", (json.dumps(plan),))
+    text = "\n".join(analyze(load(db)).results.warnings)
+    assert ("above the plan's" in text and "medians of its rounds span" in text) == warned

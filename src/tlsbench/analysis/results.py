@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -179,7 +180,8 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     res = Results(ctx, ds.configs, config_labels(ds.configs), summarize_all(ds, smp, seed))
     res.winners = winners.find_winners(res, smp, seed)
     res.groups = groups.default_group_tables(ds, smp, seed)
-    res.warnings = _warnings(res) + [w for win in res.winners for w in win.warnings]
+    res.warnings = (_warnings(res) + _precision_warnings(ds, mt, res)
+                    + [w for win in res.winners for w in win.warnings])
     out = Analysis(ds, costs, mt, smp, res)
     res.libraries = libraries.analyze_libraries(out, seed)
     return out
@@ -199,4 +201,29 @@ def _warnings(res: Results) -> list[str]:
     if c.dropped_events:
         out.append(f"{c.dropped_events} trace records were dropped for lack of buffer space; "
                    "raise the agent's trace capacity.")
+    return out
+
+
+def _precision_warnings(ds: Dataset, mt: MeasureTable, res: Results) -> list[str]:
+    """Configurations whose median handshake processing missed the plan's precision target,
+    with how far apart the medians of their rounds are (what widened the interval)."""
+    target = (json.loads(ds.experiment.get("plan_json") or "{}").get("precision") or {}).get("target_ci_percent")
+    if not target:
+        return []
+    metric = METRIC["handshake_processing"]
+    out = []
+    for row in res.rows:
+        if row.metric != "handshake_processing" or not row.summary.median_ci_pct > target:
+            continue
+        sel = (mt.metric == metric) & (mt.peer == vocab().peers[row.peer])
+        pos = ds.rep_index(mt.rep[sel])
+        mine = (ds.reps.config_id[pos] == row.config_id) & ~ds.excluded_mask()[pos]
+        rounds, values = ds.reps.round[pos][mine], mt.value[sel][mine]
+        medians = np.array([np.median(values[rounds == r]) for r in np.unique(rounds)])
+        spread = 100 * (medians.max() - medians.min()) / np.median(values)
+        out.append(f"{res.config_labels[row.config_id]}, {row.peer}: median handshake processing known to "
+                   f"±{row.summary.median_ci_pct:.1f}% (n = {row.summary.n}), above the plan's ±{target:g}%; "
+                   f"the medians of its rounds span {spread:.0f}% of the median: its cost changed between "
+                   "rounds, as when other work shares the machine; a quieter machine or more "
+                   "repetitions narrow it.")
     return out
