@@ -190,11 +190,12 @@ def test_run_options_reach_the_agent_and_the_config_key(tmp_path, agent_path):
         assert all(r["options"] == S.options.value(names[0]) and r["key"].endswith("|" + names[0]) for r in rows)
 
 
-@pytest.mark.parametrize("target, expected", [(1e-6, 8), (100.0, 4)])
-def test_precision_target_adds_rounds_until_met_or_max(tmp_path, agent_path, target, expected):
+@pytest.mark.parametrize("target, repetitions, expected", [(1e-6, 4, 8), (100.0, 8, 8)])
+def test_precision_target_adds_rounds_until_met_or_max(tmp_path, agent_path, target, repetitions, expected):
     """An unreachable target grows every configuration to max_repetitions in whole extra
     rounds; a target already met adds nothing."""
-    loaded = small_plan(extra=f"[precision]\ntarget_ci_percent = {target}\nmax_repetitions = 8\n")
+    loaded = small_plan(repetitions=repetitions,
+                        extra=f"[precision]\ntarget_ci_percent = {target}\nmax_repetitions = 8\n")
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
     assert not summary.interrupted
     counts = stored(tmp_path / "small")
@@ -203,4 +204,4 @@ def test_precision_target_adds_rounds_until_met_or_max(tmp_path, agent_path, tar
     assert {i for _, i in counts} == set(range(expected))
     with Store.in_folder(tmp_path / "small", create=False) as st:
         rounds = {r[0] for r in st.conn.execute("SELECT round FROM repetition")}
-    assert max(rounds) == (3 if expected == 8 else 1)  # 2 planned rounds, then 2 of 2 more
+    assert max(rounds) == (3 if repetitions < expected else 1)  # 2 planned rounds, then 2 of 2 more

@@ -38,3 +38,17 @@ def test_needing_more_respects_target_and_cap():
     p = {"a": precision.Precision(2.0, 10, 10), "b": precision.Precision(0.5, 10, 10),
          "c": precision.Precision(3.0, 40, 40)}
     assert precision.needing_more(p, target_pct=1.0, max_repetitions=40) == ["a"]
+
+
+def test_a_sample_too_small_has_unknown_precision(tmp_path):
+    import sqlite3
+
+    from fixtures import synth
+
+    db = synth.make_store(tmp_path / "s.db", reps=2, suites=synth.SUITES[:1])
+    (p,) = precision.measure(db, seed=1).values()
+    assert p.half_width_pct == float("inf") and p.stored == 2
+    with sqlite3.connect(db) as conn:  # nothing usable at all: still unknown, still counted
+        conn.execute("UPDATE repetition SET status = 'HANDSHAKE_FAILED'")
+    (p,) = precision.measure(db, seed=1).values()
+    assert p.half_width_pct == float("inf") and p.used == 0 and p.stored == 2

@@ -122,3 +122,24 @@ def test_empty_and_single_samples():
     assert s.n == 0 and math.isnan(s.median)
     one = S.summarize(np.array([5.0]), np.random.default_rng(0))
     assert one.median == 5.0 and one.median_ci == (5.0, 5.0) and one.sd == 0
+
+
+def test_round_bootstrap_widens_the_interval_when_rounds_differ():
+    rng = np.random.default_rng(4)
+    rounds = np.repeat(np.arange(8), 30)
+    same = rng.normal(100, 1, rounds.size)
+    shifted = same + np.repeat(rng.normal(0, 3, 8), 30)  # each round in its own machine state
+    width = lambda d: np.subtract(*S.percentile_ci(d)[::-1])
+    by_rep = width(S.boot_medians(shifted, np.random.default_rng(1)))
+    by_round = width(S.boot_medians_by_round(shifted, rounds, np.random.default_rng(1)))
+    assert by_round > 2 * by_rep
+    # rounds alike: about the ordinary bootstrap's width
+    alike = width(S.boot_medians_by_round(same, rounds, np.random.default_rng(1)))
+    assert alike == pytest.approx(width(S.boot_medians(same, np.random.default_rng(1))), rel=0.5)
+
+
+def test_round_bootstrap_is_seeded_and_its_draws_are_sample_values():
+    x, rounds = np.arange(20.0), np.repeat(np.arange(4), 5)
+    a = S.boot_medians_by_round(x, rounds, np.random.default_rng(9), 500)
+    assert np.array_equal(a, S.boot_medians_by_round(x, rounds, np.random.default_rng(9), 500))
+    assert set(a.tolist()) <= set(x.tolist())

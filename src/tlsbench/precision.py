@@ -18,6 +18,7 @@ from tlsbench.analysis.stats import rng_for, summarize
 
 # The measure the target applies to: the network-invariant cost users compare first.
 TARGET_METRIC = "handshake_processing"
+MIN_SAMPLE = 3  # fewer usable repetitions (e.g. most were descheduled): precision unknown
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,10 @@ def measure(store: Path, seed: int) -> dict[str, Precision]:
     for (config_id, peer, m, _label), values in samples.values.items():
         if m != metric:
             continue
-        pct = summarize(values, rng_for(seed, "precision", config_id, peer), mean_ci=False).median_ci_pct
-        worst[config_id] = max(worst.get(config_id, 0.0), pct if math.isfinite(pct) else math.inf)
+        summary = summarize(values, rng_for(seed, "precision", config_id, peer), mean_ci=False)
+        # One value has a zero-width interval but says nothing about precision.
+        known = summary.n >= MIN_SAMPLE and math.isfinite(summary.median_ci_pct)
+        worst[config_id] = max(worst.get(config_id, 0.0), summary.median_ci_pct if known else math.inf)
     stored = {c: int((ds.reps.config_id == c).sum()) for c in ds.configs}
     return {cfg.key: Precision(worst.get(cid, math.inf), samples.used_reps.get(cid, 0), stored[cid])
             for cid, cfg in ds.configs.items()}

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Compare two runs (two experiments, or two configurations of one): per suite and per
-step, the ratio of medians B/A with its bootstrap CI and a verdict beyond a noise floor."""
+step, the ratio of medians B/A with its bootstrap CI and a verdict beyond a noise floor.
+Within one experiment both sides ran interleaved in the same rounds, so repetitions are
+resampled; between two experiments whole rounds are (see stats.boot_medians_by_round)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +11,7 @@ import numpy as np
 
 from .measures import METRIC, METRICS, NO_LABEL
 from .results import Analysis
-from .stats import NOISE_FLOOR, Ratio, ratio_of_medians, rng_for
+from .stats import NOISE_FLOOR, Ratio, ratio_of_medians, ratio_of_medians_by_round, rng_for
 from .vocab import vocab
 
 # Measures compared: network-invariant handshake and step costs, records, stop–start time.
@@ -74,7 +76,12 @@ def compare_pairs(a: Analysis, b: Analysis, pairs: list[tuple[int, int, str]], s
             vb = b.samples.values.get((cb, peer, metric, label))
             if vb is None or not len(va) or not len(vb):
                 continue
-            r = ratio_of_medians(va, vb, rng_for(seed, "compare", ca, cb, peer, metric, label), noise_floor)
+            rng = rng_for(seed, "compare", ca, cb, peer, metric, label)
+            if a is b:  # one experiment: both sides ran interleaved in the same rounds
+                r = ratio_of_medians(va, vb, rng, noise_floor)
+            else:       # two experiments: each has its own machine states, round by round
+                r = ratio_of_medians_by_round(va, a.samples.rounds[(ca, peer, metric, label)], vb,
+                                              b.samples.rounds[(cb, peer, metric, label)], rng, noise_floor)
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
                                    voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
                                    _median(va), _median(vb), r))

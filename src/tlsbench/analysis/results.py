@@ -30,6 +30,7 @@ class Samples:
     values: dict[GroupKey, np.ndarray]
     excluded_reps: dict[int, int]      # config id -> repetitions excluded
     used_reps: dict[int, int]          # config id -> repetitions used
+    rounds: dict[GroupKey, np.ndarray] = field(default_factory=dict)  # the round of each value
 
     def get(self, config: int, metric: str, peer: int = NO_PEER, label: int = NO_LABEL) -> np.ndarray:
         return self.values.get((config, peer, METRIC[metric], label), np.empty(0))
@@ -43,15 +44,16 @@ def split_samples(ds: Dataset, mt: MeasureTable, include_flagged: bool = False) 
     peer, metric, label, value = mt.peer[keep], mt.metric[keep], mt.label[keep], mt.value[keep]
     order = np.lexsort((label, metric, peer, cfg))
     cols = [a[order] for a in (cfg, peer, metric, label)]
-    value = value[order]
+    value, rounds = value[order], ds.reps.round[rep_pos][keep][order]
     change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(value) else np.empty(0, bool)
     starts = np.flatnonzero(change)
     ends = np.r_[starts[1:], len(value)]
-    values = {tuple(int(c[s]) for c in cols): value[s:e] for s, e in zip(starts, ends)}
+    keys = [tuple(int(c[s]) for c in cols) for s in starts]
     ex_cfg = ds.reps.config_id[excl]
-    return Samples(values,
+    return Samples({k: value[s:e] for k, s, e in zip(keys, starts, ends)},
                    excluded_reps={c: int(np.count_nonzero(ex_cfg == c)) for c in ds.configs},
-                   used_reps={c: int(np.count_nonzero((ds.reps.config_id == c) & ~excl)) for c in ds.configs})
+                   used_reps={c: int(np.count_nonzero((ds.reps.config_id == c) & ~excl)) for c in ds.configs},
+                   rounds={k: rounds[s:e] for k, s, e in zip(keys, starts, ends)})
 
 
 @dataclass(frozen=True)

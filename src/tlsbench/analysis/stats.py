@@ -34,6 +34,7 @@ N_BOOT = 4000          # bootstrap draws (medians are cheap: see module docstrin
 N_BOOT_MEAN = 1000     # resamples for the mean (each costs n draws)
 MAX_RESAMPLED = 2_000_000  # n × resamples above which the mean's bootstrap uses its normal limit
 NOISE_FLOOR = 0.01     # a ratio within ±1% of 1 is "no difference", whatever its CI
+N_BOOT_ROUNDS = 2000   # draws of the round (cluster) bootstrap used between experiments
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,36 @@ def ratio_of_medians(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
     ci = percentile_ci(draws[np.isfinite(draws)]) if np.isfinite(draws).any() else NAN2
     sig = bool((ci[1] < 1 or ci[0] > 1) and abs(r - 1) >= noise_floor)
     return Ratio(float(r), ci, verdict(r, sig), sig)
+
+
+def boot_medians_by_round(x: np.ndarray, rounds: np.ndarray, rng: np.random.Generator,
+                          n_boot: int = N_BOOT_ROUNDS) -> np.ndarray:
+    """Bootstrap medians resampling whole rounds (a cluster bootstrap): repetitions of one
+    round share the machine's state at the time, so rounds are the independent units when
+    two separately run experiments are compared. Each draw weights every value by how often
+    its round was picked; its median is the lower weighted median."""
+    order = np.argsort(x, kind="stable")
+    xs = np.asarray(x, float)[order]
+    ids, cluster = np.unique(np.asarray(rounds)[order], return_inverse=True)
+    if len(xs) == 0:
+        return np.full(n_boot, math.nan)
+    picks = rng.multinomial(len(ids), np.full(len(ids), 1 / len(ids)), size=n_boot)  # (B, rounds)
+    cum = np.cumsum(picks[:, cluster], axis=1)                                      # (B, values)
+    return xs[(cum < cum[:, -1:] / 2).sum(axis=1)]
+
+
+def ratio_of_medians_by_round(a: np.ndarray, rounds_a: np.ndarray, b: np.ndarray, rounds_b: np.ndarray,
+                              rng: np.random.Generator, noise_floor: float = NOISE_FLOOR) -> Ratio:
+    """Ratio of medians B/A of two separately run experiments, CI from resampling rounds."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) == 0 or len(b) == 0:
+        return Ratio(math.nan, NAN2, "no difference", False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = float(np.median(b) / np.median(a))
+        draws = boot_medians_by_round(b, rounds_b, rng) / boot_medians_by_round(a, rounds_a, rng)
+    ci = percentile_ci(draws[np.isfinite(draws)]) if np.isfinite(draws).any() else NAN2
+    sig = bool((ci[1] < 1 or ci[0] > 1) and abs(r - 1) >= noise_floor)
+    return Ratio(r, ci, verdict(r, sig), sig)
 
 
 def verdict(ratio: float, significant: bool) -> str:
