@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tlsbench.store.sqlite import ConfigRow
+
 from .slices import Events, Slices, build_slices, decode_many
 from .vocab import vocab
 
@@ -28,27 +30,10 @@ class Calibration:
 
 
 @dataclass(frozen=True)
-class Config:
-    """One measured configuration (a row of the `config` table)."""
+class Config(ConfigRow):
+    """One measured configuration: a row of the `config` table with its id."""
 
-    id: int
-    key: str
-    library: str
-    suite_id: int
-    suite_name: str
-    key_exchange: str
-    authentication: str
-    cipher: str
-    mac: str
-    min_version: str
-    max_version: str
-    grp: str
-    credential: str
-    transport: str
-    direction: str
-    total_bytes: int
-    record_size: int
-    repetitions: int
+    id: int = -1
 
     @property
     def label(self) -> str:
@@ -179,7 +164,7 @@ def load(path: str | Path, rep_ids: list[int] | None = None) -> Dataset:
         a["hello"] = json.loads(a.get("hello_json") or "{}")
         agents[a["id"]] = a
     cfields = Config.__dataclass_fields__
-    configs = {r["id"]: Config(**{k: r[k] for k in cfields})
+    configs = {r["id"]: Config(**{k: r[k] for k in cfields if k in r.keys()})  # older stores lack later columns
                for r in db.execute("SELECT * FROM config ORDER BY id")}
     rows = db.execute("SELECT * FROM repetition ORDER BY id").fetchall()
     reps = Reps(
