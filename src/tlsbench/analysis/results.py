@@ -224,7 +224,7 @@ def _precision_warnings(ds: Dataset, mt: MeasureTable, res: Results) -> list[str
         medians = np.array([np.median(values[rounds == r]) for r in np.unique(rounds)])
         spread = 100 * (medians.max() - medians.min()) / np.median(values)
         out.append(f"{res.config_labels[row.config_id]}, {row.peer}: median handshake processing known to "
-                   f"±{row.summary.median_ci_pct:.1f}% (n = {row.summary.n}), above the plan's ±{target:g}%; "
+                   f"±{row.summary.median_ci_pct:.2f}% (n = {row.summary.n}), above the plan's ±{target:g}%; "
                    f"the medians of its rounds span {spread:.0f}% of the median: its cost changed between "
                    "rounds, as when other work shares the machine; a quieter machine or more "
                    "repetitions narrow it.")
