@@ -30,7 +30,7 @@ typedef struct tb_rep {
     const tb_transport_ops *tops;
     tb_conn_config cfg;
     tb_transport *link;
-    tb_io raw[2];       /* untraced endpoints, wrapped by tb_traced_send/recv */
+    tb_io raw[2];       /* untraced endpoints, wrapped by tb_traced_io */
     tb_session *s[2];
     bool local[2];      /* which peers run in this agent (both in memory mode) */
     bool one_peer;      /* two-process mode: one local peer, the other is another agent */
@@ -88,6 +88,10 @@ static int tb_traced_recv(void *ctx, uint8_t *buf, size_t len) {
     return n;
 }
 
+tb_io tb_traced_io(tb_io *raw) {
+    return (tb_io){.send = tb_traced_send, .recv = tb_traced_recv, .ctx = raw};
+}
+
 /* ---------------------------------------------------------------- phases */
 static int tb_setup(tb_rep *rep) {
     char err[160] = "";
@@ -103,9 +107,8 @@ static int tb_setup(tb_rep *rep) {
         if (!rep->local[p])
             continue;
         rep->raw[p] = rep->tops->endpoint(rep->link, p);
-        tb_io io = {.send = tb_traced_send, .recv = tb_traced_recv, .ctx = &rep->raw[p]};
         tb_trace_set_peer(p);
-        rep->s[p] = rep->b->session_new(p, &rep->cfg, io, err, sizeof err);
+        rep->s[p] = rep->b->session_new(p, &rep->cfg, tb_traced_io(&rep->raw[p]), err, sizeof err);
         if (!rep->s[p])
             return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, p, 0, "setup: %s: %s", tb_peer_str(p), err);
     }

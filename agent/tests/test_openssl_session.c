@@ -11,6 +11,7 @@
 #include "openssl_internal.h"
 #include "tb_test.h"
 #include "tlsbench/backend.h"
+#include "tlsbench/runner.h"
 #include "tlsbench/trace.h"
 #include "tlsbench/transport.h"
 
@@ -24,30 +25,13 @@ typedef struct tb_pair {
     char err[256];
 } tb_pair;
 
-static int tb_traced_send(void *ctx, const uint8_t *buf, size_t len) {
-    const tb_io *raw = ctx;
-    tb_begin(TB_L_SEND);
-    int n = raw->send(raw->ctx, buf, len);
-    tb_end(TB_L_SEND, n > 0 ? (uint64_t)n : 0);
-    return n;
-}
-
-static int tb_traced_recv(void *ctx, uint8_t *buf, size_t len) {
-    const tb_io *raw = ctx;
-    tb_begin(TB_L_RECV);
-    int n = raw->recv(raw->ctx, buf, len);
-    tb_end(TB_L_RECV, n > 0 ? (uint64_t)n : 0);
-    return n;
-}
-
 static int tb_pair_open(tb_pair *p, const tb_conn_config *cfg) {
     memset(p, 0, sizeof *p);
     p->t = tb_memory_transport.open(p->err, sizeof p->err);
     for (uint8_t peer = 0; p->t && peer < 2; peer++) {
         tb_trace_set_peer(peer);
         p->raw[peer] = tb_memory_transport.endpoint(p->t, peer);
-        tb_io io = {.send = tb_traced_send, .recv = tb_traced_recv, .ctx = &p->raw[peer]};
-        p->peer[peer] = b->session_new(peer, cfg, io, p->err, sizeof p->err);
+        p->peer[peer] = b->session_new(peer, cfg, tb_traced_io(&p->raw[peer]), p->err, sizeof p->err);
         if (!p->peer[peer])
             return -1;
     }

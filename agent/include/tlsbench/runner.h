@@ -28,6 +28,11 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
 typedef void (*tb_ready_fn)(void *ctx, const char *transport, const char *where);
 void tb_run_on_ready(tb_ready_fn fn, void *ctx);
 
+/* `raw` wrapped the way the runner traces a session's I/O: SEND/RECV spans carrying the
+ * bytes moved. `raw` must outlive the result. Public so tests that drive sessions without
+ * the runner trace exactly what it does. */
+tb_io tb_traced_io(tb_io *raw);
+
 /* Runs a checked request. Returns 0, or -1 when the sink asked to stop. */
 int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
            tb_run_summary *summary);
