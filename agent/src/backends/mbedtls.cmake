@@ -79,19 +79,9 @@ tb_add_agent(NAME ${tb_mbedtls_agent}
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_MBEDTLS_EXPECTED_SUITES 127 CACHE STRING
     "Suite count test_mbedtls_suites expects (127: Debian's 2.28 build; 0: any)")
-if(BUILD_TESTING)
-  set(tb_mbedtls_wrap_flags)
-  foreach(sym IN LISTS TB_MBEDTLS_WRAP)
-    list(APPEND tb_mbedtls_wrap_flags "-Wl,--wrap=${sym}")
-  endforeach()
-  foreach(name suites states session)
-    set(t test_mbedtls_${name})
-    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_${tb_mbedtls_agent}>)
-    target_include_directories(${t} PRIVATE ${tb_mbedtls_includes})
-    target_compile_definitions(${t} PRIVATE ${tb_mbedtls_defines})
-    target_compile_options(${t} PRIVATE ${TB_WARNINGS})
-    target_link_libraries(${t} PRIVATE tb_core ${TB_MBEDTLS_LIBS} ${tb_mbedtls_wrap_flags})
-    target_compile_definitions(${t} PRIVATE TB_MBEDTLS_EXPECTED_SUITES=${TB_MBEDTLS_EXPECTED_SUITES})
-    add_test(NAME mbedtls_${name} COMMAND ${t})
-  endforeach()
-endif()
+tb_add_backend_tests(NAME mbedtls BACKEND tb_backend_${tb_mbedtls_agent}
+  TESTS suites states session
+  LIBS ${TB_MBEDTLS_LIBS}
+  WRAP ${TB_MBEDTLS_WRAP}
+  INCLUDES ${tb_mbedtls_includes}
+  DEFINES ${tb_mbedtls_defines} TB_MBEDTLS_EXPECTED_SUITES=${TB_MBEDTLS_EXPECTED_SUITES})

@@ -42,18 +42,9 @@ tb_add_agent(NAME openssl
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_OPENSSL_EXPECTED_SUITES 0 CACHE STRING
     "Suite count test_openssl_suites expects (0: whatever the linked build lists)")
-if(BUILD_TESTING)
-  set(tb_openssl_wrap_flags)
-  foreach(sym IN LISTS TB_OPENSSL_WRAP)
-    list(APPEND tb_openssl_wrap_flags "-Wl,--wrap=${sym}")
-  endforeach()
-  foreach(name suites states session)
-    set(t test_openssl_${name})
-    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_openssl>)
-    target_include_directories(${t} PRIVATE ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE})
-    target_compile_options(${t} PRIVATE ${TB_WARNINGS})
-    target_link_libraries(${t} PRIVATE tb_core ${TB_OPENSSL_LIBS} ${tb_openssl_wrap_flags})
-    target_compile_definitions(${t} PRIVATE TB_OPENSSL_EXPECTED_SUITES=${TB_OPENSSL_EXPECTED_SUITES})
-    add_test(NAME openssl_${name} COMMAND ${t})
-  endforeach()
-endif()
+tb_add_backend_tests(NAME openssl BACKEND tb_backend_openssl
+  TESTS suites states session
+  LIBS ${TB_OPENSSL_LIBS}
+  WRAP ${TB_OPENSSL_WRAP}
+  INCLUDES ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE}
+  DEFINES TB_OPENSSL_EXPECTED_SUITES=${TB_OPENSSL_EXPECTED_SUITES})

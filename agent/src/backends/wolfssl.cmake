@@ -44,18 +44,9 @@ tb_add_agent(NAME wolfssl
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_WOLFSSL_EXPECTED_SUITES 61 CACHE STRING
     "Suite count test_wolfssl_suites expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
-if(BUILD_TESTING)
-  set(tb_wolfssl_wrap_flags)
-  foreach(sym IN LISTS TB_WOLFSSL_WRAP)
-    list(APPEND tb_wolfssl_wrap_flags "-Wl,--wrap=${sym}")
-  endforeach()
-  foreach(name suites session trace)
-    set(t test_wolfssl_${name})
-    add_executable(${t} ${TB_AGENT_DIR}/tests/${t}.c $<TARGET_OBJECTS:tb_backend_wolfssl>)
-    target_include_directories(${t} PRIVATE ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE})
-    target_compile_options(${t} PRIVATE ${TB_WARNINGS})
-    target_link_libraries(${t} PRIVATE tb_core ${TB_WOLFSSL_LIBS} ${tb_wolfssl_wrap_flags})
-    target_compile_definitions(${t} PRIVATE TB_WOLFSSL_EXPECTED_SUITES=${TB_WOLFSSL_EXPECTED_SUITES})
-    add_test(NAME wolfssl_${name} COMMAND ${t})
-  endforeach()
-endif()
+tb_add_backend_tests(NAME wolfssl BACKEND tb_backend_wolfssl
+  TESTS suites session trace
+  LIBS ${TB_WOLFSSL_LIBS}
+  WRAP ${TB_WOLFSSL_WRAP}
+  INCLUDES ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE}
+  DEFINES TB_WOLFSSL_EXPECTED_SUITES=${TB_WOLFSSL_EXPECTED_SUITES})
