@@ -4,6 +4,7 @@
  * trace nests crypto operations inside the expected steps. */
 #include <string.h>
 
+#include "pair.h"
 #include "tb_test.h"
 #include "tlsbench/backend.h"
 #include "tlsbench/trace.h"
@@ -11,58 +12,14 @@
 
 static const tb_backend *b = &tb_linked_backend;
 
-typedef struct tb_pair {
-    tb_transport *t;
-    tb_session *peer[2];
-    char err[256];
-} tb_pair;
-
-static int tb_pair_open(tb_pair *p, const tb_conn_config *cfg) {
-    memset(p, 0, sizeof *p);
-    p->t = tb_memory_transport.open(p->err, sizeof p->err);
-    for (uint8_t peer = 0; p->t && peer < 2; peer++) {
-        tb_trace_set_peer(peer);
-        p->peer[peer] = b->session_new(peer, cfg, tb_memory_transport.endpoint(p->t, peer), p->err, sizeof p->err);
-        if (!p->peer[peer])
-            return -1;
-    }
-    return p->t ? 0 : -1;
-}
-
-static void tb_pair_close(tb_pair *p) {
-    for (int peer = 0; peer < 2; peer++)
-        b->session_free(p->peer[peer]);
-    if (p->t)
-        tb_memory_transport.close(p->t);
-}
-
-/* Peers take turns, each stepping until it waits; returns 0 when both are done. */
-static int tb_pair_handshake(tb_pair *p, int32_t *lib_error) {
-    int done[2] = {0, 0};
-    for (int turns = 0; turns < 64 && !(done[0] && done[1]); turns++) {
-        uint8_t peer = (uint8_t)(turns % 2);
-        tb_trace_set_peer(peer);
-        for (tb_step_result r = TB_STEP_CONTINUE; !done[peer] && r == TB_STEP_CONTINUE;) {
-            r = b->step(p->peer[peer], lib_error);
-            if (r == TB_STEP_ERROR)
-                return -1;
-            done[peer] = r == TB_STEP_DONE;
-        }
-    }
-    return done[0] && done[1] ? 0 : -1;
-}
-
 /* One record each way, then close_notify. */
 static int tb_pair_exchange(tb_pair *p) {
-    uint8_t out[100], in[200];
+    uint8_t out[100];
     int32_t e = 0;
     memset(out, 0x5a, sizeof out);
-    for (uint8_t w = 0; w < 2; w++) {
-        if (b->write(p->peer[w], out, sizeof out, &e) != (int)sizeof out)
+    for (uint8_t w = 0; w < 2; w++)
+        if (tb_pair_echo(p, w, out, sizeof out) != 0)
             return -1;
-        if (b->read(p->peer[1 - w], in, sizeof in, &e) != (int)sizeof out || memcmp(in, out, sizeof out) != 0)
-            return -1;
-    }
     return b->close_notify(p->peer[TB_PEER_CLIENT], &e);
 }
 

@@ -9,57 +9,14 @@
 #include <openssl/ssl.h>
 
 #include "openssl_internal.h"
+#include "pair.h"
 #include "tb_test.h"
 #include "tlsbench/backend.h"
-#include "tlsbench/runner.h"
 #include "tlsbench/trace.h"
 #include "tlsbench/transport.h"
 
 static const tb_backend *b = &tb_linked_backend;
 static const uint8_t C = TB_PEER_CLIENT, S = TB_PEER_SERVER;
-
-typedef struct tb_pair {
-    tb_transport *t;
-    tb_io raw[2]; /* the transport's endpoints, wrapped by traced I/O as the runner does */
-    tb_session *peer[2];
-    char err[256];
-} tb_pair;
-
-static int tb_pair_open(tb_pair *p, const tb_conn_config *cfg) {
-    memset(p, 0, sizeof *p);
-    p->t = tb_memory_transport.open(p->err, sizeof p->err);
-    for (uint8_t peer = 0; p->t && peer < 2; peer++) {
-        tb_trace_set_peer(peer);
-        p->raw[peer] = tb_memory_transport.endpoint(p->t, peer);
-        p->peer[peer] = b->session_new(peer, cfg, tb_traced_io(&p->raw[peer]), p->err, sizeof p->err);
-        if (!p->peer[peer])
-            return -1;
-    }
-    return p->t ? 0 : -1;
-}
-
-static void tb_pair_close(tb_pair *p) {
-    for (int peer = 0; peer < 2; peer++)
-        b->session_free(p->peer[peer]);
-    if (p->t)
-        tb_memory_transport.close(p->t);
-}
-
-/* Peers take turns (client first), each stepping until it waits; 0 when both are done. */
-static int tb_pair_handshake(tb_pair *p, int32_t *lib_error) {
-    int done[2] = {0, 0};
-    for (int turns = 0; turns < 64 && !(done[0] && done[1]); turns++) {
-        uint8_t peer = (uint8_t)(turns % 2);
-        tb_trace_set_peer(peer);
-        for (tb_step_result r = TB_STEP_CONTINUE; !done[peer] && r == TB_STEP_CONTINUE;) {
-            r = b->step(p->peer[peer], lib_error);
-            if (r == TB_STEP_ERROR)
-                return -1;
-            done[peer] = r == TB_STEP_DONE;
-        }
-    }
-    return done[0] && done[1] ? 0 : -1;
-}
 
 /* One record each way, then close_notify from both. */
 static int tb_pair_exchange(tb_pair *p) {
@@ -103,7 +60,7 @@ typedef void (*tb_pair_hook)(tb_pair *p);
 static int tb_run_one(const tb_conn_config *cfg, tb_pair_hook hook, tb_outcome *out, char *why, size_t whylen) {
     tb_pair p;
     int32_t e = 0;
-    int ok = tb_pair_open(&p, cfg) == 0;
+    int ok = tb_pair_open_traced(&p, cfg) == 0;
     if (!ok)
         snprintf(why, whylen, "setup: %.200s", p.err);
     if (ok && hook)
@@ -156,7 +113,7 @@ static void test_configuration_errors(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tb_pair p;
-        CHECK(tb_pair_open(&p, &bad[i].cfg) != 0);
+        CHECK(tb_pair_open_traced(&p, &bad[i].cfg) != 0);
         CHECK(strstr(p.err, bad[i].message_part) != NULL);
         if (!strstr(p.err, bad[i].message_part))
             fprintf(stderr, "  case %zu: \"%s\"\n", i, p.err);
