@@ -45,3 +45,24 @@ def test_cli_compare():
     assert "no difference" in res.output
     res = CliRunner().invoke(main, ["compare", str(GOLDEN_DB)])
     assert res.exit_code != 0
+
+
+def test_a_shift_of_every_configuration_is_called_whole_run(tmp_path):
+    """Nine configurations x two peers, all 8% slower in B: a sign test calls it a whole-run
+    shift; comparing an experiment with itself says nothing about runs."""
+    base = tuple(dataclasses.replace(s, name=f"{s.name}-{i}", suite_id=s.suite_id + 0x100 * i)
+                 for i in range(3) for s in synth.SUITES[:3])
+    slow = tuple(dataclasses.replace(s, kex_us=s.kex_us * 1.08, sign_us=s.sign_us * 1.08) for s in base)
+    a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
+    b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
+    (warning,) = compare(a, b).warnings
+    assert "18 of the 18 handshake-processing ratios moved the same way" in warning and "one plan" in warning
+    assert not compare(a, a).warnings
+
+
+def test_records_only_change_is_not_a_whole_run_shift(tmp_path):
+    base = synth.SUITES[:2]
+    slow = tuple(dataclasses.replace(s, record_us=s.record_us * 1.2) for s in base)
+    a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
+    b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
+    assert not compare(a, b).warnings

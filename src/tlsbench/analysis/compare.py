@@ -5,9 +5,10 @@ Within one experiment both sides ran interleaved in the same rounds, so repetiti
 resampled; between two experiments whole rounds are (see stats.boot_medians_by_round)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import bdtrc
 
 from .measures import METRIC, METRICS, NO_LABEL
 from .results import Analysis
@@ -41,6 +42,7 @@ class Comparison:
     noise_floor: float
     rows: list[CompareRow]
     unmatched: list[str]   # configurations present on one side only
+    warnings: list[str] = field(default_factory=list)
 
 
 def _pairs(a: Analysis, b: Analysis, config_a: int | None, config_b: int | None):
@@ -86,7 +88,33 @@ def compare_pairs(a: Analysis, b: Analysis, pairs: list[tuple[int, int, str]], s
                                    voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
                                    _median(va), _median(vb), r))
     name_a, name_b = names or (a.ds.name, b.ds.name)
-    return Comparison(name_a, name_b, noise_floor, rows, unmatched or [])
+    warnings = [] if a is b else _whole_run_shift(rows, noise_floor)
+    return Comparison(name_a, name_b, noise_floor, rows, unmatched or [], warnings)
+
+
+# A sign test this unlikely under "each configuration moved up or down by chance" calls
+# a shift common to the whole run.
+COMMON_MODE_P = 0.01
+
+
+def _whole_run_shift(rows: list[CompareRow], noise_floor: float) -> list[str]:
+    """Two experiments whose configurations mostly moved the same way, by about as much,
+    most likely ran on a machine of different speed: the verdicts then describe the machine."""
+    ratios = np.array([r.ratio.ratio for r in rows if r.metric == "handshake_processing"])
+    ratios = ratios[np.isfinite(ratios) & (ratios != 1)]
+    if len(ratios) < 5:
+        return []
+    shift = float(np.median(ratios))
+    up = int(np.sum(ratios > 1))
+    same_way = max(up, len(ratios) - up)
+    p_value = float(bdtrc(same_way - 1, len(ratios), 0.5))  # P(at least that many, by chance)
+    if abs(shift - 1) < noise_floor / 2 or p_value > COMMON_MODE_P:
+        return []
+    lo, hi = np.percentile(ratios, [10, 90])
+    return [f"{same_way} of the {len(ratios)} handshake-processing ratios moved the same way "
+            f"(sign test p = {p_value:.1g}; median ×{shift:.3f}, 10–90% ×{lo:.3f}–×{hi:.3f}): a whole-run "
+            "shift, as when the machine's speed differed between the two runs. Measure both sides in "
+            "one plan (interleaved rounds) to tell it from a real difference."]
 
 
 def _median(x: np.ndarray) -> float:

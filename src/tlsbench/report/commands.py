@@ -139,6 +139,8 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
     Console(width=None if sys.stdout.isatty() else 200).print(t)
     if cmp_.unmatched:
         click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
+    for warning in cmp_.warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 COMMANDS = (report, export, compare)
