@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "tlsbench/spec_gen.h"
 
 int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len) {
     memset(ss, 0, sizeof *ss);
@@ -30,6 +33,40 @@ int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t
         return 0;
     }
     return -1;
+}
+
+int tb_sock_prepare(tb_sock_run *run, const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len,
+                    char *err, size_t errlen) {
+    run->p = *p;
+    run->prepared = 1;
+    run->where[0] = '\0';
+    if (tb_sock_addr(p, ss, len) != 0) {
+        snprintf(err, errlen, "address family %u is not 4 or 6", (unsigned)p->family);
+        return -1;
+    }
+    return 0;
+}
+
+void tb_sock_release(tb_sock_run *run) {
+    if (run->server_fd >= 0)
+        close(run->server_fd);
+    run->server_fd = -1;
+    run->prepared = 0;
+    run->where[0] = '\0';
+}
+
+int tb_sock_fail(char *err, size_t errlen, const char *what) {
+    snprintf(err, errlen, "%s: %s", what, strerror(errno));
+    return -1;
+}
+
+int tb_sock_wait(int fd, uint8_t local, uint8_t peer, uint32_t timeout_ms) {
+    return peer == local ? tb_sock_poll(fd, POLLIN, timeout_ms) : TB_WAIT_ERROR;
+}
+
+void tb_sock_counters(const tb_link_counters *c, uint64_t *bytes_c2s, uint64_t *bytes_s2c) {
+    *bytes_c2s = c->bytes[TB_PEER_CLIENT];
+    *bytes_s2c = c->bytes[TB_PEER_SERVER];
 }
 
 int tb_sock_poll(int fd, short events, uint32_t timeout_ms) {

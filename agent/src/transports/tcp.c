@@ -42,24 +42,16 @@ struct tb_transport {
 };
 
 static struct {
-    tb_link_params p;
-    int prepared;
-    int listen_fd;
-    char where[64];
+    tb_sock_run run;
     tb_transport link;
-} tb_tcp = {.listen_fd = -1, .link = {.fd = -1}};
-
-static int tb_tcp_fail(char *err, size_t errlen, const char *what) {
-    snprintf(err, errlen, "%s: %s", what, strerror(errno));
-    return -1;
-}
+} tb_tcp = {.run = {.server_fd = -1}, .link = {.fd = -1}};
 
 /* The RUN's socket options (spec [options]); MSS must be set before connect/listen. */
 static int tb_tcp_set_options(int fd) {
-    int one = 1, mss = tb_tcp.p.tcp_mss;
-    if ((tb_tcp.p.options & TB_OPTION_NODELAY) && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+    int one = 1, mss = tb_tcp.run.p.tcp_mss;
+    if ((tb_tcp.run.p.options & TB_OPTION_NODELAY) && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
         return -1;
-    if ((tb_tcp.p.options & TB_OPTION_QUICKACK) && setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one) != 0)
+    if ((tb_tcp.run.p.options & TB_OPTION_QUICKACK) && setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one) != 0)
         return -1;
     if (mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss) != 0)
         return -1;
@@ -69,51 +61,40 @@ static int tb_tcp_set_options(int fd) {
 static int tb_tcp_prepare(const tb_link_params *p, char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sl;
-    tb_tcp.p = *p;
-    tb_tcp.prepared = 1;
-    tb_tcp.where[0] = '\0';
-    if (tb_sock_addr(p, &ss, &sl) != 0) {
-        snprintf(err, errlen, "address family %u is not 4 or 6", (unsigned)p->family);
+    if (tb_sock_prepare(&tb_tcp.run, p, &ss, &sl, err, errlen) != 0)
         return -1;
-    }
     if (p->role != TB_ROLE_SERVER)
         return 0;
     int one = 1;
     int fd = socket(ss.ss_family, SOCK_STREAM, 0);
     if (fd < 0)
-        return tb_tcp_fail(err, errlen, "socket");
+        return tb_sock_fail(err, errlen, "socket");
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 || tb_tcp_set_options(fd) != 0 ||
         bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, TB_TCP_BACKLOG) != 0) {
-        tb_tcp_fail(err, errlen, "binding the server's TCP socket");
+        tb_sock_fail(err, errlen, "binding the server's TCP socket");
         close(fd);
         return -1;
     }
-    tb_tcp.listen_fd = fd;
-    tb_sock_where(fd, tb_tcp.where, sizeof tb_tcp.where);
+    tb_tcp.run.server_fd = fd;
+    tb_sock_where(fd, tb_tcp.run.where, sizeof tb_tcp.run.where);
     return 0;
 }
 
-static void tb_tcp_release(void) {
-    if (tb_tcp.listen_fd >= 0)
-        close(tb_tcp.listen_fd);
-    tb_tcp.listen_fd = -1;
-    tb_tcp.prepared = 0;
-    tb_tcp.where[0] = '\0';
-}
+static void tb_tcp_release(void) { tb_sock_release(&tb_tcp.run); }
 
-static const char *tb_tcp_where(void) { return tb_tcp.where; }
+static const char *tb_tcp_where(void) { return tb_tcp.run.where; }
 
 static int tb_tcp_accept(char *err, size_t errlen) {
-    int rc = tb_sock_poll(tb_tcp.listen_fd, POLLIN, TB_SOCK_CONNECT_TIMEOUT_MS);
+    int rc = tb_sock_poll(tb_tcp.run.server_fd, POLLIN, TB_SOCK_CONNECT_TIMEOUT_MS);
     if (rc != TB_WAIT_READY) {
-        snprintf(err, errlen, "no client connected to %s within %u ms", tb_tcp.where,
+        snprintf(err, errlen, "no client connected to %s within %u ms", tb_tcp.run.where,
                  (unsigned)TB_SOCK_CONNECT_TIMEOUT_MS);
         return -1;
     }
     socklen_t sl = sizeof tb_tcp.link.peer;
-    int fd = accept(tb_tcp.listen_fd, (struct sockaddr *)&tb_tcp.link.peer, &sl);
+    int fd = accept(tb_tcp.run.server_fd, (struct sockaddr *)&tb_tcp.link.peer, &sl);
     if (fd < 0)
-        return tb_tcp_fail(err, errlen, "accept");
+        return tb_sock_fail(err, errlen, "accept");
     return fd;
 }
 
@@ -121,14 +102,14 @@ static int tb_tcp_accept(char *err, size_t errlen) {
 static int tb_tcp_connect(char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sl;
-    tb_sock_addr(&tb_tcp.p, &ss, &sl);
+    tb_sock_addr(&tb_tcp.run.p, &ss, &sl);
     uint64_t deadline = tb_port_now_ns() + (uint64_t)TB_SOCK_CONNECT_TIMEOUT_MS * 1000000u;
     for (;;) {
         int fd = socket(ss.ss_family, SOCK_STREAM, 0);
         if (fd < 0)
-            return tb_tcp_fail(err, errlen, "socket");
+            return tb_sock_fail(err, errlen, "socket");
         if (tb_tcp_set_options(fd) != 0) {
-            tb_tcp_fail(err, errlen, "setting the RUN's TCP options");
+            tb_sock_fail(err, errlen, "setting the RUN's TCP options");
             close(fd);
             return -1;
         }
@@ -140,24 +121,24 @@ static int tb_tcp_connect(char *err, size_t errlen) {
         close(fd);
         errno = e;
         if (e != ECONNREFUSED || tb_port_now_ns() > deadline)
-            return tb_tcp_fail(err, errlen, "connect");
+            return tb_sock_fail(err, errlen, "connect");
         tb_sock_sleep_ms(TB_TCP_RETRY_MS);
     }
 }
 
 static tb_transport *tb_tcp_open(char *err, size_t errlen) {
     tb_transport *t = &tb_tcp.link;
-    if (!tb_tcp.prepared || t->in_use) {
+    if (!tb_tcp.run.prepared || t->in_use) {
         snprintf(err, errlen, t->in_use ? "the tcp transport is already open (one connection at a time)"
                                         : "the tcp transport needs an endpoint (a RUN with role and peer)");
         return NULL;
     }
-    int server = tb_tcp.p.role == TB_ROLE_SERVER;
+    int server = tb_tcp.run.p.role == TB_ROLE_SERVER;
     int fd = server ? tb_tcp_accept(err, errlen) : tb_tcp_connect(err, errlen);
     if (fd < 0)
         return NULL;
     if (tb_sock_nonblock(fd) != 0 || (server && tb_tcp_set_options(fd) != 0)) {
-        tb_tcp_fail(err, errlen, "configuring the connection");
+        tb_sock_fail(err, errlen, "configuring the connection");
         close(fd);
         return NULL;
     }
@@ -185,7 +166,7 @@ static int tb_tcp_send(void *ctx, const uint8_t *buf, size_t len) {
 
 static void tb_tcp_quickack(const tb_transport *t) {
     int one = 1;
-    if (tb_tcp.p.options & TB_OPTION_QUICKACK) /* not sticky in Linux: re-armed after each read */
+    if (tb_tcp.run.p.options & TB_OPTION_QUICKACK) /* not sticky in Linux: re-armed after each read */
         setsockopt(t->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
 }
 
@@ -212,7 +193,7 @@ static tb_io tb_tcp_endpoint(tb_transport *t, uint8_t peer) {
 }
 
 static int tb_tcp_wait(tb_transport *t, uint8_t peer, uint32_t timeout_ms) {
-    return peer == t->local ? tb_sock_poll(t->fd, POLLIN, timeout_ms) : TB_WAIT_ERROR;
+    return tb_sock_wait(t->fd, t->local, peer, timeout_ms);
 }
 
 static int tb_tcp_pending(tb_transport *t, uint8_t peer) { return tb_tcp_wait(t, peer, 0) == TB_WAIT_READY; }
@@ -247,10 +228,7 @@ static void tb_tcp_stats(tb_transport *t, tb_link_counters *out) {
     out->retransmissions = ti.tcpi_total_retrans;
 }
 
-static void tb_tcp_counters(tb_transport *t, uint64_t *c2s, uint64_t *s2c) {
-    *c2s = t->c.bytes[TB_PEER_CLIENT];
-    *s2c = t->c.bytes[TB_PEER_SERVER];
-}
+static void tb_tcp_counters(tb_transport *t, uint64_t *c2s, uint64_t *s2c) { tb_sock_counters(&t->c, c2s, s2c); }
 
 static size_t tb_tcp_peer_id(tb_transport *t, uint8_t *buf, size_t cap) { return tb_sock_peer_id(&t->peer, buf, cap); }
 

@@ -38,56 +38,37 @@ struct tb_transport {
 };
 
 static struct {
-    tb_link_params p;
-    int prepared;
-    int server_fd; /* the server's bound socket, kept for the whole RUN */
-    char where[64];
+    tb_sock_run run;
     tb_transport link;
-} tb_udp = {.server_fd = -1, .link = {.fd = -1}};
+} tb_udp = {.run = {.server_fd = -1}, .link = {.fd = -1}};
 
 static uint8_t tb_udp_scratch[TB_UDP_MAX_DATAGRAM]; /* discarded datagrams land here */
-
-static int tb_udp_fail(char *err, size_t errlen, const char *what) {
-    snprintf(err, errlen, "%s: %s", what, strerror(errno));
-    return -1;
-}
 
 static int tb_udp_prepare(const tb_link_params *p, char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sl;
-    tb_udp.p = *p;
-    tb_udp.prepared = 1;
-    tb_udp.where[0] = '\0';
-    if (tb_sock_addr(p, &ss, &sl) != 0) {
-        snprintf(err, errlen, "address family %u is not 4 or 6", (unsigned)p->family);
+    if (tb_sock_prepare(&tb_udp.run, p, &ss, &sl, err, errlen) != 0)
         return -1;
-    }
     if (p->role != TB_ROLE_SERVER)
         return 0;
     int one = 1;
     int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
     if (fd < 0)
-        return tb_udp_fail(err, errlen, "socket");
+        return tb_sock_fail(err, errlen, "socket");
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 || bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
         tb_sock_nonblock(fd) != 0) {
-        tb_udp_fail(err, errlen, "binding the server's UDP socket");
+        tb_sock_fail(err, errlen, "binding the server's UDP socket");
         close(fd);
         return -1;
     }
-    tb_udp.server_fd = fd;
-    tb_sock_where(fd, tb_udp.where, sizeof tb_udp.where);
+    tb_udp.run.server_fd = fd;
+    tb_sock_where(fd, tb_udp.run.where, sizeof tb_udp.run.where);
     return 0;
 }
 
-static void tb_udp_release(void) {
-    if (tb_udp.server_fd >= 0)
-        close(tb_udp.server_fd);
-    tb_udp.server_fd = -1;
-    tb_udp.prepared = 0;
-    tb_udp.where[0] = '\0';
-}
+static void tb_udp_release(void) { tb_sock_release(&tb_udp.run); }
 
-static const char *tb_udp_where(void) { return tb_udp.where; }
+static const char *tb_udp_where(void) { return tb_udp.run.where; }
 
 /* A DTLS 1.x handshake record (type 22) of epoch 0 carrying a ClientHello (type 1). */
 static int tb_udp_is_client_hello(const uint8_t *d, ssize_t n) {
@@ -99,33 +80,33 @@ static int tb_udp_accept(tb_transport *t, char *err, size_t errlen) {
     uint64_t deadline = tb_port_now_ns() + (uint64_t)TB_SOCK_CONNECT_TIMEOUT_MS * 1000000u;
     for (;;) {
         uint64_t now = tb_port_now_ns();
-        if (now >= deadline || tb_sock_poll(tb_udp.server_fd, POLLIN, (uint32_t)((deadline - now) / 1000000u)) !=
+        if (now >= deadline || tb_sock_poll(tb_udp.run.server_fd, POLLIN, (uint32_t)((deadline - now) / 1000000u)) !=
                                    TB_WAIT_READY) {
-            snprintf(err, errlen, "no DTLS ClientHello arrived at %s within %u ms", tb_udp.where,
+            snprintf(err, errlen, "no DTLS ClientHello arrived at %s within %u ms", tb_udp.run.where,
                      (unsigned)TB_SOCK_CONNECT_TIMEOUT_MS);
             return -1;
         }
         t->peer_len = sizeof t->peer;
-        ssize_t n = recvfrom(tb_udp.server_fd, tb_udp_scratch, sizeof tb_udp_scratch, MSG_PEEK,
+        ssize_t n = recvfrom(tb_udp.run.server_fd, tb_udp_scratch, sizeof tb_udp_scratch, MSG_PEEK,
                              (struct sockaddr *)&t->peer, &t->peer_len);
         if (n < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNREFUSED)
-            return tb_udp_fail(err, errlen, "recvfrom");
+            return tb_sock_fail(err, errlen, "recvfrom");
         if (tb_udp_is_client_hello(tb_udp_scratch, n))
             break;
         if (n >= 0)
-            recv(tb_udp.server_fd, tb_udp_scratch, sizeof tb_udp_scratch, 0); /* not ours: drop it */
+            recv(tb_udp.run.server_fd, tb_udp_scratch, sizeof tb_udp_scratch, 0); /* not ours: drop it */
     }
-    t->fd = tb_udp.server_fd;
+    t->fd = tb_udp.run.server_fd;
     return 0;
 }
 
 static int tb_udp_connect(tb_transport *t, char *err, size_t errlen) {
-    tb_sock_addr(&tb_udp.p, &t->peer, &t->peer_len);
+    tb_sock_addr(&tb_udp.run.p, &t->peer, &t->peer_len);
     int fd = socket(t->peer.ss_family, SOCK_DGRAM, 0);
     if (fd < 0)
-        return tb_udp_fail(err, errlen, "socket");
+        return tb_sock_fail(err, errlen, "socket");
     if (connect(fd, (struct sockaddr *)&t->peer, t->peer_len) != 0 || tb_sock_nonblock(fd) != 0) {
-        tb_udp_fail(err, errlen, "connecting the client's UDP socket");
+        tb_sock_fail(err, errlen, "connecting the client's UDP socket");
         close(fd);
         return -1;
     }
@@ -135,12 +116,12 @@ static int tb_udp_connect(tb_transport *t, char *err, size_t errlen) {
 
 static tb_transport *tb_udp_open(char *err, size_t errlen) {
     tb_transport *t = &tb_udp.link;
-    if (!tb_udp.prepared || t->in_use) {
+    if (!tb_udp.run.prepared || t->in_use) {
         snprintf(err, errlen, t->in_use ? "the udp transport is already open (one association at a time)"
                                         : "the udp transport needs an endpoint (a RUN with role and peer)");
         return NULL;
     }
-    int server = tb_udp.p.role == TB_ROLE_SERVER;
+    int server = tb_udp.run.p.role == TB_ROLE_SERVER;
     *t = (tb_transport){.fd = -1, .local = server ? TB_PEER_SERVER : TB_PEER_CLIENT};
     if ((server ? tb_udp_accept(t, err, errlen) : tb_udp_connect(t, err, errlen)) != 0)
         return NULL;
@@ -189,22 +170,19 @@ static tb_io tb_udp_endpoint(tb_transport *t, uint8_t peer) {
 }
 
 static int tb_udp_wait(tb_transport *t, uint8_t peer, uint32_t timeout_ms) {
-    return peer == t->local ? tb_sock_poll(t->fd, POLLIN, timeout_ms) : TB_WAIT_ERROR;
+    return tb_sock_wait(t->fd, t->local, peer, timeout_ms);
 }
 
 static int tb_udp_pending(tb_transport *t, uint8_t peer) { return tb_udp_wait(t, peer, 0) == TB_WAIT_READY; }
 
 static void tb_udp_stats(tb_transport *t, tb_link_counters *out) { *out = t->c; }
 
-static void tb_udp_counters(tb_transport *t, uint64_t *c2s, uint64_t *s2c) {
-    *c2s = t->c.bytes[TB_PEER_CLIENT];
-    *s2c = t->c.bytes[TB_PEER_SERVER];
-}
+static void tb_udp_counters(tb_transport *t, uint64_t *c2s, uint64_t *s2c) { tb_sock_counters(&t->c, c2s, s2c); }
 
 static size_t tb_udp_peer_id(tb_transport *t, uint8_t *buf, size_t cap) { return tb_sock_peer_id(&t->peer, buf, cap); }
 
 static void tb_udp_close(tb_transport *t) {
-    if (t->fd >= 0 && t->fd != tb_udp.server_fd)
+    if (t->fd >= 0 && t->fd != tb_udp.run.server_fd)
         close(t->fd);
     t->fd = -1;
     t->in_use = 0;
