@@ -52,6 +52,10 @@ def test_small_plan_end_to_end(tmp_path, agent_path):
         assert all(r["nbytes"] == 32 * r["n_events"] > 0 for r in reps)
         assert all(r["round"] == schedule.round_of(r["idx"], 4, 2) for r in reps)
         assert all(r["handshake_wall_ns"] > 0 and r["bytes_c2s"] > 0 for r in reps)
+        # protocol 2's counters: one agent plays both peers in memory, nothing is resent
+        assert {r["role"] for r in reps} == {"both"} and {r["retransmissions"] for r in reps} == {0}
+        assert all(r["packets_c2s"] > 0 and r["packets_s2c"] > 0 for r in reps)
+        assert all(r["repetition_wall_ns"] >= r["handshake_wall_ns"] for r in reps)
         (agent,) = st.agents()
         assert agent["exit_reason"].startswith("quit") and agent["executable"] == agent_path.name
         creds = {r["suite_name"]: r["credential"] for r in st.configs()}

@@ -91,3 +91,20 @@ def test_full_disk_loses_nothing_stored(tmp_path):
     with Store.in_folder(tmp_path, create=False) as st:
         assert st.done()[cid] == stored and 0 in stored
         assert st.integrity_check() == "ok"
+
+
+def test_a_store_of_an_older_schema_is_migrated_and_keeps_its_data(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    old = tmp_path / "tlsbench.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "golden.db", old)
+    with sqlite3.connect(old) as conn:
+        before = conn.execute("SELECT count(*), sum(n_events) FROM repetition").fetchone()
+        conn.execute("PRAGMA user_version = 1")  # as stores written before migration 002
+        assert "packets_c2s" not in {r[1] for r in conn.execute("PRAGMA table_info(repetition)")}
+    with Store.open(old, create=False) as st:
+        assert st.conn.execute("PRAGMA user_version").fetchone()[0] == store_mod.migrations()[-1][0]
+        cols = {r[1] for r in st.conn.execute("PRAGMA table_info(repetition)")}
+        assert {"packets_c2s", "packets_s2c", "retransmissions", "role", "repetition_wall_ns"} <= cols
+        assert tuple(st.conn.execute("SELECT count(*), sum(n_events) FROM repetition").fetchone()) == tuple(before)

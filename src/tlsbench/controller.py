@@ -418,7 +418,8 @@ class Controller:
         self.store.add_repetition(RepetitionRow(
             config_id, h.index, batch.round, self.agent_id, status, failed_peer, h.error_code, None, h.flags,
             h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.n_records,
-            h.dropped), rep.records)
+            h.dropped, h.packets_c2s, h.packets_s2c, h.retransmissions, self.spec.roles.name(h.role),
+            h.repetition_wall_ns), rep.records)
         self.deaths[batch.config] = 0
         summary.stored += 1
         summary.failed += h.status != self.spec.status.OK

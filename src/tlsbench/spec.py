@@ -91,6 +91,7 @@ class Spec:
     directions: NameTable
     credentials: NameTable
     transports: NameTable
+    roles: NameTable  # which peer(s) an agent plays: both/client/server
     groups: NameTable
     protocol_version: int
     magic: int
@@ -156,6 +157,7 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         directions=_table("direction", proto["direction"]),
         credentials=_table("credential", proto["credential"]),
         transports=_table("transport", proto["transport"]),
+        roles=_table("role", proto["role"]),
         groups=_table("group", proto["group"]),
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],

@@ -90,6 +90,11 @@ class RepetitionRow:
     handshake_cpu_ns: int | None
     n_events: int
     dropped_events: int
+    packets_c2s: int | None = None
+    packets_s2c: int | None = None
+    retransmissions: int | None = None
+    role: str | None = None  # spec [role] name
+    repetition_wall_ns: int | None = None
 
 
 _CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
