@@ -12,6 +12,7 @@
  *                    certificate, whose key encrypts the premaster).
  *   cipher         = mbed TLS's cipher name, "-8" appended for 8-byte-tag CCM suites;
  *   mac            = the suite's hash (the PRF hash for AEAD suites). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,12 +335,10 @@ static const tb_suite_info *tb_mbed_suite_at(size_t index) {
     return index < tb_mbed.n_suites ? &tb_mbed.suites[index].info : NULL;
 }
 
+/* The core's lookup, back to our row: `info` is its first member. */
+_Static_assert(offsetof(tb_mbed_suite, info) == 0, "tb_mbed_suite must start with its tb_suite_info");
 static const tb_mbed_suite *tb_mbed_suite_find(uint16_t id) {
-    tb_mbed_suites_build();
-    for (size_t i = 0; i < tb_mbed.n_suites; i++)
-        if (tb_mbed.suites[i].info.id == id)
-            return &tb_mbed.suites[i];
-    return NULL;
+    return (const tb_mbed_suite *)tb_suite_by_id(&tb_linked_backend, id);
 }
 
 /* ---------------------------------------------------------------- describe */

@@ -15,6 +15,7 @@
  *                    certificate decides);
  *   cipher         = AES-128-GCM, CHACHA20-POLY1305, AES-128-CCM-8, NULL, ...;
  *   mac            = the MAC hash, or the PRF/HKDF hash for AEAD suites. */
+#include <stddef.h>
 #include <limits.h>
 #include <sys/time.h>
 #include <stdio.h>
@@ -451,12 +452,10 @@ static const tb_suite_info *tb_ossl_suite_at(size_t index) {
     return index < tb_ossl.n_suites ? &tb_ossl.suites[index].info : NULL;
 }
 
+/* The core's lookup, back to our row: `info` is its first member. */
+_Static_assert(offsetof(tb_ossl_suite, info) == 0, "tb_ossl_suite must start with its tb_suite_info");
 static const tb_ossl_suite *tb_ossl_suite_find(uint16_t id) {
-    tb_ossl_suites_build();
-    for (size_t i = 0; i < tb_ossl.n_suites; i++)
-        if (tb_ossl.suites[i].info.id == id)
-            return &tb_ossl.suites[i];
-    return NULL;
+    return (const tb_ossl_suite *)tb_suite_by_id(&tb_linked_backend, id);
 }
 
 /* ---------------------------------------------------------------- describe */

@@ -17,6 +17,7 @@
  *                    and the credential of the run decide, as OpenSSL prints Kx=any Au=any);
  *   cipher         = AES-128-GCM, CHACHA20-POLY1305, AES-128-CCM-8, DES-EDE3-CBC, NULL...;
  *   mac            = the suite's hash (the PRF hash for AEAD suites), SHA1 for "_SHA". */
+#include <stddef.h>
 #include <wolfssl/options.h> /* first: the build's configuration shapes every other header */
 #include <wolfssl/ssl.h>
 #include <wolfssl/version.h>
@@ -470,12 +471,10 @@ static const tb_suite_info *tb_wolf_suite_at(size_t index) {
     return index < tb_wolf.n_suites ? &tb_wolf.suites[index].info : NULL;
 }
 
+/* The core's lookup, back to our row: `info` is its first member. */
+_Static_assert(offsetof(tb_wolf_suite, info) == 0, "tb_wolf_suite must start with its tb_suite_info");
 static const tb_wolf_suite *tb_wolf_suite_find(uint16_t id) {
-    tb_wolf_suites_build();
-    for (size_t i = 0; i < tb_wolf.n_suites; i++)
-        if (tb_wolf.suites[i].info.id == id)
-            return &tb_wolf.suites[i];
-    return NULL;
+    return (const tb_wolf_suite *)tb_suite_by_id(&tb_linked_backend, id);
 }
 
 /* ---------------------------------------------------------------- describe */
