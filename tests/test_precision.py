@@ -52,3 +52,9 @@ def test_a_sample_too_small_has_unknown_precision(tmp_path):
         conn.execute("UPDATE repetition SET status = 'HANDSHAKE_FAILED'")
     (p,) = precision.measure(db, seed=1).values()
     assert p.half_width_pct == float("inf") and p.used == 0 and p.stored == 2
+
+
+def test_measuring_some_configurations_gives_their_figures_alone():
+    everything = precision.measure(GOLDEN_DB, seed=7)
+    key = sorted(everything)[0]
+    assert precision.measure(GOLDEN_DB, seed=7, only=[key]) == {key: everything[key]}

@@ -8,10 +8,12 @@ on the store, so an extension that is interrupted resumes like the rest of the s
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
-from tlsbench.analysis.load import load
+from tlsbench.analysis.load import connect_ro, load
 from tlsbench.analysis.measures import METRIC, measures
 from tlsbench.analysis.results import split_samples
 from tlsbench.analysis.stats import rng_for, summarize
@@ -30,9 +32,10 @@ class Precision:
     stored: int            # repetitions stored, excluded ones included
 
 
-def measure(store: Path, seed: int) -> dict[str, Precision]:
-    """Configuration key -> its precision, from everything stored so far."""
-    ds = load(store)
+def measure(store: Path, seed: int, only: Collection[str] | None = None) -> dict[str, Precision]:
+    """Configuration key -> its precision, from everything stored so far; with `only`, just
+    those configurations (only their traces are decoded: the rest of the store is not read)."""
+    ds = load(store, rep_ids=None if only is None else _repetitions_of(store, only))
     samples = split_samples(ds, measures(ds))
     metric = METRIC[TARGET_METRIC]
     worst: dict[int, float] = {}
@@ -45,7 +48,13 @@ def measure(store: Path, seed: int) -> dict[str, Precision]:
         worst[config_id] = max(worst.get(config_id, 0.0), summary.median_ci_pct if known else math.inf)
     stored = {c: int((ds.reps.config_id == c).sum()) for c in ds.configs}
     return {cfg.key: Precision(worst.get(cid, math.inf), samples.used_reps.get(cid, 0), stored[cid])
-            for cid, cfg in ds.configs.items()}
+            for cid, cfg in ds.configs.items() if only is None or cfg.key in only}
+
+
+def _repetitions_of(store: Path, keys: Collection[str]) -> list[int]:
+    with closing(connect_ro(store)) as db:
+        return [row[0] for key in keys for row in db.execute(
+            "SELECT r.id FROM repetition r JOIN config c ON c.id = r.config_id WHERE c.key = ?", (key,))]
 
 
 def needing_more(precision: dict[str, Precision], target_pct: float, max_repetitions: int) -> list[str]:
