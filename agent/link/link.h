@@ -129,6 +129,32 @@ tb_link_verdict tb_link_admit(tb_link_dir *d, uint64_t now_ns, uint32_t bytes);
 /* Counts a packet as delivered, or as dropped by `cause` after admission. */
 void tb_link_count_add(tb_link_count *c, uint32_t bytes, uint32_t fragments);
 
+/* ---------------------------------------------------------------- packet log */
+/* The transport ports of a packet, so a reader can attribute packets to connections (every
+ * repetition of a two-agent run uses a fresh client port). Zero for other protocols. */
+typedef struct tb_link_flow {
+    uint8_t proto;      /* IP protocol number: 6 TCP, 17 UDP (0: not parsed) */
+    uint16_t dev_port;  /* the device namespace's port: source of d2p, destination of p2d */
+    uint16_t peer_port;
+} tb_link_flow;
+/* Reads IPv4/IPv6 + TCP/UDP headers (no IPv6 extension headers, no IP fragments). */
+tb_link_flow tb_link_flow_of(const uint8_t *pkt, size_t len, uint32_t dir);
+
+/* One record of `run --packet-log FILE`, 32 bytes little-endian (docs/link-emulator.md):
+ * u64 arrival_ns, u64 done_ns (delivery; 0 if dropped), u32 bytes, u16 fragments, u8 dir,
+ * u8 fate (TB_DROP_*, 0 = delivered), u16 dev_port, u16 peer_port, u8 proto, 3 bytes 0.
+ * Times are CLOCK_MONOTONIC, the agents' trace clock. */
+#define TB_LINK_PACKET_RECORD 32
+typedef struct tb_link_packet {
+    uint64_t arrival_ns, done_ns;
+    uint32_t bytes;
+    uint32_t fragments;
+    uint32_t dir;
+    uint32_t fate;
+    tb_link_flow flow;
+} tb_link_packet;
+void tb_link_packet_encode(uint8_t out[TB_LINK_PACKET_RECORD], const tb_link_packet *p);
+
 /* ---------------------------------------------------------------- namespaces */
 /* Exit status when the program lacks root or /dev/net/tun (the automake "skip" code). */
 enum { TB_LINK_EXIT_OK = 0, TB_LINK_EXIT_FAIL = 1, TB_LINK_EXIT_USAGE = 2, TB_LINK_EXIT_PRIV = 77 };

@@ -32,6 +32,7 @@ typedef struct tb_run_opts {
     uint64_t seed;
     const char *stats_path;
     const char *drop_log_path;
+    const char *packet_log_path;
     double duration_s; /* 0: until a signal or the TUN devices vanish */
     uint32_t slots;
     int realtime; /* SCHED_FIFO: delivery times survive a loaded machine */
@@ -42,7 +43,8 @@ static void tb_usage(FILE *f) {
     fprintf(f,
             "usage: tlsbench-link up --name N [--mtu BYTES] [--ipv6] [--sysctl net.KEY=VALUE]...\n"
             "       tlsbench-link run --name N [--preset P] [--seed S] [--stats FILE]\n"
-            "                         [--drop-log FILE] [--duration SECONDS] [--slots N] [--realtime]\n"
+            "                         [--drop-log FILE] [--packet-log FILE] [--duration SECONDS]\n"
+            "                         [--slots N] [--realtime]\n"
             "                         [link options]\n"
             "       tlsbench-link down --name N\n"
             "       tlsbench-link presets\n"
@@ -68,6 +70,8 @@ static uint64_t tb_now_ns(void) {
 /* ---------------------------------------------------------------- packet pool + heap */
 typedef struct tb_pending {
     uint64_t at_ns;
+    uint64_t arrival_ns;
+    tb_link_flow flow;
     uint64_t order; /* arrival order across both directions: stable ties */
     uint64_t seq;   /* arrival index within its direction */
     uint32_t slot;
@@ -88,6 +92,7 @@ typedef struct tb_fwd {
     uint32_t mtu[TB_DIRS];
     tb_link_dir dir[TB_DIRS];
     FILE *drop_log;
+    FILE *packet_log;
 } tb_fwd;
 
 static int tb_before(const tb_pending *a, const tb_pending *b) {
@@ -185,6 +190,17 @@ static volatile sig_atomic_t tb_stop_flag, tb_dump_flag;
 static void tb_on_stop(int sig) { (void)sig; tb_stop_flag = 1; }
 static void tb_on_dump(int sig) { (void)sig; tb_dump_flag = 1; }
 
+/* One packet's record in the --packet-log (written once its fate is known). */
+static void tb_log_packet(tb_fwd *f, uint32_t d, const tb_pending *e, uint32_t fate, uint64_t done_ns) {
+    if (!f->packet_log)
+        return;
+    uint8_t rec[TB_LINK_PACKET_RECORD];
+    tb_link_packet_encode(rec, &(tb_link_packet){.arrival_ns = e->arrival_ns, .done_ns = done_ns, .bytes = e->len,
+                                                 .fragments = e->fragments, .dir = d, .fate = fate,
+                                                 .flow = e->flow});
+    fwrite(rec, sizeof rec, 1, f->packet_log);
+}
+
 static void tb_drop(tb_fwd *f, uint32_t d, uint64_t seq, uint32_t cause, uint32_t len) {
     if (f->drop_log)
         fprintf(f->drop_log, "%s %" PRIu64 " %s %u\n", tb_link_dir_names[d], seq, tb_link_drop_names[cause],
@@ -201,7 +217,11 @@ static int tb_read_dir(tb_fwd *f, uint32_t d, uint8_t *scratch) {
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
         if (len == 0)
             return 0;
-        tb_link_verdict v = tb_link_admit(&f->dir[d], tb_now_ns(), (uint32_t)len);
+        uint64_t arrival = tb_now_ns();
+        tb_link_verdict v = tb_link_admit(&f->dir[d], arrival, (uint32_t)len);
+        tb_pending e = {.at_ns = v.deliver_ns, .arrival_ns = arrival, .seq = v.seq, .slot = slot,
+                        .len = (uint32_t)len, .dir = d, .fragments = v.fragments,
+                        .flow = tb_link_flow_of(buf, (size_t)len, d)};
         if (v.drop == TB_DROP_NONE && slot == UINT32_MAX) {
             /* Accepted by the model but nowhere to keep it: counted as a pool drop. */
             v.drop = TB_DROP_POOL;
@@ -209,11 +229,12 @@ static int tb_read_dir(tb_fwd *f, uint32_t d, uint8_t *scratch) {
         }
         if (v.drop != TB_DROP_NONE) {
             tb_drop(f, d, v.seq, v.drop, (uint32_t)len);
+            tb_log_packet(f, d, &e, v.drop, 0);
             continue;
         }
         f->n_free--;
-        tb_heap_push(f, (tb_pending){.at_ns = v.deliver_ns, .order = f->order++, .seq = v.seq, .slot = slot,
-                                     .len = (uint32_t)len, .dir = d, .fragments = v.fragments});
+        e.order = f->order++;
+        tb_heap_push(f, e);
     }
     return 0;
 }
@@ -230,9 +251,11 @@ static void tb_deliver_due(tb_fwd *f) {
             uint64_t late = now - e.at_ns;
             c->late_sum_ns += late;
             c->late_max_ns = late > c->late_max_ns ? late : c->late_max_ns;
+            tb_log_packet(f, e.dir, &e, TB_DROP_NONE, now);
         } else {
             tb_link_count_add(&c->dropped[TB_DROP_WRITE], e.len, e.fragments);
             tb_drop(f, e.dir, e.seq, TB_DROP_WRITE, e.len);
+            tb_log_packet(f, e.dir, &e, TB_DROP_WRITE, 0);
         }
         f->free_list[f->n_free++] = e.slot;
     }
@@ -270,6 +293,10 @@ static int tb_forward(const tb_run_opts *o) {
     f.n_free = f.slots;
     if (o->drop_log_path && !(f.drop_log = fopen(o->drop_log_path, "w"))) {
         fprintf(stderr, "tlsbench-link: cannot write %s\n", o->drop_log_path);
+        return TB_LINK_EXIT_FAIL;
+    }
+    if (o->packet_log_path && !(f.packet_log = fopen(o->packet_log_path, "wb"))) {
+        fprintf(stderr, "tlsbench-link: cannot write %s\n", o->packet_log_path);
         return TB_LINK_EXIT_FAIL;
     }
 
@@ -311,6 +338,8 @@ static int tb_forward(const tb_run_opts *o) {
     while (!tb_stop_flag) {
         if (tb_dump_flag) {
             tb_dump_flag = 0;
+            if (f.packet_log) /* the stats file's rename tells a reader the log is complete up to now */
+                fflush(f.packet_log);
             tb_stats_json(stdout, o, &f, tb_now_s() - t0);
             tb_stats_file(o, &f, tb_now_s() - t0);
         }
@@ -346,10 +375,14 @@ static int tb_forward(const tb_run_opts *o) {
         }
     }
     double elapsed = tb_now_s() - t0;
+    if (f.packet_log)
+        fflush(f.packet_log);
     tb_stats_json(stdout, o, &f, elapsed);
     tb_stats_file(o, &f, elapsed);
     if (f.drop_log)
         fclose(f.drop_log);
+    if (f.packet_log)
+        fclose(f.packet_log);
     close(f.fd[0]);
     close(f.fd[1]);
     free(f.pool);
@@ -397,6 +430,8 @@ static int tb_cmd_run(int argc, char **argv) {
             o.stats_path = v;
         else if (strcmp(a, "drop-log") == 0)
             o.drop_log_path = v;
+        else if (strcmp(a, "packet-log") == 0)
+            o.packet_log_path = v;
         else if (strcmp(a, "duration") == 0)
             o.duration_s = strtod(v, NULL);
         else if (strcmp(a, "slots") == 0)

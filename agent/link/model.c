@@ -92,6 +92,51 @@ void tb_link_count_add(tb_link_count *c, uint32_t bytes, uint32_t fragments) {
     c->fragments += fragments;
 }
 
+/* ---------------------------------------------------------------- packet log */
+static uint16_t tb_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+
+tb_link_flow tb_link_flow_of(const uint8_t *pkt, size_t len, uint32_t dir) {
+    tb_link_flow fl = {0};
+    size_t l4;
+    uint8_t proto;
+    if (len >= 20 && pkt[0] >> 4 == 4) {
+        l4 = (size_t)(pkt[0] & 0x0f) * 4u;
+        proto = pkt[9];
+        if ((tb_be16(pkt + 6) & 0x1fff) != 0) /* a later IP fragment: no transport header */
+            return fl;
+    } else if (len >= 40 && pkt[0] >> 4 == 6) {
+        l4 = 40;
+        proto = pkt[6];
+    } else {
+        return fl;
+    }
+    if ((proto != 6 && proto != 17) || len < l4 + 4)
+        return fl;
+    uint16_t src = tb_be16(pkt + l4), dst = tb_be16(pkt + l4 + 2);
+    fl.proto = proto;
+    fl.dev_port = dir == TB_DIR_D2P ? src : dst;
+    fl.peer_port = dir == TB_DIR_D2P ? dst : src;
+    return fl;
+}
+
+static void tb_put_le(uint8_t *out, uint64_t v, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++)
+        out[i] = (uint8_t)(v >> (8 * i));
+}
+
+void tb_link_packet_encode(uint8_t out[TB_LINK_PACKET_RECORD], const tb_link_packet *p) {
+    memset(out, 0, TB_LINK_PACKET_RECORD);
+    tb_put_le(out, p->arrival_ns, 8);
+    tb_put_le(out + 8, p->done_ns, 8);
+    tb_put_le(out + 16, p->bytes, 4);
+    tb_put_le(out + 20, p->fragments > UINT16_MAX ? UINT16_MAX : p->fragments, 2);
+    out[22] = (uint8_t)p->dir;
+    out[23] = (uint8_t)p->fate;
+    tb_put_le(out + 24, p->flow.dev_port, 2);
+    tb_put_le(out + 26, p->flow.peer_port, 2);
+    out[28] = p->flow.proto;
+}
+
 /* Order of the rules: MTU (the packet never fits), queue (tail drop: no air time), then
  * serialization (the packet occupies the transmitter), then loss (decided on the wire: a
  * lost packet has used its air time, as on a radio), then delay, jitter and reordering. */

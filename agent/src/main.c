@@ -164,6 +164,18 @@ static int tb_sink_channel(void *ctx, const tb_rep_result *r, const tb_trace *t)
 
 enum { TB_SERVE_CONTINUE = -1 };
 
+/* A server agent tells the controller where it listens before its first repetition, so the
+ * controller starts the client agent only then (a DTLS ClientHello sent earlier would be
+ * lost and cost a retransmission timeout). */
+static void tb_ready_frame(void *ctx, const char *transport, const char *where) {
+    const char *colon = strrchr(where, ':');
+    char json[160];
+    int n = snprintf(json, sizeof json, "{\"transport\":\"%s\",\"where\":\"%s\",\"port\":%s}", transport, where,
+                     colon ? colon + 1 : "0");
+    if (n > 0 && (size_t)n < sizeof json)
+        tb_send_json(ctx, TB_FRAME_READY, json, (size_t)n);
+}
+
 static int tb_serve_run(tb_channel *ch, const tb_frame *f) {
     tb_run_request req;
     tb_run_summary sum;
@@ -174,6 +186,7 @@ static int tb_serve_run(tb_channel *ch, const tb_frame *f) {
         const char *hint = strcmp(code, "unknown_suite") == 0 ? "run 'suites' to list them" : "";
         return tb_send_error(ch, code, err, hint, false) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;
     }
+    tb_run_on_ready(tb_ready_frame, ch);
     if (tb_run(tb_b, &req, tb_sink_channel, ch, &sum) != 0)
         return TB_EXIT_PROTOCOL; /* only a failed write stops a checked run: the controller is gone */
     return tb_send_done(ch, req.config_id, &sum) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;

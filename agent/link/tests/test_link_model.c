@@ -259,6 +259,37 @@ static void test_presets(void) {
         CHECK(tb_link_presets[i].summary && tb_link_presets[i].summary[0]);
 }
 
+/* Ports come from the right header for IPv4 (with options), IPv6, TCP and UDP; the
+ * device's port is the source going d2p and the destination coming back. */
+static void test_flow_of(void) {
+    uint8_t v4[40] = {0x46, 0, 0, 40, 0, 0, 0x40, 0, 64, 6}; /* IHL 6: 4 bytes of options */
+    v4[24] = 0xC0, v4[25] = 0x01, v4[26] = 0x11, v4[27] = 0x51; /* 49153 -> 4433 */
+    tb_link_flow fl = tb_link_flow_of(v4, sizeof v4, TB_DIR_D2P);
+    CHECK(fl.proto == 6 && fl.dev_port == 49153 && fl.peer_port == 4433);
+    fl = tb_link_flow_of(v4, sizeof v4, TB_DIR_P2D);
+    CHECK(fl.dev_port == 4433 && fl.peer_port == 49153);
+    v4[6] = 0x20, v4[7] = 0x10; /* a later fragment: no transport header to read */
+    CHECK(tb_link_flow_of(v4, sizeof v4, TB_DIR_D2P).proto == 0);
+    uint8_t v6[48] = {0x60};
+    v6[6] = 17, v6[40] = 0x11, v6[41] = 0x51, v6[42] = 0xC0, v6[43] = 0x02;
+    fl = tb_link_flow_of(v6, sizeof v6, TB_DIR_P2D);
+    CHECK(fl.proto == 17 && fl.peer_port == 4433 && fl.dev_port == 49154);
+    v6[6] = 58; /* ICMPv6 */
+    CHECK(tb_link_flow_of(v6, sizeof v6, TB_DIR_D2P).proto == 0);
+    CHECK(tb_link_flow_of(v4, 10, TB_DIR_D2P).proto == 0);
+}
+
+static void test_packet_record(void) {
+    uint8_t rec[TB_LINK_PACKET_RECORD];
+    tb_link_packet_encode(rec, &(tb_link_packet){.arrival_ns = 0x0102030405060708u, .done_ns = 9, .bytes = 1280,
+                                                 .fragments = 13, .dir = TB_DIR_P2D, .fate = TB_DROP_LOSS,
+                                                 .flow = {.proto = 17, .dev_port = 0xABCD, .peer_port = 4433}});
+    CHECK(rec[0] == 0x08 && rec[7] == 0x01 && rec[8] == 9 && rec[16] == 0x00 && rec[17] == 0x05);
+    CHECK(rec[20] == 13 && rec[22] == TB_DIR_P2D && rec[23] == TB_DROP_LOSS);
+    CHECK(rec[24] == 0xCD && rec[25] == 0xAB && rec[26] == 0x51 && rec[27] == 0x11 && rec[28] == 17);
+    CHECK(rec[29] == 0 && rec[31] == 0);
+}
+
 int main(void) {
     RUN_TEST(test_splitmix_reference);
     RUN_TEST(test_threshold_edges);
@@ -274,5 +305,7 @@ int main(void) {
     RUN_TEST(test_determinism);
     RUN_TEST(test_params);
     RUN_TEST(test_presets);
+    RUN_TEST(test_flow_of);
+    RUN_TEST(test_packet_record);
     return tb_test_report();
 }
