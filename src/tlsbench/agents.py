@@ -14,7 +14,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from tlsbench import protocol
 from tlsbench import spec as specmod
@@ -77,7 +77,11 @@ def available_agents(agent_dir: str | Path | None = None) -> list[str]:
 
 def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
     """The agent binary of a library (search order: `_search_dirs`)."""
-    name = executable_name(library)
+    return find_program(executable_name(library), agent_dir)
+
+
+def find_program(name: str, agent_dir: str | Path | None = None) -> Path:
+    """An agent, or a program installed with them (tlsbench-link)."""
     for folder in _search_dirs(agent_dir):
         if os.access(folder / name, os.X_OK) and (folder / name).is_file():
             return folder / name
@@ -119,11 +123,12 @@ class AgentProcess:
     suites_raw: str = ""
 
     @classmethod
-    def start(cls, path: Path) -> "AgentProcess":
+    def start(cls, path: Path, prefix: Sequence[str] = ()) -> "AgentProcess":
+        """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`)."""
         stderr_file = tempfile.TemporaryFile()
         # Own process group: a Ctrl-C in the terminal reaches only the controller, which
         # then stops the agent cleanly instead of losing it mid-repetition.
-        proc = subprocess.Popen([str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        proc = subprocess.Popen([*prefix, str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=stderr_file, process_group=0)
         _widen_pipe(proc.stdout)
         agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]

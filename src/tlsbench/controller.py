@@ -10,6 +10,7 @@ reason; that library's agent is restarted and the sweep goes on."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -24,9 +25,11 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from tlsbench import __version__, precision, protocol, schedule
 from tlsbench import spec as specmod
-from tlsbench.agents import AgentError, AgentProcess, AgentRejected
+from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
+from tlsbench.network.pair import NetworkRunner, PairDied
+from tlsbench.network.plan import Variant, variants
 from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
-from tlsbench.store.sqlite import ConfigRow, Experiment, RepetitionRow, Store, StoreError
+from tlsbench.store.sqlite import ConfigRow, Experiment, PeerRepetition, RepetitionRow, Store, StoreError
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 HANG_TIMEOUT_S = 120.0  # no frame for this long during a batch: the agent is killed
@@ -60,15 +63,17 @@ class Configuration:
     direction: int
     transport: int
     options: int = 0  # RUN options bits
+    variant: Variant | None = None  # two-process configurations (network/plan.py)
 
     @property
     def key(self) -> str:
         return self.row.key
 
-    def request(self, config_id: int, batch: schedule.Batch, warmup: int) -> protocol.RunRequest:
+    def request(self, config_id: int, batch: schedule.Batch, warmup: int, **network: Any) -> protocol.RunRequest:
+        """The RUN of a batch; `network` holds the two-process fields (network/pair.py)."""
         return protocol.RunRequest(config_id, self.suite_id, self.group, self.credential, self.direction,
                                    self.transport, batch.count, warmup, self.row.total_bytes,
-                                   self.row.record_size, batch.first_index, self.options)
+                                   self.row.record_size, batch.first_index, self.options, **network)
 
 
 @dataclass
@@ -88,9 +93,10 @@ def group_applies(key_exchange: str, group: int) -> bool:
 
 
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
-               total_bytes: int, record_size: int, options: Sequence[str] = ()) -> str:
+               total_bytes: int, record_size: int, options: Sequence[str] = (), variant: Variant | None = None) -> str:
     key = f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
-    return key + "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
+    key += "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
+    return key + (f"|net:{variant.key()}" if variant else "")
 
 
 def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Mapping[str, Any]]]) -> Resolution:
@@ -110,7 +116,6 @@ def _resolve_suite(loaded: LoadedPlan, library: str, suite: Mapping[str, Any], p
                    out: Resolution, seen: set[str]) -> None:
     """The cells of one suite of one library: group × credential × payload."""
     s, plan = specmod.load(), loaded.plan
-    options = sum(s.options.value(o) for o in plan.options)
     usable = list(suite.get("credentials", []))
     if not usable:
         out.not_runnable.append(f"{prefix}{suite['name']}: "
@@ -125,19 +130,41 @@ def _resolve_suite(loaded: LoadedPlan, library: str, suite: Mapping[str, Any], p
             if cred not in usable:
                 out.not_applicable[f"{prefix}credential {cred} not usable by the suite"] += 1
                 continue
-            for pay in plan.payload:
-                key = config_key(library, suite["name"], grp, cred, plan.transport, pay.direction,
-                                 pay.total_bytes, pay.record_size, plan.options)
+            for pay, variant in itertools.product(plan.payload, variants(plan.network) if plan.network else [None]):
+                if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
+                    out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
+                    continue
+                transport = variant.transport if variant else plan.transport
+                options = [*plan.options, *(network_options(plan.network, variant) if variant else [])]
+                key = config_key(library, suite["name"], grp, cred, transport, pay.direction,
+                                 pay.total_bytes, pay.record_size, options, variant)
                 if key in seen:  # e.g. "auto" and the credential it resolves to
                     continue
                 seen.add(key)
+                bits = sum(s.options.value(o) for o in options)
                 row = ConfigRow(key, library, suite["id"], suite["name"], suite["key_exchange"],
                                 suite["authentication"], suite["cipher"], suite["mac"],
-                                suite["min_version"], suite["max_version"], grp, cred, plan.transport,
-                                pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, options)
+                                suite["min_version"], suite["max_version"], grp, cred, transport,
+                                pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, bits,
+                                *(network_columns(variant, library) if variant else ()))
                 out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
                                                  s.directions.value(pay.direction),
-                                                 s.transports.value(plan.transport), options))
+                                                 s.transports.value(transport), bits, variant))
+
+
+def network_options(net: Any, variant: Variant) -> list[str]:
+    """The spec [options] a network configuration sets (RUN option bits)."""
+    wanted = {"NODELAY": variant.transport == "tcp" and not variant.nagle,
+              "QUICKACK": variant.transport == "tcp" and net.quickack,
+              "DTLS_COOKIES": variant.transport == "udp" and net.dtls.cookies}
+    return [name for name, on in wanted.items() if on]
+
+
+def network_columns(variant: Variant, library: str) -> tuple[str, str, str, str]:
+    """network_json, device_role, peer_library, link_label of a config row."""
+    described = variant.describe()
+    return (json.dumps(described, sort_keys=True), variant.device_role, variant.peer_library or library,
+            described["link_label"])
 
 
 def host_facts() -> dict[str, Any]:
@@ -213,7 +240,7 @@ class Controller:
 
     def __init__(self, loaded: LoadedPlan, store: Store, agent_paths: Path | Mapping[str, Path],
                  observer: Observer | None = None, stop: StopFlag | None = None,
-                 hang_timeout: float = HANG_TIMEOUT_S):
+                 hang_timeout: float = HANG_TIMEOUT_S, agent_dir: str | Path | None = None):
         self.loaded = loaded
         self.plan = loaded.plan
         self.store = store
@@ -234,6 +261,8 @@ class Controller:
         self._watch = False
         self._hung = False
         self.prepared: tuple[Resolution, list[schedule.Batch]] | None = None
+        self.agent_dir = agent_dir
+        self.network = NetworkRunner(self)  # two-process configurations (network/pair.py)
 
     # ------------------------------------------------------------------ agents
     @property
@@ -253,6 +282,13 @@ class Controller:
         self.agent_ids[library] = self.store.add_agent(library, path.name, agent.pid, agent.hello_raw,
                                                        agent.suites_raw)
         return agent
+
+    def agent_path(self, library: str) -> Path:
+        """The agent of a library, also one the plan names only as a network peer."""
+        return self.agent_paths.get(library) or find_agent(library, self.agent_dir)
+
+    def note_frame(self) -> None:
+        self._last_frame = time.monotonic()
 
     def _end_agent(self, library: str, reason: str) -> None:
         agent = self.agents.pop(library, None)
@@ -288,6 +324,9 @@ class Controller:
         done = {by_id[c]: idx for c, idx in self.store.done().items() if c in by_id}
         batches = schedule.build(self.configs, self.plan.repetitions, self.plan.rounds, self.plan.seed)
         self.prepared = resolution, schedule.pending(batches, done)
+        if self.plan.network:  # every configuration runs on agent pairs: the listing agents are done
+            for library in list(self.agents):
+                self._end_agent(library, f"quit (exit code {self.agents[library].quit()}): suites listed")
         return self.prepared
 
     # ------------------------------------------------------------------ the sweep
@@ -319,6 +358,7 @@ class Controller:
             for library in list(self.agents):
                 code = self.agents[library].quit()
                 self._end_agent(library, "interrupted" if self.stop.requested else f"quit (exit code {code})")
+            self.network.close("interrupted" if self.stop.requested else "")
             summary.seconds = time.monotonic() - started
         return summary
 
@@ -355,14 +395,15 @@ class Controller:
         while next_idx < end and not self.stop.requested:
             part = schedule.Batch(batch.config, batch.round, next_idx, end - next_idx)
             self.observer.batch(batch.config, batch.round, next_idx, part.count)
+            exchange = self.network.exchange if config.variant else self._exchange
             try:
-                next_idx = self._exchange(config, config_id, part, summary)
+                next_idx = exchange(config, config_id, part, summary)
             except AgentRejected as rejected:
                 self._skip(batch.config, config_id, f"agent refused: {rejected}", summary,
                            fatal=rejected.code not in SKIPPABLE_ERRORS)
                 return
-            except _AgentDied as died:
-                next_idx = self._record_death(batch, config_id, died.idx, died.reason, summary)
+            except (_AgentDied, PairDied) as died:
+                next_idx = self._record_death(batch, config_id, died.idx, died.reason, summary, config.variant)
                 if batch.config in summary.skipped_configs:
                     return
 
@@ -414,27 +455,54 @@ class Controller:
             raise _AgentDied(expected, f"protocol violation: REP for config {h.config_id} repetition {h.index} "
                                        f"where config {config_id} repetition {expected} was expected "
                                        f"(frame at offset {frame.offset})")
+        row = self._repetition_row(h, config_id, batch, self.agent_id)
+        self.store.add_repetition(row, rep.records)
+        assert self.agent is not None
+        self._stored(batch, row, summary, self.agent)
+
+    def _repetition_row(self, h: protocol.RepHeader, config_id: int, batch: schedule.Batch, agent_id: int | None,
+                        peer: PeerRepetition | None = None) -> RepetitionRow:
+        """A REP header as a row; with the peer agent's REP of the same repetition, the first
+        failure of either side and the flags and retransmissions of both."""
         status = self.spec.status.name(h.status)
         failed_peer = self.spec.peers.by_value.get(h.failed_peer) if h.failed_peer != self.spec.peers.none else None
-        self.store.add_repetition(RepetitionRow(
-            config_id, h.index, batch.round, self.agent_id, status, failed_peer, h.error_code, None, h.flags,
-            h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.n_records,
-            h.dropped, h.packets_c2s, h.packets_s2c, h.retransmissions, self.spec.roles.name(h.role),
-            h.repetition_wall_ns), rep.records)
+        flags, retransmissions = h.flags, h.retransmissions
+        if peer:
+            if status == self.spec.status.name(self.spec.status.OK) and peer.status != status:
+                status, failed_peer = peer.status, peer.role
+            flags |= peer.flags
+            retransmissions += peer.retransmissions
+        return RepetitionRow(config_id, h.index, batch.round, agent_id, status, failed_peer, h.error_code, None, flags,
+                             h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns,
+                             h.n_records, h.dropped, h.packets_c2s, h.packets_s2c, retransmissions,
+                             self.spec.roles.name(h.role), h.repetition_wall_ns)
+
+    def _stored(self, batch: schedule.Batch, row: RepetitionRow, summary: RunSummary, agent: AgentProcess) -> None:
         self.deaths[batch.config] = 0
         summary.stored += 1
-        summary.failed += h.status != self.spec.status.OK
-        assert self.agent is not None
-        self.observer.stored(batch.config, h.index, status, self.agent)
+        summary.failed += row.status != self.spec.status.name(self.spec.status.OK)
+        self.observer.stored(batch.config, row.idx, row.status, agent)
+
+    def store_pair(self, config_id: int, batch: schedule.Batch, device_rep: protocol.Rep, agent: AgentProcess,
+                   agent_id: int, peer: PeerRepetition, summary: RunSummary) -> int:
+        """A two-process repetition (network/pair.py): the device's REP and the peer's."""
+        row = self._repetition_row(device_rep.header, config_id, batch, agent_id, peer)
+        rep_id = self.store.add_paired_repetition(row, device_rep.records, peer)
+        self._stored(batch, row, summary, agent)
+        return rep_id
 
     def _record_death(self, batch: schedule.Batch, config_id: int, idx: int, reason: str,
-                      summary: RunSummary) -> int:
-        """Stores the repetition in flight as AGENT_DIED, restarts the agent; returns the
+                      summary: RunSummary, variant: Variant | None = None) -> int:
+        """Stores the repetition in flight as AGENT_DIED, restarts the agent(s); returns the
         next index to run."""
-        if self.agent is not None:
-            self.agent.kill()
-        dead_id = self.agent_id
-        self._end_agent(self.library, f"died: {reason}")
+        if variant:  # the pair is restarted by the next batch
+            dead_id = None
+            self.network.stop_all(f"died: {reason}")
+        else:
+            if self.agent is not None:
+                self.agent.kill()
+            dead_id = self.agent_id
+            self._end_agent(self.library, f"died: {reason}")
         self.store.add_repetition(RepetitionRow(
             config_id, idx, batch.round, dead_id, self.spec.status.name(self.spec.status.AGENT_DIED),
             None, 0, reason, 0, None, None, None, None, None, 0, 0), b"")
@@ -446,7 +514,8 @@ class Controller:
         if self.deaths[batch.config] >= MAX_CONSECUTIVE_DEATHS:
             self._skip(batch.config, config_id, f"given up after {MAX_CONSECUTIVE_DEATHS} consecutive agent "
                                                 f"deaths; last: {reason}", summary)
-        self._start_agent(self.library)
+        if not variant:
+            self._start_agent(self.library)
         return idx + 1
 
     def _skip(self, key: str, config_id: int, why: str, summary: RunSummary, fatal: bool = False) -> None:
@@ -473,7 +542,7 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
     try:
         with Store.in_folder(folder) as store:
-            return Controller(loaded, store, agent_paths, observer, stop).run()
+            return Controller(loaded, store, agent_paths, observer, stop, agent_dir=agent_dir).run()
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)

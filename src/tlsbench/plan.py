@@ -21,6 +21,10 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 
 from tlsbench import spec as specmod
 from tlsbench.agents import LIBRARIES, AgentError, available_agents, executable_name, find_agent
+from tlsbench.network.plan import NetworkPlan
+from tlsbench.validation import Strict, no_duplicates
+from tlsbench.validation import as_list as _as_list
+from tlsbench.validation import spec_name as _spec_name
 
 DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
@@ -45,27 +49,10 @@ class PlanError(ValueError):
         super().__init__(f"plan {source} is invalid:\n" + "\n".join(f"  - {p}" for p in self.problems))
 
 
-def _spec_name(table: str) -> Callable[[str], str]:
-    """A validator accepting only the names of one spec/protocol.toml section."""
-
-    def check(value: str) -> str:
-        names = getattr(specmod.load(), table).names
-        if value not in names:
-            raise ValueError(f"allowed: {', '.join(names)}")
-        return value
-
-    return check
-
-
 def _zero(table: str) -> str:
     """The name of a spec table's value 0: its neutral default (default group, auto
     credential, no data, the in-memory transport)."""
     return getattr(specmod.load(), table).name(0)
-
-
-def _as_list(value: Any) -> Any:
-    """`x = "a"` and `x = ["a"]` mean the same."""
-    return [value] if isinstance(value, (str, int, dict)) else value
 
 
 GroupName = Annotated[str, AfterValidator(_spec_name("groups"))]
@@ -74,11 +61,6 @@ DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
 TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
 OptionName = Annotated[str, AfterValidator(_spec_name("options"))]
 SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
-
-
-class Strict(BaseModel):
-    # strict: TOML has real types, so "100" for an integer is a mistake, not a conversion.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class SuiteSelection(Strict):
@@ -142,14 +124,12 @@ class Plan(Strict):
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     output: str = "results"
     precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
+    network: NetworkPlan | None = None  # absent: both peers in one agent, in memory
 
     @field_validator("libraries", "groups", "credentials", "options")
     @classmethod
     def _no_duplicates(cls, value: list[str]) -> list[str]:
-        dups = sorted({v for v in value if value.count(v) > 1})
-        if dups:
-            raise ValueError(f"listed twice: {', '.join(dups)}")
-        return value
+        return no_duplicates(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -178,6 +158,15 @@ class Plan(Strict):
         if target and repetitions is not None and target.max_repetitions < repetitions:
             raise ValueError(f"max_repetitions ({target.max_repetitions}) is below repetitions ({repetitions})")
         return target
+
+    @field_validator("network")
+    @classmethod
+    def _one_transport_setting(cls, network: NetworkPlan | None, info: ValidationInfo) -> NetworkPlan | None:
+        transport = info.data.get("transport")
+        if transport is not None and transport != _zero("transports"):
+            raise ValueError(f"transport = {transport!r}: two-process runs are described by a [network] section "
+                             "(transports = [\"tcp\", \"udp\"]); remove the top-level transport")
+        return network
 
     @field_validator("rounds")
     @classmethod

@@ -92,6 +92,7 @@ class Spec:
     credentials: NameTable
     transports: NameTable
     roles: NameTable  # which peer(s) an agent plays: both/client/server
+    protocol_kinds: NameTable  # tls / dtls
     groups: NameTable
     protocol_version: int
     magic: int
@@ -158,6 +159,7 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         credentials=_table("credential", proto["credential"]),
         transports=_table("transport", proto["transport"]),
         roles=_table("role", proto["role"]),
+        protocol_kinds=_table("protocol kind", proto["protocol_kind"]),
         groups=_table("group", proto["group"]),
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],

@@ -14,7 +14,7 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -68,6 +68,10 @@ class ConfigRow:
     record_size: int
     repetitions: int
     options: int = 0  # RUN options bits (spec [options])
+    network_json: str | None = None  # two-process configurations (003_network.sql)
+    device_role: str | None = None
+    peer_library: str | None = None
+    link_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,48 @@ class RepetitionRow:
     repetition_wall_ns: int | None = None
 
 
+@dataclass(frozen=True)
+class PeerRepetition:
+    """A `peer_repetition` row: the other agent's REP of a two-process repetition."""
+
+    agent_id: int | None
+    role: str
+    status: str
+    error_code: int
+    flags: int
+    bytes_c2s: int
+    bytes_s2c: int
+    packets_c2s: int
+    packets_s2c: int
+    retransmissions: int
+    start_ns: int
+    handshake_wall_ns: int
+    repetition_wall_ns: int
+    records: bytes
+
+
+@dataclass(frozen=True)
+class LinkTraffic:
+    """A `link_traffic` row: what the emulated link carried for one repetition."""
+
+    d2p_packets: int
+    d2p_bytes: int
+    d2p_fragments: int
+    d2p_lost: int
+    p2d_packets: int
+    p2d_bytes: int
+    p2d_fragments: int
+    p2d_lost: int
+    first_ns: int
+    last_ns: int
+
+
+def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
+    return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+_INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)])
+_INSERT_LINK = _insert("link_traffic", ["repetition_id"] + [f.name for f in fields(LinkTraffic)], "INSERT OR REPLACE")
 _CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
 _REP_COLUMNS = [f.name for f in fields(RepetitionRow)] + ["stored_at"]
 _INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '.join('?' * len(_REP_COLUMNS))})"
@@ -226,6 +272,19 @@ class Store:
             rep_id = cur.lastrowid
             c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
         return int(rep_id)  # type: ignore[arg-type]
+
+    def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: "PeerRepetition") -> int:
+        """A two-process repetition: the device's REP and the peer's, in one transaction."""
+        with self.transaction() as c:
+            rep_id = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),)).lastrowid
+            c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
+            c.execute(_INSERT_PEER, (rep_id,) + astuple(peer))
+        return int(rep_id)  # type: ignore[arg-type]
+
+    def add_link_traffic(self, rows: Sequence[tuple[int, "LinkTraffic"]]) -> None:
+        """(repetition id, traffic) of a batch, in one transaction; a repeat replaces."""
+        with self.transaction() as c:
+            c.executemany(_INSERT_LINK, [(rep_id,) + astuple(t) for rep_id, t in rows])
 
     # ------------------------------------------------------------------ reading
     def configs(self) -> list[sqlite3.Row]:
