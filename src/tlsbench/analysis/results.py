@@ -115,11 +115,12 @@ class Results:
 
 def config_labels(configs: dict[int, Config]) -> dict[int, str]:
     """Display names: the suite name plus only the fields that vary between configs."""
-    varying = [f for f in ("library", "grp", "credential", "direction", "record_size", "total_bytes", "transport")
-               if len({getattr(c, f) for c in configs.values()}) > 1]
+    varying = [f for f in ("library", "grp", "credential", "direction", "record_size", "total_bytes", "transport",
+                           "device_role", "link_label")
+               if len({getattr(c, f, None) for c in configs.values()}) > 1]
     out = {}
     for cid, c in configs.items():
-        extra = ", ".join(str(getattr(c, f)) for f in varying)
+        extra = ", ".join(str(getattr(c, f, None)) for f in varying)
         out[cid] = c.suite_name + (f" [{extra}]" if extra else "")
     if len(set(out.values())) < len(out):  # still ambiguous: add the id
         out = {cid: f"{name} #{cid}" for cid, name in out.items()}

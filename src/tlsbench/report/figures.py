@@ -189,8 +189,9 @@ def io_share(a: Analysis) -> FigureSpec | None:
         total = smp.get(cid, "handshake_time")
         if not len(total):
             continue
-        cp = np.median(smp.get(cid, "handshake_processing", voc.peers["client"]))
-        sp = np.median(smp.get(cid, "handshake_processing", voc.peers["server"]))
+        # A two-process configuration traces one peer only: the other one's share is 0 here.
+        cp, sp = (np.median(x) if len(x) else 0.0
+                  for x in (smp.get(cid, "handshake_processing", voc.peers[p]) for p in ("client", "server")))
         io_ = sum(np.median(smp.get(cid, "handshake_io", voc.peers[p])) for p in ("client", "server")
                   if len(smp.get(cid, "handshake_io", voc.peers[p])))
         t = float(np.median(total))

@@ -19,6 +19,7 @@ from ..analysis.stats import N_BOOT
 from ..analysis.vocab import vocab
 from . import WINNERS_MODES
 from . import figures as F
+from .network import network_section
 
 # Columns of the per-suite table: (heading, metric, peer, scale, unit).
 SUITE_COLUMNS = (
@@ -42,6 +43,10 @@ def _data_uri(fig) -> str:
     svg = F.render(fig, "svg")
     F.plt.close(fig)  # figures are rendered once; keep memory flat
     return "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+
+
+def _figure(f: F.FigureSpec) -> dict:
+    return {"title": f.title, "caption": f.caption, "name": f.name, "uri": _data_uri(f.figure)}
 
 
 def _env() -> jinja2.Environment:
@@ -119,10 +124,12 @@ def build_html(a: Analysis, comparison: Comparison | None = None, figures: list 
     ctx = res.context
     hello = next(iter(a.ds.agents.values()), {}).get("hello", {})
     tpl = _env().get_template("report.html.j2")
+    network = network_section(a)
     return tpl.render(
+        network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
         r=res, ctx=ctx, a=a, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(a),
         step_tables=_step_tables(a), metrics={m.name: m for m in METRICS},
-        figures=[{"title": f.title, "caption": f.caption, "name": f.name, "uri": _data_uri(f.figure)} for f in figs],
+        figures=[_figure(f) for f in figs],
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
         libs=res.libraries, side_by_side=_side_by_side(a), granularity_meaning=GRANULARITY_MEANING,

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Two-process configurations: what the link did to the handshake, next to what the
+device computed, from the same repetitions (docs/networks.md, "What the report shows").
+
+- duration: the device agent's handshake stop–start time (`handshake_wall_ns`): processing,
+  I/O and network waiting; every successful repetition, retransmitted ones included (the
+  link's effect is what is measured);
+- processing: the device peer's network-invariant handshake cost (sum of step − nested
+  I/O − tracer cost); retransmitted repetitions excluded by default, like every
+  invariant figure (a retransmission is a step that ran twice);
+- bytes and packets on the wire: what the emulated link carried for the repetition's
+  connection, IP headers and ACKs included; on loopback the agents' transport counters
+  (TLS/DTLS bytes, TCP segments or datagrams), labelled as such."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .load import Dataset, connect_ro, excluding_flags, ok_status
+from .measures import METRIC, NO_LABEL, MeasureTable
+from .stats import Summary, rng_for, summarize
+from .vocab import vocab
+
+
+@dataclass(frozen=True)
+class NetworkRow:
+    """One two-process configuration's results."""
+
+    config_id: int
+    library: str
+    peer_library: str
+    suite: str
+    transport: str  # tcp / udp
+    protocol: str  # TLS / DTLS
+    device_role: str
+    link: str  # label: "loopback" or the link's name / preset and parameters
+    variant: dict[str, Any]  # config.network_json
+    n: int  # successful repetitions
+    retransmitted: int  # of which flagged RETRANSMITTED
+    failed: int
+    duration: Summary | None  # ns
+    processing: Summary | None  # ns, device peer
+    wire_bytes: Summary | None  # both directions
+    wire_packets: Summary | None
+    wire_source: str  # "link" (IP packets on the emulated link) or "transport" (agent counters)
+
+    @property
+    def ci_ratio(self) -> float:
+        """How much narrower the processing CI is than the stop–start CI (± % over ± %)."""
+        if not self.duration or not self.processing or self.processing.median_ci_pct <= 0:
+            return float("nan")
+        return self.duration.median_ci_pct / self.processing.median_ci_pct
+
+
+def _link_traffic(ds: Dataset) -> dict[int, tuple[float, float]]:
+    """repetition id -> (bytes, packets) on the link, both directions."""
+    db = connect_ro(ds.path)
+    try:
+        rows = db.execute("SELECT repetition_id, d2p_bytes + p2d_bytes, d2p_packets + p2d_packets "
+                          "FROM link_traffic").fetchall()
+    except Exception:  # a store from before 003_network.sql
+        rows = []
+    finally:
+        db.close()
+    return {int(r[0]): (float(r[1]), float(r[2])) for r in rows}
+
+
+def _summary(values: np.ndarray, seed: int, *key: object) -> Summary | None:
+    return summarize(values, rng_for(seed, *key), mean_ci=False) if len(values) else None
+
+
+def network_results(ds: Dataset, mt: MeasureTable, seed: int, include_flagged: bool = False) -> list[NetworkRow]:
+    """One row per two-process configuration, in config order."""
+    configs = {cid: c for cid, c in ds.configs.items() if getattr(c, "network_json", None)}
+    if not configs:
+        return []
+    peers, reps = vocab().peers, ds.reps
+    ok = reps.status == ok_status()
+    retransmitted = (reps.flags & vocab().flags["RETRANSMITTED"]) != 0
+    invariant = ok & (include_flagged | ((reps.flags & excluding_flags()) == 0))
+    link = _link_traffic(ds)
+    hp = mt.metric == METRIC["handshake_processing"]
+    rows = []
+    for cid, c in configs.items():
+        mine = reps.config_id == cid
+        sel = np.flatnonzero(mine & ok)
+        device_peer = peers[c.device_role]
+        inv_ids = reps.id[mine & invariant]
+        proc = mt.value[hp & (mt.peer == device_peer) & (mt.label == NO_LABEL) & np.isin(mt.rep, inv_ids)]
+        on_link = [link[i] for i in reps.id[sel] if i in link]
+        if on_link:
+            wire = np.array(on_link)
+            source = "link"
+        else:
+            wire = np.column_stack([reps.bytes_c2s[sel] + reps.bytes_s2c[sel], np.full(len(sel), np.nan)])
+            source = "transport"
+        variant = json.loads(c.network_json)
+        rows.append(NetworkRow(
+            cid, c.library, c.peer_library or c.library, c.suite_name, c.transport,
+            "DTLS" if c.transport == "udp" else "TLS", c.device_role, c.link_label or "loopback", variant,
+            len(sel), int(np.count_nonzero(retransmitted[sel])), int(np.count_nonzero(mine & ~ok)),
+            _summary(reps.handshake_wall_ns[sel].astype(float), seed, "net-duration", cid),
+            _summary(proc, seed, "net-processing", cid),
+            _summary(wire[:, 0], seed, "net-bytes", cid),
+            _summary(wire[:, 1], seed, "net-packets", cid) if source == "link" else None,
+            source))
+    return rows
+
+
+def swept_parameters(rows: list[NetworkRow]) -> list[str]:
+    """Link parameters (and the DTLS MTU / max fragment) set in every row and differing
+    between rows: the x axes of the sweep figures (a sweep sets its parameter everywhere,
+    e.g. loss = 0 and loss = 5)."""
+    values: dict[str, list[str]] = {}
+    for r in rows:
+        params = {**(r.variant.get("link") or {}), "dtls_mtu": r.variant.get("dtls_mtu"),
+                  "max_fragment": r.variant.get("max_fragment")}
+        for k, v in params.items():
+            if k not in ("name", "preset", "d2p", "p2d") and v is not None:
+                values.setdefault(k, []).append(json.dumps(v))
+    per_protocol = {p: sum(r.protocol == p for r in rows) for p in {r.protocol for r in rows}}
+    return [k for k, vs in values.items() if len(set(vs)) > 1 and len(vs) >= min(per_protocol.values())]
+
+
+def sweep_value(row: NetworkRow, param: str) -> float:
+    """The row's value of a swept parameter (0 where its link leaves it unset)."""
+    value = (row.variant.get("link") or {}).get(param, row.variant.get(param))
+    try:
+        return float(str(value).rstrip("kMG")) * {"k": 1e3, "M": 1e6, "G": 1e9}.get(str(value)[-1:], 1)
+    except (TypeError, ValueError):
+        return 0.0
