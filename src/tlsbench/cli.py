@@ -17,13 +17,15 @@ import tomli_w
 from rich.console import Console
 
 from tlsbench import __version__, agents, controller, plan, status, views
+from tlsbench.network.link import LinkUnavailable
 from tlsbench.spec import SpecMismatch
 from tlsbench.store.sqlite import DB_FILE, StoreError
 
 console = Console()
 err_console = Console(stderr=True)
 # Errors a user can act on: printed as one clear message, exit status 1, no traceback.
-USER_ERRORS = (plan.PlanError, agents.AgentError, StoreError, SpecMismatch, controller.ControllerError)
+USER_ERRORS = (plan.PlanError, agents.AgentError, StoreError, SpecMismatch, controller.ControllerError,
+               LinkUnavailable)
 
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=agents.AGENT_DIR_ENV,
                                 help=f"Directory of the agent binaries (default: ${agents.AGENT_DIR_ENV}, "

@@ -232,11 +232,17 @@ def _model_at(loc: Sequence[str | int]) -> type[BaseModel]:
         field = model.model_fields.get(item)
         if field is None:
             break
-        ann = field.annotation
-        inner = getattr(ann, "__args__", (ann,))[0] if getattr(ann, "__origin__", None) is list else ann
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
+        inner = _inner_model(field.annotation)
+        if inner is not None:
             model = inner
     return model
+
+
+def _inner_model(ann: Any) -> type[BaseModel] | None:
+    """The model inside an annotation: `M`, `list[M]`, `M | None`."""
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    return next((m for a in getattr(ann, "__args__", ()) if (m := _inner_model(a)) is not None), None)
 
 
 _UNION_BRANCHES = ("str", "int")  # loc parts pydantic adds for the branches of `str | int`

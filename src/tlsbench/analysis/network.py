@@ -25,6 +25,9 @@ from .stats import Summary, rng_for, summarize
 from .vocab import vocab
 
 
+VARIANT_SWEEPS = ("dtls_mtu", "mss", "max_fragment")  # swept by the [network] section itself
+
+
 @dataclass(frozen=True)
 class NetworkRow:
     """One two-process configuration's results."""
@@ -116,19 +119,17 @@ def swept_parameters(rows: list[NetworkRow]) -> list[str]:
     e.g. loss = 0 and loss = 5)."""
     values: dict[str, list[str]] = {}
     for r in rows:
-        params = {**(r.variant.get("link") or {}), "dtls_mtu": r.variant.get("dtls_mtu"),
-                  "max_fragment": r.variant.get("max_fragment")}
+        params = {**(r.variant.get("link") or {}), **{k: r.variant.get(k) for k in VARIANT_SWEEPS}}
         for k, v in params.items():
             if k not in ("name", "preset", "d2p", "p2d") and v is not None:
                 values.setdefault(k, []).append(json.dumps(v))
-    per_protocol = {p: sum(r.protocol == p for r in rows) for p in {r.protocol for r in rows}}
-    return [k for k, vs in values.items() if len(set(vs)) > 1 and len(vs) >= min(per_protocol.values())]
+    return [k for k, vs in values.items() if len(set(vs)) > 1]
 
 
-def sweep_value(row: NetworkRow, param: str) -> float:
-    """The row's value of a swept parameter (0 where its link leaves it unset)."""
+def sweep_value(row: NetworkRow, param: str) -> float | None:
+    """The row's value of a swept parameter; None where the row does not set it (a TCP row
+    has no DTLS MTU; a link without the parameter keeps its preset's, unknown here)."""
     value = (row.variant.get("link") or {}).get(param, row.variant.get(param))
-    try:
-        return float(str(value).rstrip("kMG")) * {"k": 1e3, "M": 1e6, "G": 1e9}.get(str(value)[-1:], 1)
-    except (TypeError, ValueError):
-        return 0.0
+    if value is None:
+        return None
+    return float(str(value).rstrip("kMG")) * {"k": 1e3, "M": 1e6, "G": 1e9}.get(str(value)[-1:], 1)

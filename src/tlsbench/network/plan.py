@@ -58,7 +58,7 @@ class Link(LinkParams):
     """One emulated link: a preset, then parameters overriding it (both directions, then
     d2p = device -> peer and p2d = peer -> device)."""
 
-    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=40)] | None = None  # label in the report
+    name: Annotated[str, Field(min_length=1, max_length=60)] | None = None  # label in the report
     preset: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None  # `tlsbench-link presets`
     d2p: LinkParams | None = None
     p2d: LinkParams | None = None

@@ -52,7 +52,7 @@ def sweep(rows: list[NetworkRow], param: str) -> FigureSpec:
     """Duration and bytes on the wire against one swept parameter, a line per protocol/role."""
     with plt.rc_context(STYLE):
         fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-        for (protocol, role, peer), group in _series(rows):
+        for (protocol, role, peer), group in _series([r for r in rows if sweep_value(r, param) is not None]):
             group = sorted(group, key=lambda r: sweep_value(r, param))
             x = [sweep_value(r, param) for r in group]
             label = f"{protocol}, device {role}"

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Two-process runs from the host: the [network] plan section, paired REPs in the store,
+link traffic attributed per repetition, retransmission flagging, the report's network
+section. Loopback tests need nothing; emulated-link tests need root and /dev/net/tun
+(like the link's own tests) and are skipped with the reason otherwise."""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import small_plan
+from tlsbench import plan
+from tlsbench.analysis import load, measures
+from tlsbench.analysis.network import network_results
+from tlsbench.controller import run_experiment
+from tlsbench.network.link import PACKET, Window, attribute
+from tlsbench.network.plan import variants
+from tlsbench.report.commands import report_after_run
+
+SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]'
+PRIVILEGED = os.geteuid() == 0 and os.path.exists("/dev/net/tun")
+needs_link = pytest.mark.skipif(not PRIVILEGED, reason="emulated links need root and /dev/net/tun")
+
+
+def network_plan(name: str, network: str, repetitions: int = 4) -> plan.LoadedPlan:
+    return small_plan(name, repetitions=repetitions, rounds=2, suites=SUITE, extra=network)
+
+
+def rows(folder, query: str) -> list[tuple]:
+    db = sqlite3.connect(folder / "tlsbench.db")
+    try:
+        return db.execute(query).fetchall()
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------- the plan section
+def test_sweeps_apply_to_their_transport_only():
+    loaded = network_plan("p", '[network]\ntransports = ["tcp", "udp"]\nnagle = [true, false]\nmss = [0, 536]\n'
+                               'dtls = { mtu = [0, 512] }\nmax_fragment = [0, 1024]\n')
+    vs = variants(loaded.plan.network)
+    assert sum(v.transport == "tcp" for v in vs) == 2 * 2 * 2  # nagle x mss x max_fragment
+    assert sum(v.transport == "udp" for v in vs) == 2 * 2  # dtls mtu x max_fragment
+    assert len({v.key() for v in vs}) == len(vs)
+
+
+@pytest.mark.parametrize("section, complaint", [
+    ('[network]\ntransports = ["quic"]\n', "network.transports"),
+    ('[network]\ndevice = "gateway"\n', "network.device"),
+    ('[network]\nmax_fragment = [100]\n', "512, 1024"),
+    ('[network]\ndtls = { mtu = [100] }\n', "at least 256"),
+    ('[network]\n[[network.links]]\nrate = "fast"\n', "network.links[0].rate"),
+    ('[network]\n[[network.links]]\nloss = 150\n', "network.links[0].loss"),
+    ('[network]\n[[network.links]]\nlos = 5\n', "did you mean loss"),
+    ('transport = "tcp"\n[network]\n', "remove the top-level transport"),
+])
+def test_bad_network_sections_name_the_field(section, complaint):
+    with pytest.raises(plan.PlanError) as err:
+        network_plan("bad", section)
+    assert complaint in str(err.value)
+
+
+def test_plans_without_network_keep_their_hash():
+    assert "network" not in plan.load().plan.resolved_json()
+
+
+# ---------------------------------------------------------------------- attribution
+def _packets(*rows_: tuple) -> np.ndarray:
+    """(arrival, done, bytes, dir, fate, dev_port, peer_port, proto) -> packet log records."""
+    out = np.zeros(len(rows_), dtype=PACKET)
+    for i, (t, done, size, d, fate, dev, peer, proto) in enumerate(rows_):
+        out[i] = (t, done, size, 1, d, fate, dev, peer, proto, b"\0\0\0")
+    return out
+
+
+def test_flows_belong_to_the_repetition_their_first_packet_falls_in():
+    packets = _packets(
+        (100, 110, 60, 0, 0, 40001, 4433, 6),   # rep 0: SYN
+        (120, 130, 1500, 1, 0, 40001, 4433, 6),
+        (125, 0, 1500, 1, 3, 40001, 4433, 6),   # lost on the link
+        (150, 160, 40, 0, 0, 40002, 4433, 6),   # warm-up flow: no window
+        (205, 215, 60, 0, 0, 40003, 4433, 6),   # rep 1
+        (290, 400, 52, 0, 0, 40001, 4433, 6),   # rep 0's late FIN-ACK, after its window
+    )
+    got = attribute(packets, [Window(0, 90, 140), Window(1, 200, 300)])
+    assert set(got) == {0, 1}
+    r0 = got[0]
+    assert (r0.d2p_packets, r0.d2p_bytes, r0.p2d_packets, r0.p2d_bytes, r0.p2d_lost) == (2, 112, 2, 3000, 1)
+    assert (r0.first_ns, r0.last_ns) == (100, 400)
+    assert got[1].d2p_packets == 1 and got[1].p2d_packets == 0
+
+
+# ---------------------------------------------------------------------- loopback, no root
+def test_tls_and_dtls_over_loopback_pair_two_agents(tmp_path, agent_path):
+    loaded = network_plan("lo", '[network]\ntransports = ["tcp", "udp"]\ndevice = ["client", "server"]\n')
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    assert summary.stored == 4 * 4 and summary.failed == 0 and not summary.skipped_configs
+    folder = summary.folder
+    paired = rows(folder, "SELECT c.transport, c.device_role, r.role, p.role, length(t.records), length(p.records) "
+                          "FROM repetition r JOIN config c ON c.id = r.config_id JOIN peer_repetition p "
+                          "ON p.repetition_id = r.id JOIN trace t ON t.repetition_id = r.id")
+    assert len(paired) == 16
+    for transport, device_role, role, peer_role, n_dev, n_peer in paired:
+        assert role == device_role and peer_role != role  # the device's REP is the row, the peer's is beside it
+        assert n_dev > 0 and n_peer > 0
+    ds = load.load(folder / "tlsbench.db")
+    results = network_results(ds, measures.measures(ds), seed=1)
+    assert {(r.protocol, r.device_role) for r in results} == {(p, d) for p in ("TLS", "DTLS") for d in ("client", "server")}
+    for r in results:
+        assert r.n == 4 and r.wire_source == "transport" and r.processing.n == 4
+        assert r.processing.median < r.duration.median  # processing is part of the stop–start time
+    html = report_after_run(folder).read_text()
+    assert 'id="network"' in html and "DTLS" in html
+
+
+# ---------------------------------------------------------------------- emulated link (root)
+def namespaces() -> set[str]:
+    return set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
+
+
+@needs_link
+def test_tls_and_dtls_through_the_emulator_count_the_wire(tmp_path, agent_path):
+    loaded = network_plan("link", '[network]\ntransports = ["tcp", "udp"]\n'
+                                  '[[network.links]]\npreset = "ieee802154"\nloss = 0\n')
+    before = namespaces()
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    assert summary.stored == 2 * 4 and summary.failed == 0
+    assert namespaces() == before  # the run removed its namespaces
+    traffic = rows(summary.folder, "SELECT c.transport, r.bytes_c2s + r.bytes_s2c, l.d2p_bytes + l.p2d_bytes, "
+                                   "l.d2p_packets, l.p2d_packets, l.d2p_lost + l.p2d_lost, r.flags "
+                                   "FROM repetition r JOIN config c ON c.id = r.config_id "
+                                   "JOIN link_traffic l ON l.repetition_id = r.id")
+    assert len(traffic) == 8  # every repetition's connection was found in the packet log
+    for transport, tls_bytes, wire_bytes, d2p, p2d, lost, flags in traffic:
+        headers = 40 if transport == "tcp" else 28  # IPv4 + TCP / UDP, per packet at least
+        assert wire_bytes >= tls_bytes + headers * (d2p + p2d), transport
+        assert lost == 0 and flags == 0
+
+
+@needs_link
+def test_forced_loss_flags_retransmitted_repetitions(tmp_path, agent_path):
+    loaded = network_plan("loss", '[network]\ntransports = ["tcp", "udp"]\ndtls = { timeout_min_ms = 200 }\n'
+                                  '[[network.links]]\npreset = "none"\nloss = 30\ndelay = 1\n', repetitions=6)
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    flagged = rows(summary.folder, "SELECT c.transport, count(*) FROM repetition r JOIN config c "
+                                   "ON c.id = r.config_id WHERE r.status = 'OK' AND (r.flags & 2) != 0 "
+                                   "AND r.retransmissions > 0 GROUP BY c.transport")
+    assert dict(flagged).keys() == {"tcp", "udp"}  # with 30% loss, both transports retransmit
+    ds = load.load(summary.folder / "tlsbench.db")
+    for r in network_results(ds, measures.measures(ds), seed=1):
+        assert r.retransmitted > 0
+        assert r.duration.n == r.n  # stop–start: every successful repetition
+        assert r.processing is None or r.processing.n == r.n - r.retransmitted  # invariant: flagged excluded
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop privileges")
+def test_a_link_without_privileges_fails_clearly(agent_path):
+    with tempfile.TemporaryDirectory() as tmp:  # pytest's own folders are private to root
+        folder = Path(tmp)
+        folder.chmod(0o777)
+        plan_file = folder / "p.toml"
+        plan_file.write_text(f'name = "unpriv"\nrepetitions = 2\nsuites = {SUITE}\n'
+                             '[network]\n[[network.links]]\npreset = "none"\n')
+        cli = Path(sys.executable).parent / "tlsbench"
+        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(cli), "run",
+                               str(plan_file), "--output", str(folder), "--no-report", "--agent-dir",
+                               str(agent_path.parent)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "needs root and /dev/net/tun" in done.stderr and "memory mode keeps working" in done.stderr
