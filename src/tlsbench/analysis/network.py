@@ -8,6 +8,10 @@ device computed, from the same repetitions (docs/networks.md, "What the report s
 - processing: the device peer's network-invariant handshake cost (sum of step − nested
   I/O − tracer cost); retransmitted repetitions excluded by default, like every
   invariant figure (a retransmission is a step that ran twice);
+- CPU: the device thread's CPU time over the handshake phase (processing plus the CPU
+  cost of its own socket calls); unlike step wall times it does not grow when the
+  scheduler gives the core to the peer agent or anything else, so on a busy machine it is
+  the steadier invariant figure;
 - bytes and packets on the wire: what the emulated link carried for the repetition's
   connection, IP headers and ACKs included; on loopback the agents' transport counters
   (TLS/DTLS bytes, TCP segments or datagrams), labelled as such."""
@@ -46,6 +50,7 @@ class NetworkRow:
     failed: int
     duration: Summary | None  # ns
     processing: Summary | None  # ns, device peer
+    cpu: Summary | None  # ns, the device thread's CPU time in the handshake phase
     wire_bytes: Summary | None  # both directions
     wire_packets: Summary | None
     wire_source: str  # "link" (IP packets on the emulated link) or "transport" (agent counters)
@@ -100,6 +105,7 @@ def network_results(ds: Dataset, mt: MeasureTable, seed: int, include_flagged: b
         else:
             wire = np.column_stack([reps.bytes_c2s[sel] + reps.bytes_s2c[sel], np.full(len(sel), np.nan)])
             source = "transport"
+        cpu = reps.handshake_cpu_ns[mine & invariant]
         variant = json.loads(c.network_json)
         rows.append(NetworkRow(
             cid, c.library, c.peer_library or c.library, c.suite_name, c.transport,
@@ -107,6 +113,7 @@ def network_results(ds: Dataset, mt: MeasureTable, seed: int, include_flagged: b
             len(sel), int(np.count_nonzero(retransmitted[sel])), int(np.count_nonzero(mine & ~ok)),
             _summary(reps.handshake_wall_ns[sel].astype(float), seed, "net-duration", cid),
             _summary(proc, seed, "net-processing", cid),
+            _summary(cpu[(cpu >= 0)].astype(float), seed, "net-cpu", cid),
             _summary(wire[:, 0], seed, "net-bytes", cid),
             _summary(wire[:, 1], seed, "net-packets", cid) if source == "link" else None,
             source))
