@@ -27,7 +27,7 @@ from tlsbench import __version__, precision, protocol, schedule
 from tlsbench import spec as specmod
 from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
 from tlsbench.network.pair import NetworkRunner, PairDied
-from tlsbench.network.plan import Variant, variants
+from tlsbench.network.plan import NetworkPlan, Variant, variants
 from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
 from tlsbench.store.sqlite import ConfigRow, Experiment, PeerRepetition, RepetitionRow, Store, StoreError
 
@@ -152,7 +152,7 @@ def _resolve_suite(loaded: LoadedPlan, library: str, suite: Mapping[str, Any], p
                                                  s.transports.value(transport), bits, variant))
 
 
-def network_options(net: Any, variant: Variant) -> list[str]:
+def network_options(net: NetworkPlan, variant: Variant) -> list[str]:
     """The spec [options] a network configuration sets (RUN option bits)."""
     wanted = {"NODELAY": variant.transport == "tcp" and not variant.nagle,
               "QUICKACK": variant.transport == "tcp" and net.quickack,

@@ -18,6 +18,7 @@ device computed, from the same repetitions (docs/networks.md, "What the report s
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,7 @@ def _link_traffic(ds: Dataset) -> dict[int, tuple[float, float]]:
     try:
         rows = db.execute("SELECT repetition_id, d2p_bytes + p2d_bytes, d2p_packets + p2d_packets "
                           "FROM link_traffic").fetchall()
-    except Exception:  # a store from before 003_network.sql
+    except sqlite3.OperationalError:  # a store from before 003_network.sql: no such table
         rows = []
     finally:
         db.close()

@@ -18,7 +18,7 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 import numpy as np
 
@@ -91,6 +91,7 @@ class Forwarder:
     seed: int
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="tlsbench-link-")))
     proc: subprocess.Popen[bytes] | None = None
+    stderr: BinaryIO | None = None  # the forwarder's stderr, kept for error messages
     offset: int = 0  # bytes of the packet log already read
 
     @property
@@ -157,7 +158,7 @@ class Forwarder:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        if getattr(self, "stderr", None):
+        if self.stderr:
             self.stderr.close()
         for f in (self.stats_path, self.log_path, self.workdir / "stderr.txt"):
             f.unlink(missing_ok=True)
