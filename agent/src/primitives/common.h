@@ -123,6 +123,14 @@ extern const uint8_t tb_prim_hmac_key[32];
 /* SHA-256 of tb_prim_message (the sender's and receiver's hash group). */
 extern const uint8_t tb_prim_message_sha256[32];
 
+/* The generated table behind tb_prim_known_digest (primitives_kat_gen.c). */
+typedef struct tb_prim_kat {
+    uint32_t size;
+    uint8_t sha256[32], sha512[64], sha3_256[32], hmac_sha256[32];
+} tb_prim_kat;
+extern const tb_prim_kat tb_prim_kats[];
+extern const size_t tb_prim_kat_count;
+
 /* Digest length of a HASH or MAC id (32 or 64), else 0. */
 size_t tb_prim_digest_len(tb_prim_id id);
 
@@ -169,15 +177,16 @@ typedef struct tb_prim_ops {
     int (*cbc_decrypt)(void *obj, const uint8_t iv[16], const uint8_t *in, size_t n, uint8_t *out);
 
     /* SIGN: sign a 32-byte SHA-256 digest (RSA: PKCS#1 v1.5 with the SHA-256 DigestInfo;
-     * ECDSA: the digest as e; Ed25519: the 32 bytes as the message). verify returns 0 only
-     * for a valid signature. */
+     * ECDSA: the digest as e; Ed25519: the 32 bytes as the message). *sig_len: in, the room
+     * in sig (TB_PRIM_MAX_SIG); out, the signature's length. verify returns 0 only for a
+     * valid signature. */
     int (*sign)(void *obj, const uint8_t digest[32], uint8_t *sig, size_t *sig_len);
     int (*verify)(void *obj, const uint8_t digest[32], const uint8_t *sig, size_t sig_len);
 
     /* ECDH: the object holds two peers (0, 1). keygen makes peer's fresh key pair and
      * writes its public key as sent on the wire (X25519: 32 bytes; P-256: uncompressed
      * point); shared computes peer's secret from the other peer's public key (parsing and
-     * validating it included). */
+     * validating it included). Lengths in/out as for sign (TB_PRIM_MAX_PUB, _SECRET). */
     int (*keygen)(void *obj, int peer, uint8_t *pub, size_t *pub_len);
     int (*shared)(void *obj, int peer, const uint8_t *peer_pub, size_t pub_len, uint8_t *secret,
                   size_t *secret_len);
