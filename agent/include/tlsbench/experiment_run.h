@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "tlsbench/experiment.h"
 #include "tlsbench/json.h"
+#include "tlsbench/runner.h"
 
 /* Codes a repetition is DISCARDED with when the block returned 0 but marked its groups
  * wrongly (docs/experiments.md). A nonzero return of the block always wins over these. */
@@ -30,5 +31,10 @@ void tb_experiments_json(tb_json *j);
  * Outside an armed block, tb_group_begin/end do nothing. */
 void tb_groups_arm(const tb_experiment *e);
 int32_t tb_groups_disarm(void);
+
+/* The experiment half of tb_run_check and tb_run (runner.h), for requests with experiment != 0.
+ * tb_experiment_run refuses the RUN (summary->refused = "unsupported", -1) when setup fails. */
+int tb_experiment_check(const tb_run_request *req, const char **code, char *err, size_t errlen);
+int tb_experiment_run(const tb_run_request *req, tb_rep_sink sink, void *ctx, tb_run_summary *summary);
 
 #endif
