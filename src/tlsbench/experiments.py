@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Experiments in plans: a library's crypto primitives and user experiments (the public
+experiment API, agent/include/tlsbench/experiment.h), run through the same controller,
+store and report as the handshakes.
+
+An agent lists its experiments in HELLO (`experiments`, primitives first, then user
+experiments); a RUN names one by its 1-based position there. A plan's `[experiments]`
+section selects among them by name, like `suites` among suites, and every selected
+experiment becomes one configuration per payload size: library × experiment × size."""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Mapping, Sequence
+
+import tomli_w
+
+from tlsbench import spec as specmod
+from tlsbench.plan import ALL, ExperimentSelection, LoadedPlan, PlanError, parse
+from tlsbench.store.sqlite import ConfigRow
+
+PRIMITIVES_PLAN = "primitives.toml"  # package data: src/tlsbench/plans/ (`tlsbench primitives`)
+UNSIZED = 0  # the RUN size of an experiment that takes none
+EXPERIMENT_RECORD_SIZE = 1  # an experiment RUN's record size field (the agent requires 1..16384)
+
+
+@dataclass(frozen=True)
+class ExperimentInfo:
+    """One entry of an agent's HELLO `experiments`."""
+
+    id: int  # 1-based position in the list: what RUN offset 66 carries
+    name: str  # e.g. "sha256"; the same in every library
+    description: str
+    groups: tuple[str, ...]  # group names; a USER_GROUP span's START value indexes this
+    sizes: tuple[int, ...]  # default payload sizes (bytes); () = the experiment takes no size
+    source: str  # "primitive" (the library's) or "user"
+
+    @property
+    def max_size(self) -> int:
+        """The largest payload the agent accepts (any size from 1 to it)."""
+        return max(self.sizes, default=UNSIZED)
+
+    @classmethod
+    def from_hello(cls, entry: Mapping[str, Any]) -> "ExperimentInfo":
+        return cls(int(entry["id"]), str(entry["name"]), str(entry.get("description", "")),
+                   tuple(entry.get("groups", ())), tuple(int(s) for s in entry.get("sizes", ())),
+                   str(entry.get("source", "")))
+
+
+def offered(hello: Mapping[str, Any]) -> list[ExperimentInfo]:
+    """The experiments an agent's HELLO lists (none for an agent built before the API)."""
+    return [ExperimentInfo.from_hello(e) for e in hello.get("experiments", [])]
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """One experiment configuration: its `config` row and the experiment id its RUN names."""
+
+    row: ConfigRow
+    experiment_id: int  # HELLO position in this library's agent
+
+
+@dataclass
+class ExperimentResolution:
+    """What a plan's [experiments] means against the agents' HELLOs."""
+
+    configs: list[ExperimentConfig] = field(default_factory=list)
+    not_applicable: Counter[str] = field(default_factory=Counter)  # sizes an experiment cannot take
+
+
+def config_key(library: str, experiment: str, size: int) -> str:
+    """Stable key of an experiment configuration (handshake keys have 8 or more fields)."""
+    return f"{library}|experiment|{experiment}|{size}"
+
+
+# ---------------------------------------------------------------------- selection
+def _matches(pattern: str, exp: ExperimentInfo) -> bool:
+    return pattern.lower() == ALL or fnmatch.fnmatchcase(exp.name, pattern.lower())
+
+
+def _selected(sel: ExperimentSelection, exps: Sequence[ExperimentInfo]) -> list[ExperimentInfo]:
+    return [e for e in exps
+            if any(_matches(p, e) for p in sel.include) and not any(_matches(p, e) for p in sel.exclude)
+            and (not sel.source or e.source in sel.source)]
+
+
+def _unmatched(key: str, patterns: Sequence[str], pooled: Sequence[ExperimentInfo], where: str) -> list[str]:
+    names = sorted({e.name for e in pooled})
+    problems = []
+    for pattern in patterns:
+        if not any(_matches(pattern, e) for e in pooled):
+            close = difflib.get_close_matches(pattern.lower(), names, n=3, cutoff=0.5)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            problems.append(f"experiments.{key}: {pattern!r} matches no experiment of {where}{hint} "
+                            f"(they have: {', '.join(names) or 'none'}; `tlsbench experiments --library NAME` lists them)")
+    return problems
+
+
+def select_per_library(loaded: LoadedPlan, offered_by_library: Mapping[str, Sequence[ExperimentInfo]]
+                       ) -> dict[str, list[ExperimentInfo]]:
+    """Per library, the experiments the plan selects, in the agent's order. As for suites,
+    every include/exclude entry must match an experiment of at least one library (names are
+    the same in every library; a library may lack some), and every library must keep one."""
+    sel = loaded.plan.experiments
+    assert sel is not None
+    pooled = [e for exps in offered_by_library.values() for e in exps]
+    where = ("this agent" if len(offered_by_library) == 1
+             else f"any of the agents ({', '.join(offered_by_library)})")
+    problems = _unmatched("include", sel.include, pooled, where) + _unmatched("exclude", sel.exclude, pooled, where)
+    if problems:
+        raise PlanError(loaded.source, problems)
+    chosen = {library: _selected(sel, exps) for library, exps in offered_by_library.items()}
+    empty = [library for library, exps in chosen.items() if not exps]
+    if empty:
+        raise PlanError(loaded.source, [
+            f"experiments: the selection is empty for library {library} (include minus exclude"
+            f"{', of source ' + '/'.join(sel.source) if sel.source else ''} leaves none of its "
+            f"{len(offered_by_library[library])} experiments); widen it or remove {library} from libraries "
+            f"(`tlsbench experiments --library {library}` lists them)" for library in empty])
+    return chosen
+
+
+# ---------------------------------------------------------------------- configurations
+def _row(loaded: LoadedPlan, library: str, exp: ExperimentInfo, size: int) -> ConfigRow:
+    """The `config` row of one cell: the RUN fields an experiment does not use at their
+    neutral values (spec value 0: default group, auto credential, memory, no direction)."""
+    s = specmod.load()
+    neutral = {table: getattr(s, table).name(0) for table in ("groups", "credentials", "transports", "directions")}
+    return ConfigRow(config_key(library, exp.name, size), library, 0, exp.name, "", "", "", "", "", "",
+                     neutral["groups"], neutral["credentials"], neutral["transports"], neutral["directions"],
+                     size, EXPERIMENT_RECORD_SIZE, loaded.plan.repetitions, 0, exp.name,
+                     json.dumps(list(exp.groups)), exp.source, exp.description)
+
+
+def _sizes(sel: ExperimentSelection, exp: ExperimentInfo) -> list[int]:
+    """The plan's sizes (else the experiment's own) for a sized experiment; UNSIZED otherwise."""
+    if not exp.sizes:
+        return [UNSIZED]
+    return list(sel.sizes) if sel.sizes else list(exp.sizes)
+
+
+def resolve(loaded: LoadedPlan, hellos: Mapping[str, Mapping[str, Any]]) -> ExperimentResolution:
+    """The plan's experiment matrix (library × experiment × size) against each library's
+    HELLO; sizes above what an experiment takes are counted, not run."""
+    out = ExperimentResolution()
+    if loaded.plan.experiments is None:
+        return out
+    sel = loaded.plan.experiments
+    several = len(hellos) > 1
+    chosen = select_per_library(loaded, {library: offered(hello) for library, hello in hellos.items()})
+    for library, exps in chosen.items():
+        prefix = f"{library}: " if several else ""
+        for exp in exps:
+            for size in _sizes(sel, exp):
+                if size > exp.max_size:
+                    out.not_applicable[f"{prefix}size {size} is above the largest {exp.name} takes "
+                                       f"({exp.max_size})"] += 1
+                    continue
+                out.configs.append(ExperimentConfig(_row(loaded, library, exp, size), exp.id))
+    return out
+
+
+# ---------------------------------------------------------------------- `tlsbench primitives`
+def primitives_plan(libraries: Sequence[str] = (), repetitions: int | None = None) -> LoadedPlan:
+    """The embedded primitives plan, with the command line's libraries and repetitions. An
+    override also renames the experiment (primitives-<libraries>-<N>reps), so a run with
+    other choices gets its own folder instead of being refused as another plan."""
+    text = resources.files("tlsbench").joinpath("plans", PRIMITIVES_PLAN).read_text()
+    if not libraries and repetitions is None:
+        return parse(text, f"{PRIMITIVES_PLAN} (embedded)")
+    raw = tomllib.loads(text)
+    suffix = []
+    if libraries:
+        raw["libraries"] = list(libraries)
+        suffix += list(libraries)
+    if repetitions is not None:
+        raw["repetitions"] = repetitions
+        raw["rounds"] = min(raw.get("rounds", repetitions), repetitions)
+        suffix.append(f"{repetitions}reps")
+    raw["name"] = "-".join([raw["name"], *suffix])
+    return parse(tomli_w.dumps(raw), f"{PRIMITIVES_PLAN} (embedded, with {', '.join(suffix)})")
