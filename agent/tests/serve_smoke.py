@@ -7,9 +7,14 @@ import json
 import struct
 import subprocess
 import sys
+import tomllib
 import zlib
+from pathlib import Path
 
-MAGIC, VERSION = 0x4254, 3
+# The frame version of the spec this checkout's agents are built from.
+MAGIC = 0x4254
+SPEC_PROTOCOL = Path(__file__).resolve().parents[2] / "spec" / "protocol.toml"
+VERSION = tomllib.loads(SPEC_PROTOCOL.read_text())["protocol"]["version"]
 HELLO, SUITES, RUN, REP, DONE, ERROR, QUIT = range(1, 8)
 
 
