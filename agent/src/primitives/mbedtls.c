@@ -72,6 +72,23 @@
 #define TB_MBED_ECDH_P256 1
 #endif
 
+/* ---------------------------------------------------------------- calls past the wrappers */
+
+/* The backend's link-time wrappers (backends/mbedtls_wrap.h) would trace some calls below again,
+ * as crypto spans nested in the groups: in a primitive the group is the span, and a nested
+ * one would only add tracer events to it. With ld --wrap=X, __real_X is X itself; without
+ * the flag __real_X stays undefined and, declared weak, null: then X is untraced anyway. */
+#define TB_REAL(sym) extern __typeof__(sym) __real_##sym __attribute__((weak));
+#define TB_UNTRACED(sym) (__real_##sym ? __real_##sym : sym)
+TB_REAL(mbedtls_pk_sign)
+TB_REAL(mbedtls_pk_verify)
+#if defined(MBEDTLS_ECDH_C)
+TB_REAL(mbedtls_ecdh_make_public)
+TB_REAL(mbedtls_ecdh_read_public)
+TB_REAL(mbedtls_ecdh_calc_secret)
+#endif
+
+
 /* ---------------------------------------------------------------- the RNG */
 
 /* One CTR_DRBG for the process, seeded once from mbed TLS's entropy collector (the OS).
@@ -470,11 +487,11 @@ static int tb_mbed_sign(void *obj, const uint8_t digest[32], uint8_t *sig, size_
     size_t room = *sig_len;
     if (mbedtls_pk_get_type(&o->pk) == MBEDTLS_PK_RSA && mbedtls_pk_get_len(&o->pk) > room)
         return -1;
-    return mbedtls_pk_sign(&o->pk, MBEDTLS_MD_SHA256, digest, 32, sig, sig_len, TB_RNG);
+    return TB_UNTRACED(mbedtls_pk_sign)(&o->pk, MBEDTLS_MD_SHA256, digest, 32, sig, sig_len, TB_RNG);
 }
 
 static int tb_mbed_verify(void *obj, const uint8_t digest[32], const uint8_t *sig, size_t sig_len) {
-    return mbedtls_pk_verify(&((tb_mbed_pk *)obj)->pk, MBEDTLS_MD_SHA256, digest, 32, sig, sig_len);
+    return TB_UNTRACED(mbedtls_pk_verify)(&((tb_mbed_pk *)obj)->pk, MBEDTLS_MD_SHA256, digest, 32, sig, sig_len);
 }
 
 #if defined(MBEDTLS_ECDH_C)
@@ -482,14 +499,14 @@ static int tb_mbed_verify(void *obj, const uint8_t digest[32], const uint8_t *si
  * first); the peer's point read and checked, then the secret. */
 static int tb_mbed_keygen(void *obj, int peer, uint8_t *pub, size_t *pub_len) {
     size_t room = *pub_len;
-    return mbedtls_ecdh_make_public(&((tb_mbed_ecdh *)obj)->peer[peer], pub_len, pub, room, TB_RNG);
+    return TB_UNTRACED(mbedtls_ecdh_make_public)(&((tb_mbed_ecdh *)obj)->peer[peer], pub_len, pub, room, TB_RNG);
 }
 static int tb_mbed_shared(void *obj, int peer, const uint8_t *peer_pub, size_t pub_len, uint8_t *secret,
                           size_t *secret_len) {
     mbedtls_ecdh_context *c = &((tb_mbed_ecdh *)obj)->peer[peer];
     size_t room = *secret_len;
-    int rc = mbedtls_ecdh_read_public(c, peer_pub, pub_len);
-    return rc ? rc : mbedtls_ecdh_calc_secret(c, secret_len, secret, room, TB_RNG);
+    int rc = TB_UNTRACED(mbedtls_ecdh_read_public)(c, peer_pub, pub_len);
+    return rc ? rc : TB_UNTRACED(mbedtls_ecdh_calc_secret)(c, secret_len, secret, room, TB_RNG);
 }
 #else
 #define tb_mbed_keygen NULL
