@@ -7,6 +7,7 @@ with --experiment NAME, a real run of that experiment: REPs shaped REPETITION > 
 Usage: experiment_smoke.py AGENT [--experiment NAME]"""
 import argparse
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -46,6 +47,7 @@ def check_hello(experiments):
         assert all(isinstance(s, int) and s > 0 for s in e["sizes"]), e
     names = [e["name"] for e in experiments]
     assert len(set(names)) == len(names), "names are unique"
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*", n) for n in names), names
 
 
 def records(rep):
