@@ -171,18 +171,34 @@ def _library_order(ds: Dataset) -> list[str]:
     return [lib for lib in named if lib in stored] + [lib for lib in stored if lib not in named]
 
 
+def merged_order(orders: list[list[str]]) -> list[str]:
+    """One order of the names of several lists that keeps each list's order where they
+    agree: the longest list, with every other list's extra names inserted after their
+    predecessor there (the libraries list primitives in one declared order, each lacking some)."""
+    merged: list[str] = []
+    for names in sorted(orders, key=len, reverse=True):
+        for i, name in enumerate(names):
+            if name not in merged:
+                before = next((n for n in reversed(names[:i]) if n in merged), None)
+                merged.insert(merged.index(before) + 1 if before else 0, name)
+    return merged
+
+
 def _experiments(ds: Dataset) -> list[ExperimentMeta]:
-    """Experiments in the order their first configuration was created (the agent's order)."""
+    """Experiments in the agents' order (configurations are created in HELLO order)."""
     metas: dict[str, ExperimentMeta] = {}
     sizes: dict[str, set[int]] = {}
+    per_library: dict[str, list[str]] = {}
     for cid in sorted(ds.configs):
         c = ds.configs[cid]
         sizes.setdefault(c.experiment, set()).add(c.total_bytes)
+        names = per_library.setdefault(c.library, [])
+        names += [] if c.experiment in names else [c.experiment]
         metas.setdefault(c.experiment, ExperimentMeta(c.experiment, c.experiment_description or "",
                                                       c.experiment_source or "",
                                                       tuple(json.loads(c.experiment_groups or "[]")), ()))
     return [ExperimentMeta(m.name, m.description, m.source, m.groups, tuple(sorted(sizes[m.name])))
-            for m in metas.values()]
+            for m in (metas[name] for name in merged_order(list(per_library.values())))]
 
 
 def _group_name(groups: tuple[str, ...], index: int) -> str:

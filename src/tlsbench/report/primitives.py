@@ -39,11 +39,14 @@ def fmt_mbps(bps: float) -> str:
 
 
 def size_label(size: int) -> str:
-    return f"{size:,} B" if size else "–"
+    """16 B, 1 KiB, 16 KiB; – for an experiment without a payload."""
+    if not size:
+        return "–"
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} B"
 
 
 def ratio_text(r: Ratio) -> str:
-    return f"×{r.ratio:.3f} [{r.ci[0]:.3f}, {r.ci[1]:.3f}]" if math.isfinite(r.ratio) else "–"
+    return f"×{r.ratio:.2f} [{r.ci[0]:.2f}–{r.ci[1]:.2f}]" if math.isfinite(r.ratio) else "–"
 
 
 # ---------------------------------------------------------------------- tables
@@ -125,14 +128,19 @@ def throughput_figure(p: Primitives) -> F.FigureSpec | None:
                                 linewidth=1.1, capsize=1.5, label=f"{lib} {group}" if len(m.groups) > 1 else lib)
             ax.set_xscale("log", base=2)
             ax.set_xticks(list(m.sizes), [f"{s:,}" if s < 1024 else f"{s // 1024}K" for s in m.sizes])
-            ax.set_title(m.name + (f" ({', '.join(m.groups)}: {', '.join(LINE_STYLES[:len(m.groups)])})"
-                                   if len(m.groups) > 1 else ""))
+            ax.set_title(m.name)
             ax.set_xlabel("payload (bytes, log scale)")
             ax.set_ylabel("MB/s")
             ax.set_ylim(bottom=0)
         for ax in list(axes.flat)[len(sized):]:
             ax.set_visible(False)
         handles = [Line2D([], [], color=colours[lib], label=lib) for lib in p.libraries]
+        styles: dict[int, list[str]] = {}  # line style index -> the group names drawn with it
+        for m in sized:
+            for g, group in enumerate(m.groups if len(m.groups) > 1 else ()):
+                styles.setdefault(g % len(LINE_STYLES), []).append(group)
+        handles += [Line2D([], [], color="grey", linestyle=LINE_STYLES[g], label=" / ".join(dict.fromkeys(names)))
+                    for g, names in sorted(styles.items())]
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
         fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
     return F.FigureSpec("primitives_throughput", "Throughput over payload size",
