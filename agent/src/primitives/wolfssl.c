@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* wolfCrypt's calls for the primitive experiments (common.h): where wolfSSL's TLS layer has
- * a call for the job, that one. Each primitive is compiled in only when the linked build's
- * options.h has it, so a stripped build lists fewer experiments instead of failing to
- * build; Debian's 5.5.4 build has all of them.
+/* wolfCrypt's calls for the primitive experiments (common.h), mostly those wolfSSL's TLS
+ * layer makes (docs/primitives.md lists them). Each primitive is compiled in only when the
+ * linked build's options.h has it, so a stripped build lists fewer experiments instead of
+ * failing to build; Debian's 5.5.4 build has all of them.
  *
  * The backend's link-time wrappers (backends/wolfssl_wrap.h) would time some of these calls
  * again as crypto spans nested in the groups: primitives call them through the linker's
@@ -240,8 +240,9 @@ static const tb_wolf_kind tb_wolf_ccm = {.open = tb_wolf_ccm_open, .close = tb_w
 #endif
 
 #if defined(TB_WOLF_CHACHAPOLY)
-/* The one-shot API TLS uses takes the key on every call (ChaCha20 has no key schedule)
- * and only RFC 8439's shape: a 12-byte nonce and a 16-byte tag. */
+/* wolfCrypt's one-shot AEAD (the record layer composes the same wc_Chacha and wc_Poly1305
+ * steps itself): the key on every call (ChaCha20 has no key schedule), and only RFC 8439's
+ * shape, a 12-byte nonce and a 16-byte tag. */
 static bool tb_wolf_chachapoly_shape(const tb_prim_aead_msg *m) {
     return m->nonce_len == CHACHA20_POLY1305_AEAD_IV_SIZE && m->tag_len == CHACHA20_POLY1305_AEAD_AUTHTAG_SIZE;
 }
