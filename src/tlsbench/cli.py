@@ -92,9 +92,14 @@ def run(plan_file: str | None, resume: bool, report: bool, output: str | None, a
 @click.option("--library", "libraries", multiple=True, metavar="NAME",
               help="An agent name (repeat for several; default: the plan's mbedtls, openssl, wolfssl).")
 @click.option("--reps", type=click.IntRange(min=1), help="Repetitions per configuration (default: the plan's).")
+@click.option("--experiment", "names", multiple=True, metavar="NAME",
+              help="Only these experiments (names or fnmatch patterns; repeat for several).")
+@click.option("--size", "sizes", multiple=True, type=click.IntRange(min=1), metavar="BYTES",
+              help="Payload sizes instead of each experiment's own (repeat for several).")
 @output_option
 @agent_dir_option
-def primitives(libraries: tuple[str, ...], reps: int | None, output: str | None, agent_dir: str | None) -> None:
+def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, ...], sizes: tuple[int, ...],
+               output: str | None, agent_dir: str | None) -> None:
     """Benchmark every crypto primitive of the libraries side by side (the embedded plan
     primitives.toml: hashes, MACs, ciphers over payload sizes, signatures, key agreement),
     then write the report and print a short table. Running it again resumes."""
@@ -102,11 +107,12 @@ def primitives(libraries: tuple[str, ...], reps: int | None, output: str | None,
     from tlsbench.report.commands import report_after_run
     from tlsbench.report.primitives import summary_table
 
-    loaded = experiments.primitives_plan(libraries, reps)
+    loaded = experiments.primitives_plan(experiments.PrimitivesOverrides(libraries, reps, names, sizes))
     with views.ProgressObserver(console) as observer:
         summary = controller.run_experiment(loaded, output, False, agent_dir, observer)
     again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
-             *([f"--reps={reps}"] if reps else []), "--output", str(summary.folder.parent)]
+             *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
+             *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]
     views.print_summary(console, summary, shlex.join(again))
     if summary.interrupted:
         sys.exit(130)

@@ -344,6 +344,7 @@ class Controller:
         keys = None  # first check: every configuration; then only those that were above target
         for round_no in range(self.plan.rounds, 10**6):
             measured = precision.measure(self.store.path, self.plan.seed, only=keys)
+            measured |= experiments.measure_precision(self.store.path, self.plan.seed, only=keys)
             keys = [k for k in precision.needing_more(measured, target.target_ci_percent, target.max_repetitions)
                     if k in self.configs and k not in summary.skipped_configs]
             if not keys or self.stop.requested:

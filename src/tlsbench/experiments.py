@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
 import json
+import math
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Collection, Mapping, Sequence
 
 import tomli_w
 
 from tlsbench import spec as specmod
 from tlsbench.plan import ALL, ExperimentSelection, LoadedPlan, PlanError, parse
+from tlsbench.precision import MIN_SAMPLE, Precision
 from tlsbench.store.sqlite import ConfigRow
 
 PRIMITIVES_PLAN = "primitives.toml"  # package data: src/tlsbench/plans/ (`tlsbench primitives`)
@@ -165,22 +169,61 @@ def resolve(loaded: LoadedPlan, hellos: Mapping[str, Mapping[str, Any]]) -> Expe
     return out
 
 
+# ---------------------------------------------------------------------- precision
+def measure_precision(store: Path, seed: int, only: Collection[str] | None = None) -> dict[str, Precision]:
+    """Configuration key -> how precisely it is known: the worst of its groups' 95% CI
+    half-widths of the median (% of it), as precision.measure does for a handshake's peers."""
+    from tlsbench.analysis.primitives import analyze_store
+
+    found = analyze_store(store, seed)
+    if found is None:
+        return {}
+    worst: dict[int, float] = {}
+    for r in found.results:
+        s = r.summary
+        known = s.n >= MIN_SAMPLE and math.isfinite(s.median_ci_pct)
+        worst[r.config_id] = max(worst.get(r.config_id, 0.0), s.median_ci_pct if known else math.inf)
+    keys = {c.config_id: config_key(c.library, c.experiment, c.size) for c in found.counts}
+    return {keys[c.config_id]: Precision(worst.get(c.config_id, math.inf), c.used, c.stored)
+            for c in found.counts if only is None or keys[c.config_id] in only}
+
+
 # ---------------------------------------------------------------------- `tlsbench primitives`
-def primitives_plan(libraries: Sequence[str] = (), repetitions: int | None = None) -> LoadedPlan:
-    """The embedded primitives plan, with the command line's libraries and repetitions. An
-    override also renames the experiment (primitives-<libraries>-<N>reps), so a run with
+@dataclass(frozen=True)
+class PrimitivesOverrides:
+    """What `tlsbench primitives` options change in the embedded plan."""
+
+    libraries: tuple[str, ...] = ()
+    repetitions: int | None = None
+    experiments: tuple[str, ...] = ()  # names or fnmatch patterns (include)
+    sizes: tuple[int, ...] = ()
+
+    def name_suffix(self) -> list[str]:
+        """Readable parts for libraries and repetitions; a short digest for a subset (patterns
+        may hold characters a name may not)."""
+        subset = json.dumps([self.experiments, self.sizes])
+        return ([*self.libraries] + ([f"{self.repetitions}reps"] if self.repetitions else [])
+                + ([f"subset-{hashlib.sha256(subset.encode()).hexdigest()[:6]}"]
+                   if self.experiments or self.sizes else []))
+
+
+def primitives_plan(overrides: PrimitivesOverrides = PrimitivesOverrides()) -> LoadedPlan:
+    """The embedded primitives plan, with the command line's overrides. An override also
+    renames the experiment (primitives-<libraries>-<N>reps[-subset-<digest>]), so a run with
     other choices gets its own folder instead of being refused as another plan."""
     text = resources.files("tlsbench").joinpath("plans", PRIMITIVES_PLAN).read_text()
-    if not libraries and repetitions is None:
+    if overrides == PrimitivesOverrides():
         return parse(text, f"{PRIMITIVES_PLAN} (embedded)")
     raw = tomllib.loads(text)
-    suffix = []
-    if libraries:
-        raw["libraries"] = list(libraries)
-        suffix += list(libraries)
-    if repetitions is not None:
-        raw["repetitions"] = repetitions
-        raw["rounds"] = min(raw.get("rounds", repetitions), repetitions)
-        suffix.append(f"{repetitions}reps")
+    if overrides.libraries:
+        raw["libraries"] = list(overrides.libraries)
+    if overrides.repetitions:
+        raw["repetitions"] = overrides.repetitions
+        raw["rounds"] = min(raw.get("rounds", overrides.repetitions), overrides.repetitions)
+    if overrides.experiments:
+        raw["experiments"]["include"] = list(overrides.experiments)
+    if overrides.sizes:
+        raw["experiments"]["sizes"] = list(overrides.sizes)
+    suffix = overrides.name_suffix()
     raw["name"] = "-".join([raw["name"], *suffix])
     return parse(tomli_w.dumps(raw), f"{PRIMITIVES_PLAN} (embedded, with {', '.join(suffix)})")
