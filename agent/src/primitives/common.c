@@ -449,7 +449,7 @@ static int tb_secrets_agree(const tb_prim_run *r) {
            memcmp(r->secret[0], r->secret[1], r->secret_len[0]) == 0;
 }
 
-/* Peer 1 is the other side: its key pair is made once here; peer 0's in every repetition. */
+/* Peer 0 is the device measured, peer 1 the other side; setup runs one whole exchange. */
 static int tb_setup_ecdh(tb_prim_run *r, uint32_t size, char *err, size_t errlen) {
     (void)size;
     if (!(r->obj = tb_open(r->id, NULL, 0, err, errlen)))
@@ -461,7 +461,12 @@ static int tb_setup_ecdh(tb_prim_run *r, uint32_t size, char *err, size_t errlen
     return 0;
 }
 
+/* Peer 1's key pair is fresh in every repetition too, before the groups: a fixed peer point
+ * would let a library reuse per-point work across repetitions (wolfCrypt's FP_ECC caches a
+ * point's table after two uses), which no handshake with ephemeral keys gets. */
 static int tb_measure_ecdh(tb_prim_run *r) {
+    if (tb_keygen(r, 1) != 0)
+        return TB_PRIM_ERR_CALL;
     tb_group_begin(0);
     int rc = tb_keygen(r, 0);
     tb_group_end(0);
