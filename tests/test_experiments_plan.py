@@ -119,5 +119,5 @@ def test_the_embedded_primitives_plan_and_its_overrides():
     small = experiments.primitives_plan(experiments.PrimitivesOverrides(("openssl",), 3, ("sha*",), (64,)))
     p = small.plan
     assert p.name.startswith("primitives-openssl-3reps-subset-") and (p.repetitions, p.rounds) == (3, 3)
-    assert p.experiments.include == ["sha*"] and p.experiments.sizes == [64]
+    assert p.experiments.include == ["sha*"] and p.experiments.sizes == [64] and p.precision is None
     assert plan.parse(small.text, "again").plan == p  # the stored text is the plan that ran

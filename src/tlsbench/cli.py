@@ -91,7 +91,9 @@ def run(plan_file: str | None, resume: bool, report: bool, output: str | None, a
 @main.command()
 @click.option("--library", "libraries", multiple=True, metavar="NAME",
               help="An agent name (repeat for several; default: the plan's mbedtls, openssl, wolfssl).")
-@click.option("--reps", type=click.IntRange(min=1), help="Repetitions per configuration (default: the plan's).")
+@click.option("--reps", type=click.IntRange(min=1),
+              help="Exactly this many repetitions per configuration (default: the plan's 60, "
+                   "extended up to 300 where a median is not yet known to ±1%).")
 @click.option("--experiment", "names", multiple=True, metavar="NAME",
               help="Only these experiments (names or fnmatch patterns; repeat for several).")
 @click.option("--size", "sizes", multiple=True, type=click.IntRange(min=1), metavar="BYTES",

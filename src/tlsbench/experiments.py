@@ -194,7 +194,7 @@ class PrimitivesOverrides:
     """What `tlsbench primitives` options change in the embedded plan."""
 
     libraries: tuple[str, ...] = ()
-    repetitions: int | None = None
+    repetitions: int | None = None  # exactly this many per configuration (no [precision] extension)
     experiments: tuple[str, ...] = ()  # names or fnmatch patterns (include)
     sizes: tuple[int, ...] = ()
 
@@ -217,9 +217,10 @@ def primitives_plan(overrides: PrimitivesOverrides = PrimitivesOverrides()) -> L
     raw = tomllib.loads(text)
     if overrides.libraries:
         raw["libraries"] = list(overrides.libraries)
-    if overrides.repetitions:
+    if overrides.repetitions:  # exactly that many: no precision extension
         raw["repetitions"] = overrides.repetitions
         raw["rounds"] = min(raw.get("rounds", overrides.repetitions), overrides.repetitions)
+        raw.pop("precision", None)
     if overrides.experiments:
         raw["experiments"]["include"] = list(overrides.experiments)
     if overrides.sizes:
