@@ -293,10 +293,18 @@ def analyze_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> Pr
     return p
 
 
+def has_experiments(path: str | Path) -> bool:
+    """Whether a store holds experiment configurations (cheap: every report asks)."""
+    with closing(connect_ro(path)) as db:
+        if not any(col["name"] == "experiment" for col in db.execute("PRAGMA table_info(config)")):
+            return False  # a store from before migration 004
+        return db.execute("SELECT 1 FROM config WHERE experiment IS NOT NULL LIMIT 1").fetchone() is not None
+
+
 def analyze_store(path: str | Path, seed: int | None = None, include_flagged: bool = False) -> Primitives | None:
     """The experiments of a store, or None when it holds none (a handshake-only store)."""
-    ds = load(path, experiments=True)
-    if not ds.configs:
+    if not has_experiments(path):
         return None
+    ds = load(path, experiments=True)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     return analyze_dataset(ds, seed, include_flagged)
