@@ -30,7 +30,7 @@ from tlsbench.store.sqlite import ConfigRow
 
 PRIMITIVES_PLAN = "primitives.toml"  # package data: src/tlsbench/plans/ (`tlsbench primitives`)
 UNSIZED = 0  # the RUN size of an experiment that takes none
-EXPERIMENT_RECORD_SIZE = 1  # an experiment RUN's record size field (the agent requires 1..16384)
+EXPERIMENT_RECORD_SIZE = 1  # an experiment RUN's record size field: ignored by the agent, 1 by convention
 
 
 @dataclass(frozen=True)
@@ -134,11 +134,13 @@ def _row(loaded: LoadedPlan, library: str, exp: ExperimentInfo, size: int) -> Co
     """The `config` row of one cell: the RUN fields an experiment does not use at their
     neutral values (spec value 0: default group, auto credential, memory, no direction)."""
     s = specmod.load()
-    neutral = {table: getattr(s, table).name(0) for table in ("groups", "credentials", "transports", "directions")}
-    return ConfigRow(config_key(library, exp.name, size), library, 0, exp.name, "", "", "", "", "", "",
-                     neutral["groups"], neutral["credentials"], neutral["transports"], neutral["directions"],
-                     size, EXPERIMENT_RECORD_SIZE, loaded.plan.repetitions, 0, exp.name,
-                     json.dumps(list(exp.groups)), exp.source, exp.description)
+    no_suite = dict.fromkeys(("key_exchange", "authentication", "cipher", "mac", "min_version", "max_version"), "")
+    return ConfigRow(key=config_key(library, exp.name, size), library=library, suite_id=0, suite_name=exp.name,
+                     **no_suite, grp=s.groups.name(0), credential=s.credentials.name(0),
+                     transport=s.transports.name(0), direction=s.directions.name(0), total_bytes=size,
+                     record_size=EXPERIMENT_RECORD_SIZE, repetitions=loaded.plan.repetitions,
+                     experiment=exp.name, experiment_groups=json.dumps(list(exp.groups)),
+                     experiment_source=exp.source, experiment_description=exp.description)
 
 
 def _sizes(sel: ExperimentSelection, exp: ExperimentInfo) -> list[int]:
