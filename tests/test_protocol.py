@@ -78,6 +78,20 @@ def test_run_request_network_tail():
     assert struct.unpack_from("<HHHHH", payload, 56) == (4433, 0, 100, 2000, 1280)
 
 
+def test_run_request_experiment_at_offset_66():
+    req = protocol.RunRequest(9, 0, 0, 0, S.directions.none, S.transports.memory, 5, 1, 1024, 1, 0, experiment=19)
+    payload = protocol.decode_frames(req.encode())[0].payload
+    assert struct.unpack_from("<HI", payload, 66) == (19, 0)  # experiment, then the reserved u32
+    assert struct.unpack_from("<II", payload, 20) == (1024, 1)  # size in total_bytes, record_size ignored
+    assert payload[36:66] == bytes(30)
+
+
+def test_run_request_defaults_to_a_handshake_run():
+    req = protocol.RunRequest(7, 0xC02B, 29, 3, 1, 0, 10, 2, 10000, 1000, 40)
+    assert req.experiment == 0
+    assert protocol.decode_frames(req.encode())[0].payload[66:68] == b"\x00\x00"
+
+
 def rep_header(**kw) -> protocol.RepHeader:
     base = dict(config_id=3, index=5, status=S.status.OK, failed_peer=S.peers.none, flags=0, error_code=-0x7080,
                 n_records=2, dropped=0, bytes_c2s=100, bytes_s2c=200, start_ns=1, handshake_wall_ns=2,

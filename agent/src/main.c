@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tlsbench-agent-<lib>: `serve` (the controller protocol on stdin/stdout, the default),
- * `suites`, `run` (standalone, optional frame file and trace tree) and `dump`.
+ * `suites`, `experiments`, `run` (standalone: suites or an experiment, optional frame file
+ * and trace tree) and `dump`.
  * Exit codes: 0 ok, 1 some repetitions failed, 2 usage error, 3 protocol error. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "tlsbench/backend.h"
+#include "tlsbench/experiment_run.h"
 #include "tlsbench/json.h"
 #include "tlsbench/port.h"
 #include "tlsbench/protocol.h"
@@ -25,7 +27,7 @@
 enum { TB_EXIT_OK = 0, TB_EXIT_FAILED = 1, TB_EXIT_USAGE = 2, TB_EXIT_PROTOCOL = 3 };
 
 #define TB_CALIBRATION_PAIRS 100000u
-#define TB_SERVE_FRAME_MAX (64u * 1024u) /* controller frames are small: RUN is 36 bytes */
+#define TB_SERVE_FRAME_MAX (64u * 1024u) /* controller frames are small: RUN is 72 bytes */
 
 static const tb_backend *const tb_b = &tb_linked_backend;
 static char tb_json_buf[512 * 1024]; /* SUITES of a full build is ~50 KiB */
@@ -71,6 +73,15 @@ static void tb_hello_json(tb_json *j) {
     tb_json_kv_string(j, "step_granularity", tb_b->step_granularity);
     tb_json_key(j, "capabilities");
     tb_transport_names_json(j);
+    tb_json_key(j, "experiments"); /* primitives, then user experiments: RUN offset 66 is 1-based here */
+    tb_experiments_json(j);
+    tb_json_end_object(j);
+}
+
+static void tb_experiments_doc_json(tb_json *j) {
+    tb_json_begin_object(j);
+    tb_json_key(j, "experiments");
+    tb_experiments_json(j);
     tb_json_end_object(j);
 }
 
@@ -177,17 +188,23 @@ static void tb_ready_frame(void *ctx, const char *transport, const char *where) 
 }
 
 static int tb_serve_run(tb_channel *ch, const tb_frame *f) {
-    tb_run_request req;
+    tb_run_request req = {0}; /* read for the hint even when decoding failed */
     tb_run_summary sum;
     const char *code = "bad_request";
     char err[256];
     if (tb_run_request_decode(f->payload, f->length, &req, err, sizeof err) != 0 ||
         tb_run_check(tb_b, &req, &code, err, sizeof err) != 0) {
-        const char *hint = strcmp(code, "unknown_suite") == 0 ? "run 'suites' to list them" : "";
+        const char *hint = strcmp(code, "unknown_suite") == 0 ? "run 'suites' to list them"
+                           : req.experiment != 0 ? "run 'experiments' to list them with their sizes"
+                                                 : "";
         return tb_send_error(ch, code, err, hint, false) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;
     }
     tb_run_on_ready(tb_ready_frame, ch);
-    if (tb_run(tb_b, &req, tb_sink_channel, ch, &sum) != 0)
+    int rc = tb_run(tb_b, &req, tb_sink_channel, ch, &sum);
+    if (rc != 0 && sum.refused) /* before any REP: an experiment's setup failed */
+        return tb_send_error(ch, sum.refused, sum.first_error, "", false) == 0 ? TB_SERVE_CONTINUE
+                                                                                : TB_EXIT_PROTOCOL;
+    if (rc != 0)
         return TB_EXIT_PROTOCOL; /* only a failed write stops a checked run: the controller is gone */
     return tb_send_done(ch, req.config_id, &sum) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;
 }
@@ -270,19 +287,34 @@ static uint32_t tb_matching_stop(const tb_record *r, uint32_t n, uint32_t i) {
     return n;
 }
 
-static void tb_print_tree(FILE *out, const tb_record *r, uint32_t n) {
+/* A record's name in the tree: its label, and for a USER_GROUP the group's name when the
+ * experiment is known (else its index). */
+static void tb_record_name(const tb_record *r, const tb_experiment *e, char *buf, size_t len) {
+    const char *label = tb_label_name(r->label);
+    unsigned g = (unsigned)r->value;
+    if (r->label != TB_L_USER_GROUP)
+        snprintf(buf, len, "%s", label ? label : "?");
+    else if (e && r->value < tb_experiment_group_count(e))
+        snprintf(buf, len, "%s %s", label, e->groups[g]);
+    else
+        snprintf(buf, len, "%s #%" PRIu64, label, r->value);
+}
+
+static void tb_print_tree(FILE *out, const tb_record *r, uint32_t n, const tb_experiment *e) {
     int depth = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (r[i].kind == TB_KIND_STOP) {
             depth -= depth > 0;
             continue;
         }
-        char name[48], value[48], dur[32] = "         ?", cpu[40] = "";
-        const char *label = tb_label_name(r[i].label);
+        char label[48], name[64], value[48], dur[32] = "         ?", cpu[40] = "";
         const char *peer = tb_peer_name(r[i].peer);
         uint32_t k = r[i].kind == TB_KIND_START ? tb_matching_stop(r, n, i) : n;
-        snprintf(name, sizeof name, "%*s%s", depth * 2, "", label ? label : "?");
+        tb_record_name(&r[i], e, label, sizeof label);
+        snprintf(name, sizeof name, "%*s%s", depth * 2, "", label);
         tb_value_text(k < n ? r[k].value : r[i].value, value, sizeof value);
+        if (r[i].label == TB_L_USER_GROUP) /* its value is the index, already in the name */
+            value[0] = '\0';
         if (k < n)
             snprintf(dur, sizeof dur, "%10.3f", (double)(r[k].t_ns - r[i].t_ns) / 1000.0);
         if (k < n && r[i].cpu_ns && r[k].cpu_ns)
@@ -331,10 +363,14 @@ static tb_channel tb_file_channel(FILE *f) { return (tb_channel){tb_file_read, t
 typedef struct tb_cli {
     const char *suite;
     bool all;
+    const char *experiment; /* --experiment NAME: an experiment run instead of suites */
+    uint32_t size;
+    bool size_set;
     tb_run_request req;
     const char *out;
     bool tree;
     bool transport_set, protocol_set;
+    uint32_t seen; /* bit i: tb_run_options[i] was given */
 } tb_cli;
 
 static int tb_parse_u32(const char *opt, const char *arg, uint32_t *out) {
@@ -358,6 +394,8 @@ static int tb_parse_name(const char *opt, tb_name_fn fn, unsigned max, const cha
 }
 
 static int tb_opt_suite(tb_cli *c, const char *a) { c->suite = a; c->all = strcmp(a, "all") == 0; return 0; }
+static int tb_opt_experiment(tb_cli *c, const char *a) { c->experiment = a; return 0; }
+static int tb_opt_size(tb_cli *c, const char *a) { c->size_set = true; return tb_parse_u32("--size", a, &c->size); }
 static int tb_opt_reps(tb_cli *c, const char *a) { return tb_parse_u32("--reps", a, &c->req.repetitions); }
 static int tb_opt_warmup(tb_cli *c, const char *a) { return tb_parse_u32("--warmup", a, &c->req.warmup); }
 static int tb_opt_bytes(tb_cli *c, const char *a) { return tb_parse_u32("--bytes", a, &c->req.total_bytes); }
@@ -465,40 +503,66 @@ static int tb_opt_direction(tb_cli *c, const char *a) {
     return rc;
 }
 
+/* Which runs an option applies to. */
+enum { TB_FOR_SUITE = 0, TB_FOR_EXPERIMENT = 1, TB_FOR_ANY = 2 };
+
 typedef struct tb_option {
     const char *name;
     const char *metavar; /* NULL: a flag without argument */
     const char *help;
     int (*parse)(tb_cli *c, const char *arg);
+    uint8_t scope;
 } tb_option;
 
 static const tb_option tb_run_options[] = {
-    {"--suite", "NAME|0xID|all", "suite to run; 'all' runs every suite once", tb_opt_suite},
-    {"--reps", "N", "shipped repetitions (default 10)", tb_opt_reps},
-    {"--warmup", "N", "warm-up repetitions, not shipped (default 1)", tb_opt_warmup},
-    {"--group", "NAME", "key-exchange group (default: the suite's default)", tb_opt_group},
-    {"--credential", "NAME", "credential (default auto)", tb_opt_credential},
-    {"--bytes", "N", "application bytes per direction (default 10000)", tb_opt_bytes},
-    {"--record", "N", "record size, 1 .. 16384 (default 1000)", tb_opt_record},
-    {"--direction", "NAME", "none, c2s, s2c or both (default both)", tb_opt_direction},
+    {"--suite", "NAME|0xID|all", "suite to run; 'all' runs every suite once", tb_opt_suite, TB_FOR_SUITE},
+    {"--experiment", "NAME", "run an experiment instead (list them with 'experiments')", tb_opt_experiment,
+     TB_FOR_EXPERIMENT},
+    {"--size", "N", "experiment payload size (default: each size it lists)", tb_opt_size, TB_FOR_EXPERIMENT},
+    {"--reps", "N", "shipped repetitions (default 10)", tb_opt_reps, TB_FOR_ANY},
+    {"--warmup", "N", "warm-up repetitions, not shipped (default 1)", tb_opt_warmup, TB_FOR_ANY},
+    {"--group", "NAME", "key-exchange group (default: the suite's default)", tb_opt_group, TB_FOR_SUITE},
+    {"--credential", "NAME", "credential (default auto)", tb_opt_credential, TB_FOR_SUITE},
+    {"--bytes", "N", "application bytes per direction (default 10000)", tb_opt_bytes, TB_FOR_SUITE},
+    {"--record", "N", "record size, 1 .. 16384 (default 1000)", tb_opt_record, TB_FOR_SUITE},
+    {"--direction", "NAME", "none, c2s, s2c or both (default both)", tb_opt_direction, TB_FOR_SUITE},
     {"--transport", "NAME", "memory (both peers here), tcp or udp (one peer; the other agent is another process)",
-     tb_opt_transport},
-    {"--role", "NAME", "client or server: the peer this agent plays over tcp/udp", tb_opt_role},
-    {"--peer", "HOST:PORT", "the server's endpoint (server: where to bind; port 0 = any free port)", tb_opt_peer},
-    {"--protocol", "NAME", "tls or dtls (default: dtls over udp, tls otherwise)", tb_opt_protocol},
-    {"--cookies", NULL, "DTLS: the server demands a cookie (HelloVerifyRequest)", tb_opt_cookies},
-    {"--dtls-timeout-min", "MS", "DTLS initial retransmission timeout (default: the library's)", tb_opt_tmin},
-    {"--dtls-timeout-max", "MS", "DTLS maximum retransmission timeout (default: the library's)", tb_opt_tmax},
-    {"--mtu", "BYTES", "DTLS handshake MTU (default: the library's)", tb_opt_mtu},
-    {"--max-fragment", "BYTES", "max_fragment_length extension: 512, 1024, 2048 or 4096", tb_opt_mfl},
-    {"--nodelay", NULL, "TCP_NODELAY: Nagle off", tb_opt_nodelay},
-    {"--quickack", NULL, "TCP_QUICKACK: no delayed ACKs", tb_opt_quickack},
-    {"--mss", "BYTES", "TCP_MAXSEG", tb_opt_mss},
-    {"--cold-caches", NULL, "empty the library's precomputation caches before each connection", tb_opt_cold},
-    {"--out", "FILE", "also write the frame stream (HELLO, SUITES, REP..., DONE) to FILE", tb_opt_out},
-    {"--tree", NULL, "print the first repetition's trace as a tree", tb_opt_tree},
+     tb_opt_transport, TB_FOR_SUITE},
+    {"--role", "NAME", "client or server: the peer this agent plays over tcp/udp", tb_opt_role, TB_FOR_SUITE},
+    {"--peer", "HOST:PORT", "the server's endpoint (server: where to bind; port 0 = any free port)",
+     tb_opt_peer, TB_FOR_SUITE},
+    {"--protocol", "NAME", "tls or dtls (default: dtls over udp, tls otherwise)", tb_opt_protocol, TB_FOR_SUITE},
+    {"--cookies", NULL, "DTLS: the server demands a cookie (HelloVerifyRequest)", tb_opt_cookies, TB_FOR_SUITE},
+    {"--dtls-timeout-min", "MS", "DTLS initial retransmission timeout (default: the library's)",
+     tb_opt_tmin, TB_FOR_SUITE},
+    {"--dtls-timeout-max", "MS", "DTLS maximum retransmission timeout (default: the library's)",
+     tb_opt_tmax, TB_FOR_SUITE},
+    {"--mtu", "BYTES", "DTLS handshake MTU (default: the library's)", tb_opt_mtu, TB_FOR_SUITE},
+    {"--max-fragment", "BYTES", "max_fragment_length extension: 512, 1024, 2048 or 4096",
+     tb_opt_mfl, TB_FOR_SUITE},
+    {"--nodelay", NULL, "TCP_NODELAY: Nagle off", tb_opt_nodelay, TB_FOR_SUITE},
+    {"--quickack", NULL, "TCP_QUICKACK: no delayed ACKs", tb_opt_quickack, TB_FOR_SUITE},
+    {"--mss", "BYTES", "TCP_MAXSEG", tb_opt_mss, TB_FOR_SUITE},
+    {"--cold-caches", NULL, "empty the library's precomputation caches before each connection",
+     tb_opt_cold, TB_FOR_SUITE},
+    {"--out", "FILE", "also write the frame stream (HELLO, SUITES, REP..., DONE) to FILE", tb_opt_out, TB_FOR_ANY},
+    {"--tree", NULL, "print the first repetition's trace as a tree", tb_opt_tree, TB_FOR_ANY},
 };
 #define TB_N_RUN_OPTIONS (sizeof tb_run_options / sizeof tb_run_options[0])
+
+_Static_assert(TB_N_RUN_OPTIONS <= 32, "tb_cli.seen holds one bit per run option");
+
+/* Every option given must apply to the kind of run asked for (suites or an experiment). */
+static int tb_check_scope(const tb_cli *c) {
+    uint8_t wrong = c->experiment ? TB_FOR_SUITE : TB_FOR_EXPERIMENT;
+    for (size_t k = 0; k < TB_N_RUN_OPTIONS; k++)
+        if ((c->seen >> k & 1u) && tb_run_options[k].scope == wrong) {
+            fprintf(stderr, "%s: %s %s\n", TB_AGENT_NAME, tb_run_options[k].name,
+                    c->experiment ? "does not apply to --experiment runs" : "needs --experiment NAME");
+            return -1;
+        }
+    return 0;
+}
 
 static int tb_parse_run_args(int argc, char **argv, tb_cli *c) {
     for (int i = 0; i < argc; i++) {
@@ -516,10 +580,15 @@ static int tb_parse_run_args(int argc, char **argv, tb_cli *c) {
         }
         if (o->parse(c, o->metavar ? argv[++i] : NULL) != 0)
             return -1;
+        c->seen |= 1u << (o - tb_run_options);
     }
+    if (tb_check_scope(c) != 0)
+        return -1;
+    if (c->experiment)
+        return 0;
     if (!c->suite) {
-        fprintf(stderr, "%s: run needs --suite NAME|0xID|all (list them with '%s suites')\n", TB_AGENT_NAME,
-                TB_AGENT_NAME);
+        fprintf(stderr, "%s: run needs --suite NAME|0xID|all or --experiment NAME (list them with '%s suites' "
+                "or '%s experiments')\n", TB_AGENT_NAME, TB_AGENT_NAME, TB_AGENT_NAME);
         return -1;
     }
     if (!c->protocol_set) /* DTLS is what runs over UDP */
@@ -551,19 +620,39 @@ static const tb_suite_info *tb_find_suite(const char *arg) {
 typedef struct tb_run_ctx {
     tb_channel *file;   /* NULL without --out */
     bool tree;
-    uint64_t *cpu_ns;   /* handshake CPU time of each OK repetition */
+    const tb_experiment *e; /* an experiment run: name its groups, time them */
+    uint64_t *cpu_ns;   /* handshake (or measured block) CPU time of each OK repetition */
     uint64_t *wall_ns;
+    uint64_t *group_ns; /* experiment: per OK repetition, TB_EXPERIMENT_MAX_GROUPS totals */
     uint32_t n_ok;
     int write_failed;
 } tb_run_ctx;
 
+/* Adds each USER_GROUP span's duration to its group's total (groups may repeat and nest). */
+static void tb_group_totals(const tb_trace *t, uint64_t totals[TB_EXPERIMENT_MAX_GROUPS]) {
+    uint32_t stack[64];
+    uint32_t depth = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tb_record *r = &t->records[i];
+        if (r->kind == TB_KIND_START && depth < sizeof stack / sizeof stack[0])
+            stack[depth++] = i;
+        if (r->kind != TB_KIND_STOP || depth == 0)
+            continue;
+        const tb_record *start = &t->records[stack[--depth]];
+        if (start->label == TB_L_USER_GROUP && start->value < TB_EXPERIMENT_MAX_GROUPS)
+            totals[start->value] += r->t_ns - start->t_ns;
+    }
+}
+
 static int tb_sink_cli(void *ctx, const tb_rep_result *r, const tb_trace *t) {
     tb_run_ctx *c = ctx;
     if (c->tree) {
-        tb_print_tree(stdout, t->records, t->count);
+        tb_print_tree(stdout, t->records, t->count, c->e);
         c->tree = false;
     }
     if (r->status == TB_STATUS_OK) {
+        if (c->e)
+            tb_group_totals(t, &c->group_ns[(size_t)c->n_ok * TB_EXPERIMENT_MAX_GROUPS]);
         c->cpu_ns[c->n_ok] = r->handshake_cpu_ns;
         c->wall_ns[c->n_ok++] = r->handshake_wall_ns;
     }
@@ -582,48 +671,133 @@ static double tb_median_us(uint64_t *v, uint32_t n) {
     return n % 2 ? (double)v[n / 2] / 1000.0 : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2000.0;
 }
 
-/* Runs one suite; prints the summary line; returns the number of failed repetitions, or -1
- * when it could not run (check failed, out of memory, output file error). */
-static int tb_run_suite(const tb_cli *c, const tb_suite_info *s, uint32_t config_id, tb_channel *file) {
-    tb_run_request req = c->req;
+/* "; groups: encode 1.2 µs, check 0.1 µs": each group's median total per OK repetition. */
+static void tb_print_group_medians(const tb_run_ctx *c) {
+    unsigned n = tb_experiment_group_count(c->e);
+    if (n == 0 || c->n_ok == 0 || !TB_TRACE_ENABLED)
+        return;
+    uint64_t *v = malloc((size_t)c->n_ok * sizeof *v);
+    if (!v)
+        return;
+    printf("; groups:");
+    for (unsigned g = 0; g < n; g++) {
+        for (uint32_t i = 0; i < c->n_ok; i++)
+            v[i] = c->group_ns[(size_t)i * TB_EXPERIMENT_MAX_GROUPS + g];
+        printf("%s %s %.2f µs", g ? "," : "", c->e->groups[g], tb_median_us(v, c->n_ok));
+    }
+    free(v);
+}
+
+static bool tb_run_ctx_alloc(tb_run_ctx *ctx, uint32_t reps) {
+    ctx->cpu_ns = calloc(reps, sizeof *ctx->cpu_ns);
+    ctx->wall_ns = calloc(reps, sizeof *ctx->wall_ns);
+    ctx->group_ns = calloc((size_t)reps * TB_EXPERIMENT_MAX_GROUPS, sizeof *ctx->group_ns);
+    return ctx->cpu_ns && ctx->wall_ns && ctx->group_ns;
+}
+
+static void tb_run_ctx_free(tb_run_ctx *ctx) {
+    free(ctx->cpu_ns);
+    free(ctx->wall_ns);
+    free(ctx->group_ns);
+}
+
+static void tb_print_summary(const tb_run_ctx *ctx, const tb_run_summary *sum, const char *title) {
+    const char *what = ctx->e ? "block" : "handshake";
+    const char *failed = ctx->e ? "discarded" : "failed";
+    printf("%-12s %-48s reps %u, ok %u, %s %u", sum->failed ? "FAILED" : "OK", title, (unsigned)sum->shipped,
+           (unsigned)ctx->n_ok, failed, (unsigned)sum->failed);
+    if (ctx->n_ok > 0)
+        printf(", median %s CPU %.1f µs (wall %.1f µs)", what, tb_median_us(ctx->cpu_ns, ctx->n_ok),
+               tb_median_us(ctx->wall_ns, ctx->n_ok));
+    if (ctx->e)
+        tb_print_group_medians(ctx);
+    printf("\n");
+    if (sum->failed)
+        printf("%-12s %-48s first %s: %s\n", "", "", ctx->e ? "discard" : "failure", sum->first_error);
+}
+
+/* Runs one request (a suite, or an experiment at one size); prints the summary line; returns
+ * the number of failed repetitions, or -1 when it could not run (check failed, refused,
+ * out of memory, output file error). An experiment's RUN goes to the frame file too, so
+ * `dump` can tell which experiment its REPs belong to. */
+static int tb_run_one(const tb_cli *c, tb_run_request req, const char *title, const tb_experiment *e,
+                      tb_channel *file) {
     const char *code;
     char err[256];
-    req.suite_id = s->id;
-    req.config_id = config_id;
     char derr[160];
     uint8_t wire[TB_RUN_REQUEST_SIZE];
     tb_run_request_encode(&req, wire); /* the same checks as a controller's RUN */
     if (tb_run_request_decode(wire, sizeof wire, &req, derr, sizeof derr) != 0) {
-        printf("%-12s %-48s bad_request: %s\n", "ERROR", s->name, derr);
+        printf("%-12s %-48s bad_request: %s\n", "ERROR", title, derr);
         return -1;
     }
     if (tb_run_check(tb_b, &req, &code, err, sizeof err) != 0) {
-        printf("%-12s %-48s %s: %s\n", strcmp(code, "unsupported") ? "ERROR" : "UNSUPPORTED", s->name, code, err);
+        printf("%-12s %-48s %s: %s\n", strcmp(code, "unsupported") ? "ERROR" : "UNSUPPORTED", title, code, err);
         return -1;
     }
-    tb_run_ctx ctx = {.file = file, .tree = c->tree};
-    ctx.cpu_ns = calloc(req.repetitions, sizeof *ctx.cpu_ns);
-    ctx.wall_ns = calloc(req.repetitions, sizeof *ctx.wall_ns);
+    if (e && file && tb_frame_write(file, TB_FRAME_RUN, &(tb_part){wire, sizeof wire}, 1) != 0)
+        return -1;
+    tb_run_ctx ctx = {.file = file, .tree = c->tree, .e = e};
     tb_run_summary sum;
     int rc = -1;
-    if (!ctx.cpu_ns || !ctx.wall_ns)
+    if (!tb_run_ctx_alloc(&ctx, req.repetitions))
         fprintf(stderr, "%s: out of memory for %u repetitions\n", TB_AGENT_NAME, (unsigned)req.repetitions);
-    else if (tb_run(tb_b, &req, tb_sink_cli, &ctx, &sum) != 0 || (file && tb_send_done(file, config_id, &sum)))
+    else if (tb_run(tb_b, &req, tb_sink_cli, &ctx, &sum) != 0 && sum.refused)
+        printf("%-12s %-48s %s: %s\n", "UNSUPPORTED", title, sum.refused, sum.first_error);
+    else if (ctx.write_failed || (file && tb_send_done(file, req.config_id, &sum)))
         fprintf(stderr, "%s: writing the frame file failed\n", TB_AGENT_NAME);
     else
         rc = (int)sum.failed;
-    if (rc >= 0 && ctx.n_ok > 0)
-        printf("%-12s %-48s reps %u, ok %u, failed %u, median handshake CPU %.1f µs (wall %.1f µs)\n",
-               sum.failed ? "FAILED" : "OK", s->name, (unsigned)sum.shipped, (unsigned)ctx.n_ok,
-               (unsigned)sum.failed, tb_median_us(ctx.cpu_ns, ctx.n_ok), tb_median_us(ctx.wall_ns, ctx.n_ok));
-    else if (rc >= 0)
-        printf("%-12s %-48s reps %u, ok 0, failed %u\n", "FAILED", s->name, (unsigned)sum.shipped,
-               (unsigned)sum.failed);
-    if (rc > 0)
-        printf("%-12s %-48s first failure: %s\n", "", "", sum.first_error);
-    free(ctx.cpu_ns);
-    free(ctx.wall_ns);
+    if (rc >= 0)
+        tb_print_summary(&ctx, &sum, title);
+    tb_run_ctx_free(&ctx);
     return rc;
+}
+
+static int tb_run_suite(const tb_cli *c, const tb_suite_info *s, uint32_t config_id, tb_channel *file) {
+    tb_run_request req = c->req;
+    req.suite_id = s->id;
+    req.config_id = config_id;
+    return tb_run_one(c, req, s->name, NULL, file);
+}
+
+/* An experiment at one size: memory, both roles, no suite; record_size is ignored (1). */
+static int tb_run_experiment_size(const tb_cli *c, unsigned id, uint32_t size, uint32_t config_id,
+                                  tb_channel *file) {
+    const tb_experiment *e = tb_experiment_get(id);
+    tb_run_request req = {.config_id = config_id, .experiment = (uint16_t)id, .total_bytes = size,
+                          .record_size = 1, .repetitions = c->req.repetitions, .warmup = c->req.warmup,
+                          .direction = TB_DIRECTION_NONE, .transport = TB_TRANSPORT_MEMORY,
+                          .role = TB_ROLE_BOTH, .protocol = TB_PROTOCOL_KIND_TLS};
+    char title[64];
+    snprintf(title, sizeof title, size ? "%s size %u" : "%s", e->name, (unsigned)size);
+    return tb_run_one(c, req, title, e, file);
+}
+
+/* --size N, else every size the experiment lists, else size 0. */
+static int tb_run_experiment_cli(tb_cli *c, unsigned id, tb_channel *file) {
+    const tb_experiment *e = tb_experiment_get(id);
+    static const uint32_t no_size[] = {0, 0};
+    const uint32_t *sizes = c->size_set || tb_experiment_max_size(e) == 0 ? no_size : e->sizes;
+    uint32_t config_id = 0;
+    int failed = 0;
+    for (const uint32_t *s = sizes; (s == sizes || *s != 0) && !failed; s++, config_id++) {
+        int rc = tb_run_experiment_size(c, id, c->size_set ? c->size : *s, config_id, file);
+        failed |= rc != 0;
+        c->tree = false;
+    }
+    return failed;
+}
+
+static unsigned tb_find_experiment(const char *name) {
+    unsigned id = tb_experiment_find(name);
+    if (id == 0) {
+        fprintf(stderr, "%s: unknown experiment '%s'; this agent has:", TB_AGENT_NAME, name);
+        for (unsigned i = 1; i <= tb_experiment_count(); i++)
+            fprintf(stderr, " %s", tb_experiment_get(i)->name);
+        fprintf(stderr, "%s\n", tb_experiment_count() ? "" : " none");
+    }
+    return id;
 }
 
 static int tb_cmd_run(int argc, char **argv) {
@@ -631,8 +805,11 @@ static int tb_cmd_run(int argc, char **argv) {
                         .direction = TB_DIRECTION_BOTH, .transport = TB_TRANSPORT_MEMORY}};
     if (tb_parse_run_args(argc, argv, &c) != 0)
         return TB_EXIT_USAGE;
-    const tb_suite_info *one = c.all ? NULL : tb_find_suite(c.suite);
-    if (!c.all && !one) {
+    unsigned experiment = c.experiment ? tb_find_experiment(c.experiment) : 0;
+    if (c.experiment && experiment == 0)
+        return TB_EXIT_USAGE;
+    const tb_suite_info *one = c.all || c.experiment ? NULL : tb_find_suite(c.suite);
+    if (!c.experiment && !c.all && !one) {
         fprintf(stderr, "%s: unknown suite '%s' in this %s build; list them with '%s suites'\n", TB_AGENT_NAME,
                 c.suite, tb_b->library_name, TB_AGENT_NAME);
         return TB_EXIT_USAGE;
@@ -664,7 +841,9 @@ static int tb_cmd_run(int argc, char **argv) {
         tb_cal = tb_trace_calibrate(TB_CALIBRATION_PAIRS);
         failed |= tb_send_built(fch, TB_FRAME_HELLO, tb_hello_json) || tb_send_built(fch, TB_FRAME_SUITES, tb_suites_json);
     }
-    for (size_t i = 0, n = c.all ? tb_b->suite_count() : 1; i < n && !failed; i++) {
+    if (experiment && !failed)
+        failed = tb_run_experiment_cli(&c, experiment, fch);
+    for (size_t i = 0, n = c.all ? tb_b->suite_count() : 1; !experiment && i < n && !failed; i++) {
         int rc = tb_run_suite(&c, c.all ? tb_b->suite_at(i) : one, (uint32_t)i, fch);
         failed |= rc > 0 || (rc < 0 && !c.all);
         c.tree = false;
@@ -673,6 +852,52 @@ static int tb_cmd_run(int argc, char **argv) {
         failed = 1;
     tb_b->deinit();
     return failed ? TB_EXIT_FAILED : TB_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- experiments */
+static void tb_sizes_text(const tb_experiment *e, char *buf, size_t len) {
+    size_t used = 0;
+    snprintf(buf, len, "-");
+    for (const uint32_t *s = e->sizes; s && *s && used < len; s++) {
+        int n = snprintf(buf + used, len - used, "%s%u", s == e->sizes ? "" : ",", (unsigned)*s);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+static void tb_groups_text(const tb_experiment *e, char *buf, size_t len) {
+    size_t used = 0;
+    snprintf(buf, len, "-");
+    for (unsigned g = 0; g < tb_experiment_group_count(e) && used < len; g++) {
+        int n = snprintf(buf + used, len - used, "%s%s", g ? "," : "", e->groups[g]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+static int tb_cmd_experiments(int argc, char **argv) {
+    bool json = argc == 1 && strcmp(argv[0], "--json") == 0;
+    if (argc > 1 || (argc == 1 && !json)) {
+        fprintf(stderr, "%s: usage: %s experiments [--json]\n", TB_AGENT_NAME, TB_AGENT_NAME);
+        return TB_EXIT_USAGE;
+    }
+    if (json) {
+        size_t len;
+        const char *text = tb_build_json(tb_experiments_doc_json, &len);
+        if (!text)
+            return TB_EXIT_FAILED;
+        printf("%s\n", text);
+        return TB_EXIT_OK;
+    }
+    printf("%-3s  %-20s %-9s %-28s %-24s %s\n", "id", "name", "source", "sizes", "groups", "description");
+    for (unsigned id = 1; id <= tb_experiment_count(); id++) {
+        const tb_experiment *e = tb_experiment_get(id);
+        char sizes[128], groups[160];
+        tb_sizes_text(e, sizes, sizeof sizes);
+        tb_groups_text(e, groups, sizeof groups);
+        printf("%-3u  %-20s %-9s %-28s %-24s %s\n", id, e->name, tb_experiment_source(id), sizes, groups,
+               e->description ? e->description : "");
+    }
+    printf("%u experiments in %s\n", tb_experiment_count(), TB_AGENT_NAME);
+    return TB_EXIT_OK;
 }
 
 /* ---------------------------------------------------------------- suites */
@@ -718,7 +943,36 @@ static int tb_cmd_suites(int argc, char **argv) {
 }
 
 /* ---------------------------------------------------------------- dump */
-static int tb_dump_rep(const tb_frame *f) {
+/* What dump knows about the REPs that follow: group names come from this binary's own
+ * experiments, so only when the file's HELLO is this agent's and a RUN frame (written by
+ * `run --experiment --out`) named the experiment. */
+typedef struct tb_dump_ctx {
+    bool same_agent;
+    uint32_t config_id;
+    const tb_experiment *e;
+} tb_dump_ctx;
+
+static void tb_dump_hello(tb_dump_ctx *d, const tb_frame *f) {
+    static const char mine[] = "\"agent\":\"" TB_AGENT_NAME "\"";
+    d->same_agent = false;
+    for (uint32_t i = 0; i + sizeof mine - 1 <= f->length && !d->same_agent; i++)
+        d->same_agent = memcmp(f->payload + i, mine, sizeof mine - 1) == 0;
+}
+
+static void tb_dump_run(tb_dump_ctx *d, const tb_frame *f) {
+    tb_run_request req;
+    char err[160];
+    d->e = NULL;
+    if (tb_run_request_decode(f->payload, f->length, &req, err, sizeof err) != 0)
+        return;
+    d->config_id = req.config_id;
+    d->e = d->same_agent ? tb_experiment_get(req.experiment) : NULL;
+    if (d->e)
+        printf("# RUN config %u: experiment %s, size %u\n", (unsigned)req.config_id, d->e->name,
+               (unsigned)req.total_bytes);
+}
+
+static int tb_dump_rep(const tb_dump_ctx *d, const tb_frame *f) {
     tb_rep_result r;
     uint32_t n, dropped;
     if (tb_rep_header_decode(f->payload, f->length, &r, &n, &dropped) != 0)
@@ -738,7 +992,7 @@ static int tb_dump_rep(const tb_frame *f) {
         return -1;
     if (n)
         memcpy(recs, f->payload + TB_REP_HEADER_SIZE, (size_t)n * sizeof *recs); /* payload may be unaligned */
-    tb_print_tree(stdout, recs, n);
+    tb_print_tree(stdout, recs, n, d->e && d->config_id == r.config_id ? d->e : NULL);
     free(recs);
     return 0;
 }
@@ -756,18 +1010,23 @@ static int tb_cmd_dump(int argc, char **argv) {
     size_t cap = (size_t)TB_MAX_PAYLOAD + TB_FRAME_HEADER_SIZE + TB_FRAME_TRAILER_SIZE;
     uint8_t *buf = malloc(cap);
     tb_channel ch = tb_file_channel(in);
+    tb_dump_ctx d = {0};
     int rc = buf ? TB_EXIT_OK : TB_EXIT_FAILED;
     for (uint64_t offset = 0; rc == TB_EXIT_OK;) {
         tb_frame f;
         tb_frame_status st = tb_frame_read(&ch, buf, cap, &f);
         if (st == TB_FRAME_END)
             break;
-        if (st != TB_FRAME_OK || (f.type == TB_FRAME_REP && tb_dump_rep(&f) != 0)) {
+        if (st != TB_FRAME_OK || (f.type == TB_FRAME_REP && tb_dump_rep(&d, &f) != 0)) {
             fprintf(stderr, "%s: %s: %s in the frame at offset %" PRIu64 "\n", TB_AGENT_NAME, argv[0],
                     st != TB_FRAME_OK ? tb_frame_status_text(st) : "malformed REP payload", offset);
             rc = TB_EXIT_PROTOCOL;
             break;
         }
+        if (f.type == TB_FRAME_HELLO)
+            tb_dump_hello(&d, &f);
+        if (f.type == TB_FRAME_RUN)
+            tb_dump_run(&d, &f);
         if (f.type == TB_FRAME_SUITES)
             printf("# SUITES (%u bytes of JSON)\n", (unsigned)f.length);
         else if (f.type != TB_FRAME_REP && f.type != TB_FRAME_RUN && f.type != TB_FRAME_QUIT)
@@ -790,7 +1049,9 @@ static const struct {
 } tb_commands[] = {
     {"serve", "", "speak the controller protocol on stdin/stdout (the default)", tb_cmd_serve},
     {"suites", "[--json]", "list the suites of this build", tb_cmd_suites},
+    {"experiments", "[--json]", "list the experiments (primitives, user) of this agent", tb_cmd_experiments},
     {"run", "--suite NAME|0xID|all [options]", "run standalone and print a summary", tb_cmd_run},
+    {"run", "--experiment NAME [--size N] [options]", "run an experiment standalone", tb_cmd_run},
     {"dump", "FILE", "print every repetition of a frame file as a trace tree", tb_cmd_dump},
     {"help", "", "this text", tb_cmd_help},
 };
@@ -801,7 +1062,7 @@ static int tb_cmd_help(int argc, char **argv) {
     (void)argv;
     printf("usage: %s [command]\n\ncommands:\n", TB_AGENT_NAME);
     for (size_t i = 0; i < TB_N_COMMANDS; i++)
-        printf("  %-7s %-34s %s\n", tb_commands[i].name, tb_commands[i].args, tb_commands[i].help);
+        printf("  %-11s %-40s %s\n", tb_commands[i].name, tb_commands[i].args, tb_commands[i].help);
     printf("\nrun options:\n");
     for (size_t i = 0; i < TB_N_RUN_OPTIONS; i++)
         printf("  %-13s %-15s %s\n", tb_run_options[i].name, tb_run_options[i].metavar ? tb_run_options[i].metavar : "",
@@ -828,7 +1089,8 @@ int main(int argc, char **argv) {
             return tb_commands[i].run(argc - 2, argv + 2);
     fprintf(stderr, "%s: unknown command '%s'; commands:", TB_AGENT_NAME, argv[1]);
     for (size_t i = 0; i < TB_N_COMMANDS; i++)
-        fprintf(stderr, " %s", tb_commands[i].name);
+        if (i == 0 || strcmp(tb_commands[i].name, tb_commands[i - 1].name) != 0)
+            fprintf(stderr, " %s", tb_commands[i].name);
     fprintf(stderr, "\n");
     return TB_EXIT_USAGE;
 }

@@ -245,7 +245,32 @@ static int tb_run_tail_check(const tb_run_request *r, uint32_t reserved, char *e
     if (r->dtls_mtu != 0 && r->dtls_mtu < 256)
         return tb_run_fail(err, errlen, "dtls_mtu: %lu, must be 0 (default) or at least 256", r->dtls_mtu);
     if (reserved != 0)
-        return tb_run_fail(err, errlen, "reserved (offset 66): 0x%08lx, must be 0", reserved);
+        return tb_run_fail(err, errlen, "reserved (offset 68): 0x%08lx, must be 0", reserved);
+    return 0;
+}
+
+/* An experiment RUN (protocol 3) names no connection: these fields must hold the value
+ * that means "none here"; record_size and options are ignored. */
+static int tb_experiment_shape_check(const tb_run_request *r, char *err, size_t errlen) {
+    const struct {
+        const char *field;
+        unsigned value;
+        unsigned want;
+    } fixed[] = {
+        {"suite", r->suite_id, 0},
+        {"group", r->group, 0},
+        {"credential", r->credential, 0},
+        {"direction", r->direction, TB_DIRECTION_NONE},
+        {"transport", r->transport, TB_TRANSPORT_MEMORY},
+        {"role", r->role, TB_ROLE_BOTH},
+        {"protocol", r->protocol, TB_PROTOCOL_KIND_TLS},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (fixed[i].value != fixed[i].want) {
+            snprintf(err, errlen, "%s: %u in an experiment RUN, must be %u", fixed[i].field, fixed[i].value,
+                     fixed[i].want);
+            return -1;
+        }
     return 0;
 }
 
@@ -274,10 +299,11 @@ int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, cha
         .dtls_timeout_min_ms = tb_get16(p + 60),
         .dtls_timeout_max_ms = tb_get16(p + 62),
         .dtls_mtu = tb_get16(p + 64),
+        .experiment = tb_get16(p + 66),
     };
     memcpy(r.addr, p + 40, sizeof r.addr);
     uint32_t reserved = tb_get32(p + 32);
-    uint32_t reserved2 = tb_get16(p + 66) | tb_get32(p + 68);
+    uint32_t reserved2 = tb_get32(p + 68);
     if (!tb_credential_name(r.credential))
         return tb_run_fail(err, errlen, "credential: unknown value %lu", r.credential);
     if (!tb_direction_name(r.direction))
@@ -289,12 +315,14 @@ int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, cha
                            r.options & ~TB_OPTIONS_KNOWN);
     if (r.repetitions == 0)
         return tb_run_fail(err, errlen, "repetitions: %lu, must be at least 1", r.repetitions);
-    if (r.record_size < 1 || r.record_size > TB_MAX_RECORD_SIZE)
+    if (r.experiment == 0 && (r.record_size < 1 || r.record_size > TB_MAX_RECORD_SIZE))
         return tb_run_fail(err, errlen, "record_size: %lu, must be 1 .. 16384", r.record_size);
     if (r.first_index > UINT32_MAX - (r.repetitions - 1))
         return tb_run_fail(err, errlen, "first_index: %lu + repetitions overflows 32 bits", r.first_index);
     if (reserved != 0)
         return tb_run_fail(err, errlen, "reserved: 0x%08lx, must be 0", reserved);
+    if (r.experiment != 0 && tb_experiment_shape_check(&r, err, errlen) != 0)
+        return -1;
     if (tb_run_tail_check(&r, reserved2, err, errlen) != 0)
         return -1;
     *out = r;
@@ -325,6 +353,7 @@ void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_S
     tb_put16(out + 60, r->dtls_timeout_min_ms);
     tb_put16(out + 62, r->dtls_timeout_max_ms);
     tb_put16(out + 64, r->dtls_mtu);
+    tb_put16(out + 66, r->experiment);
 }
 
 /* ---------------------------------------------------------------- REP */

@@ -8,12 +8,14 @@
  * transport (a peer's turn ends when it needs the other's bytes); role "client"/"server"
  * drives the one local peer over a socket, and where it needs the other agent's bytes the
  * runner waits (poll) in a WAIT span, bounded by the library's DTLS retransmission timer,
- * then steps again. docs/networks.md. */
+ * then steps again. docs/networks.md. Experiment RUNs take their own path
+ * (runner_experiment.c). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "tlsbench/experiment_run.h"
 #include "tlsbench/runner.h"
 #include "tlsbench/transport.h"
 
@@ -425,6 +427,8 @@ static int tb_check_fail(const char **code, const char *name, char *err, size_t 
 }
 
 int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen) {
+    if (req->experiment != 0)
+        return tb_experiment_check(req, code, err, errlen);
     const tb_suite_info *s = tb_suite_by_id(b, req->suite_id);
     char allowed[128];
     if (!s)
@@ -464,8 +468,12 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     const char *code;
     tb_rep rep = {.b = b, .req = req};
     *summary = (tb_run_summary){0};
-    if (tb_run_check(b, req, &code, summary->first_error, sizeof summary->first_error) != 0)
+    if (tb_run_check(b, req, &code, summary->first_error, sizeof summary->first_error) != 0) {
+        summary->refused = code;
         return -1;
+    }
+    if (req->experiment != 0)
+        return tb_experiment_run(req, sink, ctx, summary);
     const tb_suite_info *s = tb_suite_by_id(b, req->suite_id);
     rep.tops = tb_transport_find(req->transport);
     rep.cfg = (tb_conn_config){

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # ctest driver for the agent's command line: exit codes and key output of each subcommand.
+# -DEXPERIMENT=<name> (an experiment agent) also runs that experiment and dumps its trace.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
@@ -25,6 +26,13 @@ expect(2 "allowed: default, secp256r1" run --suite all --group p256)
 expect(2 "allowed: auto, rsa2048" run --suite all --credential rsa1024)
 expect(2 "expects a number" run --suite all --reps ten)
 expect(2 "cannot read" dump ${WORK}/missing.bin)
+expect(0 "experiments in" experiments)
+expect(0 "^{\"experiments\":\\[" experiments --json)
+expect(2 "usage: .* experiments \\[--json\\]" experiments --yaml)
+expect(2 "unknown experiment 'no-such'" run --experiment no-such)
+expect(2 "--group does not apply to --experiment runs" run --experiment no-such --group x25519)
+expect(2 "--size needs --experiment NAME" run --suite all --size 64)
+expect(2 "run needs --suite NAME\\|0xID\\|all or --experiment NAME" run --reps 2)
 expect(0 "usage:" help)
 # A real run with a frame file, a tree, and its dump.
 expect(0 "OK .*median handshake CPU" run --suite all --out ${WORK}/all.bin)
@@ -43,4 +51,15 @@ file(STRINGS ${WORK}/marker.txt edges)
 list(LENGTH edges n_edges)
 if(NOT rc EQUAL 0 OR NOT n_edges EQUAL 4 OR NOT edges MATCHES "^[0-9]+ 1;[0-9]+ 0;[0-9]+ 1;[0-9]+ 0$")
   message(FATAL_ERROR "marker file: exit ${rc}, ${n_edges} lines: ${edges}")
+endif()
+
+# An experiment: summary with group medians, the tree names its groups, and so does dump
+# (the frame file carries the RUN frame); a size above the largest is refused (exit 1).
+if(EXPERIMENT)
+  expect(0 "OK .*${EXPERIMENT}.*median block CPU.*groups:" run --experiment ${EXPERIMENT} --reps 3)
+  expect(0 "MEASURED_BLOCK.*USER_GROUP [a-z]" run --experiment ${EXPERIMENT} --reps 2 --tree
+         --out ${WORK}/exp.bin)
+  expect(0 "# RUN config 0: experiment ${EXPERIMENT}.*REP config 0 index 1 status OK.*USER_GROUP [a-z]"
+         dump ${WORK}/exp.bin)
+  expect(1 "UNSUPPORTED .*not in 1 \\.\\." run --experiment ${EXPERIMENT} --size 4000000000)
 endif()

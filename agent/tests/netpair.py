@@ -22,7 +22,11 @@ import tempfile
 import threading
 import tomllib
 import zlib
+from pathlib import Path
 
+# The frame version of the spec this checkout's agents are built from.
+SPEC_PROTOCOL = Path(__file__).resolve().parents[2] / "spec" / "protocol.toml"
+VERSION = tomllib.loads(SPEC_PROTOCOL.read_text())["protocol"]["version"]
 REP, DONE = 4, 5
 REP_HEADER = struct.Struct("<IIBBHIiIII5QIIIB3xQ")
 RECORD = struct.Struct("<HBBIQQQ")
@@ -35,7 +39,7 @@ def frames(data: bytes):
     pos = 0
     while pos < len(data):
         magic, ver, ftype, n = struct.unpack_from("<HBBI", data, pos)
-        assert magic == 0x4254 and ver == 2, f"bad frame header at {pos}"
+        assert magic == 0x4254 and ver == VERSION, f"bad frame header at {pos}"
         assert struct.unpack_from("<I", data, pos + 8 + n)[0] == zlib.crc32(data[pos:pos + 8 + n])
         yield ftype, data[pos + 8:pos + 8 + n]
         pos += 12 + n

@@ -7,9 +7,14 @@ import json
 import struct
 import subprocess
 import sys
+import tomllib
 import zlib
+from pathlib import Path
 
-MAGIC, VERSION = 0x4254, 2
+# The frame version of the spec this checkout's agents are built from.
+MAGIC = 0x4254
+SPEC_PROTOCOL = Path(__file__).resolve().parents[2] / "spec" / "protocol.toml"
+VERSION = tomllib.loads(SPEC_PROTOCOL.read_text())["protocol"]["version"]
 HELLO, SUITES, RUN, REP, DONE, ERROR, QUIT = range(1, 8)
 
 
@@ -19,7 +24,7 @@ def frame(ftype: int, payload: bytes) -> bytes:
 
 
 def run_req(config_id, suite, reps=2, warmup=1, total=3000, record=1000, direction=3, reserved=0):
-    """A protocol-2 RUN (72 bytes): memory transport, role both, TLS, no endpoint."""
+    """A handshake RUN (72 bytes, experiment 0): memory transport, role both, TLS, no endpoint."""
     return struct.pack("<IHHBBBBIIIIII", config_id, suite, 0, 0, direction, 0, 0, reps, warmup,
                        total, record, 10, reserved) + bytes(36)
 

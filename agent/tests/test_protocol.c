@@ -288,6 +288,60 @@ static void test_run_network_fields(void) {
     CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1 && strstr(err, "dtls_timeout"));
 }
 
+/* Protocol 3: offset 66 names an experiment; such a RUN names no connection. */
+static tb_run_request experiment_run(void) {
+    return (tb_run_request){.config_id = 3, .experiment = 0x0102, .direction = TB_DIRECTION_NONE,
+                            .transport = TB_TRANSPORT_MEMORY, .repetitions = 5, .warmup = 1,
+                            .total_bytes = 1024, .record_size = 1};
+}
+
+static void test_run_experiment_fields(void) {
+    tb_run_request r = experiment_run(), back;
+    uint8_t wire[TB_RUN_REQUEST_SIZE];
+    char err[160] = "";
+    tb_run_request_encode(&r, wire);
+    CHECK(wire[66] == 0x02 && wire[67] == 0x01); /* u16 little-endian at offset 66 */
+    CHECK(wire[20] == 0x00 && wire[21] == 0x04); /* the payload size is total_bytes */
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == 0);
+    CHECK(memcmp(&r, &back, sizeof r) == 0);
+    /* record_size is ignored in an experiment RUN (any value), checked in a handshake RUN */
+    static const uint32_t records[] = {0, 1, 16385, UINT32_MAX};
+    for (size_t i = 0; i < sizeof records / sizeof records[0]; i++) {
+        r = experiment_run();
+        r.record_size = records[i];
+        tb_run_request_encode(&r, wire);
+        CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == 0);
+    }
+    /* the connection fields must say "none", each rejected by name */
+    static const struct {
+        size_t offset;
+        uint8_t value;
+        const char *field;
+    } bad[] = {
+        {4, 0x2B, "suite"},     {7, 0x01, "group"},    {8, TB_CREDENTIAL_PSK, "credential"},
+        {9, TB_DIRECTION_BOTH, "direction"},           {10, TB_TRANSPORT_TCP, "transport"},
+        {36, TB_ROLE_CLIENT, "role"},                  {37, TB_PROTOCOL_KIND_DTLS, "protocol"},
+        {38, 4, "family"},      {68, 1, "reserved"},   {12, 0, "repetitions"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = experiment_run();
+        tb_run_request_encode(&r, wire);
+        wire[bad[i].offset] = bad[i].value;
+        if (bad[i].offset == 12)
+            memset(wire + 12, 0, 4);
+        err[0] = '\0';
+        CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1);
+        CHECK(strncmp(err, bad[i].field, strlen(bad[i].field)) == 0);
+        if (strncmp(err, bad[i].field, strlen(bad[i].field)) != 0)
+            fprintf(stderr, "  offset %zu: %s\n", bad[i].offset, err);
+    }
+    /* a handshake RUN (experiment 0) keeps its record_size check */
+    r = good_run();
+    r.record_size = 0;
+    tb_run_request_encode(&r, wire);
+    CHECK(tb_run_request_decode(wire, sizeof wire, &back, err, sizeof err) == -1 && strstr(err, "record_size"));
+}
+
 static void test_rep_header_and_frame(void) {
     tb_rep_result r = {.config_id = 7, .index = 41, .status = TB_STATUS_HANDSHAKE_FAILED,
                        .failed_peer = TB_PEER_SERVER, .flags = TB_FLAG_TRACE_OVERFLOW, .error = -0x7780,
@@ -342,6 +396,7 @@ int main(void) {
     RUN_TEST(test_run_roundtrip);
     RUN_TEST(test_run_validation);
     RUN_TEST(test_run_network_fields);
+    RUN_TEST(test_run_experiment_fields);
     RUN_TEST(test_rep_header_and_frame);
     return tb_test_report();
 }

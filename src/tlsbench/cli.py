@@ -16,7 +16,7 @@ import click
 import tomli_w
 from rich.console import Console
 
-from tlsbench import __version__, agents, controller, plan, status, views
+from tlsbench import __version__, agents, controller, experiments, plan, status, views
 from tlsbench.network.link import LinkUnavailable
 from tlsbench.spec import SpecMismatch
 from tlsbench.store.sqlite import DB_FILE, StoreError
@@ -88,6 +88,59 @@ def run(plan_file: str | None, resume: bool, report: bool, output: str | None, a
         sys.exit(130)
     if report:
         console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False)
+
+
+@main.command()
+@click.option("--library", "libraries", multiple=True, metavar="NAME",
+              help="An agent name (repeat for several; default: the plan's mbedtls, openssl, wolfssl).")
+@click.option("--reps", type=click.IntRange(min=1),
+              help="Exactly this many repetitions per configuration (default: the plan's 60, "
+                   "extended up to 300 where a median is not yet known to ±1%).")
+@click.option("--experiment", "names", multiple=True, metavar="NAME",
+              help="Only these experiments (names or fnmatch patterns; repeat for several).")
+@click.option("--size", "sizes", multiple=True, type=click.IntRange(min=1), metavar="BYTES",
+              help="Payload sizes instead of each experiment's own (repeat for several).")
+@output_option
+@agent_dir_option
+def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, ...], sizes: tuple[int, ...],
+               output: str | None, agent_dir: str | None) -> None:
+    """Benchmark every crypto primitive of the libraries side by side (the embedded plan
+    primitives.toml: hashes, MACs, ciphers over payload sizes, signatures, key agreement),
+    then write the report and print a short table. Running it again resumes."""
+    from tlsbench.analysis.primitives import analyze_store
+    from tlsbench.report.commands import report_after_run
+    from tlsbench.report.primitives import summary_table
+
+    loaded = experiments.primitives_plan(experiments.PrimitivesOverrides(libraries, reps, names, sizes))
+    with views.ProgressObserver(console) as observer:
+        summary = controller.run_experiment(loaded, output, False, agent_dir, observer)
+    again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
+             *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
+             *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]
+    views.print_summary(console, summary, shlex.join(again))
+    if summary.interrupted:
+        sys.exit(130)
+    store = summary.folder / DB_FILE
+    report = report_after_run(store)
+    results = analyze_store(store)
+    if results:
+        Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
+    console.print(f"report: {report}", highlight=False)
+
+
+@main.command(name="experiments")
+@click.option("--library", default=agents.LIBRARIES[0], show_default=True,
+              help="An agent name (tlsbench-agent-NAME), e.g. a user agent such as example.")
+@click.option("--json", "as_json", is_flag=True, help="Print the HELLO's experiments as JSON.")
+@agent_dir_option
+def experiments_command(library: str, as_json: bool, agent_dir: str | None) -> None:
+    """List the experiments an agent offers (primitives, then user experiments), for a plan's [experiments]."""
+    hello, _ = agents.query_suites(library, agent_dir)
+    if as_json:
+        click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
+                              indent=2))
+    else:
+        console.print(views.experiments_table(hello))
 
 
 def _resume_command(plan_file: str | None, output: Path) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from tlsbench import __version__, precision, protocol, schedule
+from tlsbench import __version__, experiments, precision, protocol, schedule
 from tlsbench import spec as specmod
 from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
 from tlsbench.network.pair import NetworkRunner, PairDied
@@ -64,16 +64,24 @@ class Configuration:
     transport: int
     options: int = 0  # RUN options bits
     variant: Variant | None = None  # two-process configurations (network/plan.py)
+    experiment: int = 0  # 0: a handshake; n: the n-th entry of the agent's HELLO `experiments`
 
     @property
     def key(self) -> str:
         return self.row.key
 
+    @classmethod
+    def of_experiment(cls, found: experiments.ExperimentConfig) -> "Configuration":
+        """An experiment's RUN: no connection, so suite, group, credential, direction and
+        transport at their value 0 (none, memory); the payload size in total_bytes."""
+        return cls(found.row, 0, 0, 0, 0, 0, 0, experiment=found.experiment_id)
+
     def request(self, config_id: int, batch: schedule.Batch, warmup: int, **network: Any) -> protocol.RunRequest:
         """The RUN of a batch; `network` holds the two-process fields (network/pair.py)."""
         return protocol.RunRequest(config_id, self.suite_id, self.group, self.credential, self.direction,
                                    self.transport, batch.count, warmup, self.row.total_bytes,
-                                   self.row.record_size, batch.first_index, self.options, **network)
+                                   self.row.record_size, batch.first_index, self.options,
+                                   experiment=self.experiment, **network)
 
 
 @dataclass
@@ -103,6 +111,8 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Mapping
     """The plan's matrix (library × suite × group × credential × payload) against each
     library's SUITES. Reasons are prefixed with the library when the plan has several."""
     out = Resolution([], [])
+    if loaded.plan.suites is None:  # a plan of experiments only
+        return out
     seen: set[str] = set()
     several = len(suites_by_library) > 1
     for library, chosen in select_per_library(loaded, suites_by_library).items():
@@ -313,8 +323,11 @@ class Controller:
         self.store.init_experiment(Experiment(self.plan.name, self.loaded.text, plan_json,
                                               hashlib.sha256(plan_json.encode()).hexdigest(),
                                               self.plan.seed, json.dumps(host_facts())))
-        suites = {library: self._start_agent(library).suites for library in self.agent_paths}
-        resolution = resolve(self.loaded, suites)
+        started = {library: self._start_agent(library) for library in self.agent_paths}
+        resolution = resolve(self.loaded, {library: agent.suites for library, agent in started.items()})
+        found = experiments.resolve(self.loaded, {library: agent.hello for library, agent in started.items()})
+        resolution.configs += [Configuration.of_experiment(c) for c in found.configs]
+        resolution.not_applicable.update(found.not_applicable)
         for config in resolution.configs:
             config_id = self.store.upsert_config(config.row)
             self.store.set_skip_reason(config_id, None)  # a resume tries again
@@ -371,6 +384,7 @@ class Controller:
         keys = None  # first check: every configuration; then only those that were above target
         for round_no in range(self.plan.rounds, 10**6):
             measured = precision.measure(self.store.path, self.plan.seed, only=keys)
+            measured |= experiments.measure_precision(self.store.path, self.plan.seed, only=keys)
             keys = [k for k in precision.needing_more(measured, target.target_ci_percent, target.max_repetitions)
                     if k in self.configs and k not in summary.skipped_configs]
             if not keys or self.stop.requested:
@@ -399,7 +413,7 @@ class Controller:
             try:
                 next_idx = exchange(config, config_id, part, summary)
             except AgentRejected as rejected:
-                self._skip(batch.config, config_id, f"agent refused: {rejected}", summary,
+                self._skip(batch.config, config_id, str(rejected), summary,
                            fatal=rejected.code not in SKIPPABLE_ERRORS)
                 return
             except (_AgentDied, PairDied) as died:

@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Callable, Mapping, Sequence
+from typing import Annotated, Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
                       ValidationInfo, field_validator, model_validator)
@@ -101,6 +101,30 @@ class PrecisionTarget(Strict):
     max_repetitions: Annotated[int, Field(ge=1, le=10_000_000)]  # per configuration, stored ones included
 
 
+# Fields of the handshake matrix: a plan of experiments only (no `suites`) has none of them.
+HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network")
+EXPERIMENT_SOURCES = ("primitive", "user")  # HELLO experiments[].source: the library's, or linked in by a user
+
+
+class ExperimentSelection(Strict):
+    """Which of the agents' experiments to run (HELLO `experiments`): primitives and user
+    experiments, each over payload sizes (docs/plan-format.md, `[experiments]`)."""
+
+    include: Annotated[list[str], BeforeValidator(_as_list), Field(min_length=1)] = [ALL]  # names, fnmatch patterns
+    exclude: Annotated[list[str], BeforeValidator(_as_list)] = []
+    source: Annotated[list[Literal[EXPERIMENT_SOURCES]], BeforeValidator(_as_list)] = []  # [] = both
+    # Payload sizes (bytes) of the experiments that take one; absent: each experiment's own list.
+    sizes: Annotated[list[Annotated[int, Field(ge=1, le=U32)]], BeforeValidator(_as_list),
+                     Field(min_length=1)] | None = None
+
+    @field_validator("sizes")
+    @classmethod
+    def _distinct_sizes(cls, sizes: list[int] | None) -> list[int] | None:
+        if sizes and len(set(sizes)) < len(sizes):
+            raise ValueError(f"listed twice: {', '.join(str(s) for s in sorted({s for s in sizes if sizes.count(s) > 1}))}")
+        return sizes
+
+
 def _suites_shorthand(value: Any) -> Any:
     """`suites = "all"` or `suites = [...]` are shorthands for `[suites] include = ...`."""
     return {"include": _as_list(value)} if isinstance(value, (str, int, list)) else value
@@ -112,7 +136,8 @@ class Plan(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
     libraries: Annotated[list[Annotated[str, Field(pattern=LIBRARY_PATTERN, max_length=100)]],
                          BeforeValidator(_as_list), Field(min_length=1)] = [LIBRARIES[0]]
-    suites: Annotated[SuiteSelection, BeforeValidator(_suites_shorthand)] = SuiteSelection()
+    # None: no handshakes (a plan with [experiments] and no `suites` key)
+    suites: Annotated[SuiteSelection | None, BeforeValidator(_suites_shorthand)] = SuiteSelection()
     groups: Annotated[list[GroupName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("groups")]
     credentials: Annotated[list[CredentialName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("credentials")]
     repetitions: Annotated[int, Field(ge=1, le=10_000_000)]
@@ -125,6 +150,8 @@ class Plan(Strict):
     output: str = "results"
     precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
     network: NetworkPlan | None = None  # absent: both peers in one agent, in memory
+    # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
+    experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
 
     @field_validator("libraries", "groups", "credentials", "options")
     @classmethod
@@ -142,6 +169,19 @@ class Plan(Strict):
                              "is a shorthand for libraries = [\"x\"])")
         rest = {k: v for k, v in raw.items() if k != "library"}
         return {**rest, "libraries": raw["library"]}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _experiments_without_handshakes(cls, raw: Any) -> Any:
+        """A plan with [experiments] measures handshakes only when it names `suites` too;
+        without them, the handshake fields would be silently unused: an error."""
+        if not (isinstance(raw, dict) and "experiments" in raw and "suites" not in raw):
+            return raw
+        unused = [f for f in HANDSHAKE_FIELDS if f in raw]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} describe handshakes, and this plan measures none: "
+                             "a plan with an experiments section runs handshakes only when it has `suites` too")
+        return {**raw, "suites": None}
 
     @model_validator(mode="before")
     @classmethod
@@ -178,8 +218,10 @@ class Plan(Strict):
         return rounds
 
     def resolved(self) -> dict[str, Any]:
-        """The plan with every default filled in (what `plan show` prints)."""
-        return self.model_dump(mode="json", exclude_none=True)  # TOML has no null: absent means unset
+        """The plan with every default filled in (what `plan show` prints); a plan of
+        experiments only shows no handshake fields."""
+        unused = set(HANDSHAKE_FIELDS) if self.suites is None else set()
+        return self.model_dump(mode="json", exclude_none=True, exclude=unused)  # TOML has no null: absent means unset
 
     def resolved_json(self) -> str:
         """Canonical JSON of what is measured; `output` (where results go) is left out so
@@ -187,7 +229,7 @@ class Plan(Strict):
         body = {k: v for k, v in self.resolved().items() if k != "output"}
         if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
             body["library"] = body.pop("libraries")[0]
-        if not self.suites.protocol:  # likewise for the later `protocol` filter
+        if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 

@@ -16,7 +16,7 @@ from tlsbench import spec as specmod
 
 FRAME_HEADER = struct.Struct("<HBBI")  # magic, version, type, payload length
 FRAME_CRC = struct.Struct("<I")
-RUN = struct.Struct("<IHHBBBBIIIIIIBBBB16sHHHHHHI")  # 72 bytes (protocol 2), see RunRequest
+RUN = struct.Struct("<IHHBBBBIIIIIIBBBB16sHHHHHHI")  # 72 bytes (protocol 3), see RunRequest
 REP_HEADER = struct.Struct("<IIBBHIiIII5QIIIB3xQ")  # 96 bytes (protocol 2), see RepHeader
 RECORD_SIZE = 32
 assert RUN.size == 72 and REP_HEADER.size == 96
@@ -155,6 +155,10 @@ class RunRequest:
     dtls_timeout_min_ms: int = 0  # 0 = the library's default
     dtls_timeout_max_ms: int = 0
     dtls_mtu: int = 0
+    # Protocol 3 (docs/experiments.md): 0 = a handshake RUN; n >= 1 = the n-th entry of HELLO's
+    # `experiments` (1-based), total_bytes its payload size; suite, group and credential 0,
+    # direction none, memory, role both, TLS; record_size is ignored (send 1).
+    experiment: int = 0
 
     def encode(self) -> bytes:
         payload = RUN.pack(self.config_id, self.suite_id, self.group, self.credential, self.direction,
@@ -162,7 +166,7 @@ class RunRequest:
                            self.total_bytes, self.record_size, self.first_index, 0,
                            self.role, self.protocol, self.family, self.max_fragment, self.addr,
                            self.port, self.tcp_mss, self.dtls_timeout_min_ms, self.dtls_timeout_max_ms,
-                           self.dtls_mtu, 0, 0)
+                           self.dtls_mtu, self.experiment, 0)
         return encode_frame(specmod.load().frames.RUN, payload)
 
 

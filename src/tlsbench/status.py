@@ -87,6 +87,8 @@ def read_status(folder: Path) -> ExperimentStatus:
             c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
             payload = (row["direction"] if not row["total_bytes"]
                        else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
+            if row["experiment"]:  # an experiment's payload is its size (migration 004)
+                payload = f"{row['total_bytes']} B" if row["total_bytes"] else "-"
             status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
                                                  row["credential"], payload, row["repetitions"], c["stored"],
                                                  c["failed"], c["flagged"], row["skip_reason"]))

@@ -116,3 +116,17 @@ def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
             configs.add_row(str(c.id), c.library, c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
                             str(c.failed), str(c.flagged), c.skip_reason or "")
     return [head, rounds] + ([configs] if configs.row_count else [])
+
+
+def experiments_table(hello: Mapping[str, Any]) -> Table:
+    """An agent's experiments (HELLO `experiments`): primitives, then user experiments."""
+    listed = hello.get("experiments", [])
+    table = Table(title=f"{hello.get('agent', '?')}: {hello.get('library_name', hello.get('library', '?'))} "
+                        f"{hello.get('library_version', '')}: {len(listed)} experiments", box=None)
+    for col, just in (("id", "right"), ("name", "left"), ("source", "left"), ("groups", "left"),
+                      ("sizes (bytes)", "left"), ("what it measures", "left")):
+        table.add_column(col, justify=just, no_wrap=col == "name")
+    for e in listed:
+        table.add_row(str(e["id"]), e["name"], e.get("source", ""), ", ".join(e.get("groups", [])),
+                      ", ".join(str(s) for s in e.get("sizes", [])) or "–", e.get("description", ""))
+    return table

@@ -71,10 +71,14 @@ typedef struct tb_run_request {
     uint16_t dtls_timeout_min_ms; /* DTLS initial retransmission timeout, 0 = the library's */
     uint16_t dtls_timeout_max_ms; /* DTLS maximum retransmission timeout, 0 = the library's */
     uint16_t dtls_mtu;     /* DTLS handshake MTU (bytes per datagram), 0 = the library's */
+    /* Protocol 3: 0 = a handshake RUN; n >= 1 = the n-th entry of HELLO's `experiments`,
+     * with total_bytes as its payload size (docs/experiments.md). */
+    uint16_t experiment;
 } tb_run_request;
 
-/* Returns 0, or -1 with a message naming the bad field in err. Checks sizes and ranges only;
- * whether the suite/group exists is the runner's business. */
+/* Returns 0, or -1 with a message naming the bad field in err. Checks sizes and ranges only
+ * (and an experiment RUN's fixed fields); whether the suite, group or experiment exists is
+ * the runner's business. */
 int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen);
 void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]);
 

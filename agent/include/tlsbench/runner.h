@@ -16,10 +16,15 @@ typedef struct tb_run_summary {
     /* Why the first failed shipped repetition failed ("" when none failed), e.g.
      * "handshake: server: -0x7780 SSL - ...": the REP header carries only the code. */
     char first_error[192];
+    /* Set when the RUN was refused before any repetition (tb_run returned -1): the ERROR
+     * code to answer ("unsupported": e.g. an experiment's setup failed), first_error the
+     * message. NULL otherwise. */
+    const char *refused;
 } tb_run_summary;
 
 /* Validates the request against the backend (suite exists and can run, credential fits,
- * record size in range...). Returns 0, or -1 with an ERROR code name in *code and a
+ * record size in range...) or, for an experiment RUN, against the agent's experiments (id
+ * in range, size accepted). Returns 0, or -1 with an ERROR code name in *code and a
  * message in err ("unknown_suite", "unsupported", "bad_request"). */
 int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen);
 
@@ -33,7 +38,8 @@ void tb_run_on_ready(tb_ready_fn fn, void *ctx);
  * the runner trace exactly what it does. */
 tb_io tb_traced_io(tb_io *raw);
 
-/* Runs a checked request. Returns 0, or -1 when the sink asked to stop. */
+/* Runs a request: a handshake RUN, or an experiment RUN (docs/experiments.md). Returns 0,
+ * or -1 when the sink asked to stop or the RUN was refused (summary->refused says which). */
 int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
            tb_run_summary *summary);
 

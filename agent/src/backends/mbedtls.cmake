@@ -26,6 +26,7 @@ if(NOT tb_mbedtls_version MATCHES "\"2\\.")
 endif()
 
 include(${TB_MBEDTLS_DIR}/../../creds/creds.cmake)
+include(${TB_MBEDTLS_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED) # MBEDTLS_THREADING_PTHREAD in Debian's build
 
 # The wrapped symbols, read from the X-macro list the C file expands.
@@ -38,7 +39,7 @@ foreach(line IN LISTS tb_mbedtls_wrap_lines)
 endforeach()
 
 # Order matters for static archives: ssl needs x509 needs crypto.
-set(TB_MBEDTLS_LIBS tb_credentials ${TB_MBEDTLS_LIB} ${TB_MBEDX509_LIB} ${TB_MBEDCRYPTO_LIB} Threads::Threads)
+set(TB_MBEDTLS_LIBS tb_credentials tb_primitives_kat ${TB_MBEDTLS_LIB} ${TB_MBEDX509_LIB} ${TB_MBEDCRYPTO_LIB} Threads::Threads)
 
 # The config the library was built with, embedded for HELLO (name, SHA-256; the text for a
 # custom build). The backend is compiled with the same config: struct layouts and feature
@@ -71,6 +72,7 @@ add_custom_command(
 
 tb_add_agent(NAME ${tb_mbedtls_agent}
   SOURCES ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_crypto.c ${tb_mbedtls_config_c}
+          ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/mbedtls.c
   LIBS ${TB_MBEDTLS_LIBS}
   WRAP ${TB_MBEDTLS_WRAP}
   INCLUDES ${tb_mbedtls_includes}
@@ -80,8 +82,8 @@ tb_add_agent(NAME ${tb_mbedtls_agent}
 set(TB_MBEDTLS_EXPECTED_SUITES 127 CACHE STRING
     "Suite count test_mbedtls_suites expects (127: Debian's 2.28 build; 0: any)")
 tb_add_backend_tests(NAME mbedtls BACKEND tb_backend_${tb_mbedtls_agent}
-  TESTS suites states session
+  TESTS suites states session primitives
   LIBS ${TB_MBEDTLS_LIBS}
   WRAP ${TB_MBEDTLS_WRAP}
-  INCLUDES ${tb_mbedtls_includes}
+  INCLUDES ${tb_mbedtls_includes} ${TB_PRIMITIVES_DIR}
   DEFINES ${tb_mbedtls_defines} TB_MBEDTLS_EXPECTED_SUITES=${TB_MBEDTLS_EXPECTED_SUITES})

@@ -19,6 +19,7 @@ if(NOT tb_openssl_major MATCHES "OPENSSL_VERSION_MAJOR +3$")
 endif()
 
 include(${TB_OPENSSL_DIR}/../../creds/creds.cmake)
+include(${TB_OPENSSL_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED)
 
 # The wrapped symbols, read from the X-macro list the C file expands.
@@ -31,10 +32,11 @@ foreach(line IN LISTS tb_openssl_wrap_lines)
 endforeach()
 
 # Order matters for static archives: ssl needs crypto; crypto needs dlopen and threads.
-set(TB_OPENSSL_LIBS tb_credentials ${TB_OPENSSL_SSL_LIB} ${TB_OPENSSL_CRYPTO_LIB} ${CMAKE_DL_LIBS} Threads::Threads)
+set(TB_OPENSSL_LIBS tb_credentials tb_primitives_kat ${TB_OPENSSL_SSL_LIB} ${TB_OPENSSL_CRYPTO_LIB} ${CMAKE_DL_LIBS} Threads::Threads)
 
 tb_add_agent(NAME openssl
   SOURCES ${TB_OPENSSL_DIR}/openssl.c ${TB_OPENSSL_DIR}/openssl_crypto.c
+          ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/openssl.c
   LIBS ${TB_OPENSSL_LIBS}
   WRAP ${TB_OPENSSL_WRAP}
   INCLUDES ${TB_OPENSSL_INCLUDE})
@@ -43,8 +45,8 @@ tb_add_agent(NAME openssl
 set(TB_OPENSSL_EXPECTED_SUITES 0 CACHE STRING
     "Suite count test_openssl_suites expects (0: whatever the linked build lists)")
 tb_add_backend_tests(NAME openssl BACKEND tb_backend_openssl
-  TESTS suites states session
+  TESTS suites states session primitives
   LIBS ${TB_OPENSSL_LIBS}
   WRAP ${TB_OPENSSL_WRAP}
-  INCLUDES ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE}
+  INCLUDES ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE} ${TB_PRIMITIVES_DIR}
   DEFINES TB_OPENSSL_EXPECTED_SUITES=${TB_OPENSSL_EXPECTED_SUITES})

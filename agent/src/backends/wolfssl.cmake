@@ -18,6 +18,7 @@ if(NOT tb_wolfssl_version MATCHES "\"5\\.")
 endif()
 
 include(${TB_WOLFSSL_DIR}/../../creds/creds.cmake)
+include(${TB_WOLFSSL_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED) # wolfSSL's mutexes and thread-local error queue
 find_library(TB_LIBM m)         # the static library's math (the shared one links it itself)
 
@@ -30,13 +31,14 @@ foreach(line IN LISTS tb_wolfssl_wrap_lines)
   list(APPEND TB_WOLFSSL_WRAP ${sym})
 endforeach()
 
-set(TB_WOLFSSL_LIBS tb_credentials ${TB_WOLFSSL_LIB} Threads::Threads)
+set(TB_WOLFSSL_LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL_LIB} Threads::Threads)
 if(TB_LIBM)
   list(APPEND TB_WOLFSSL_LIBS ${TB_LIBM})
 endif()
 
 tb_add_agent(NAME wolfssl
   SOURCES ${TB_WOLFSSL_DIR}/wolfssl.c ${TB_WOLFSSL_DIR}/wolfssl_crypto.c
+          ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c
   LIBS ${TB_WOLFSSL_LIBS}
   WRAP ${TB_WOLFSSL_WRAP}
   INCLUDES ${TB_WOLFSSL_INCLUDE})
@@ -45,8 +47,8 @@ tb_add_agent(NAME wolfssl
 set(TB_WOLFSSL_EXPECTED_SUITES 61 CACHE STRING
     "Suite count test_wolfssl_suites expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
 tb_add_backend_tests(NAME wolfssl BACKEND tb_backend_wolfssl
-  TESTS suites session trace
+  TESTS suites session trace primitives
   LIBS ${TB_WOLFSSL_LIBS}
   WRAP ${TB_WOLFSSL_WRAP}
-  INCLUDES ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE}
+  INCLUDES ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE} ${TB_PRIMITIVES_DIR}
   DEFINES TB_WOLFSSL_EXPECTED_SUITES=${TB_WOLFSSL_EXPECTED_SUITES})

@@ -153,9 +153,26 @@ def _col(rows: list[sqlite3.Row], name: str, dtype, default=-1) -> np.ndarray:
     return np.array([default if r[name] is None else r[name] for r in rows], dtype=dtype)
 
 
-def load(path: str | Path, rep_ids: list[int] | None = None) -> Dataset:
-    """Load a store; ``rep_ids`` restricts the traces decoded (exports of a few reps)."""
+ALL_ROWS = "1"  # an SQL condition every row meets
+
+
+def _configs_where(db: sqlite3.Connection, experiments: bool) -> str:
+    """SQL condition selecting handshake configurations, or experiment ones (the `experiment`
+    column of migration 004); ALL_ROWS when the store holds only the kind asked for."""
+    if not any(col["name"] == "experiment" for col in db.execute("PRAGMA table_info(config)")):
+        return "0" if experiments else ALL_ROWS  # a store from before experiments
+    kind = f"experiment IS {'NOT ' if experiments else ''}NULL"
+    other = db.execute(f"SELECT 1 FROM config WHERE NOT ({kind}) LIMIT 1").fetchone()
+    return kind if other else ALL_ROWS
+
+
+def load(path: str | Path, rep_ids: list[int] | None = None, experiments: bool = False) -> Dataset:
+    """Load a store; ``rep_ids`` restricts the traces decoded (exports of a few reps).
+    The handshake configurations and their repetitions, or with ``experiments`` those of the
+    experiments (analysis/primitives.py): each analysis sees only its own kind."""
     db = connect_ro(path)
+    where = _configs_where(db, experiments)
+    mine = ALL_ROWS if where == ALL_ROWS else f"config_id IN (SELECT id FROM config WHERE {where})"
     exp = dict(db.execute("SELECT * FROM experiment").fetchone() or {})
     exp["host"] = json.loads(exp.get("host_json") or "{}")
     agents = {}
@@ -165,8 +182,8 @@ def load(path: str | Path, rep_ids: list[int] | None = None) -> Dataset:
         agents[a["id"]] = a
     cfields = Config.__dataclass_fields__
     configs = {r["id"]: Config(**{k: r[k] for k in cfields if k in r.keys()})  # older stores lack later columns
-               for r in db.execute("SELECT * FROM config ORDER BY id")}
-    rows = db.execute("SELECT * FROM repetition ORDER BY id").fetchall()
+               for r in db.execute(f"SELECT * FROM config WHERE {where} ORDER BY id")}
+    rows = db.execute(f"SELECT * FROM repetition WHERE {mine} ORDER BY id").fetchall()
     reps = Reps(
         id=_col(rows, "id", np.int64), config_id=_col(rows, "config_id", np.int64),
         idx=_col(rows, "idx", np.int64), round=_col(rows, "round", np.int64),
@@ -178,10 +195,12 @@ def load(path: str | Path, rep_ids: list[int] | None = None) -> Dataset:
         handshake_wall_ns=_col(rows, "handshake_wall_ns", np.int64),
         handshake_cpu_ns=_col(rows, "handshake_cpu_ns", np.int64),
     )
-    q = "SELECT repetition_id, records FROM trace ORDER BY repetition_id"
+    traced = ALL_ROWS if mine == ALL_ROWS else f"repetition_id IN (SELECT id FROM repetition WHERE {mine})"
+    q = f"SELECT repetition_id, records FROM trace WHERE {traced} ORDER BY repetition_id"
     if rep_ids is not None:
         wanted = sorted({int(r) for r in rep_ids})
-        q = f"SELECT repetition_id, records FROM trace WHERE repetition_id IN ({','.join('?' * len(wanted))}) ORDER BY repetition_id"
+        q = (f"SELECT repetition_id, records FROM trace WHERE {traced} AND "
+             f"repetition_id IN ({','.join('?' * len(wanted))}) ORDER BY repetition_id")
         traces = db.execute(q, wanted).fetchall()
     else:
         traces = db.execute(q).fetchall()

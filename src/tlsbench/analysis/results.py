@@ -105,6 +105,7 @@ class Results:
     groups: list = field(default_factory=list)       # analysis.groups.GroupTable
     comparison: object | None = None                  # analysis.compare.Comparison
     libraries: object | None = None                   # analysis.libraries.Libraries
+    primitives: object | None = None                  # analysis.primitives.Primitives (experiment configs)
 
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
         for r in self.rows:
@@ -173,7 +174,7 @@ class Analysis:
 
 def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False) -> Analysis:
     """Measures, statistics, winners and group-bys of one dataset."""
-    from . import groups, libraries, winners  # late: they import Results from here
+    from . import groups, libraries, primitives, winners  # late: they import Results from here
 
     costs = slice_costs(ds)
     mt = measures(ds, costs)
@@ -187,6 +188,8 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
                     + [w for win in res.winners for w in win.warnings])
     out = Analysis(ds, costs, mt, smp, res)
     res.libraries = libraries.analyze_libraries(out, seed)
+    res.primitives = primitives.analyze_store(ds.path, seed, include_flagged) if ds.path.is_file() else None
+    res.warnings += res.primitives.warnings if res.primitives else []
     return out
 
 

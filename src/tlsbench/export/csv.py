@@ -13,10 +13,24 @@ COLUMNS = ("config_id", "config", "peer", "metric", "label", "unit", "n", "exclu
 
 
 def row_values(a: Analysis, r: Row) -> list:
-    s = r.summary
-    return [r.config_id, a.results.config_labels[r.config_id], r.peer, r.metric, r.label, r.unit,
+    return _values(r.config_id, a.results.config_labels[r.config_id], r.peer, r.metric, r.label, r.unit, r.summary)
+
+
+def _values(config_id: int, config: str, peer: str, metric: str, label: str, unit: str, s) -> list:
+    return [config_id, config, peer, metric, label, unit,
             s.n, s.excluded, s.median, *s.median_ci, s.median_ci_pct, s.mean, *s.mean_ci, s.sd,
             s.q1, s.q3, s.iqr, s.min, s.p95, s.max, s.mild, s.severe]
+
+
+# Experiment groups (analysis/primitives.py) as rows of the same shape: the configuration is
+# "library experiment size", the label the group's name, one value per repetition in ns.
+EXPERIMENT_METRIC = "experiment_group"
+
+
+def experiment_rows(a: Analysis) -> list[list]:
+    p = a.results.primitives
+    return [_values(r.config_id, f"{r.library} {r.experiment} {r.size}", "none", EXPERIMENT_METRIC, r.group, "ns",
+                    r.summary) for r in (p.results if p else [])]
 
 
 def _fmt(v) -> str:
@@ -33,6 +47,6 @@ class CsvExporter:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(COLUMNS)
         rows = sorted(a.results.rows, key=lambda r: (r.config_id, r.peer, r.metric, r.label))
-        for r in rows:
-            w.writerow([_fmt(v) for v in row_values(a, r)])
+        for values in [row_values(a, r) for r in rows] + experiment_rows(a):
+            w.writerow([_fmt(v) for v in values])
         return buf.getvalue()

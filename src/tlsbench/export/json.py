@@ -38,5 +38,6 @@ class JsonExporter:
         doc = {"context": plain(r.context),
                "configs": {str(k): {**plain(v), "display": r.config_labels[k]} for k, v in r.configs.items()},
                "rows": plain(r.rows), "winners": plain(r.winners), "groups": plain(r.groups),
-               "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries)}
+               "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries),
+               "primitives": plain(r.primitives)}
         return json.dumps(doc, indent=1, allow_nan=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..analysis.results import Analysis
 from ..report.html import SUITE_COLUMNS
+from ..report.primitives import markdown_lines
 
 
 def _cell(s, scale: float) -> str:
@@ -39,6 +40,7 @@ class MarkdownExporter:
                 cells.append(_cell(row.summary if row else None, scale))
             out.append(f"| {lab[cid]} | " + " | ".join(cells) + " |")
         out += self._libraries(a)
+        out += markdown_lines(res.primitives) if res.primitives else []
         if res.warnings:
             out += ["", "## Warnings", ""] + [f"- {w}" for w in res.warnings]
         return "\n".join(out) + "\n"

@@ -75,7 +75,10 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
     if pdf_dir:
         d = Path(pdf_dir)
         d.mkdir(parents=True, exist_ok=True)
-        for f in figures.all_figures(a, a.results.context.seed):
+        from tlsbench.report.primitives import figures as primitives_figures
+
+        extra = primitives_figures(a.results.primitives) if a.results.primitives else []
+        for f in figures.all_figures(a, a.results.context.seed) + extra:
             for fmt in ("pdf", "svg", "png"):
                 (d / f"{f.name}.{fmt}").write_bytes(figures.render(f.figure, fmt))
             figures.plt.close(f.figure)

@@ -20,6 +20,7 @@ from ..analysis.vocab import vocab
 from . import WINNERS_MODES
 from . import figures as F
 from .network import network_section
+from . import primitives as P
 
 # Columns of the per-suite table: (heading, metric, peer, scale, unit).
 SUITE_COLUMNS = (
@@ -134,6 +135,7 @@ def build_html(a: Analysis, comparison: Comparison | None = None, figures: list 
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
         libs=res.libraries, side_by_side=_side_by_side(a), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
+        primitives=P.section(res.primitives, _data_uri) if res.primitives else None,
     )
 
 

@@ -72,6 +72,12 @@ class ConfigRow:
     device_role: str | None = None
     peer_library: str | None = None
     link_label: str | None = None
+    # Experiment configurations only (migration 004; None on handshakes). total_bytes is the
+    # payload size (0: the experiment takes none); suite_name repeats the experiment's name.
+    experiment: str | None = None  # HELLO experiments[].name
+    experiment_groups: str | None = None  # JSON array of group names (USER_GROUP START value = index)
+    experiment_source: str | None = None  # "primitive" or "user"
+    experiment_description: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The primitives section of the report (and its terminal and Markdown forms): time per
+operation of every experiment group with 95% CIs, libraries side by side with their ratio to
+the fastest, throughput over payload size, and the asymmetric operations as bars.
+
+Numbers come from analysis/primitives.py; this module only lays them out. Times are shown
+in µs, throughput in MB/s (10⁶ bytes per second, at the median time)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
+from rich.table import Table
+
+from ..analysis.primitives import Cell, GroupResult, Primitives
+from ..analysis.stats import Ratio
+from . import figures as F
+
+MB = 1e6  # throughput unit: MB/s
+FASTEST = "fastest"
+LINE_STYLES = ("-", "--", ":", "-.")  # one per group of an experiment (encrypt, decrypt...)
+
+
+def fmt_us(ns: float) -> str:
+    """A time in µs with 3–4 significant digits (0.381, 40.02, 1,234.5)."""
+    if ns is None or not math.isfinite(ns):
+        return "–"
+    us = ns / 1e3
+    digits = 3 if us < 10 else 2 if us < 100 else 1
+    return f"{us:,.{digits}f}"
+
+
+def fmt_mbps(bps: float) -> str:
+    return "–" if not math.isfinite(bps) else f"{bps / MB:,.1f}"
+
+
+def size_label(size: int) -> str:
+    """16 B, 1 KiB, 16 KiB; – for an experiment without a payload."""
+    if not size:
+        return "–"
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} B"
+
+
+def ratio_text(r: Ratio) -> str:
+    return f"×{r.ratio:.2f} [{r.ci[0]:.2f}–{r.ci[1]:.2f}]" if math.isfinite(r.ratio) else "–"
+
+
+# ---------------------------------------------------------------------- tables
+@dataclass(frozen=True)
+class LibraryValue:
+    """One library's entry in a row of the time-per-operation table."""
+
+    median: str        # µs
+    ci: str            # "[lo, hi]" µs
+    pct: str           # ± % of the median
+    n: int
+    vs_fastest: str    # FASTEST, or "×ratio [CI]"
+    verdict: str       # FASTEST, a stats verdict, or "" when no other library measured it
+    throughput: str    # MB/s at the median ("–" without a payload)
+    throughput_ci: str
+
+
+@dataclass(frozen=True)
+class TableRow:
+    experiment: str
+    size: str
+    group: str
+    sized: bool
+    values: dict[str, LibraryValue | None]  # library -> value; None: not measured there
+
+
+def _value(cell: Cell, library: str) -> LibraryValue | None:
+    r = cell.by_library.get(library)
+    if r is None or not r.summary.n:
+        return None
+    s = r.summary
+    several = len([v for v in cell.by_library.values() if v.summary.n]) > 1
+    if library == cell.fastest:
+        vs, verdict = (FASTEST, FASTEST) if several else ("", "")
+    else:
+        ratio = cell.vs_fastest[library]
+        vs, verdict = ratio_text(ratio), ratio.verdict
+    lo, hi = r.throughput_ci
+    return LibraryValue(fmt_us(s.median), f"[{fmt_us(s.median_ci[0])}, {fmt_us(s.median_ci[1])}]",
+                        f"±{s.median_ci_pct:.1f}%", s.n, vs, verdict, fmt_mbps(r.throughput),
+                        f"[{fmt_mbps(lo)}, {fmt_mbps(hi)}]" if r.size else "")
+
+
+def table_rows(p: Primitives) -> list[TableRow]:
+    sized = {m.name: m.sized for m in p.experiments}
+    return [TableRow(c.experiment, size_label(c.size), c.group, sized[c.experiment],
+                     {lib: _value(c, lib) for lib in p.libraries}) for c in p.cells]
+
+
+# ---------------------------------------------------------------------- figures
+def _colours(p: Primitives) -> dict[str, tuple]:
+    cmap = F.plt.get_cmap("tab10")
+    return {lib: cmap(i % 10) for i, lib in enumerate(p.libraries)}
+
+
+def throughput_figure(p: Primitives) -> F.FigureSpec | None:
+    """Throughput over payload size, one panel per sized algorithm, one line per library
+    (colour) and group (line style); error bars: the median's 95% CI as throughput."""
+    sized = [m for m in p.experiments if m.sized]
+    if not sized:
+        return None
+    colours = _colours(p)
+    cols = min(3, len(sized))
+    rows = -(-len(sized) // cols)
+    with F.plt.rc_context(F.STYLE):
+        fig, axes = F.plt.subplots(rows, cols, figsize=(3.6 * cols + 0.6, 2.7 * rows + 0.8), squeeze=False)
+        for ax, m in zip(axes.flat, sized):
+            for lib in p.libraries:
+                for g, group in enumerate(m.groups):
+                    pts = sorted((r.size, r) for r in p.results
+                                 if (r.library, r.experiment, r.group) == (lib, m.name, group) and r.summary.n)
+                    if not pts:
+                        continue
+                    x = np.array([s for s, _ in pts])
+                    y = np.array([r.throughput for _, r in pts]) / MB
+                    ci = np.array([r.throughput_ci for _, r in pts]) / MB
+                    ax.errorbar(x, y, yerr=[y - ci[:, 0], ci[:, 1] - y], color=colours[lib],
+                                linestyle=LINE_STYLES[g % len(LINE_STYLES)], marker="o", markersize=2.5,
+                                linewidth=1.1, capsize=1.5, label=f"{lib} {group}" if len(m.groups) > 1 else lib)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(list(m.sizes), [f"{s:,}" if s < 1024 else f"{s // 1024}K" for s in m.sizes])
+            ax.set_title(m.name)
+            ax.set_xlabel("payload (bytes, log scale)")
+            ax.set_ylabel("MB/s")
+            ax.set_ylim(bottom=0)
+        for ax in list(axes.flat)[len(sized):]:
+            ax.set_visible(False)
+        handles = [Line2D([], [], color=colours[lib], label=lib) for lib in p.libraries]
+        styles: dict[int, list[str]] = {}  # line style index -> the group names drawn with it
+        for m in sized:
+            for g, group in enumerate(m.groups if len(m.groups) > 1 else ()):
+                styles.setdefault(g % len(LINE_STYLES), []).append(group)
+        handles += [Line2D([], [], color="grey", linestyle=LINE_STYLES[g], label=" / ".join(dict.fromkeys(names)))
+                    for g, names in sorted(styles.items())]
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
+        fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    return F.FigureSpec("primitives_throughput", "Throughput over payload size",
+                        "Payload bytes per second at the median time per operation, one panel per algorithm, "
+                        "one colour per library, one line style per group (e.g. encrypt solid, decrypt dashed); "
+                        "error bars: the 95% bootstrap CI of the median carried over to throughput. "
+                        "Small payloads pay the per-call setup; large ones approach the bulk rate.", fig)
+
+
+def asymmetric_figure(p: Primitives) -> F.FigureSpec | None:
+    """Experiments without a payload (signatures, key agreement, sender/receiver): median
+    time per group, one bar per library, log scale, 95% CI error bars."""
+    rows = [c for c in p.cells if c.size == 0 and any(r.summary.n for r in c.by_library.values())]
+    if not rows:
+        return None
+    colours = _colours(p)
+    height = 0.8 / len(p.libraries)
+    with F.plt.rc_context(F.STYLE):
+        fig, ax = F.plt.subplots(figsize=(8.5, 0.9 + 0.22 * len(rows) * max(1, len(p.libraries)) ** 0.8))
+        for j, lib in enumerate(p.libraries):
+            pts = [(i, c.by_library[lib].summary) for i, c in enumerate(rows)
+                   if lib in c.by_library and c.by_library[lib].summary.n]
+            if not pts:
+                continue
+            pos = np.array([i for i, _ in pts]) - 0.4 + height * (j + 0.5)
+            med = np.array([s.median for _, s in pts]) / 1e3
+            err = [med - np.array([s.median_ci[0] for _, s in pts]) / 1e3,
+                   np.array([s.median_ci[1] for _, s in pts]) / 1e3 - med]
+            ax.barh(pos, med, height * 0.95, xerr=err, color=colours[lib], label=lib, capsize=1.5,
+                    error_kw={"linewidth": 0.7})
+        ax.set_yticks(range(len(rows)), [f"{c.experiment} · {c.group}" for c in rows])
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel("median time per operation (µs, log scale), tracer overhead excluded")
+        ax.legend(ncol=len(p.libraries), loc="lower left", bbox_to_anchor=(0, 1.04), frameon=False)
+        ax.grid(axis="y", visible=False)
+    return F.FigureSpec("primitives_asymmetric", "Asymmetric operations per library",
+                        "Median time per operation of the experiments without a payload (signatures, key "
+                        "agreement, the sender and receiver scenarios), one bar per library on a log scale; "
+                        "error bars: 95% bootstrap CI of the median. A missing bar: the library does not "
+                        "offer it.", fig)
+
+
+def figures(p: Primitives) -> list[F.FigureSpec]:
+    return [f for f in (throughput_figure(p), asymmetric_figure(p)) if f is not None]
+
+
+# ---------------------------------------------------------------------- HTML
+def section(p: Primitives, data_uri: Callable[[object], str]) -> dict:
+    """What templates/primitives.html.j2 renders; `data_uri` embeds a figure."""
+    return {"p": p, "rows": table_rows(p), "several": len(p.libraries) > 1,
+            "n_reps": sum(c.stored for c in p.counts), "n_configs": len(p.counts),
+            "figures": [{"title": f.title, "caption": f.caption, "name": f.name, "uri": data_uri(f.figure)}
+                        for f in figures(p)],
+            "size_label": size_label}
+
+
+# ---------------------------------------------------------------------- terminal and Markdown
+def headline_cells(p: Primitives) -> list[Cell]:
+    """One row per (experiment, group): the largest payload of a sized experiment."""
+    largest: dict[str, int] = {m.name: max(m.sizes) for m in p.experiments}
+    return [c for c in p.cells if c.size == largest[c.experiment]]
+
+
+def _headline(r: GroupResult | None) -> str:
+    if r is None or not r.summary.n:
+        return "–"
+    if r.size:
+        return f"{fmt_mbps(r.throughput)} MB/s ±{r.summary.median_ci_pct:.1f}%"
+    return f"{fmt_us(r.summary.median)} µs ±{r.summary.median_ci_pct:.1f}%"
+
+
+def summary_table(p: Primitives) -> Table:
+    """The short table `tlsbench primitives` prints: throughput at the largest payload for
+    sized experiments, time per operation for the others; the fastest library in bold."""
+    t = Table(title="Crypto primitives: median with its 95% CI half-width (full table: the report)")
+    for col in ("experiment", "group", "payload"):
+        t.add_column(col, no_wrap=True)
+    for lib in p.libraries:
+        t.add_column(lib, justify="right", no_wrap=True)
+    for c in headline_cells(p):
+        values = [_headline(c.by_library.get(lib)) for lib in p.libraries]
+        if len(p.libraries) > 1 and c.fastest:
+            i = p.libraries.index(c.fastest)
+            values[i] = f"[bold]{values[i]}[/]"
+        t.add_row(c.experiment, c.group, size_label(c.size), *values)
+    return t
+
+
+def markdown_lines(p: Primitives) -> list[str]:
+    """The time-per-operation table for `tlsbench export --format markdown`."""
+    heads = [f"{lib} (µs)" for lib in p.libraries]
+    out = ["", "## Crypto primitives and experiments: time per operation (median ± 95% CI half-width)", "",
+           "| Experiment | Payload | Group | " + " | ".join(heads) + " |", "|---|---:|---|" + "---:|" * len(heads)]
+    for row in table_rows(p):
+        cells = [f"{v.median} ±{v.pct.lstrip('±')}" + (f" ({v.vs_fastest})" if v.vs_fastest else "") if v else "–"
+                 for v in row.values.values()]
+        out.append(f"| {row.experiment} | {row.size} | {row.group} | " + " | ".join(cells) + " |")
+    return out

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Crypto primitives with the REAL agents: `tlsbench primitives` on a subset of three
+libraries, an interrupted experiment run resumed, handshakes and experiments in one plan,
+and adaptive precision growing experiment configurations."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tlsbench import agents, controller, plan, spec
+from tlsbench.analysis.load import load
+from tlsbench.analysis.primitives import analyze_store
+from tlsbench.analysis.results import analyze
+from tlsbench.cli import main
+from tlsbench.store.sqlite import DB_FILE, Store
+
+S = spec.load()
+OK = S.status.name(S.status.OK)
+LIBRARIES = ("mbedtls", "openssl", "wolfssl")
+
+
+@pytest.fixture(scope="module")
+def agent_dir() -> Path:
+    try:
+        return agents.find_agent(LIBRARIES[0]).parent
+    except agents.AgentError as exc:
+        pytest.fail(f"these tests need the agents: {exc}")
+
+
+def stored_once(db: Path) -> Counter:
+    with Store.open(db, create=False) as st:
+        rows = st.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id")
+        return Counter((key, idx) for key, idx in rows)
+
+
+def test_tlsbench_primitives_on_a_subset_of_three_libraries(tmp_path, agent_dir):
+    args = ["primitives", *(f"--library={lib}" for lib in LIBRARIES), "--experiment=sha256",
+            "--experiment=ecdsa-p256", "--size=16", "--size=64", "--reps=6", "--output", str(tmp_path)]
+    out = CliRunner().invoke(main, args, env={"TLSBENCH_AGENT_DIR": str(agent_dir)})
+    assert out.exit_code == 0, out.output
+    (folder,) = tmp_path.iterdir()
+    assert folder.name.startswith("primitives-mbedtls-openssl-wolfssl-6reps-subset-")
+    with Store.in_folder(folder, create=False) as st:
+        configs = st.configs()
+        reps = st.conn.execute("SELECT status, n_events FROM repetition").fetchall()
+    assert sorted(c["key"] for c in configs) == sorted(
+        f"{lib}|experiment|{name}|{size}" for lib in LIBRARIES for name, size in
+        (("sha256", 16), ("sha256", 64), ("ecdsa-p256", 0)))
+    groups = {c["experiment"]: json.loads(c["experiment_groups"]) for c in configs}
+    assert groups == {"sha256": ["hash"], "ecdsa-p256": ["sign", "verify"]}
+    assert {c["experiment_source"] for c in configs} == {"primitive"} and not any(c["skip_reason"] for c in configs)
+    assert len(reps) == 9 * 6 and {r["status"] for r in reps} == {OK} and all(r["n_events"] >= 6 for r in reps)
+
+    p = analyze_store(folder / DB_FILE)
+    assert p.libraries == list(LIBRARIES) and len(p.results) == 3 * (2 + 2) and not p.missing
+    for r in p.results:
+        lo, hi = r.summary.median_ci
+        # a repetition another process interrupted is excluded (descheduled), as for handshakes
+        assert r.summary.n + r.summary.excluded == 6 and r.summary.n >= 3
+        assert 0 < lo <= r.summary.median <= hi and math.isfinite(r.summary.median_ci_pct)
+    assert all(c.fastest in LIBRARIES and len(c.vs_fastest) == 2 for c in p.cells)
+    html = (folder / "report.html").read_text()
+    for text in ('id="primitives"', 'id="fig-primitives_throughput"', 'id="fig-primitives_asymmetric"',
+                 "ecdsa-p256", "verify", "vs fastest", "54 experiment repetitions of 9 configurations"):
+        assert text in html
+    assert 'id="winners"' not in html  # no handshakes in this plan
+    assert "Crypto primitives" in out.output and "MB/s" in out.output and "report: " in out.output
+
+
+class StopAfter(controller.QuietObserver):
+    """Asks the controller to stop after the n-th stored repetition, as a first Ctrl-C does."""
+
+    def __init__(self, stop: controller.StopFlag, after: int):
+        self.stop, self.after, self.count = stop, after, 0
+
+    def stored(self, config, idx, status, agent):
+        self.count += 1
+        if self.count == self.after:
+            self.stop.requested = True
+
+
+EXPERIMENTS_ONLY = '''name = "resume-primitives"
+libraries = ["mbedtls", "openssl"]
+repetitions = 6
+rounds = 3
+warmup = 0
+[experiments]
+include = ["sha256", "ecdh-x25519"]
+sizes = [64]
+'''
+
+
+def test_an_interrupted_experiment_run_resumes_exactly_once(tmp_path, agent_dir):
+    loaded = plan.parse(EXPERIMENTS_ONLY, "resume.toml")
+    paths = plan.locate_agents(loaded, agent_dir)
+    stop = controller.StopFlag()
+    with Store.in_folder(tmp_path / "resume-primitives") as st:
+        first = controller.Controller(loaded, st, paths, StopAfter(stop, 7), stop).run()
+    assert first.interrupted and first.stored == 7
+    again = controller.run_experiment(loaded, tmp_path, resume=True, agent_dir=agent_dir)
+    assert not again.interrupted and again.already == 7 and again.stored == 4 * 6 - 7
+    counts = stored_once(tmp_path / "resume-primitives" / DB_FILE)
+    assert len(counts) == 4 * 6 and set(counts.values()) == {1}
+
+
+def test_handshakes_and_experiments_in_one_plan_are_analysed_apart(tmp_path, agent_dir):
+    loaded = plan.parse('name = "mixed"\nrepetitions = 4\nrounds = 2\nwarmup = 0\n'
+                        'suites = ["TLS-PSK-WITH-AES-128-GCM-SHA256"]\n'
+                        '[experiments]\ninclude = "aes128-gcm"\nsizes = 1024\n', "mixed.toml")
+    summary = controller.run_experiment(loaded, tmp_path, agent_dir=agent_dir)
+    assert summary.stored == 2 * 4 and summary.failed == 0
+    a = analyze(load(tmp_path / "mixed" / DB_FILE))
+    assert [c.suite_name for c in a.results.configs.values()] == ["TLS-PSK-WITH-AES-128-GCM-SHA256"]
+    assert {r.metric for r in a.results.rows} >= {"handshake_processing", "step"}
+    p = a.results.primitives
+    assert [(r.experiment, r.size, r.group) for r in p.results] == [("aes128-gcm", 1024, "encrypt"),
+                                                                    ("aes128-gcm", 1024, "decrypt")]
+
+
+def test_precision_target_grows_experiment_configurations(tmp_path, agent_dir):
+    loaded = plan.parse('name = "precise"\nrepetitions = 4\nrounds = 2\nwarmup = 0\n'
+                        '[experiments]\ninclude = "sha256"\nsizes = [64]\n'
+                        '[precision]\ntarget_ci_percent = 1e-6\nmax_repetitions = 6\n', "precise.toml")
+    summary = controller.run_experiment(loaded, tmp_path, agent_dir=agent_dir)
+    assert not summary.interrupted and summary.stored == 6
+    assert set(stored_once(tmp_path / "precise" / DB_FILE)) == {("mbedtls|experiment|sha256|64", i) for i in range(6)}
