@@ -66,6 +66,15 @@ def _profile_warnings(a: Analysis, op: OperatingPoint) -> list[str]:
     return out
 
 
+def _coverage_warnings(a: Analysis, capture: StoredCapture, table) -> list[str]:
+    """A capture covers the repetitions stored when it was imported; a resumed run adds more."""
+    measured, stored = len(np.unique(table.rep)), len(a.ds.reps)
+    if measured >= stored:
+        return []
+    return [f"{capture.label} covers {measured} of the {stored} stored repetitions (the run went on after the "
+            "import): measured energies are of those only; capture the whole run and import it with --replace."]
+
+
 def collect(a: Analysis, profile: str | OperatingPoint | None = None, measured: bool = True) -> EnergyResults | None:
     """Measured energies if the store holds a capture (and `measured`), estimates if a profile
     is given; None when there is neither."""
@@ -78,6 +87,7 @@ def collect(a: Analysis, profile: str | OperatingPoint | None = None, measured: 
     if stored is not None:
         res.capture, table = stored
         res.rows += summarize_table(a.ds, table, seed, flagged)
+        res.warnings += _coverage_warnings(a, res.capture, table)
     if op is not None:
         res.profile = op
         res.rows += summarize_table(a.ds, estimate(a, op), seed, flagged)
