@@ -30,36 +30,40 @@ PPK2_ROWS = [("0", "100.000", "0"), ("0.01", "200.000", "1"), ("0.02", "300.000"
 
 
 def test_ppk2_string_columns_and_old_bits(tmp_path):
-    text = "Timestamp(ms),Current(uA),D0-D7\n" + "".join(f"{t},{i},{d}1000000\n" for t, i, d in PPK2_ROWS)
-    c = read(write(tmp_path, text))
-    assert c.format == "ppk2" and c.voltage is None
+    path = write(tmp_path, "Timestamp(ms),Current(uA),D0-D7\n" + "".join(f"{t},{i},{d}1000000\n" for t, i, d in PPK2_ROWS))
+    c = read(path)
+    assert c.format == "ppk2" and c.voltage is None and c.channel == "D0"
     assert c.t == pytest.approx([0, 1e-5, 2e-5, 3e-5]) and c.current == pytest.approx([1e-4, 2e-4, 3e-4, 4e-4])
-    np.testing.assert_array_equal(c.marker("D0"), [0, 1, 0.5, np.nan])
-    np.testing.assert_array_equal(c.marker("d1"), [1, 1, 1, 1])  # channel names are case-insensitive
-    cols = "Timestamp(ms),Current(uA),D0,D1,D2,D3,D4,D5,D6,D7\n" + "".join(
-        f"{t},{i},{d},0,0,0,0,0,0,1\n" for t, i, d in PPK2_ROWS)
-    c = read(write(tmp_path, cols))
-    np.testing.assert_array_equal(c.marker("D0"), [0, 1, 0.5, np.nan])
-    np.testing.assert_array_equal(c.marker("D7"), [1, 1, 1, 1])
-    bits = "Timestamp(ms),Current(uA),Bits\n0,1,1\n0.01,1,10000001\n"  # old app: most significant digit D7
-    c = read(write(tmp_path, bits))
-    np.testing.assert_array_equal(c.marker("D0"), [1, 1])
-    np.testing.assert_array_equal(c.marker("D7"), [0, 1])
+    np.testing.assert_array_equal(c.marker(), [0, 1, 0.5, np.nan])
+    np.testing.assert_array_equal(read(path, marker="d1").marker(), [1, 1, 1, 1])  # case-insensitive
+    cols = write(tmp_path, "Timestamp(ms),Current(uA),D0,D1,D2,D3,D4,D5,D6,D7\n" + "".join(
+        f"{t},{i},{d},0,0,0,0,0,0,1\n" for t, i, d in PPK2_ROWS))
+    np.testing.assert_array_equal(read(cols).marker(), [0, 1, 0.5, np.nan])
+    np.testing.assert_array_equal(read(cols, marker="D7").marker(), [1, 1, 1, 1])
+    bits = write(tmp_path, "Timestamp(ms),Current(uA),Bits\n0,1,1\n0.01,1,10000001\n")  # old app: first digit D7
+    np.testing.assert_array_equal(read(bits).marker(), [1, 1])
+    np.testing.assert_array_equal(read(bits, marker="D7").marker(), [0, 1])
+    bare = read(write(tmp_path, "Timestamp(ms),Current(uA)\n0,1\n0.01,1\n"))
+    with pytest.raises(EnergyError, match="no marker channel 'D0' \\(its digital channels: none\\); .*--marker"):
+        bare.marker()
 
 
 def test_joulescope_with_and_without_header(tmp_path):
     c = read(write(tmp_path, "#time (s),current (A),voltage (V),power (W),in0\n0,0.001,3.3,0.0033,0\n1e-6,0.002,3.2,0.0064,1\n"))
-    assert c.format == "joulescope" and c.voltage == pytest.approx([3.3, 3.2])
-    np.testing.assert_array_equal(c.marker("in0"), [0, 1])
+    assert c.format == "joulescope" and c.voltage == pytest.approx([3.3, 3.2]) and c.channels == ["in0"]
+    np.testing.assert_array_equal(c.marker(), [0, 1])
     bare = read(write(tmp_path, "0.0000000,1.0000e-03,3.3000\n0.0000005,2.0000e-03,3.3000\n"), "joulescope")
-    assert bare.t == pytest.approx([0, 5e-7]) and bare.current == pytest.approx([1e-3, 2e-3]) and bare.markers == {}
+    assert bare.t == pytest.approx([0, 5e-7]) and bare.current == pytest.approx([1e-3, 2e-3]) and bare.level is None
     with pytest.raises(EnergyError, match="no marker channel 'in0'.*its digital channels: none"):
-        bare.marker("in0")
+        bare.marker()
+    with pytest.raises(EnergyError, match="marker column 'in0' holds values outside 0..1"):
+        read(write(tmp_path, "#time (s),current (A),in0\n0,1,0\n1,1,3.3\n"))
 
 
 def test_generic_units_from_header_or_options(tmp_path):
     c = read(write(tmp_path, "time_us,current_mA,voltage_mV,marker\n0,1.5,3300,0\n10,2.5,3300,1\n"))
     assert c.format == "generic" and c.t == pytest.approx([0, 1e-5]) and c.current == pytest.approx([1.5e-3, 2.5e-3])
+    np.testing.assert_array_equal(c.marker(), [0, 1])
     assert c.voltage == pytest.approx([3.3, 3.3])
     text = "time,current,marker\n0,1,0\n2,3,1\n"
     with pytest.raises(EnergyError, match="column 'time' has no unit: .*--time-unit"):
@@ -81,7 +85,9 @@ def test_bad_captures_are_refused_with_where(tmp_path):
         read(write(tmp_path, "time_s,current_A\n0,1\n"), "ppk2")
     with pytest.raises(EnergyError, match="digital sample 'Z' is not valid; allowed: 0, 1, X, -"):
         read(write(tmp_path, "Timestamp(ms),Current(uA),D0-D7\n0,1,Z0000000\n0.01,1,00000000\n"))
-    assert detect("Timestamp(ms),Current(uA)\n") == "ppk2" and detect("#time,current,voltage\n") == "joulescope"
+    assert detect("Timestamp(ms),Current(uA)") == "ppk2" and detect("#time,current,voltage") == "joulescope"
+    with pytest.raises(EnergyError, match="first line is not a header"):
+        read(write(tmp_path, "0,1\n1,2\n"), "generic")
 
 
 def test_integrals_are_exact_for_piecewise_linear_power():

@@ -142,7 +142,7 @@ def import_command(capture: Path, experiment: str, fmt: str, marker: str | None,
     if before == store.UNCHANGED:
         click.echo(f"{capture.name} is already imported into {db.parent.name} with these options: nothing to do")
         return
-    m = measure.measure(load(db), cap.read(capture, fmt, opts.units), opts)
+    m = measure.measure(load(db), cap.read(capture, fmt, opts.units, marker), opts)
     store.save(db, m, opts)
     verb = "replaced the stored capture with" if before == store.REPLACE else "imported"
     reps = int((m.windows.label == _repetition_label()).sum())

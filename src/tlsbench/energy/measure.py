@@ -20,7 +20,6 @@ from ..analysis.vocab import vocab
 from . import EnergyError
 from .align import Fit, Windows, fit, pulses
 from .capture import Capture, Units
-from .units import DEFAULT_MARKER
 from .table import group_sum
 
 GUARD_SAMPLES = 2  # samples next to a marker edge are neither idle nor measured baseline
@@ -32,7 +31,7 @@ class ImportOptions:
     = the same import)."""
 
     format: str = "auto"
-    marker: str | None = None          # digital channel (default: DEFAULT_MARKER of the format)
+    marker: str | None = None          # digital channel (default: units.DEFAULT_MARKER of the format)
     voltage_v: float | None = None     # constant supply voltage; overrides a voltage column
     baseline_a: float | None = None    # idle current; default: median outside the marked repetitions
     units: Units = field(default_factory=Units)
@@ -136,12 +135,11 @@ def _window_energy(ds: Dataset, c: Capture, f: Fit, power: np.ndarray) -> Window
 def measure(ds: Dataset, c: Capture, opts: ImportOptions) -> Measurement:
     """Aligns a capture to an experiment and integrates every step and phase window; raises
     EnergyError (with what did not match) when the capture is not this experiment's."""
-    channel = opts.marker or DEFAULT_MARKER[c.format]
     windows, missing = repetition_windows(ds)
-    p = pulses(c.t, c.marker(channel), channel, c.file_name)
-    f = fit(p, windows, c.t, channel, c.file_name, opts.max_residual_s, missing)
+    p = pulses(c.t, c.marker(), c.channel, c.file_name)
+    f = fit(p, windows, c.t, c.channel, c.file_name, opts.max_residual_s, missing)
     volts, voltage_source = _power(c, opts)
     base, base_source = _baseline(c, (p.rise, p.fall), opts)
     power = volts * (c.current - base)
-    return Measurement(c, channel, f, base, base_source, voltage_source, float(np.median(volts)),
+    return Measurement(c, c.channel, f, base, base_source, voltage_source, float(np.median(volts)),
                        _window_energy(ds, c, f, power))
