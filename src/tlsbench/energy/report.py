@@ -32,16 +32,16 @@ class EnergyResults:
     capture: StoredCapture | None = None
     profile: OperatingPoint | None = None
     warnings: list[str] = field(default_factory=list)
+    _index: dict = field(default_factory=dict, repr=False)  # (config, kind, peer, label, source) -> row
 
     @property
     def sources(self) -> list[str]:
         return ([self.capture.label] if self.capture else []) + ([self.profile.label] if self.profile else [])
 
     def find(self, config_id: int, kind: str, peer: str, label: str, source: str) -> EnergyRow | None:
-        for r in self.rows:
-            if (r.config_id, r.kind, r.peer, r.label, r.source) == (config_id, kind, peer, label, source):
-                return r
-        return None
+        if len(self._index) != len(self.rows):
+            self._index = {(r.config_id, r.kind, r.peer, r.label, r.source): r for r in self.rows}
+        return self._index.get((config_id, kind, peer, label, source))
 
     def preferred(self, config_id: int, kind: str, peer: str, label: str = "") -> EnergyRow | None:
         """The measured row where one exists, else the estimate."""
