@@ -382,17 +382,24 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
     rep->link = NULL;
     rep->s[0] = rep->s[1] = NULL;
     tb_trace_reset();
-    tb_port_marker(1);
+    /* The marker frames shipped repetitions only, so a power capture has one pulse per stored
+     * repetition (warm-ups stay low): the host aligns pulses to stored REPETITION spans. Its
+     * edges lie just inside the span, so a preemption between an edge and the span's record
+     * lands inside the repetition, where the host sees it (wall time above CPU time). */
+    int marked = !(flags & TB_FLAG_WARMUP);
     rep->res.start_ns = tb_port_now_ns();
     tb_begin_phase(TB_L_REPETITION);
+    if (marked)
+        tb_port_marker(1);
     for (size_t i = 0; i < sizeof tb_phases / sizeof tb_phases[0]; i++)
         if (tb_phase(rep, tb_phases[i].label, tb_phases[i].run) != 0)
             break;
     tb_teardown(rep);
     tb_trace_set_peer(TB_PEER_NONE);
+    if (marked)
+        tb_port_marker(0);
     tb_end_phase(TB_L_REPETITION, rep->res.status);
     rep->res.repetition_wall_ns = tb_port_now_ns() - rep->res.start_ns;
-    tb_port_marker(0);
     if (tb_trace_buffer.dropped > 0)
         rep->res.flags |= TB_FLAG_TRACE_OVERFLOW;
     if (rep->res.retransmissions > 0)

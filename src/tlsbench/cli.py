@@ -18,6 +18,7 @@ from rich.console import Console
 
 from tlsbench import __version__, agents, controller, experiments, plan, status, views
 from tlsbench.network.link import LinkUnavailable
+from tlsbench.energy import EnergyError
 from tlsbench.spec import SpecMismatch
 from tlsbench.store.sqlite import DB_FILE, StoreError
 
@@ -25,7 +26,7 @@ console = Console()
 err_console = Console(stderr=True)
 # Errors a user can act on: printed as one clear message, exit status 1, no traceback.
 USER_ERRORS = (plan.PlanError, agents.AgentError, StoreError, SpecMismatch, controller.ControllerError,
-               LinkUnavailable)
+               LinkUnavailable, EnergyError)
 
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=agents.AGENT_DIR_ENV,
                                 help=f"Directory of the agent binaries (default: ${agents.AGENT_DIR_ENV}, "
@@ -231,6 +232,11 @@ from tlsbench.report.commands import COMMANDS as _ANALYSIS_COMMANDS  # noqa: E40
 
 for _command in _ANALYSIS_COMMANDS:
     main.add_command(_command)
+
+# Energy: estimates from power profiles, measurements from current captures (docs/energy.md).
+from tlsbench.energy.commands import energy as _energy  # noqa: E402
+
+main.add_command(_energy)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ const char *tb_port_clock_name(void);
 const char *tb_port_cpu_clock_name(void);
 uint64_t tb_port_clock_resolution_ns(void);
 
-/* Optional marker output (a GPIO on a board) toggled at repetition and step boundaries
- * so a power analyzer's capture can be aligned to the trace. No-op where absent. */
+/* Optional marker output (a GPIO on a board): raised just after each shipped repetition's
+ * REPETITION START and lowered just before its STOP (warm-ups leave it low), so a power
+ * analyzer's capture can be aligned to the stored repetitions (docs/energy.md). Called in
+ * the measured span: keep it as cheap as a pin write. No-op where absent. */
 void tb_port_marker(int level);
 
 /* A byte channel to the controller (stdin/stdout, a file, a UART...). */

@@ -30,15 +30,17 @@ def _analysis(experiment: str, output: str | None, include_flagged: bool, reps=N
     return analyze(load(store_path(experiment, output), rep_ids=reps), include_flagged=include_flagged)
 
 
-def write_html(a, target: Path, other=None, winners: str = WINNERS_MODES[0]) -> Path:
+def write_html(a, target: Path, other=None, winners: str = WINNERS_MODES[0], profile: str | None = None) -> Path:
     """Writes the HTML report of an analysed experiment (with a B/A section when `other` is
-    given); `winners`: both, overall or per-library winners sections."""
+    given); `winners`: both, overall or per-library winners sections; an energy section when
+    the store holds a capture or a power `profile` is named."""
     from tlsbench.analysis.compare import compare as do_compare
+    from tlsbench.energy.report import html_section
     from tlsbench.report.html import write_report
 
     cmp_ = do_compare(a, other, a.results.context.seed) if other else None
     a.results.comparison = cmp_
-    write_report(a, target, cmp_, winners)
+    write_report(a, target, cmp_, winners, html_section(a, profile))
     return target
 
 
@@ -60,17 +62,20 @@ flagged_option = click.option("--include-flagged", is_flag=True,
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
 @click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
+@click.option("--profile", help="Add energy estimates from a power profile: a built-in (`tlsbench energy profiles`), "
+                                "NAME-<F>mhz, or a TOML file. Measured energy (`tlsbench energy import`) is shown anyway.")
 @flagged_option
 @output_option
 def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None, winners: str,
-           include_flagged: bool, output: str | None) -> None:
+           profile: str | None, include_flagged: bool, output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
+    from tlsbench.energy.report import energy_figures
     from tlsbench.report import figures
 
     a = _analysis(experiment, output, include_flagged)
     other_analysis = _analysis(other, output, include_flagged) if other else None
     target = write_html(a, Path(out) if out else store_path(experiment, output).parent / "report.html",
-                        other_analysis, winners)
+                        other_analysis, winners, profile)
     click.echo(f"report: {target}")
     if pdf_dir:
         d = Path(pdf_dir)
@@ -78,7 +83,7 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
         from tlsbench.report.primitives import figures as primitives_figures
 
         extra = primitives_figures(a.results.primitives) if a.results.primitives else []
-        for f in figures.all_figures(a, a.results.context.seed) + extra:
+        for f in figures.all_figures(a, a.results.context.seed) + energy_figures(a, profile) + extra:
             for fmt in ("pdf", "svg", "png"):
                 (d / f"{f.name}.{fmt}").write_bytes(figures.render(f.figure, fmt))
             figures.plt.close(f.figure)

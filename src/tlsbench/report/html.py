@@ -117,8 +117,9 @@ def _step_tables(a: Analysis) -> list[dict]:
 
 
 def build_html(a: Analysis, comparison: Comparison | None = None, figures: list | None = None,
-               winners: str = WINNERS_MODES[0]) -> str:
-    """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES)."""
+               winners: str = WINNERS_MODES[0], energy: dict | None = None) -> str:
+    """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
+    `energy` is the energy section (tlsbench.energy.report.html_section), None for none."""
     res = a.results
     figs = F.all_figures(a, res.context.seed) if figures is None else figures
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
@@ -136,11 +137,12 @@ def build_html(a: Analysis, comparison: Comparison | None = None, figures: list 
         libs=res.libraries, side_by_side=_side_by_side(a), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=P.section(res.primitives, _data_uri) if res.primitives else None,
+        energy=energy,
     )
 
 
 def write_report(a: Analysis, out: str | Path, comparison: Comparison | None = None,
-                 winners: str = WINNERS_MODES[0]) -> Path:
+                 winners: str = WINNERS_MODES[0], energy: dict | None = None) -> Path:
     out = Path(out)
-    out.write_text(build_html(a, comparison, winners=winners), encoding="utf-8")
+    out.write_text(build_html(a, comparison, winners=winners, energy=energy), encoding="utf-8")
     return out
