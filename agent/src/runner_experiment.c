@@ -60,9 +60,11 @@ static void tb_xrep_run(tb_xrep *x, uint32_t index, uint32_t flags) {
     x->err[0] = '\0';
     tb_trace_reset();
     tb_trace_set_peer(TB_PEER_NONE);
-    tb_port_marker(1);
+    int marked = !(flags & TB_FLAG_WARMUP); /* as for a handshake (runner.c): shipped ones only */
     x->res.start_ns = tb_port_now_ns();
     tb_begin_phase(TB_L_REPETITION);
+    if (marked)
+        tb_port_marker(1);
     tb_groups_arm(x->e);
     uint64_t c0 = tb_port_cpu_ns(), w0 = tb_port_now_ns();
     tb_begin(TB_L_MEASURED_BLOCK);
@@ -73,9 +75,10 @@ static void tb_xrep_run(tb_xrep *x, uint32_t index, uint32_t flags) {
     x->res.handshake_wall_ns = w1 - w0;
     x->res.handshake_cpu_ns = c1 - c0;
     tb_xrep_verdict(x, rc, fault);
+    if (marked)
+        tb_port_marker(0);
     tb_end_phase(TB_L_REPETITION, x->res.status);
     x->res.repetition_wall_ns = tb_port_now_ns() - x->res.start_ns;
-    tb_port_marker(0);
     if (tb_trace_buffer.dropped > 0)
         x->res.flags |= TB_FLAG_TRACE_OVERFLOW;
 }

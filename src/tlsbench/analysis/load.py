@@ -84,6 +84,13 @@ class Dataset:
         """Positions in `reps` of repetition ids."""
         return np.searchsorted(self.reps.id, rep_ids)
 
+    def start_values(self, spans: np.ndarray) -> np.ndarray:
+        """The START record's value of each slice (a slice keeps its STOP's): a USER_GROUP's
+        group index."""
+        ev, sl = self.events, self.slices
+        first = ev.rep_first[np.searchsorted(ev.rep_ids, sl.rep[spans])]
+        return ev.rec["value"][first + sl.start_pos[spans]].astype(np.int64)
+
     def excluded_mask(self, include_flagged: bool = False) -> np.ndarray:
         """Per repetition: True when excluded from statistics (status != OK, a
         TRACE_OVERFLOW/RETRANSMITTED flag, or descheduled), unless include_flagged."""
@@ -156,9 +163,12 @@ def _col(rows: list[sqlite3.Row], name: str, dtype, default=-1) -> np.ndarray:
 ALL_ROWS = "1"  # an SQL condition every row meets
 
 
-def _configs_where(db: sqlite3.Connection, experiments: bool) -> str:
+def _configs_where(db: sqlite3.Connection, experiments: bool | None) -> str:
     """SQL condition selecting handshake configurations, or experiment ones (the `experiment`
-    column of migration 004); ALL_ROWS when the store holds only the kind asked for."""
+    column of migration 004); ALL_ROWS when the store holds only the kind asked for, or
+    `experiments` is None (both kinds)."""
+    if experiments is None:
+        return ALL_ROWS
     if not any(col["name"] == "experiment" for col in db.execute("PRAGMA table_info(config)")):
         return "0" if experiments else ALL_ROWS  # a store from before experiments
     kind = f"experiment IS {'NOT ' if experiments else ''}NULL"
@@ -166,10 +176,11 @@ def _configs_where(db: sqlite3.Connection, experiments: bool) -> str:
     return kind if other else ALL_ROWS
 
 
-def load(path: str | Path, rep_ids: list[int] | None = None, experiments: bool = False) -> Dataset:
+def load(path: str | Path, rep_ids: list[int] | None = None, experiments: bool | None = False) -> Dataset:
     """Load a store; ``rep_ids`` restricts the traces decoded (exports of a few reps).
     The handshake configurations and their repetitions, or with ``experiments`` those of the
-    experiments (analysis/primitives.py): each analysis sees only its own kind."""
+    experiments (analysis/primitives.py): each analysis sees only its own kind. None loads
+    both (aligning a power capture, whose marker pulses mark every repetition)."""
     db = connect_ro(path)
     where = _configs_where(db, experiments)
     mine = ALL_ROWS if where == ALL_ROWS else f"config_id IN (SELECT id FROM config WHERE {where})"

@@ -23,7 +23,7 @@ from . import EnergyError
 from .units import CURRENT_UNITS, FORMATS, TIME_UNITS
 
 TABLE_FORMATS = ("table", "csv", "json")
-DEFAULT_KINDS = ("handshake", "handshake_window", "repetition", "record_write", "record_read")
+DEFAULT_KINDS = ("handshake", "handshake_window", "repetition", "record_write", "record_read", "operation")
 CSV_COLUMNS = ("config_id", "config", "peer", "kind", "label", "source", "unit", "n", "excluded_reps", "median",
                "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean", "mean_ci_lo", "mean_ci_hi", "sd", "q1", "q3",
                "iqr", "min", "p95", "max")
@@ -142,11 +142,12 @@ def import_command(capture: Path, experiment: str, fmt: str, marker: str | None,
     if before == store.UNCHANGED:
         click.echo(f"{capture.name} is already imported into {db.parent.name} with these options: nothing to do")
         return
-    m = measure.measure(load(db), cap.read(capture, fmt, opts.units, marker), opts)
+    # Every stored repetition has its marker pulse: handshakes and experiments alike.
+    m = measure.measure(load(db, experiments=None), cap.read(capture, fmt, opts.units, marker), opts)
     store.save(db, m, opts)
     verb = "replaced the stored capture with" if before == store.REPLACE else "imported"
     reps = int((m.windows.label == _repetition_label()).sum())
-    click.echo(f"{verb} {capture.name} into {db.parent.name}: {reps} repetitions, {len(m.windows.rep)} step and phase "
+    click.echo(f"{verb} {capture.name} into {db.parent.name}: {reps} repetitions, {len(m.windows.rep)} step, phase and group "
                "energies stored")
     click.echo(_capture_lines(store.read_capture(db)))
 
@@ -175,9 +176,17 @@ def _si(j: float) -> tuple[float, str]:
     return scale, unit
 
 
+def _config_label(a, config_id: int) -> str:
+    """A handshake configuration's label, or an experiment's: library, experiment, payload."""
+    if config_id in a.results.config_labels:
+        return a.results.config_labels[config_id]
+    c = next(c for c in a.results.primitives.counts if c.config_id == config_id)
+    return f"{c.library} {c.experiment}" + (f" {c.size} B" if c.size else "")
+
+
 def _row_values(a, r) -> list:
     s = r.summary
-    return [r.config_id, a.results.config_labels[r.config_id], r.peer, r.kind, r.label, r.source, "J", s.n,
+    return [r.config_id, _config_label(a, r.config_id), r.peer, r.kind, r.label, r.source, "J", s.n,
             s.excluded, s.median, *s.median_ci, s.median_ci_pct, s.mean, *s.mean_ci, s.sd, s.q1, s.q3, s.iqr, s.min,
             s.p95, s.max]
 
@@ -187,7 +196,7 @@ def _fmt(v) -> str:
 
 
 def _print(a, res, fmt: str, steps: bool) -> None:
-    rows = sorted(res.rows, key=lambda r: (a.results.config_labels[r.config_id], r.peer, r.kind, r.label, r.source))
+    rows = sorted(res.rows, key=lambda r: (_config_label(a, r.config_id), r.peer, r.kind, r.label, r.source))
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -211,7 +220,7 @@ def _print(a, res, fmt: str, steps: bool) -> None:
     for r in shown:
         s = r.summary
         scale, unit = _si(s.median)
-        t.add_row(a.results.config_labels[r.config_id], r.peer, r.kind, r.label, r.source, str(s.n),
+        t.add_row(_config_label(a, r.config_id), r.peer, r.kind, r.label, r.source, str(s.n),
                   f"{s.median / scale:,.4g} {unit}", f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]",
                   f"±{s.median_ci_pct:.1f}%")
     console = Console(width=None if sys.stdout.isatty() else 240)

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Measured energy: a capture aligned to the trace, integrated per step and phase window.
+"""Measured energy: a capture aligned to the trace, integrated per step, phase and group window.
 
 Power is V·(I − I_idle): the idle baseline I_idle is the median current outside the marked
 repetitions (or given), V the capture's voltage per sample (or given). Each window of the
 trace (every closed step and phase slice) is mapped to capture time by the marker fit and
 integrated with trapezoids over the samples, the two ends interpolated linearly at the
-mapped boundaries. Windows of one (repetition, peer, label) are summed (a step entered
-twice is one step, as for processing times).
+mapped boundaries. Windows of one (repetition, peer, label, group) are summed (a step
+entered twice is one step, as for processing times). An experiment's repetitions (crypto
+primitives, user experiments) have a MEASURED_BLOCK window and one per USER_GROUP, told
+apart by the group's index; `group` is NO_GROUP for every other window.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from .capture import Capture, Units
 from .table import group_sum
 
 GUARD_SAMPLES = 2  # samples next to a marker edge are neither idle nor measured baseline
+NO_GROUP = -1       # the `group` of a window that is not a USER_GROUP
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,12 @@ class ImportOptions:
 
 @dataclass(frozen=True)
 class WindowEnergy:
-    """Per (repetition, peer, label): energy and time of its windows."""
+    """Per (repetition, peer, label, group): energy and time of its windows."""
 
     rep: np.ndarray
     peer: np.ndarray       # peer code
-    label: np.ndarray      # step or phase label id
+    label: np.ndarray      # step, phase or group label id
+    group: np.ndarray      # a USER_GROUP's index in its experiment's groups, else NO_GROUP
     energy_j: np.ndarray
     duration_ns: np.ndarray
     occurrences: np.ndarray
@@ -118,18 +122,19 @@ def integrals(t: np.ndarray, g: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.
 
 def _window_energy(ds: Dataset, c: Capture, f: Fit, power: np.ndarray) -> WindowEnergy:
     sl, voc = ds.slices, vocab()
-    cats = np.array([voc.role_cat("step"), voc.role_cat("phase")])
+    cats = np.array([voc.role_cat("step"), voc.role_cat("phase"), voc.role_cat("group")])
     idx = np.flatnonzero(np.isin(sl.category, cats) & ~sl.open & ~sl.instant)
     a, b = f.to_capture(sl.ts[idx]), f.to_capture(sl.ts[idx] + sl.dur[idx])
     if len(idx) and (a.min() < c.t[0] or b.max() > c.t[-1]):
         raise EnergyError(f"{c.file_name}: the trace's spans map to {a.min():.6f} s .. {b.max():.6f} s, outside the "
                           f"capture ({c.t[0]:.6f} s .. {c.t[-1]:.6f} s): it does not cover the experiment")
     energy = integrals(c.t, power, a, b)
-    keys = [sl.rep[idx], sl.peer[idx], sl.label[idx]]
-    (rep, peer, label), total = group_sum(keys, energy)
+    group = np.where(sl.label[idx] == voc.role_label("user_group"), ds.start_values(idx), NO_GROUP)
+    keys = [sl.rep[idx], sl.peer[idx], sl.label[idx], group]
+    (rep, peer, label, group), total = group_sum(keys, energy)
     _, duration = group_sum(keys, sl.dur[idx].astype(np.float64))
     _, count = group_sum(keys, np.ones(len(idx)))
-    return WindowEnergy(rep, peer, label, total, duration.astype(np.int64), count.astype(np.int64))
+    return WindowEnergy(rep, peer, label, group, total, duration.astype(np.int64), count.astype(np.int64))
 
 
 def measure(ds: Dataset, c: Capture, opts: ImportOptions) -> Measurement:

@@ -113,10 +113,11 @@ def save(store_path: Path, m: Measurement, opts: ImportOptions) -> int:
         db.execute("DELETE FROM energy_capture")  # one capture per experiment; its energies cascade
         cur = db.execute(f"INSERT INTO energy_capture ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", row)
         capture_id = int(cur.lastrowid)  # type: ignore[arg-type]
-        db.executemany("INSERT INTO energy (capture_id, repetition_id, peer, label, energy_j, duration_ns, occurrences)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        db.executemany("INSERT INTO energy (capture_id, repetition_id, peer, label, group_index, energy_j, "
+                       "duration_ns, occurrences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        zip([capture_id] * len(w.rep), w.rep.tolist(), [voc.peer_name(p) for p in w.peer],
-                           w.label.tolist(), w.energy_j.tolist(), w.duration_ns.tolist(), w.occurrences.tolist()))
+                           w.label.tolist(), w.group.tolist(), w.energy_j.tolist(), w.duration_ns.tolist(),
+                           w.occurrences.tolist()))
     return capture_id
 
 
@@ -146,3 +147,16 @@ def measured_table(store_path: Path) -> tuple[StoredCapture, EnergyTable] | None
         sel = label == voc.role_label(role)
         out.add(kind, rep[sel], peer[sel], NO_LABEL, value[sel])
     return cap, out.table()
+
+
+def measured_groups(store_path: Path) -> tuple[StoredCapture, dict[tuple[int, int], float]] | None:
+    """The stored energy of every experiment group: (repetition id, group index) -> J. None
+    without a capture."""
+    db = connect_ro(store_path)
+    try:
+        cap = stored_capture(db)
+        rows = db.execute("SELECT repetition_id, group_index, energy_j FROM energy WHERE capture_id = ? AND label = ?",
+                          (cap.id, vocab().role_label("user_group"))).fetchall() if cap else []
+    finally:
+        db.close()
+    return None if cap is None else (cap, {(r[0], r[1]): r[2] for r in rows})

@@ -31,6 +31,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("repetition", "rep", "The whole repetition (REPETITION phase): setup, handshake, data, close."),
     Kind("record_write", "record", "One application record written (processing incl. post-send work, and its I/O)."),
     Kind("record_read", "record", "One application record read (processing incl. pre-arrival work, and its I/O)."),
+    Kind("operation", "rep", "One run of an experiment's group (a crypto primitive's operation, or user code)."),
 )
 KIND = {k.name: i for i, k in enumerate(KINDS)}
 
@@ -48,6 +49,12 @@ class EnergyTable:
 
     def __len__(self) -> int:
         return len(self.value)
+
+    def of(self, rep_ids: np.ndarray) -> "EnergyTable":
+        """The rows of these repetitions (a capture covers handshakes and experiments alike)."""
+        keep = np.isin(self.rep, rep_ids)
+        return EnergyTable(self.source, self.rep[keep], self.peer[keep], self.kind[keep], self.label[keep],
+                           self.value[keep])
 
 
 class Rows:

@@ -29,14 +29,16 @@ CREATE TABLE energy_capture (
     imported_at      TEXT NOT NULL
 );
 
--- Per repetition, peer and label: ∫ V·(I − baseline) dt over that label's windows.
+-- Per repetition, peer, label and group: ∫ V·(I − baseline) dt over those windows.
 CREATE TABLE energy (
     capture_id     INTEGER NOT NULL REFERENCES energy_capture(id) ON DELETE CASCADE,
     repetition_id  INTEGER NOT NULL REFERENCES repetition(id),
     peer           TEXT NOT NULL,     -- spec [peers] name; 'none' for phases of both peers
-    label          INTEGER NOT NULL,  -- spec label id: a step or a phase (REPETITION, HANDSHAKE, ...)
-    energy_j       REAL NOT NULL,     -- above the idle baseline, summed over the label's occurrences
+    label          INTEGER NOT NULL,  -- spec label id: a step, a phase (REPETITION, HANDSHAKE, ...) or
+                                      -- an experiment's MEASURED_BLOCK / USER_GROUP
+    group_index    INTEGER NOT NULL,  -- a USER_GROUP's index in its experiment's groups; -1 otherwise
+    energy_j       REAL NOT NULL,     -- above the idle baseline, summed over the windows
     duration_ns    INTEGER NOT NULL,  -- Σ window durations on the trace clock
     occurrences    INTEGER NOT NULL,
-    PRIMARY KEY (capture_id, repetition_id, peer, label)
+    PRIMARY KEY (capture_id, repetition_id, peer, label, group_index)
 );
