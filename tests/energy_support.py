@@ -34,8 +34,9 @@ class Model:
     def rate(self) -> float:
         return 1.0 + self.drift_ppm * 1e-6
 
-    def step_ma(self, peer: int, label: int) -> float:
-        return 30.0 + (label % 17) * 3.0 + (peer % 3) * 7.0
+    def step_ma(self, peer: int, label: int, group: int = -1) -> float:
+        """Current in a step (group −1) or in an experiment's USER_GROUP window."""
+        return 30.0 + (label % 17) * 3.0 + (peer % 3) * 7.0 + (group + 1) * 11.0
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Synthetic:
     voltage: np.ndarray
     marker: np.ndarray
     steps: dict[tuple[int, int, int], float]     # (rep, peer, label) -> J
+    groups: dict[tuple[int, int], float]         # experiments: (rep, group index) -> J
     step_seconds: dict[tuple[int, int, int], float]
     repetitions: dict[int, float]                # rep -> J over its REPETITION window
     model: Model
@@ -65,8 +67,11 @@ def synthesize(ds: Dataset, model: Model = Model(), end_ns: int | None = None,
     sl, voc = ds.slices, vocab()
     reps = np.flatnonzero(sl.label == voc.role_label("repetition"))
     reps = reps[np.argsort(sl.ts[reps])]
-    steps = np.flatnonzero((sl.category == voc.role_cat("step")) & ~sl.open)
+    # Windows of their own current: handshake steps and experiments' USER_GROUP spans.
+    steps = np.flatnonzero(((sl.category == voc.role_cat("step")) | (sl.label == voc.role_label("user_group")))
+                           & ~sl.open)
     steps = steps[np.argsort(sl.ts[steps])]
+    group = np.where(sl.label[steps] == voc.role_label("user_group"), ds.start_values(steps), -1)
     s_start, s_end = sl.ts[steps], sl.ts[steps] + sl.dur[steps]
     assert np.all(s_start[1:] >= s_end[:-1]), "steps overlap: the model needs one thread"
     r_start, r_end = sl.ts[reps], sl.ts[reps] + sl.dur[reps]
@@ -85,7 +90,7 @@ def synthesize(ds: Dataset, model: Model = Model(), end_ns: int | None = None,
     marker = (k >= 0) & (x < m_end[np.maximum(k, 0)])
     j = np.searchsorted(s_start, x, side="right") - 1
     in_step = (j >= 0) & (x < s_end[np.maximum(j, 0)])
-    step_ma = np.array([model.step_ma(int(sl.peer[i]), int(sl.label[i])) for i in steps])
+    step_ma = np.array([model.step_ma(int(sl.peer[i]), int(sl.label[i]), int(g)) for i, g in zip(steps, group)])
     ma = np.where(in_rep, model.repetition_ma, model.idle_ma)
     ma[in_step] = step_ma[j[in_step]]
     rng = np.random.default_rng(model.seed)
@@ -93,17 +98,22 @@ def synthesize(ds: Dataset, model: Model = Model(), end_ns: int | None = None,
     v, scale = model.voltage_v, model.rate * 1e-9 * 1e-3  # ns -> capture s, mA -> A
     truth: dict[tuple[int, int, int], float] = {}
     seconds: dict[tuple[int, int, int], float] = {}
-    for i, m in zip(steps, step_ma):
+    groups: dict[tuple[int, int], float] = {}
+    for i, g, m in zip(steps, group, step_ma):
+        joules = v * (m - model.idle_ma) * sl.dur[i] * scale
+        if g >= 0:
+            groups[(int(sl.rep[i]), int(g))] = groups.get((int(sl.rep[i]), int(g)), 0.0) + joules
+            continue
         key = (int(sl.rep[i]), int(sl.peer[i]), int(sl.label[i]))
-        truth[key] = truth.get(key, 0.0) + v * (m - model.idle_ma) * sl.dur[i] * scale
+        truth[key] = truth.get(key, 0.0) + joules
         seconds[key] = seconds.get(key, 0.0) + sl.dur[i] * model.rate * 1e-9
     rep_truth = {}
     for i in reps:
         inside = (sl.rep[steps] == sl.rep[i])
         extra = np.sum((step_ma[inside] - model.repetition_ma) * sl.dur[steps][inside])
         rep_truth[int(sl.rep[i])] = v * ((model.repetition_ma - model.idle_ma) * sl.dur[i] + extra) * scale
-    return Synthetic(t, ma * 1e-3, v + rng.normal(0.0, 1e-3, len(t)), marker.astype(float), truth, seconds,
-                     rep_truth, model)
+    return Synthetic(t, ma * 1e-3, v + rng.normal(0.0, 1e-3, len(t)), marker.astype(float), truth, groups,
+                     seconds, rep_truth, model)
 
 
 def _lines(header: str, columns: list[np.ndarray], formats: list[str]) -> str:

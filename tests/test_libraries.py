@@ -65,7 +65,7 @@ def test_unknown_library_is_one_clear_cli_error(tmp_path, agent_dir):
 
 def test_custom_agent_name_is_a_library(tmp_path, agent_dir):
     """Any installed tlsbench-agent-<name> (e.g. a custom mbed TLS build) is a library."""
-    (tmp_path / "tlsbench-agent-mbedtls-small").symlink_to(agent_dir / "tlsbench-agent-mbedtls")
+    (tmp_path / "tlsbench-agent-mbedtls-small").symlink_to((agent_dir / "tlsbench-agent-mbedtls").resolve())  # a relative agent dir too
     loaded = parse('libraries = ["mbedtls-small"]')
     assert plan.locate_agents(loaded, tmp_path) == {"mbedtls-small": tmp_path / "tlsbench-agent-mbedtls-small"}
     assert "mbedtls-small" in agents.available_agents(tmp_path)

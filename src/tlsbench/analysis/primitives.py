@@ -132,33 +132,33 @@ GroupKey = tuple[int, int]  # (config id, group index)
 
 @dataclass
 class GroupValues:
-    """Per (config, group index): one value per repetition used, and its span count."""
+    """Per (config, group index): one value per repetition used, its span count and the
+    repetition's id."""
 
     values: dict[GroupKey, np.ndarray]
     marks: dict[GroupKey, np.ndarray]
+    reps: dict[GroupKey, np.ndarray]
 
 
 def group_values(ds: Dataset, include_flagged: bool = False) -> GroupValues:
     """Each repetition's processing per group (sum over the group's spans), excluded
     repetitions left out."""
-    sl, ev = ds.slices, ds.events
+    sl = ds.slices
     spans = np.flatnonzero((sl.label == vocab().role_label("user_group")) & ~sl.open)
     rep = sl.rep[spans]
     keep = ~ds.excluded_mask(include_flagged)[ds.rep_index(rep)]
     spans, rep = spans[keep], rep[keep]
-    # The group's index is the START record's value (a slice keeps its STOP's).
-    start_record = ev.rep_first[np.searchsorted(ev.rep_ids, rep)] + sl.start_pos[spans]
-    group = ev.rec["value"][start_record].astype(np.int64)
+    group = ds.start_values(spans)
     processing = slice_costs(ds).processing[spans]
     per_rep, inv = np.unique(np.stack([rep, group]), axis=1, return_inverse=True)
     inv = inv.reshape(-1)
     sums = np.bincount(inv, weights=processing, minlength=per_rep.shape[1])
     marks = np.bincount(inv, minlength=per_rep.shape[1])
     config = ds.reps.config_id[ds.rep_index(per_rep[0])]
-    out = GroupValues({}, {})
+    out = GroupValues({}, {}, {})
     for c, g in sorted(set(zip(config.tolist(), per_rep[1].tolist()))):
         mine = (config == c) & (per_rep[1] == g)
-        out.values[(c, g)], out.marks[(c, g)] = sums[mine], marks[mine]
+        out.values[(c, g)], out.marks[(c, g)], out.reps[(c, g)] = sums[mine], marks[mine], per_rep[0][mine]
     return out
 
 

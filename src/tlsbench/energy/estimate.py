@@ -46,9 +46,14 @@ class _Io:
         self.rx = np.where(is_tx, 0.0, true)  # RECV, and WAIT between library calls
 
 
+def cpu_joules_per_ns(op: OperatingPoint) -> float:
+    """J per ns of host processing, above idle (the time scale makes it device time)."""
+    return (op.cpu_w - op.idle_w) * op.time_scale * 1e-9
+
+
 def _weights(op: OperatingPoint) -> tuple[float, float, float]:
     """J per ns of processing, TX and RX time, above idle."""
-    return ((op.cpu_w - op.idle_w) * op.time_scale * 1e-9, (op.tx_w - op.idle_w) * 1e-9, (op.rx_w - op.idle_w) * 1e-9)
+    return cpu_joules_per_ns(op), (op.tx_w - op.idle_w) * 1e-9, (op.rx_w - op.idle_w) * 1e-9
 
 
 def _steps(sl: Slices, k: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from ..analysis.results import Analysis
 from ..analysis.vocab import vocab
 from .estimate import estimate
+from .experiments import group_energies
 from .profiles import ASSUMPTION, OperatingPoint, resolve
 from .store import StoredCapture, measured_table
 from .table import KINDS, EnergyRow, summarize_table
@@ -60,7 +61,7 @@ def _profile_warnings(a: Analysis, op: OperatingPoint) -> list[str]:
     if flagged:
         out.append(f"{op.label}: figures that are approximate or assumed, not read off a datasheet: "
                    f"{', '.join(flagged)} (see the profile's notes).")
-    if op.has_radio and all(c.transport == IN_MEMORY for c in a.ds.configs.values()):
+    if op.has_radio and a.ds.configs and all(c.transport == IN_MEMORY for c in a.ds.configs.values()):
         out.append(f"{op.label}: radio energy is charged for the measured I/O time, and in memory the I/O is a copy "
                    "of a few µs, not airtime: the radio terms here are near zero; measure over a real link for them.")
     return out
@@ -86,12 +87,15 @@ def collect(a: Analysis, profile: str | OperatingPoint | None = None, measured: 
     res = EnergyResults([])
     if stored is not None:
         res.capture, table = stored
+        table = table.of(a.ds.reps.id)
         res.rows += summarize_table(a.ds, table, seed, flagged)
         res.warnings += _coverage_warnings(a, res.capture, table)
     if op is not None:
         res.profile = op
         res.rows += summarize_table(a.ds, estimate(a, op), seed, flagged)
         res.warnings += _profile_warnings(a, op)
+    if a.results.primitives:  # experiments' energy per operation (the primitives section shows it)
+        res.rows += group_energies(a.ds.path, op, seed, flagged, measured)
     return res
 
 

@@ -136,7 +136,7 @@ def build_html(a: Analysis, comparison: Comparison | None = None, figures: list 
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
         libs=res.libraries, side_by_side=_side_by_side(a), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
-        primitives=P.section(res.primitives, _data_uri) if res.primitives else None,
+        primitives=P.section(res.primitives, _data_uri, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy,
     )
 

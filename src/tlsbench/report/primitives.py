@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 from matplotlib.lines import Line2D
@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ..analysis.primitives import Cell, GroupResult, Primitives
 from ..analysis.stats import Ratio
+from ..energy.table import EnergyRow
 from . import figures as F
 
 MB = 1e6  # throughput unit: MB/s
@@ -94,6 +95,39 @@ def table_rows(p: Primitives) -> list[TableRow]:
     sized = {m.name: m.sized for m in p.experiments}
     return [TableRow(c.experiment, size_label(c.size), c.group, sized[c.experiment],
                      {lib: _value(c, lib) for lib in p.libraries}) for c in p.cells]
+
+
+@dataclass(frozen=True)
+class OperationEnergyRow:
+    """A row of an energy-per-operation table: library -> "median [CI]" in µJ."""
+
+    experiment: str
+    size: str
+    group: str
+    values: dict[str, str]
+
+
+def fmt_uj(j: float) -> str:
+    """Energy in µJ to 3 significant digits (a hash of 16 B to an RSA signature: 6 decades)."""
+    return "–" if not math.isfinite(j) else f"{j * 1e6:,.3g}" if j * 1e6 < 1000 else f"{j * 1e6:,.0f}"
+
+
+def energy_tables(p: Primitives, energy: Sequence[EnergyRow]) -> list[dict]:
+    """Energy per operation, one table per source (measured first, then estimate): never
+    mixed in one table. `energy`: the energy results' rows (tlsbench.energy.report.collect)."""
+    ops = [e for e in energy if e.kind == "operation"]
+    by_key = {(e.config_id, e.label, e.source): e for e in ops}
+    tables = []
+    for source in dict.fromkeys(e.source for e in ops):
+        rows = []
+        for c in p.cells:
+            found = {lib: by_key.get((r.config_id, r.group, source)) for lib, r in c.by_library.items()}
+            values = {lib: f"{fmt_uj(e.summary.median)} [{fmt_uj(e.summary.median_ci[0])}, "
+                           f"{fmt_uj(e.summary.median_ci[1])}]" for lib, e in found.items() if e and e.summary.n}
+            if values:
+                rows.append(OperationEnergyRow(c.experiment, size_label(c.size), c.group, values))
+        tables.append({"source": source, "rows": rows})
+    return tables
 
 
 # ---------------------------------------------------------------------- figures
@@ -190,13 +224,14 @@ def figures(p: Primitives) -> list[F.FigureSpec]:
 
 
 # ---------------------------------------------------------------------- HTML
-def section(p: Primitives, data_uri: Callable[[object], str]) -> dict:
-    """What templates/primitives.html.j2 renders; `data_uri` embeds a figure."""
+def section(p: Primitives, data_uri: Callable[[object], str], energy: Sequence[EnergyRow] = ()) -> dict:
+    """What templates/primitives.html.j2 renders; `data_uri` embeds a figure; `energy`: the
+    energy results' rows (their experiment operations get a table per source)."""
     return {"p": p, "rows": table_rows(p), "several": len(p.libraries) > 1,
             "n_reps": sum(c.stored for c in p.counts), "n_configs": len(p.counts),
             "figures": [{"title": f.title, "caption": f.caption, "name": f.name, "uri": data_uri(f.figure)}
                         for f in figures(p)],
-            "size_label": size_label}
+            "size_label": size_label, "energy": energy_tables(p, energy)}
 
 
 # ---------------------------------------------------------------------- terminal and Markdown
