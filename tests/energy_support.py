@@ -60,6 +60,25 @@ def read_marker_file(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return rows[rows[:, 1] == 1, 0], rows[rows[:, 1] == 0, 0]
 
 
+def run_marked(plan_text: str, root: Path, agent_dir: Path) -> tuple[Path, tuple[np.ndarray, np.ndarray]]:
+    """Runs a plan with the posix port recording its marker edges; the experiment's folder
+    and the edges (rising, falling)."""
+    import pytest
+
+    from tlsbench import plan
+    from tlsbench.controller import run_experiment
+
+    loaded = plan.parse(plan_text, "marked.toml")
+    marker_file = root / "marker.txt"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TLSBENCH_MARKER_FILE", str(marker_file))  # the posix port's marker: one line per edge
+    try:
+        run_experiment(loaded, root, agent_dir=agent_dir)
+    finally:
+        mp.undo()
+    return root / loaded.plan.name, read_marker_file(marker_file)
+
+
 def synthesize(ds: Dataset, model: Model = Model(), end_ns: int | None = None,
                marker_ns: tuple[np.ndarray, np.ndarray] | None = None) -> Synthetic:
     """A capture of the experiment; with `end_ns` it stops at that trace time. The marker is

@@ -14,12 +14,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from energy_support import Model, read_marker_file, synthesize, write_joulescope
-from tlsbench import plan
+from energy_support import Model, run_marked, synthesize, write_joulescope
 from tlsbench.analysis.load import load
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
-from tlsbench.controller import run_experiment
 
 REPS = 3
 TOLERANCE = 0.01  # per group, for groups of at least MIN_SAMPLES samples
@@ -29,18 +27,10 @@ RATE = 2e6
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory, agent_path) -> tuple[Path, tuple[np.ndarray, np.ndarray]]:
-    root = tmp_path_factory.mktemp("energy-experiments")
-    marker_file = root / "marker.txt"
-    loaded = plan.parse(f'name = "mixed"\nrepetitions = {REPS}\nrounds = 1\nwarmup = 1\n'
-                        'suites = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"]\n'
-                        '[experiments]\ninclude = ["ecdsa-p256", "aes128-gcm"]\nsizes = [4096]\n', "mixed.toml")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TLSBENCH_MARKER_FILE", str(marker_file))
-    try:
-        run_experiment(loaded, root, agent_dir=agent_path.parent)
-    finally:
-        mp.undo()
-    return root / "mixed", read_marker_file(marker_file)
+    return run_marked(f'name = "mixed"\nrepetitions = {REPS}\nrounds = 1\nwarmup = 1\n'
+                      'suites = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"]\n'
+                      '[experiments]\ninclude = ["ecdsa-p256", "aes128-gcm"]\nsizes = [4096]\n',
+                      tmp_path_factory.mktemp("energy-experiments"), agent_path.parent)
 
 
 @pytest.fixture

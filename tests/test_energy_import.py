@@ -14,14 +14,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from energy_support import (Model, Synthetic, read_marker_file, synthesize, write_generic, write_joulescope,
+from energy_support import (Model, Synthetic, run_marked, synthesize, write_generic, write_joulescope,
                             write_ppk2)
 from tlsbench.analysis.load import load
 from tlsbench.analysis.results import analyze
-from tlsbench import plan
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
-from tlsbench.controller import run_experiment
 from tlsbench.energy.measure import repetition_windows
 from tlsbench.energy.report import collect
 
@@ -35,17 +33,9 @@ MIN_SAMPLES = 100            # ... for steps at least this many samples long
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory, agent_path) -> tuple[Path, tuple[np.ndarray, np.ndarray]]:
     """A real experiment with one warm-up per batch, and the agent's own marker edges."""
-    root = tmp_path_factory.mktemp("energy")
-    marker_file = root / "marker.txt"
-    loaded = plan.parse(f'name = "energy"\nrepetitions = {REPS}\nrounds = 1\nwarmup = 1\nsuites = {SUITE}\n'
-                        '[payload]\ntotal_bytes = 1000\nrecord_size = 500\ndirection = "both"\n', "energy.toml")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TLSBENCH_MARKER_FILE", str(marker_file))  # the posix port's marker: one line per edge
-    try:
-        run_experiment(loaded, root, agent_dir=agent_path.parent)
-    finally:
-        mp.undo()
-    return root / "energy", read_marker_file(marker_file)
+    return run_marked(f'name = "energy"\nrepetitions = {REPS}\nrounds = 1\nwarmup = 1\nsuites = {SUITE}\n'
+                      '[payload]\ntotal_bytes = 1000\nrecord_size = 500\ndirection = "both"\n',
+                      tmp_path_factory.mktemp("energy"), agent_path.parent)
 
 
 @pytest.fixture

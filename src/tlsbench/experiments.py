@@ -24,7 +24,7 @@ from typing import Any, Collection, Mapping, Sequence
 import tomli_w
 
 from tlsbench import spec as specmod
-from tlsbench.plan import ALL, ExperimentSelection, LoadedPlan, PlanError, parse
+from tlsbench.plan import ALL, ExperimentSelection, LoadedPlan, PlanError, agents_phrase, parse
 from tlsbench.precision import MIN_SAMPLE, Precision
 from tlsbench.store.sqlite import ConfigRow
 
@@ -113,8 +113,7 @@ def select_per_library(loaded: LoadedPlan, offered_by_library: Mapping[str, Sequ
     sel = loaded.plan.experiments
     assert sel is not None
     pooled = [e for exps in offered_by_library.values() for e in exps]
-    where = ("this agent" if len(offered_by_library) == 1
-             else f"any of the agents ({', '.join(offered_by_library)})")
+    where = agents_phrase(offered_by_library)
     problems = _unmatched("include", sel.include, pooled, where) + _unmatched("exclude", sel.exclude, pooled, where)
     if problems:
         raise PlanError(loaded.source, problems)

@@ -14,15 +14,15 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Mapping, Sequence
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
-                      ValidationInfo, field_validator, model_validator)
+from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from tlsbench import spec as specmod
 from tlsbench.agents import LIBRARIES, AgentError, available_agents, executable_name, find_agent
 from tlsbench.network.plan import NetworkPlan
-from tlsbench.validation import Strict, no_duplicates
+from tlsbench.validation import Strict, dotted, no_duplicates, problem
 from tlsbench.validation import as_list as _as_list
 from tlsbench.validation import spec_name as _spec_name
 
@@ -38,6 +38,7 @@ METADATA_FILTERS = {"key_exchange": "key_exchange", "authentication": "authentic
                     "protocol": "max_version"}
 # Library (agent) names: `tlsbench-agent-<name>` must exist where agents are looked for.
 LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
+PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
 
 
 class PlanError(ValueError):
@@ -247,65 +248,14 @@ class LoadedPlan:
 
 
 # ---------------------------------------------------------------------- errors
-def _dotted(loc: Sequence[str | int], raw: Mapping[str, Any]) -> str:
-    """('payload', 0, 'record_size') -> 'payload.record_size' when payload was one table,
-    'payload[0].record_size' when it was an array of tables. Parts the plan does not have
-    (union branch names such as 'str' or 'int') are left out."""
-    parts: list[str] = []
-    node: Any = raw
-    for item in loc:
-        if isinstance(item, int):
-            if isinstance(node, list) and parts:
-                parts[-1] += f"[{item}]"
-                node = node[item] if item < len(node) else None
-            continue  # else a shorthand single value wrapped into a list: no index to show
-        if isinstance(node, dict):
-            parts.append(item)
-            node = node.get(item)
-    return ".".join(parts) or "(plan)"
-
-
-def _model_at(loc: Sequence[str | int]) -> type[BaseModel]:
-    """The model class whose fields a location's last part belongs to."""
-    model: type[BaseModel] = Plan
-    for item in loc[:-1]:
-        if isinstance(item, int):
-            continue
-        field = model.model_fields.get(item)
-        if field is None:
-            break
-        inner = _inner_model(field.annotation)
-        if inner is not None:
-            model = inner
-    return model
-
-
-def _inner_model(ann: Any) -> type[BaseModel] | None:
-    """The model inside an annotation: `M`, `list[M]`, `M | None`."""
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return ann
-    return next((m for a in getattr(ann, "__args__", ()) if (m := _inner_model(a)) is not None), None)
-
-
 _UNION_BRANCHES = ("str", "int")  # loc parts pydantic adds for the branches of `str | int`
 
 
 def _problem(err: Mapping[str, Any], raw: Mapping[str, Any]) -> str:
-    loc = err["loc"]
-    path = _dotted(loc, raw)
-    if err["type"] == "extra_forbidden":
-        allowed = list(_model_at(loc).model_fields)
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=2)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        return f"{path}: unknown field{hint} (allowed: {', '.join(allowed)})"
-    if err["type"] == "missing":
-        return f"{path}: required field is missing"
-    if loc and loc[-1] in _UNION_BRANCHES:  # a suite reference that is neither str nor int
-        return f"{path}: {err['input']!r} is not valid: must be a suite name, an fnmatch pattern or an IANA id"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if isinstance(err["input"], dict):  # a whole-table check: the message names the fields
-        return f"{path}: {msg}"
-    return f"{path}: {err['input']!r} is not valid: {msg}"
+    if err["loc"] and err["loc"][-1] in _UNION_BRANCHES:  # a suite reference that is neither str nor int
+        return (f"{dotted(err['loc'], raw, PLAN_ITSELF)}: {err['input']!r} is not valid: must be a suite name, "
+                "an fnmatch pattern or an IANA id")
+    return problem(err, Plan, raw, PLAN_ITSELF)
 
 
 def validate(raw: Mapping[str, Any], source: str) -> Plan:
@@ -379,6 +329,11 @@ def _suite_matches(ref: str | int, suite: Mapping[str, Any]) -> bool:
     return fnmatch.fnmatchcase(_names_key(suite["name"]), _names_key(ref))
 
 
+def agents_phrase(libraries: Sequence[str] | Mapping[str, Any]) -> str:
+    """Where a selection found nothing: "this agent", or "any of the agents (a, b)"."""
+    return "this agent" if len(libraries) == 1 else f"any of the agents ({', '.join(libraries)})"
+
+
 def _unmatched(field: str, refs: Sequence[str | int], suites: Sequence[Mapping[str, Any]], where: str) -> list[str]:
     names = sorted({s["name"] for s in suites})
     problems = []
@@ -423,8 +378,7 @@ def select_per_library(loaded: LoadedPlan, suites_by_library: Mapping[str, Seque
     would silently contribute nothing, is an error, not an empty run."""
     sel = loaded.plan.suites
     pooled = [s for suites in suites_by_library.values() for s in suites]
-    where = ("this agent" if len(suites_by_library) == 1
-             else f"any of the agents ({', '.join(suites_by_library)})")
+    where = agents_phrase(suites_by_library)
     problems = (_unmatched("include", sel.include, pooled, where) + _unmatched("exclude", sel.exclude, pooled, where)
                 + _metadata_problems(sel, pooled, where))
     if problems:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..validation import problem
 from . import EnergyError
 
 PROFILE_DIR = "profiles"  # package data of tlsbench.energy
@@ -171,45 +172,6 @@ def operating_point(profile: Profile, frequency_mhz: float | None = None, origin
 
 
 # ---------------------------------------------------------------------- validation
-def _dotted(loc: Sequence[str | int]) -> str:
-    out = ""
-    for item in loc:
-        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
-    return out or "(profile)"
-
-
-def _model_at(loc: Sequence[str | int]) -> type[BaseModel]:
-    """The model class whose fields a location's last part belongs to."""
-    model: type[BaseModel] = Profile
-    for item in loc[:-1]:
-        field = model.model_fields.get(item) if isinstance(item, str) else None
-        if field is None:
-            continue
-        ann = field.annotation
-        for inner in (getattr(ann, "__args__", None) or (ann,)):
-            inner = getattr(inner, "__args__", (inner,))[0] if getattr(inner, "__origin__", None) is list else inner
-            if isinstance(inner, type) and issubclass(inner, BaseModel):
-                model = inner
-                break
-    return model
-
-
-def _problem(err: Mapping[str, Any]) -> str:
-    loc = err["loc"]
-    path = _dotted(loc)
-    if err["type"] == "extra_forbidden":
-        allowed = list(_model_at(loc).model_fields)
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=2)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        return f"{path}: unknown field{hint} (allowed: {', '.join(allowed)})"
-    if err["type"] == "missing":
-        return f"{path}: required field is missing"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if isinstance(err["input"], dict):  # a whole-table check: the message names the fields
-        return f"{path}: {msg}"
-    return f"{path}: {err['input']!r} is not valid: {msg}"
-
-
 def _cross_checks(p: Profile) -> list[str]:
     """What one field cannot say alone: cited sources exist, currents have a voltage, the
     default frequency is listed, every active draw is above idle."""
@@ -241,7 +203,7 @@ def validate(raw: Mapping[str, Any], source: str) -> Profile:
     try:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
-        raise ProfileError(source, list(dict.fromkeys(_problem(e) for e in exc.errors()))) from None
+        raise ProfileError(source, list(dict.fromkeys(problem(e, Profile, raw, "(profile)") for e in exc.errors()))) from None
     problems = _cross_checks(profile)
     if problems:
         raise ProfileError(source, problems)
