@@ -469,27 +469,49 @@ class Controller:
             raise _AgentDied(expected, f"protocol violation: REP for config {h.config_id} repetition {h.index} "
                                        f"where config {config_id} repetition {expected} was expected "
                                        f"(frame at offset {frame.offset})")
-        row = self._repetition_row(h, config_id, batch, self.agent_id)
+        row = self._repetition_row(rep, config_id, batch, self.agent_id)
         self.store.add_repetition(row, rep.records)
         assert self.agent is not None
         self._stored(batch, row, summary, self.agent)
 
-    def _repetition_row(self, h: protocol.RepHeader, config_id: int, batch: schedule.Batch, agent_id: int | None,
+    def _repetition_row(self, rep: protocol.Rep, config_id: int, batch: schedule.Batch, agent_id: int | None,
                         peer: PeerRepetition | None = None) -> RepetitionRow:
-        """A REP header as a row; with the peer agent's REP of the same repetition, the first
-        failure of either side and the flags and retransmissions of both."""
+        """A REP as a row; with the peer agent's REP of the same repetition, the first failure
+        of either side, or MISMATCHED when the two name different connections, with both
+        agents' reasons, and the flags and retransmissions of both."""
+        h = rep.header
         status = self.spec.status.name(h.status)
         failed_peer = self.spec.peers.by_value.get(h.failed_peer) if h.failed_peer != self.spec.peers.none else None
-        flags, retransmissions = h.flags, h.retransmissions
+        flags, retransmissions, reason = h.flags, h.retransmissions, rep.reason or None
         if peer:
-            if status == self.spec.status.name(self.spec.status.OK) and peer.status != status:
-                status, failed_peer = peer.status, peer.role
+            status, failed_peer, reason = self._pair_outcome(rep, status, failed_peer, peer)
             flags |= peer.flags
             retransmissions += peer.retransmissions
-        return RepetitionRow(config_id, h.index, batch.round, agent_id, status, failed_peer, h.error_code, None, flags,
-                             h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns,
+        ports = h.connection if any(h.connection) else (None, None)
+        return RepetitionRow(config_id, h.index, batch.round, agent_id, status, failed_peer, h.error_code, reason,
+                             flags, h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns,
                              h.n_records, h.dropped, h.packets_c2s, h.packets_s2c, retransmissions,
-                             self.spec.roles.name(h.role), h.repetition_wall_ns)
+                             self.spec.roles.name(h.role), h.repetition_wall_ns, *ports)
+
+    def _pair_outcome(self, rep: protocol.Rep, status: str, failed_peer: str | None,
+                      peer: PeerRepetition) -> tuple[str, str | None, str | None]:
+        """(status, failed peer, reason) of a two-process repetition (docs/networks.md
+        "Identity"): agents that name different connections ran different repetitions, and
+        nothing of theirs is a valid pair; otherwise the first failure of either side."""
+        ok = self.spec.status.name(self.spec.status.OK)
+        mine, theirs = rep.header.connection, (peer.client_port or 0, peer.server_port or 0)
+        if all(mine) and all(theirs) and mine != theirs:
+            status, failed_peer = self.spec.status.name(self.spec.status.MISMATCHED), None
+            why = f"the agents ran different connections (client port, server port): device {mine}, peer {theirs}; "
+        elif status == ok and peer.status != ok:
+            status, failed_peer, why = peer.status, peer.role, ""
+        else:
+            why = ""
+        if status == ok:
+            return status, failed_peer, None
+        role = self.spec.roles.name(rep.header.role)
+        return status, failed_peer, (f"{why}device ({role}): {rep.reason or self.spec.status.name(rep.header.status)}"
+                                     f"; peer ({peer.role}): {peer.error_text or peer.status}")
 
     def _stored(self, batch: schedule.Batch, row: RepetitionRow, summary: RunSummary, agent: AgentProcess) -> None:
         self.deaths[batch.config] = 0
@@ -500,7 +522,7 @@ class Controller:
     def store_pair(self, config_id: int, batch: schedule.Batch, device_rep: protocol.Rep, agent: AgentProcess,
                    agent_id: int, peer: PeerRepetition, summary: RunSummary) -> int:
         """A two-process repetition (network/pair.py): the device's REP and the peer's."""
-        row = self._repetition_row(device_rep.header, config_id, batch, agent_id, peer)
+        row = self._repetition_row(device_rep, config_id, batch, agent_id, peer)
         rep_id = self.store.add_paired_repetition(row, device_rep.records, peer)
         self._stored(batch, row, summary, agent)
         return rep_id

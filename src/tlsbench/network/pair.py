@@ -20,7 +20,7 @@ from tlsbench import protocol, schedule
 from tlsbench.agents import AgentProcess, AgentRejected
 from tlsbench.network.link import (DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute,
                                    link_binary)
-from tlsbench.network.plan import MAX_FRAGMENT_CODES, Link, Variant
+from tlsbench.network.plan import MAX_FRAGMENT_CODES, Link, Variant, timeouts
 from tlsbench.store.sqlite import PeerRepetition
 
 if TYPE_CHECKING:
@@ -203,8 +203,13 @@ class NetworkRunner:
                  pair: tuple[PairedAgent, PairedAgent], client: PairedAgent, summary: "RunSummary") -> None:
         frames = self.spec.frames
         state.next_index = {"dev": batch.first_index, "peer": batch.first_index}
+        net = self.ctl.plan.network
+        assert net is not None and config.variant is not None
+        # The controller waits longest: an agent may stay silent while its peer gives up and
+        # the server waits for its next client (docs/networks.md "Timeouts").
+        hang = max(self.ctl.hang_timeout, timeouts(config.variant, net.dtls).hang)
         while len(state.done) < 2:
-            agent, frame = self._next(state, self.ctl.hang_timeout)
+            agent, frame = self._next(state, hang)
             if frame.type == frames.REP:
                 self._take_rep(agent, frame, config_id, state)
                 if agent is client:
@@ -256,7 +261,8 @@ class NetworkRunner:
         h = rep.header
         return PeerRepetition(agent.agent_id, self.spec.roles.name(h.role), self.spec.status.name(h.status),
                               h.error_code, h.flags, h.bytes_c2s, h.bytes_s2c, h.packets_c2s, h.packets_s2c,
-                              h.retransmissions, h.start_ns, h.handshake_wall_ns, h.repetition_wall_ns, rep.records)
+                              h.retransmissions, h.start_ns, h.handshake_wall_ns, h.repetition_wall_ns, rep.records,
+                              h.client_port or None, h.server_port or None, rep.reason or None)
 
     def _store_link_traffic(self, state: BatchState) -> None:
         if self.forwarder is None or not state.rep_ids:
