@@ -161,6 +161,38 @@ def test_forced_loss_flags_retransmitted_repetitions(tmp_path, agent_path):
         assert r.processing is None or r.processing.n == r.n - r.retransmitted  # invariant: flagged excluded
 
 
+@needs_link
+def test_a_lossy_link_never_stores_a_mispaired_repetition(tmp_path, agent_path):
+    """20% packet loss both ways, TLS and DTLS, the device as client and as server, with a
+    warm-up per batch: DTLS flights and last flights get lost, agents give up, servers wait
+    for clients that moved on. Every stored pair must be the two ends of one connection, and
+    every failure must say why (both agents' reasons when they disagree)."""
+    plan_text = (f'name = "lossy"\nrepetitions = 6\nrounds = 2\nwarmup = 1\nsuites = {SUITE}\n'
+                 '[network]\ntransports = ["tcp", "udp"]\ndevice = ["client", "server"]\n'
+                 'dtls = { timeout_min_ms = 100, timeout_max_ms = 400 }\n'
+                 '[[network.links]]\npreset = "none"\nloss = 20\ndelay = 2\n')
+    summary = run_experiment(plan.parse(plan_text, "lossy.toml"), tmp_path, agent_dir=agent_path.parent)
+    assert summary.stored == 4 * 6 and not summary.skipped_configs
+    stored = rows(summary.folder, "SELECT c.transport, c.device_role, r.idx, r.status, r.error_text, "
+                                  "r.client_port, r.server_port, p.client_port, p.server_port, p.status "
+                                  "FROM repetition r JOIN config c ON c.id = r.config_id "
+                                  "LEFT JOIN peer_repetition p ON p.repetition_id = r.id")
+    retransmitted = rows(summary.folder, "SELECT count(*) FROM repetition WHERE retransmissions > 0")[0][0]
+    assert retransmitted > 0  # the loss did reach the handshakes
+    for transport, role, idx, status, why, cport, sport, peer_cport, peer_sport, peer_status in stored:
+        where = f"{transport} device {role} repetition {idx}"
+        if status == "OK":
+            assert peer_status == "OK" and why is None, where
+            assert cport and sport and (cport, sport) == (peer_cport, peer_sport), f"{where}: a mispaired pair"
+        else:
+            assert status != "MISMATCHED", f"{where}: the agents ran different connections: {why}"
+            assert why, f"{where}: {status} without a reason"
+            if status != "AGENT_DIED":
+                assert "device (" in why and "peer (" in why, f"{where}: not both agents' reasons: {why}"
+        if cport and peer_cport:
+            assert (cport, sport) == (peer_cport, peer_sport), f"{where}: a pair of two connections"
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop privileges")
 def test_a_link_without_privileges_fails_clearly(agent_path):
     with tempfile.TemporaryDirectory() as tmp:  # pytest's own folders are private to root
