@@ -17,12 +17,14 @@ import numpy as np
 import pytest
 
 from conftest import small_plan
-from tlsbench import plan
+from tlsbench import plan, protocol, spec
 from tlsbench.analysis import load, measures
 from tlsbench.analysis.network import network_results
 from tlsbench.controller import run_experiment
 from tlsbench.network.link import PACKET, Window, attribute
+from tlsbench.network.pair import pair_outcome
 from tlsbench.network.plan import variants
+from tlsbench.store.sqlite import PeerRepetition
 from tlsbench.report.commands import report_after_run
 
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]'
@@ -96,6 +98,42 @@ def test_flows_belong_to_the_repetition_their_first_packet_falls_in():
     assert (r0.d2p_packets, r0.d2p_bytes, r0.p2d_packets, r0.p2d_bytes, r0.p2d_lost) == (2, 112, 2, 3000, 1)
     assert (r0.first_ns, r0.last_ns) == (100, 400)
     assert got[1].d2p_packets == 1 and got[1].p2d_packets == 0
+
+
+# ---------------------------------------------------------------------- pairing by connection
+S = spec.load()
+
+
+def _device(status: str = "OK", ports: tuple[int, int] = (16389, 40001), reason: str = "") -> protocol.Rep:
+    header = protocol.RepHeader(1, 5, S.status.value(status), S.peers.none, 0, 0, 0, 0, 10, 20, 1, 2, 3,
+                                role=S.roles.client, client_port=ports[0], server_port=ports[1])
+    return protocol.Rep(header, b"", reason)
+
+
+def _peer(status: str = "OK", ports: tuple[int | None, int | None] = (16389, 40001),
+          reason: str | None = None) -> PeerRepetition:
+    return PeerRepetition(2, "server", status, 0, 0, 10, 20, 1, 1, 0, 1, 2, 3, b"", *ports, reason)
+
+
+def test_agents_that_agree_on_the_connection_and_succeed_make_an_ok_pair():
+    assert pair_outcome(S, _device(), _peer()) == ("OK", None, None)
+
+
+def test_agents_that_ran_different_connections_are_never_a_valid_pair():
+    status, failed_peer, why = pair_outcome(S, _device(), _peer(ports=(16390, 40001)))
+    assert (status, failed_peer) == ("MISMATCHED", None)
+    assert "device (16389, 40001), peer (16390, 40001)" in why
+    assert "device (client): OK" in why and "peer (server): OK" in why
+
+
+def test_a_pair_where_one_agent_failed_is_failed_with_both_reasons():
+    late = "handshake: client: nothing from the other agent within 31500 ms"
+    status, failed_peer, why = pair_outcome(S, _device("HANDSHAKE_FAILED", reason=late), _peer())
+    assert (status, failed_peer) == ("HANDSHAKE_FAILED", None) and why == f"device (client): {late}; peer (server): OK"
+    never = "setup: transport udp: no DTLS ClientHello for repetition 5 arrived"
+    status, failed_peer, why = pair_outcome(S, _device(), _peer("SETUP_FAILED", (None, None), never))
+    assert (status, failed_peer) == ("SETUP_FAILED", "server")  # a side without a connection failed: not a mismatch
+    assert why == f"device (client): OK; peer (server): {never}"
 
 
 # ---------------------------------------------------------------------- loopback, no root

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Protocol, Sequence
 from tlsbench import __version__, experiments, precision, protocol, schedule
 from tlsbench import spec as specmod
 from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
-from tlsbench.network.pair import NetworkRunner, PairDied
+from tlsbench.network.pair import NetworkRunner, PairDied, pair_outcome
 from tlsbench.network.plan import NetworkPlan, Variant, variants
 from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
 from tlsbench.store.sqlite import ConfigRow, Experiment, PeerRepetition, RepetitionRow, Store, StoreError
@@ -484,7 +484,7 @@ class Controller:
         failed_peer = self.spec.peers.by_value.get(h.failed_peer) if h.failed_peer != self.spec.peers.none else None
         flags, retransmissions, reason = h.flags, h.retransmissions, rep.reason or None
         if peer:
-            status, failed_peer, reason = self._pair_outcome(rep, status, failed_peer, peer)
+            status, failed_peer, reason = pair_outcome(self.spec, rep, peer)
             flags |= peer.flags
             retransmissions += peer.retransmissions
         ports = h.connection if any(h.connection) else (None, None)
@@ -492,26 +492,6 @@ class Controller:
                              flags, h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns,
                              h.n_records, h.dropped, h.packets_c2s, h.packets_s2c, retransmissions,
                              self.spec.roles.name(h.role), h.repetition_wall_ns, *ports)
-
-    def _pair_outcome(self, rep: protocol.Rep, status: str, failed_peer: str | None,
-                      peer: PeerRepetition) -> tuple[str, str | None, str | None]:
-        """(status, failed peer, reason) of a two-process repetition (docs/networks.md
-        "Identity"): agents that name different connections ran different repetitions, and
-        nothing of theirs is a valid pair; otherwise the first failure of either side."""
-        ok = self.spec.status.name(self.spec.status.OK)
-        mine, theirs = rep.header.connection, (peer.client_port or 0, peer.server_port or 0)
-        if all(mine) and all(theirs) and mine != theirs:
-            status, failed_peer = self.spec.status.name(self.spec.status.MISMATCHED), None
-            why = f"the agents ran different connections (client port, server port): device {mine}, peer {theirs}; "
-        elif status == ok and peer.status != ok:
-            status, failed_peer, why = peer.status, peer.role, ""
-        else:
-            why = ""
-        if status == ok:
-            return status, failed_peer, None
-        role = self.spec.roles.name(rep.header.role)
-        return status, failed_peer, (f"{why}device ({role}): {rep.reason or self.spec.status.name(rep.header.status)}"
-                                     f"; peer ({peer.role}): {peer.error_text or peer.status}")
 
     def _stored(self, batch: schedule.Batch, row: RepetitionRow, summary: RunSummary, agent: AgentProcess) -> None:
         self.deaths[batch.config] = 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tlsbench import protocol, schedule
+from tlsbench import spec as specmod
 from tlsbench.agents import AgentProcess, AgentRejected
 from tlsbench.network.link import (DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute,
                                    link_binary)
@@ -31,6 +32,29 @@ READY_TIMEOUT_S = 30.0
 # Every connection starts from scratch: the kernel must not reuse RTT / window estimates it
 # cached from the previous repetition's connection to the same address.
 NAMESPACE_SYSCTLS = ("net.ipv4.tcp_no_metrics_save=1",)
+
+
+def pair_outcome(spec: specmod.Spec, device: protocol.Rep,
+                 peer: PeerRepetition) -> tuple[str, str | None, str | None]:
+    """(status, failed peer, reason) of a two-process repetition (docs/networks.md
+    "Identity"): REPs that name different connections ran different repetitions and are
+    MISMATCHED; otherwise the first failure of either side. A failure keeps both agents'
+    reasons."""
+    h, ok = device.header, spec.status.name(spec.status.OK)
+    status = spec.status.name(h.status)
+    failed_peer = spec.peers.by_value.get(h.failed_peer) if h.failed_peer != spec.peers.none else None
+    theirs = (peer.client_port or 0, peer.server_port or 0)
+    why = ""
+    if all(h.connection) and all(theirs) and h.connection != theirs:
+        status, failed_peer = spec.status.name(spec.status.MISMATCHED), None
+        why = f"the agents ran different connections (client port, server port): device {h.connection}, " \
+              f"peer {theirs}; "
+    elif status == ok and peer.status != ok:
+        status, failed_peer = peer.status, peer.role
+    if status == ok:
+        return status, failed_peer, None
+    return status, failed_peer, (f"{why}device ({spec.roles.name(h.role)}): {device.reason or spec.status.name(h.status)}"
+                                 f"; peer ({peer.role}): {peer.error_text or peer.status}")
 
 
 class PairDied(Exception):
