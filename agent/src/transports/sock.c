@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tlsbench/port.h"
 #include "tlsbench/spec_gen.h"
 
 int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len) {
@@ -81,6 +82,11 @@ int tb_sock_poll(int fd, short events, uint32_t timeout_ms) {
         return TB_WAIT_TIMEOUT;
     /* POLLHUP/POLLERR with nothing to read: let the read report it (EOF, ECONNREFUSED). */
     return TB_WAIT_READY;
+}
+
+int tb_sock_poll_until(int fd, short events, uint64_t deadline_ns) {
+    uint64_t now = tb_port_now_ns();
+    return now >= deadline_ns ? TB_WAIT_TIMEOUT : tb_sock_poll(fd, events, (uint32_t)((deadline_ns - now) / 1000000u) + 1u);
 }
 
 int tb_sock_nonblock(int fd) {

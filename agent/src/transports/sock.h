@@ -34,6 +34,8 @@ void tb_sock_counters(const tb_link_counters *c, uint64_t *bytes_c2s, uint64_t *
 int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len);
 /* poll() one descriptor for `events` up to timeout_ms: TB_WAIT_READY / _TIMEOUT / _ERROR. */
 int tb_sock_poll(int fd, short events, uint32_t timeout_ms);
+/* The same until an absolute deadline (tb_port_now_ns); TB_WAIT_TIMEOUT once it has passed. */
+int tb_sock_poll_until(int fd, short events, uint64_t deadline_ns);
 int tb_sock_nonblock(int fd);
 /* "addr:port" of a bound socket ("[addr]:port" for IPv6). */
 void tb_sock_where(int fd, char *buf, size_t len);

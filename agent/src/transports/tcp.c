@@ -106,16 +106,13 @@ static int tb_tcp_next(uint64_t deadline, struct sockaddr_storage *peer) {
         tb_tcp.early.fd = -1;
         return fd;
     }
-    for (;;) {
-        uint64_t now = tb_port_now_ns();
-        if (now >= deadline ||
-            tb_sock_poll(tb_tcp.run.server_fd, POLLIN, (uint32_t)((deadline - now) / 1000000u) + 1u) != TB_WAIT_READY)
-            return -1;
+    while (tb_sock_poll_until(tb_tcp.run.server_fd, POLLIN, deadline) == TB_WAIT_READY) {
         socklen_t sl = sizeof *peer;
         int fd = accept(tb_tcp.run.server_fd, (struct sockaddr *)peer, &sl);
         if (fd >= 0 || (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED))
             return fd;
     }
+    return -1;
 }
 
 /* Accepts connection `conn`: stale connections are closed, a later one is kept for its turn. */
@@ -154,12 +151,9 @@ static int tb_tcp_connect_from(int fd, const struct sockaddr_storage *ss, sockle
         return 0;
     if (errno != EINPROGRESS)
         return -1;
-    uint64_t now = tb_port_now_ns();
     int e = ETIMEDOUT;
     socklen_t el = sizeof e;
-    if (now < deadline &&
-        tb_sock_poll(fd, POLLOUT, (uint32_t)((deadline - now) / 1000000u) + 1u) == TB_WAIT_READY &&
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0)
+    if (tb_sock_poll_until(fd, POLLOUT, deadline) == TB_WAIT_READY && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0)
         e = errno;
     errno = e;
     return e == 0 ? 0 : -1;

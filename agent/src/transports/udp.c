@@ -125,11 +125,7 @@ static ssize_t tb_udp_next(uint64_t deadline, struct sockaddr_storage *from, con
         *data = tb_udp.held.data;
         return (ssize_t)tb_udp.held.len;
     }
-    for (;;) {
-        uint64_t now = tb_port_now_ns();
-        if (now >= deadline ||
-            tb_sock_poll(tb_udp.run.server_fd, POLLIN, (uint32_t)((deadline - now) / 1000000u) + 1u) != TB_WAIT_READY)
-            return -1;
+    while (tb_sock_poll_until(tb_udp.run.server_fd, POLLIN, deadline) == TB_WAIT_READY) {
         socklen_t sl = sizeof *from;
         ssize_t n = recvfrom(tb_udp.run.server_fd, tb_udp_scratch, sizeof tb_udp_scratch, MSG_PEEK,
                              (struct sockaddr *)from, &sl);
@@ -140,6 +136,7 @@ static ssize_t tb_udp_next(uint64_t deadline, struct sockaddr_storage *from, con
         if (errno != EAGAIN && errno != EINTR && errno != ECONNREFUSED)
             return -1;
     }
+    return -1;
 }
 
 static void tb_udp_drop(void) {
