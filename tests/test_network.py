@@ -17,12 +17,14 @@ import numpy as np
 import pytest
 
 from conftest import small_plan
-from tlsbench import plan
+from tlsbench import plan, protocol, spec
 from tlsbench.analysis import load, measures
 from tlsbench.analysis.network import network_results
 from tlsbench.controller import run_experiment
 from tlsbench.network.link import PACKET, Window, attribute
+from tlsbench.network.pair import pair_outcome
 from tlsbench.network.plan import variants
+from tlsbench.store.sqlite import PeerRepetition
 from tlsbench.report.commands import report_after_run
 
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]'
@@ -98,6 +100,42 @@ def test_flows_belong_to_the_repetition_their_first_packet_falls_in():
     assert got[1].d2p_packets == 1 and got[1].p2d_packets == 0
 
 
+# ---------------------------------------------------------------------- pairing by connection
+S = spec.load()
+
+
+def _device(status: str = "OK", ports: tuple[int, int] = (16389, 40001), reason: str = "") -> protocol.Rep:
+    header = protocol.RepHeader(1, 5, S.status.value(status), S.peers.none, 0, 0, 0, 0, 10, 20, 1, 2, 3,
+                                role=S.roles.client, client_port=ports[0], server_port=ports[1])
+    return protocol.Rep(header, b"", reason)
+
+
+def _peer(status: str = "OK", ports: tuple[int | None, int | None] = (16389, 40001),
+          reason: str | None = None) -> PeerRepetition:
+    return PeerRepetition(2, "server", status, 0, 0, 10, 20, 1, 1, 0, 1, 2, 3, b"", *ports, reason)
+
+
+def test_agents_that_agree_on_the_connection_and_succeed_make_an_ok_pair():
+    assert pair_outcome(S, _device(), _peer()) == ("OK", None, None)
+
+
+def test_agents_that_ran_different_connections_are_never_a_valid_pair():
+    status, failed_peer, why = pair_outcome(S, _device(), _peer(ports=(16390, 40001)))
+    assert (status, failed_peer) == ("MISMATCHED", None)
+    assert "device (16389, 40001), peer (16390, 40001)" in why
+    assert "device (client): OK" in why and "peer (server): OK" in why
+
+
+def test_a_pair_where_one_agent_failed_is_failed_with_both_reasons():
+    late = "handshake: client: nothing from the other agent within 31500 ms"
+    status, failed_peer, why = pair_outcome(S, _device("HANDSHAKE_FAILED", reason=late), _peer())
+    assert (status, failed_peer) == ("HANDSHAKE_FAILED", None) and why == f"device (client): {late}; peer (server): OK"
+    never = "setup: transport udp: no DTLS ClientHello for repetition 5 arrived"
+    status, failed_peer, why = pair_outcome(S, _device(), _peer("SETUP_FAILED", (None, None), never))
+    assert (status, failed_peer) == ("SETUP_FAILED", "server")  # a side without a connection failed: not a mismatch
+    assert why == f"device (client): OK; peer (server): {never}"
+
+
 # ---------------------------------------------------------------------- loopback, no root
 def test_tls_and_dtls_over_loopback_pair_two_agents(tmp_path, agent_path):
     loaded = network_plan("lo", '[network]\ntransports = ["tcp", "udp"]\ndevice = ["client", "server"]\n')
@@ -159,6 +197,38 @@ def test_forced_loss_flags_retransmitted_repetitions(tmp_path, agent_path):
         assert r.retransmitted > 0
         assert r.duration.n == r.n  # stop–start: every successful repetition
         assert r.processing is None or r.processing.n == r.n - r.retransmitted  # invariant: flagged excluded
+
+
+@needs_link
+def test_a_lossy_link_never_stores_a_mispaired_repetition(tmp_path, agent_path):
+    """20% packet loss both ways, TLS and DTLS, the device as client and as server, with a
+    warm-up per batch: DTLS flights and last flights get lost, agents give up, servers wait
+    for clients that moved on. Every stored pair must be the two ends of one connection, and
+    every failure must say why (both agents' reasons when they disagree)."""
+    plan_text = (f'name = "lossy"\nrepetitions = 6\nrounds = 2\nwarmup = 1\nsuites = {SUITE}\n'
+                 '[network]\ntransports = ["tcp", "udp"]\ndevice = ["client", "server"]\n'
+                 'dtls = { timeout_min_ms = 100, timeout_max_ms = 400 }\n'
+                 '[[network.links]]\npreset = "none"\nloss = 20\ndelay = 2\n')
+    summary = run_experiment(plan.parse(plan_text, "lossy.toml"), tmp_path, agent_dir=agent_path.parent)
+    assert summary.stored == 4 * 6 and not summary.skipped_configs
+    stored = rows(summary.folder, "SELECT c.transport, c.device_role, r.idx, r.status, r.error_text, "
+                                  "r.client_port, r.server_port, p.client_port, p.server_port, p.status "
+                                  "FROM repetition r JOIN config c ON c.id = r.config_id "
+                                  "LEFT JOIN peer_repetition p ON p.repetition_id = r.id")
+    retransmitted = rows(summary.folder, "SELECT count(*) FROM repetition WHERE retransmissions > 0")[0][0]
+    assert retransmitted > 0  # the loss did reach the handshakes
+    for transport, role, idx, status, why, cport, sport, peer_cport, peer_sport, peer_status in stored:
+        where = f"{transport} device {role} repetition {idx}"
+        if status == "OK":
+            assert peer_status == "OK" and why is None, where
+            assert cport and sport and (cport, sport) == (peer_cport, peer_sport), f"{where}: a mispaired pair"
+        else:
+            assert status != "MISMATCHED", f"{where}: the agents ran different connections: {why}"
+            assert why, f"{where}: {status} without a reason"
+            if status != "AGENT_DIED":
+                assert "device (" in why and "peer (" in why, f"{where}: not both agents' reasons: {why}"
+        if cport and peer_cport:
+            assert (cport, sport) == (peer_cport, peer_sport), f"{where}: a pair of two connections"
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop privileges")

@@ -108,6 +108,25 @@ def test_rep_round_trip_keeps_records_verbatim():
     assert rep.records == records and rep.header == rep_header()
 
 
+def test_rep_carries_its_connection_and_reason_after_the_records():
+    header = rep_header(client_port=16389, server_port=40001)
+    records = bytes(range(64))
+    reason = "handshake: client: nothing from the other agent within 31500 ms"
+    frame = protocol.decode_frames(protocol.encode_rep(header, records, reason))[0]
+    assert frame.payload[10:12] == (16389).to_bytes(2, "little") and frame.payload[28:30] == (40001).to_bytes(2, "little")
+    assert frame.payload[-len(reason):] == reason.encode()
+    rep = protocol.decode_rep(frame)
+    assert (rep.records, rep.reason, rep.header.connection) == (records, reason, (16389, 40001))
+
+
+def test_rep_with_a_reason_longer_than_its_payload_is_refused():
+    frame = protocol.decode_frames(protocol.encode_rep(rep_header(), bytes(64), "why"))[0]
+    payload = bytearray(frame.payload)
+    payload[30] = 200  # the reason's length
+    with pytest.raises(protocol.FrameError, match="REP size mismatch"):
+        protocol.decode_rep(protocol.Frame(frame.type, bytes(payload), 0))
+
+
 def test_rep_with_inconsistent_record_count_is_refused():
     frame = protocol.decode_frames(protocol.encode_rep(rep_header(), bytes(64)))[0]
     bad = protocol.Frame(frame.type, frame.payload + bytes(32), 99)

@@ -2,6 +2,7 @@
 /* libFuzzer target: the frame decoder over arbitrary bytes (a stream of frames), and the
  * RUN and REP payload decoders over whatever a frame carries. ASan/UBSan catch the rest. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tlsbench/protocol.h"
 
@@ -30,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         tb_rep_result rep;
         uint32_t n, dropped;
         if (tb_rep_header_decode(f.payload, f.length, &rep, &n, &dropped) == 0 &&
-            TB_REP_HEADER_SIZE + (size_t)n * sizeof(tb_record) != f.length)
-            abort();
+            TB_REP_HEADER_SIZE + (size_t)n * sizeof(tb_record) + strlen(rep.reason) != f.length)
+            abort(); /* header, records and reason account for every byte */
         data += used;
         size -= used;
     }

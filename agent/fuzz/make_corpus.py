@@ -29,12 +29,13 @@ def run(experiment: int = 0) -> bytes:
     return head + bytes(30) + struct.pack("<HI", experiment, 0)
 
 
-def rep() -> bytes:
-    """A REP: a 96-byte header and two records (one START/STOP pair)."""
-    header = struct.pack("<IIBBHIiIII QQQQQ III B3x Q", 7, 0, 0, 255, 0, 0, 0, 2, 0, 0,
-                         100, 200, 1, 2, 3, 0, 0, 0, 0, 0)
+def rep(reason: bytes = b"") -> bytes:
+    """A REP: a 96-byte header naming its connection (client port, server port), two records
+    (one START/STOP pair) and the failure reason after them."""
+    header = struct.pack("<IIBBHIiIIHH QQQQQ III B3x Q", 7, 0, 1 if reason else 0, 255, 16384, 0, 0, 2, 0, 4433,
+                         len(reason), 100, 200, 1, 2, 3, 0, 0, 0, 0, 0)
     records = b"".join(struct.pack("<HBBIQQQ", 101, kind, 0, kind, 10 * (kind + 1), 0, 0) for kind in (0, 1))
-    return header + records
+    return header + records + reason
 
 
 def seeds() -> dict[str, bytes]:
@@ -45,6 +46,7 @@ def seeds() -> dict[str, bytes]:
         "hello": frame(FRAME["HELLO"], b'{"protocol": 1}'),
         "quit": frame(FRAME["QUIT"], b""),
         "rep": frame(FRAME["REP"], rep()),
+        "rep_failed": frame(FRAME["REP"], rep(b"handshake: client: nothing from the other agent within 31500 ms")),
         "two_frames": good_run + frame(FRAME["QUIT"], b""),
         "truncated": good_run[:20],
         "bad_crc": good_run[:-1] + bytes([good_run[-1] ^ 0xFF]),

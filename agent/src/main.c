@@ -980,13 +980,15 @@ static int tb_dump_rep(const tb_dump_ctx *d, const tb_frame *f) {
     const char *status = tb_status_name(r.status);
     printf("REP config %u index %u status %s peer %s error %d flags 0x%x records %u dropped %u\n"
            "    bytes c2s %" PRIu64 " s2c %" PRIu64 ", packets c2s %u s2c %u, retransmissions %u, role %s\n"
-           "    handshake wall %.3f µs cpu %.3f µs, repetition wall %.3f µs\n",
+           "    handshake wall %.3f µs cpu %.3f µs, repetition wall %.3f µs, client port %u server port %u\n",
            (unsigned)r.config_id, (unsigned)r.index, status ? status : "?",
            tb_peer_name(r.failed_peer) ? tb_peer_name(r.failed_peer) : "?", (int)r.error, (unsigned)r.flags,
            (unsigned)n, (unsigned)dropped, r.bytes_c2s, r.bytes_s2c, (unsigned)r.packets_c2s,
            (unsigned)r.packets_s2c, (unsigned)r.retransmissions, tb_role_name(r.role) ? tb_role_name(r.role) : "?",
            (double)r.handshake_wall_ns / 1000.0, (double)r.handshake_cpu_ns / 1000.0,
-           (double)r.repetition_wall_ns / 1000.0);
+           (double)r.repetition_wall_ns / 1000.0, (unsigned)r.client_port, (unsigned)r.server_port);
+    if (r.reason[0])
+        printf("    reason: %s\n", r.reason);
     tb_record *recs = n ? malloc((size_t)n * sizeof *recs) : NULL;
     if (n && !recs)
         return -1;

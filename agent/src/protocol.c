@@ -357,18 +357,27 @@ void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_S
 }
 
 /* ---------------------------------------------------------------- REP */
+/* The reason's bytes on the wire: up to its NUL, at most TB_REP_REASON_MAX. */
+static size_t tb_rep_reason_len(const tb_rep_result *r) {
+    size_t n = 0;
+    while (n < TB_REP_REASON_MAX && r->reason[n])
+        n++;
+    return n;
+}
+
 void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,
                           uint8_t out[TB_REP_HEADER_SIZE]) {
     tb_put32(out, r->config_id);
     tb_put32(out + 4, r->index);
     out[8] = r->status;
     out[9] = r->failed_peer;
-    tb_put16(out + 10, 0);
+    tb_put16(out + 10, r->client_port);
     tb_put32(out + 12, r->flags);
     tb_put32(out + 16, (uint32_t)r->error);
     tb_put32(out + 20, n_records);
     tb_put32(out + 24, dropped);
-    tb_put32(out + 28, 0);
+    tb_put16(out + 28, r->server_port);
+    tb_put16(out + 30, (uint16_t)tb_rep_reason_len(r));
     tb_put64(out + 32, r->bytes_c2s);
     tb_put64(out + 40, r->bytes_s2c);
     tb_put64(out + 48, r->start_ns);
@@ -387,7 +396,13 @@ int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint3
     if (len < TB_REP_HEADER_SIZE)
         return -1;
     uint32_t n = tb_get32(p + 20);
-    if ((len - TB_REP_HEADER_SIZE) / sizeof(tb_record) != n || (len - TB_REP_HEADER_SIZE) % sizeof(tb_record))
+    uint16_t reason_len = tb_get16(p + 30);
+    if (reason_len > TB_REP_REASON_MAX || len < TB_REP_HEADER_SIZE + (size_t)reason_len)
+        return -1;
+    size_t records = len - TB_REP_HEADER_SIZE - reason_len;
+    if (records / sizeof(tb_record) != n || records % sizeof(tb_record))
+        return -1;
+    if (memchr(p + len - reason_len, 0, reason_len)) /* text: a NUL would cut it short */
         return -1;
     *out = (tb_rep_result){
         .config_id = tb_get32(p),
@@ -406,7 +421,11 @@ int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint3
         .retransmissions = tb_get32(p + 80),
         .role = p[84],
         .repetition_wall_ns = tb_get64(p + 88),
+        .client_port = tb_get16(p + 10),
+        .server_port = tb_get16(p + 28),
     };
+    memcpy(out->reason, p + len - reason_len, reason_len);
+    out->reason[reason_len] = '\0';
     *n_records = n;
     *dropped = tb_get32(p + 24);
     return 0;
@@ -415,6 +434,8 @@ int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint3
 int tb_send_rep(tb_channel *ch, const tb_rep_result *r, const tb_trace *t) {
     uint8_t head[TB_REP_HEADER_SIZE];
     tb_rep_header_encode(r, t->count, t->dropped, head);
-    tb_part parts[2] = {{head, sizeof head}, {t->records, (size_t)t->count * sizeof(tb_record)}};
-    return tb_frame_write(ch, TB_FRAME_REP, parts, 2);
+    tb_part parts[3] = {{head, sizeof head},
+                        {t->records, (size_t)t->count * sizeof(tb_record)},
+                        {r->reason, tb_rep_reason_len(r)}};
+    return tb_frame_write(ch, TB_FRAME_REP, parts, 3);
 }

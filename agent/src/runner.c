@@ -9,7 +9,12 @@
  * drives the one local peer over a socket, and where it needs the other agent's bytes the
  * runner waits (poll) in a WAIT span, bounded by the library's DTLS retransmission timer,
  * then steps again. docs/networks.md. Experiment RUNs take their own path
- * (runner_experiment.c). */
+ * (runner_experiment.c).
+ *
+ * Two-process waits derive from the RUN's DTLS timer (docs/networks.md "Timeouts"): an agent
+ * gives a phase up after G, a server waits 2 G + margin for its next client, and a DTLS
+ * server that sent the last flight lingers: the finished session answers its client's
+ * retransmissions while the server waits for the next ClientHello. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,7 +29,6 @@
 #define TB_MAX_STEPS_PER_TURN 1024u
 #define TB_MAX_IDLE_READS 64u
 #define TB_MAX_NET_TURNS 4096u      /* one local peer: a turn per arrival or timer expiry */
-#define TB_NET_TIMEOUT_MS 20000u    /* per phase: the other agent is gone after this long */
 
 typedef struct tb_rep {
     const tb_backend *b;
@@ -32,14 +36,19 @@ typedef struct tb_rep {
     const tb_transport_ops *tops;
     tb_conn_config cfg;
     tb_transport *link;
-    tb_io raw[2];       /* untraced endpoints, wrapped by tb_traced_io */
+    uint32_t conn;      /* the connection's number on the wire (the repetition's; warm-ups below) */
+    tb_io raw[2][2];    /* untraced endpoints per slot, wrapped by tb_traced_io */
+    uint8_t slot;       /* this repetition's raw[] slot; a lingering session keeps the other */
     tb_session *s[2];
     bool local[2];      /* which peers run in this agent (both in memory mode) */
     bool one_peer;      /* two-process mode: one local peer, the other is another agent */
     tb_rep_result res;
     uint32_t retrans;   /* the local sessions' DTLS retransmissions, read before they are freed */
+    uint32_t give_up_ms; /* G: how long one two-process phase may wait for the other agent */
+    tb_session *linger_s;      /* a DTLS server's finished session, answering retransmissions */
+    tb_transport *linger_link; /* and its association */
     char prepare_err[160]; /* why the transport could not be prepared for this RUN ("" = ok) */
-    char err[192];
+    char err[TB_REP_REASON_MAX + 1];
 } tb_rep;
 
 static tb_ready_fn tb_ready_hook;
@@ -94,13 +103,57 @@ tb_io tb_traced_io(tb_io *raw) {
     return (tb_io){.send = tb_traced_send, .recv = tb_traced_recv, .ctx = raw};
 }
 
+/* ---------------------------------------------------------------- linger */
+static uint8_t tb_rx[TB_MAX_RECORD_SIZE];
+
+/* The lingering association's datagram goes to its finished session: the library resends its
+ * last flight when the client retransmitted its own. That work belongs to the previous
+ * repetition: it is left out of this trace, which keeps one LINGER instant (bytes sent). A
+ * read error (the client's close_notify, or anything else) ends the association. */
+static int tb_linger_answer(void *ctx) {
+    tb_rep *rep = ctx;
+    tb_link_counters before, after;
+    int32_t lib = 0;
+    rep->tops->stats(rep->linger_link, &before);
+    tb_trace_mark mark = tb_trace_here();
+    tb_trace_set_peer(TB_PEER_SERVER);
+    int n = rep->b->read(rep->linger_s, tb_rx, sizeof tb_rx, &lib);
+    tb_trace_rewind(mark);
+    rep->tops->stats(rep->linger_link, &after);
+    tb_trace_set_peer(TB_PEER_SERVER);
+    tb_instant(TB_L_LINGER, after.bytes[TB_PEER_SERVER] - before.bytes[TB_PEER_SERVER]);
+    tb_trace_set_peer(mark.peer);
+    if (n != -1)
+        return 0;
+    rep->b->session_free(rep->linger_s);
+    rep->linger_s = NULL;
+    return -1;
+}
+
+/* Only a DTLS server that finished sends the last flight; TCP retransmits on its own. */
+static bool tb_may_linger(const tb_rep *rep) {
+    return rep->one_peer && rep->local[TB_PEER_SERVER] && rep->cfg.protocol == TB_PROTOCOL_KIND_DTLS &&
+           rep->tops->linger && rep->res.status == TB_STATUS_OK;
+}
+
+static void tb_end_linger(tb_rep *rep) {
+    if (rep->linger_s)
+        rep->b->session_free(rep->linger_s);
+    if (rep->linger_link)
+        rep->tops->close(rep->linger_link);
+    rep->linger_s = NULL;
+    rep->linger_link = NULL;
+}
+
 /* ---------------------------------------------------------------- phases */
 static int tb_setup(tb_rep *rep) {
-    char err[160] = "";
+    char err[TB_REP_REASON_MAX + 1] = "";
     if (rep->prepare_err[0])
         return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, TB_PEER_NONE, 0, "setup: transport %s: %s",
                            rep->tops->name, rep->prepare_err);
-    rep->link = rep->tops->open(err, sizeof err);
+    rep->slot ^= 1u;
+    rep->link = rep->tops->open(rep->conn, err, sizeof err);
+    tb_end_linger(rep); /* the next client came (or never will): the last one is done */
     if (!rep->link)
         return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, TB_PEER_NONE, 0, "setup: transport %s: %s",
                            rep->tops->name, err);
@@ -108,9 +161,9 @@ static int tb_setup(tb_rep *rep) {
     for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
         if (!rep->local[p])
             continue;
-        rep->raw[p] = rep->tops->endpoint(rep->link, p);
+        rep->raw[rep->slot][p] = rep->tops->endpoint(rep->link, p);
         tb_trace_set_peer(p);
-        rep->s[p] = rep->b->session_new(p, &rep->cfg, tb_traced_io(&rep->raw[p]), err, sizeof err);
+        rep->s[p] = rep->b->session_new(p, &rep->cfg, tb_traced_io(&rep->raw[rep->slot][p]), err, sizeof err);
         if (!rep->s[p])
             return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, p, 0, "setup: %s: %s", tb_peer_str(p), err);
     }
@@ -167,7 +220,7 @@ static int tb_wait_peer(tb_rep *rep, uint8_t p, uint64_t deadline, uint8_t statu
     uint64_t now = tb_port_now_ns();
     if (now >= deadline)
         return tb_rep_fail(rep, status, p, 0, "%s: %s: nothing from the other agent within %u ms", phase,
-                           tb_peer_str(p), (unsigned)TB_NET_TIMEOUT_MS);
+                           tb_peer_str(p), (unsigned)rep->give_up_ms);
     uint64_t left = (deadline - now) / 1000000u + 1u;
     uint32_t timer = rep->b->timeout_ms ? rep->b->timeout_ms(rep->s[p]) : TB_NO_TIMER;
     uint32_t ms = timer < left ? timer : (uint32_t)left;
@@ -175,19 +228,21 @@ static int tb_wait_peer(tb_rep *rep, uint8_t p, uint64_t deadline, uint8_t statu
     tb_begin(TB_L_WAIT);
     int rc = rep->tops->wait(rep->link, p, ms);
     tb_end(TB_L_WAIT, rc == TB_WAIT_READY);
+    const char *why = rep->tops->why ? rep->tops->why(rep->link) : "";
     if (rc == TB_WAIT_ERROR)
-        return tb_rep_fail(rep, status, p, 0, "%s: %s: the connection failed while waiting", phase, tb_peer_str(p));
+        return tb_rep_fail(rep, status, p, 0, "%s: %s: %s", phase, tb_peer_str(p),
+                           why[0] ? why : "the connection failed while waiting");
     return 0;
 }
 
-static uint64_t tb_deadline(void) { return tb_port_now_ns() + (uint64_t)TB_NET_TIMEOUT_MS * 1000000u; }
+static uint64_t tb_deadline(const tb_rep *rep) { return tb_port_now_ns() + (uint64_t)rep->give_up_ms * 1000000u; }
 
 static uint8_t tb_local_peer(const tb_rep *rep) { return rep->local[TB_PEER_CLIENT] ? TB_PEER_CLIENT : TB_PEER_SERVER; }
 
 /* Two-process mode: the one local peer steps; between its turns the network brings bytes. */
 static int tb_handshake_one(tb_rep *rep) {
     uint8_t p = tb_local_peer(rep);
-    uint64_t deadline = tb_deadline();
+    uint64_t deadline = tb_deadline(rep);
     for (uint32_t turn = 0; turn < TB_MAX_NET_TURNS; turn++) {
         int32_t lib = 0;
         switch (tb_peer_turn(rep, p, &lib)) {
@@ -218,9 +273,8 @@ static int tb_handshake(tb_rep *rep) {
 }
 
 /* Application data: a deterministic pattern per (writer, offset), so a lost, reordered or
- * reflected byte shows up as a mismatch. Static buffers: no allocation per record. */
+ * reflected byte shows up as a mismatch. Static buffers (tb_rx above): no allocation per record. */
 static uint8_t tb_tx[TB_MAX_RECORD_SIZE];
-static uint8_t tb_rx[TB_MAX_RECORD_SIZE];
 
 static void tb_pattern(uint8_t *buf, uint32_t offset, uint32_t len, uint8_t writer) {
     for (uint32_t i = 0; i < len; i++)
@@ -247,7 +301,7 @@ static int tb_write_record(tb_rep *rep, uint8_t w, uint32_t len) {
 static int tb_read_record(tb_rep *rep, uint8_t r, uint32_t len) {
     int32_t lib = 0;
     uint32_t idle = 0;
-    uint64_t deadline = rep->one_peer ? tb_deadline() : 0;
+    uint64_t deadline = rep->one_peer ? tb_deadline(rep) : 0;
     tb_trace_set_peer(r);
     for (uint32_t got = 0; got < len;) {
         tb_begin(TB_L_RECORD_READ);
@@ -313,12 +367,19 @@ static int tb_app_data(tb_rep *rep) {
     return 0;
 }
 
-/* Counters are read before the sessions and the transport go away. Safe to call twice. */
+/* Counters are read before the sessions and the transport go away; a DTLS server that
+ * finished keeps its session and association lingering instead. Safe to call twice. */
 static void tb_teardown(tb_rep *rep) {
+    bool linger = tb_may_linger(rep) && rep->s[TB_PEER_SERVER] && rep->link;
     for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
         if (rep->s[p]) {
             rep->retrans += rep->b->retransmissions ? rep->b->retransmissions(rep->s[p]) : 0;
-            rep->b->session_free(rep->s[p]);
+            if (linger && rep->b->linger)
+                rep->b->linger(rep->s[p]);
+            if (linger)
+                rep->linger_s = rep->s[p];
+            else
+                rep->b->session_free(rep->s[p]);
         }
         rep->s[p] = NULL;
     }
@@ -330,7 +391,14 @@ static void tb_teardown(tb_rep *rep) {
         rep->res.packets_c2s = c.packets[TB_PEER_CLIENT];
         rep->res.packets_s2c = c.packets[TB_PEER_SERVER];
         rep->res.retransmissions = c.retransmissions + rep->retrans;
-        rep->tops->close(rep->link);
+        rep->res.client_port = c.client_port;
+        rep->res.server_port = c.server_port;
+        if (linger) {
+            rep->linger_link = rep->link;
+            rep->tops->linger(rep->link, tb_linger_answer, rep);
+        } else {
+            rep->tops->close(rep->link);
+        }
     }
     rep->link = NULL;
 }
@@ -374,9 +442,10 @@ static int tb_phase(tb_rep *rep, uint16_t label, tb_phase_fn run) {
     return rc;
 }
 
-static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
+static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t conn, uint32_t flags) {
     rep->res = (tb_rep_result){.config_id = rep->req->config_id, .index = index, .status = TB_STATUS_OK,
                                .failed_peer = TB_PEER_NONE, .flags = flags, .role = rep->req->role};
+    rep->conn = conn;
     rep->retrans = 0;
     rep->err[0] = '\0';
     rep->link = NULL;
@@ -400,6 +469,7 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
         tb_port_marker(0);
     tb_end_phase(TB_L_REPETITION, rep->res.status);
     rep->res.repetition_wall_ns = tb_port_now_ns() - rep->res.start_ns;
+    snprintf(rep->res.reason, sizeof rep->res.reason, "%s", rep->err);
     if (tb_trace_buffer.dropped > 0)
         rep->res.flags |= TB_FLAG_TRACE_OVERFLOW;
     if (rep->res.retransmissions > 0)
@@ -407,6 +477,19 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t flags) {
 }
 
 /* ---------------------------------------------------------------- checks and the run loop */
+
+/* G (docs/networks.md "Timeouts"): DTLS, the first give_up_flights periods of the RUN's
+ * retransmission timer (min, 2 min, 4 min, ... capped at max); TLS over TCP, a fixed time. */
+static uint32_t tb_give_up_ms(const tb_run_request *q) {
+    if (q->protocol != TB_PROTOCOL_KIND_DTLS)
+        return TB_NET_TCP_GIVE_UP_MS;
+    uint64_t lo = q->dtls_timeout_min_ms ? q->dtls_timeout_min_ms : TB_NET_DTLS_DEFAULT_MIN_MS;
+    uint64_t hi = q->dtls_timeout_max_ms ? q->dtls_timeout_max_ms : TB_NET_DTLS_DEFAULT_MAX_MS;
+    uint64_t sum = 0, period = lo;
+    for (uint32_t i = 0; i < TB_NET_GIVE_UP_FLIGHTS; i++, period *= 2)
+        sum += period < hi ? period : hi > lo ? hi : lo;
+    return sum > UINT32_MAX / 4 ? UINT32_MAX / 4 : (uint32_t)sum;
+}
 static int tb_credential_fits(const tb_suite_info *s, uint8_t credential) {
     for (uint8_t i = 0; i < s->n_credentials && i < TB_MAX_SUITE_CREDENTIALS; i++)
         if (s->credentials[i] == credential)
@@ -498,8 +581,10 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     rep.one_peer = req->role != TB_ROLE_BOTH;
     rep.local[TB_PEER_CLIENT] = req->role != TB_ROLE_SERVER;
     rep.local[TB_PEER_SERVER] = req->role != TB_ROLE_CLIENT;
+    rep.give_up_ms = tb_give_up_ms(req);
     tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = req->options,
-                         .tcp_mss = req->tcp_mss, .datagram = req->protocol == TB_PROTOCOL_KIND_DTLS};
+                         .tcp_mss = req->tcp_mss, .datagram = req->protocol == TB_PROTOCOL_KIND_DTLS,
+                         .give_up_ms = rep.give_up_ms, .accept_ms = 2u * rep.give_up_ms + TB_NET_MARGIN_MS};
     memcpy(lp.addr, req->addr, sizeof lp.addr);
     /* A transport that cannot be prepared fails every repetition with its reason (shipped). */
     if (rep.tops->prepare(&lp, rep.prepare_err, sizeof rep.prepare_err) != 0 && !rep.prepare_err[0])
@@ -507,10 +592,12 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     if (!rep.prepare_err[0] && tb_ready_hook && rep.tops->where()[0])
         tb_ready_hook(tb_ready_ctx, rep.tops->name, rep.tops->where());
     int rc = 0;
+    /* Warm-ups are numbered on the wire just below the first shipped repetition (modulo 2^32),
+     * so every connection of the RUN has its own number and client port. */
     for (uint32_t i = 0; i < req->warmup; i++)
-        tb_repetition(&rep, req->first_index, TB_FLAG_WARMUP);
+        tb_repetition(&rep, req->first_index, req->first_index - req->warmup + i, TB_FLAG_WARMUP);
     for (uint32_t i = 0; i < req->repetitions && rc == 0; i++) {
-        tb_repetition(&rep, req->first_index + i, 0);
+        tb_repetition(&rep, req->first_index + i, req->first_index + i, 0);
         if (rep.res.status != TB_STATUS_OK && summary->failed++ == 0)
             snprintf(summary->first_error, sizeof summary->first_error, "%s", rep.err);
         if (sink && sink(ctx, &rep.res, &tb_trace_buffer) != 0)
@@ -518,6 +605,11 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
         else
             summary->shipped++;
     }
+    /* No next client will end the last association: it lingers for as long as its client may
+     * still retransmit (G), or until it ends (the client's close_notify). */
+    if (rep.linger_link && rep.tops->serve && rc == 0)
+        rep.tops->serve(rep.give_up_ms + TB_NET_MARGIN_MS);
+    tb_end_linger(&rep);
     rep.tops->release();
     return rc;
 }

@@ -12,7 +12,7 @@ import struct
 import subprocess
 import sys
 
-from serve_smoke import DONE, ERROR, HELLO, REP, RUN, SUITES, frame, frames, run_req
+from serve_smoke import DONE, ERROR, HELLO, REP, RUN, SUITES, VERSION, frame, frames, run_req
 
 START, STOP = 0, 1
 REPETITION, MEASURED_BLOCK, USER_GROUP = 1, 500, 501  # spec/labels.toml
@@ -103,7 +103,7 @@ def main() -> int:
     ap.add_argument("--experiment")
     args = ap.parse_args()
     hello, _ = serve(args.agent, [])
-    assert hello["protocol"] == 3
+    assert hello["protocol"] == VERSION
     check_hello(hello["experiments"])
     n = len(hello["experiments"])
 

@@ -5,11 +5,14 @@
 A server agent binds 127.0.0.1:0 and says where it listens; a client agent (maybe another
 library) connects; both write frame files (`run --out`) whose REPs are checked: status OK,
 each trace holds its own peer only, steps nest I/O and crypto, both agents count the same
-bytes, and the transport's counters are sane. With --loss N, a UDP relay in this process
-drops the server's first N datagrams: the DTLS retransmission must be counted and flagged.
+bytes, both name the same connection (client and server port), and the transport's counters
+are sane. With --loss N, a UDP relay in this process drops the server's first N datagrams: the
+DTLS retransmission must be counted and flagged. With --drop-last-flight, the relay drops the
+server's last flight (ChangeCipherSpec, Finished) of every association once: the server has
+finished by then, so only its lingering session can answer the client's retransmission.
 
 Usage: netpair.py --labels spec/labels.toml --server AGENT --client AGENT
-                  --transport tcp|udp [--suite 0xC02B] [--reps 3] [--cookies] [--loss N]
+                  --transport tcp|udp [--suite 0xC02B] [--reps 3] [--cookies] [--loss N] [--drop-last-flight]
                   [--extra "agent options for both, comma or space separated"]
 Also: netpair.py --labels ... --memory-dtls AGENT (DTLS over the memory transport)."""
 import argparse
@@ -28,7 +31,7 @@ from pathlib import Path
 SPEC_PROTOCOL = Path(__file__).resolve().parents[2] / "spec" / "protocol.toml"
 VERSION = tomllib.loads(SPEC_PROTOCOL.read_text())["protocol"]["version"]
 REP, DONE = 4, 5
-REP_HEADER = struct.Struct("<IIBBHIiIII5QIIIB3xQ")
+REP_HEADER = struct.Struct("<IIBBHIiIIHH5QIIIB3xQ")
 RECORD = struct.Struct("<HBBIQQQ")
 START, STOP = 0, 1
 CLIENT, SERVER, NONE = 0, 1, 255
@@ -51,10 +54,14 @@ def reps(path: str):
         if ftype != REP:
             continue
         h = REP_HEADER.unpack_from(p)
-        names = ("config", "index", "status", "failed_peer", "_r", "flags", "error", "n", "dropped", "_r1",
-                 "c2s", "s2c", "start", "hs_wall", "hs_cpu", "pk_c2s", "pk_s2c", "retrans", "role", "rep_wall")
+        names = ("config", "index", "status", "failed_peer", "client_port", "flags", "error", "n", "dropped",
+                 "server_port", "reason_len", "c2s", "s2c", "start", "hs_wall", "hs_cpu", "pk_c2s", "pk_s2c",
+                 "retrans", "role", "rep_wall")
         rep = dict(zip(names, h))
         rep["records"] = [RECORD.unpack_from(p, REP_HEADER.size + 32 * i) for i in range(rep["n"])]
+        end = REP_HEADER.size + 32 * rep["n"]
+        assert len(p) == end + rep["reason_len"], f"REP of {len(p)} bytes, header says {end} + reason"
+        rep["reason"] = p[end:].decode()
         out.append(rep)
     return out
 
@@ -103,35 +110,69 @@ def start_server(agent, transport, suite, nreps, extra, out):
     return proc, int(line.rsplit(":", 1)[1])
 
 
-class Relay(threading.Thread):
-    """client <-> relay <-> server over UDP, dropping the server's first `drop` datagrams."""
+def has_change_cipher_spec(datagram: bytes) -> bool:
+    """Whether a DTLS datagram holds a ChangeCipherSpec record (type 20): the last flight."""
+    pos = 0
+    while pos + 13 <= len(datagram):
+        if datagram[pos] == 20:
+            return True
+        pos += 13 + struct.unpack_from(">H", datagram, pos + 11)[0]
+    return False
 
-    def __init__(self, server_port, drop):
+
+class Relay(threading.Thread):
+    """client <-> relay <-> server over UDP, one back socket per client, bound on 127.0.0.2 to
+    the client's own port so the server still sees the repetition's port. Drops the server's
+    first `drop` datagrams; with `last_flight`, each association's last server flight once
+    (from its ChangeCipherSpec until the client sends again)."""
+
+    def __init__(self, server_port, drop, last_flight=False):
         super().__init__(daemon=True)
         self.front = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.front.bind(("127.0.0.1", 0))
-        self.back = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.back.connect(("127.0.0.1", server_port))
+        self.server = ("127.0.0.1", server_port)
         self.port = self.front.getsockname()[1]
-        self.drop, self.dropped, self.client = drop, 0, None
+        self.drop, self.dropped, self.last_flight = drop, 0, last_flight
+        self.backs: dict = {}  # client address -> back socket
+        self.state: dict = {}  # client address -> "forward" | "dropping" | "done"
+        self.flights_dropped = 0
         self.stop = False
+
+    def back(self, client):
+        if client not in self.backs:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.2", client[1]))
+            s.connect(self.server)
+            self.backs[client] = s
+            self.state[client] = "forward"
+        return self.backs[client]
+
+    def from_server(self, client, data):
+        if self.dropped < self.drop:
+            self.dropped += 1
+            return
+        if self.last_flight and self.state[client] == "forward" and has_change_cipher_spec(data):
+            self.state[client] = "dropping"
+            self.flights_dropped += 1
+        if self.state[client] != "dropping":
+            self.front.sendto(data, client)
 
     def run(self):
         import select
         while not self.stop:
-            ready, _, _ = select.select([self.front, self.back], [], [], 0.1)
+            by_socket = {s: c for c, s in self.backs.items()}
+            ready, _, _ = select.select([self.front, *by_socket], [], [], 0.1)
             for s in ready:
                 try:
                     data, addr = s.recvfrom(65535)
                 except OSError:  # ICMP unreachable once an agent is gone
                     continue
                 if s is self.front:
-                    self.client = addr
-                    self.back.send(data)
-                elif self.dropped < self.drop:
-                    self.dropped += 1
-                elif self.client:
-                    self.front.sendto(data, self.client)
+                    self.back(addr).send(data)
+                    if self.state[addr] == "dropping":
+                        self.state[addr] = "done"  # the client retransmitted: let the answer through
+                else:
+                    self.from_server(by_socket[s], data)
 
 
 def pair(a, labels):
@@ -140,8 +181,8 @@ def pair(a, labels):
         srv_out, cli_out = os.path.join(tmp, "server.tb"), os.path.join(tmp, "client.tb")
         server, port = start_server(a.server, a.transport, a.suite, a.reps, extra, srv_out)
         relay = None
-        if a.loss:
-            relay = Relay(port, a.loss)
+        if a.loss or a.drop_last_flight:
+            relay = Relay(port, a.loss, a.drop_last_flight)
             relay.start()
             port = relay.port
         cli = subprocess.run([a.client, "run", "--suite", a.suite, "--transport", a.transport, "--role", "client",
@@ -150,20 +191,26 @@ def pair(a, labels):
         srv_stdout, srv_stderr = server.communicate(timeout=60)
         if relay:
             relay.stop = True
-        assert cli.returncode == 0, f"client failed: {cli.stdout} {cli.stderr}"
+        assert cli.returncode == 0, f"client failed: {cli.stdout} {cli.stderr}; server: {srv_stderr[-2000:]}"
         assert server.returncode == 0, f"server failed: {srv_stdout} {srv_stderr}"
         srv, clr = reps(srv_out), reps(cli_out)
     assert len(srv) == len(clr) == a.reps
     for i, (s, c) in enumerate(zip(srv, clr)):
-        assert s["status"] == 0 and c["status"] == 0, (s["status"], c["status"])
+        assert s["status"] == 0 and c["status"] == 0, (s["status"], c["status"], s["reason"], c["reason"])
+        assert s["reason"] == c["reason"] == ""
         assert (s["role"], c["role"]) == (2, 1)
+        same = ("client_port",) if relay else ("client_port", "server_port")  # a relay has its own port
+        assert all(s[k] == c[k] for k in same), \
+            f"rep {i}: the agents name different connections: {[(k, s[k], c[k]) for k in same]}"
+        # the repetition's port, in whichever block was free (tests running at once share the range)
+        assert 16384 <= c["client_port"] < 32768 and c["client_port"] % 4096 == i, f"rep {i}: port {c['client_port']}"
         if a.transport == "tcp":  # a stream: every byte arrives, both count the same
             assert (s["c2s"], s["s2c"]) == (c["c2s"], c["s2c"]), f"rep {i}: bytes differ {s} {c}"
         assert s["c2s"] > 100 and s["s2c"] > 100 and s["pk_c2s"] > 0 and s["pk_s2c"] > 0
         pc = check_trace(c, CLIENT, labels, "client")
         ps = check_trace(s, SERVER, labels, "server")
         assert 0 < pc < c["hs_wall"] and 0 < ps < s["hs_wall"]
-        if not a.loss:
+        if not (a.loss or a.drop_last_flight):
             assert s["retrans"] == 0 and c["retrans"] == 0, f"retransmissions on loopback: {s} {c}"
             assert not (s["flags"] | c["flags"]) & FLAG_RETRANSMITTED
     if a.loss:
@@ -171,6 +218,12 @@ def pair(a, labels):
         assert first["retrans"] >= 1 and first["flags"] & FLAG_RETRANSMITTED, f"loss not counted: {first}"
         rt = labels.by_name["RETRANSMIT"]
         assert any(r[0] == rt for r in first["records"]), "no RETRANSMIT instant in the client's trace"
+    if a.drop_last_flight:
+        assert relay.flights_dropped == a.reps, f"{relay.flights_dropped} last flights dropped, {a.reps} expected"
+        assert all(c["retrans"] >= 1 for c in clr), "a client finished without retransmitting its last flight"
+        linger = labels.by_name["LINGER"]
+        answered = [r[6] for s in srv[1:] for r in s["records"] if r[0] == linger]
+        assert answered and max(answered) > 0, "no LINGER instant with an answer in the server's traces"
     c = clr[-1]
     print(f"{a.transport} {os.path.basename(a.client)} -> {os.path.basename(a.server)}: ok; last rep client "
           f"wall {c['hs_wall'] / 1e3:.1f} us processing {pc / 1e3:.1f} us; server processing {ps / 1e3:.1f} us; "
@@ -203,6 +256,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cookies", action="store_true")
     ap.add_argument("--loss", type=int, default=0)
+    ap.add_argument("--drop-last-flight", action="store_true")
     ap.add_argument("--extra", default="")
     ap.add_argument("--memory-dtls")
     a = ap.parse_args()

@@ -12,7 +12,7 @@ static const tb_backend *b = &tb_linked_backend;
 
 static int tb_pair_open_io(tb_pair *p, const tb_conn_config *cfg, bool traced) {
     memset(p, 0, sizeof *p);
-    p->t = tb_memory_transport.open(p->err, sizeof p->err);
+    p->t = tb_memory_transport.open(0, p->err, sizeof p->err);
     for (uint8_t peer = 0; p->t && peer < 2; peer++) {
         tb_trace_set_peer(peer); /* the session's setup crypto belongs to its peer */
         p->raw[peer] = tb_memory_transport.endpoint(p->t, peer);

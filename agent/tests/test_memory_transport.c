@@ -14,7 +14,7 @@ static void test_find(void) {
 static void test_ping_pong(void) {
     const tb_transport_ops *ops = &tb_memory_transport;
     char err[128];
-    tb_transport *t = ops->open(err, sizeof err);
+    tb_transport *t = ops->open(0, err, sizeof err);
     CHECK(t != NULL);
     if (!t)
         return;
@@ -38,10 +38,10 @@ static void test_ping_pong(void) {
     tb_io none = ops->endpoint(t, TB_PEER_NONE);
     CHECK(none.send == NULL && !ops->pending(t, TB_PEER_NONE));
     /* one connection at a time: the queues are static */
-    CHECK(ops->open(err, sizeof err) == NULL);
+    CHECK(ops->open(0, err, sizeof err) == NULL);
     CHECK(strstr(err, "already open") != NULL);
     ops->close(t);
-    t = ops->open(err, sizeof err);
+    t = ops->open(0, err, sizeof err);
     CHECK(t != NULL);
     if (!t)
         return;
@@ -53,7 +53,7 @@ static void test_ping_pong(void) {
 static void test_full_queue_and_compaction(void) {
     const tb_transport_ops *ops = &tb_memory_transport;
     char err[128];
-    tb_transport *t = ops->open(err, sizeof err);
+    tb_transport *t = ops->open(0, err, sizeof err);
     if (!t) {
         CHECK(t != NULL);
         return;

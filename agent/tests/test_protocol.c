@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Frames (good, corrupt, truncated), the channel reader/writer, RUN and REP layouts. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tb_test.h"
@@ -348,7 +349,9 @@ static void test_rep_header_and_frame(void) {
                        .bytes_c2s = 1ull << 40, .bytes_s2c = 5, .start_ns = 123456789012345ull,
                        .handshake_wall_ns = 6000000, .handshake_cpu_ns = 5900000,
                        .packets_c2s = 11, .packets_s2c = 0x10203, .retransmissions = 2,
-                       .role = TB_ROLE_SERVER, .repetition_wall_ns = 1ull << 33};
+                       .role = TB_ROLE_SERVER, .repetition_wall_ns = 1ull << 33,
+                       .client_port = 0x4001, .server_port = 0xABCD, .reason = "handshake: server: boom"};
+    const uint32_t reason_len = (uint32_t)strlen(r.reason);
     uint8_t h[TB_REP_HEADER_SIZE];
     tb_rep_header_encode(&r, 3, 9, h);
     CHECK(h[8] == TB_STATUS_HANDSHAKE_FAILED && h[9] == TB_PEER_SERVER);
@@ -357,6 +360,8 @@ static void test_rep_header_and_frame(void) {
     CHECK(h[37] == 1); /* bit 40 of bytes_c2s */
     CHECK(h[72] == 11 && h[76] == 3 && h[77] == 2 && h[78] == 1 && h[80] == 2 && h[84] == TB_ROLE_SERVER);
     CHECK(h[92] == 2); /* bit 33 of the repetition's wall time */
+    CHECK(h[10] == 0x01 && h[11] == 0x40 && h[28] == 0xCD && h[29] == 0xAB); /* the connection's ports */
+    CHECK(h[30] == reason_len && h[31] == 0);
 
     tb_trace_reset();
     tb_trace_set_peer(TB_PEER_CLIENT);
@@ -368,7 +373,8 @@ static void test_rep_header_and_frame(void) {
     size_t used;
     CHECK(tb_frame_decode(chan.buf, chan.len, &f, &used) == TB_FRAME_OK);
     CHECK(f.type == TB_FRAME_REP);
-    CHECK_EQ_U(f.length, TB_REP_HEADER_SIZE + 32u * tb_trace_buffer.count);
+    CHECK_EQ_U(f.length, TB_REP_HEADER_SIZE + 32u * tb_trace_buffer.count + reason_len);
+    CHECK(memcmp(f.payload + f.length - reason_len, r.reason, reason_len) == 0); /* after the records */
     tb_rep_result back;
     uint32_t n = 99, dropped = 99;
     CHECK(tb_rep_header_decode(f.payload, f.length, &back, &n, &dropped) == 0);
@@ -378,12 +384,21 @@ static void test_rep_header_and_frame(void) {
     CHECK(back.handshake_cpu_ns == r.handshake_cpu_ns && back.index == 41 && back.flags == r.flags);
     CHECK(back.packets_c2s == 11 && back.packets_s2c == 0x10203 && back.retransmissions == 2);
     CHECK(back.role == TB_ROLE_SERVER && back.repetition_wall_ns == r.repetition_wall_ns);
+    CHECK(back.client_port == 0x4001 && back.server_port == 0xABCD && strcmp(back.reason, r.reason) == 0);
     if (n == 2) {
         /* the record image on the wire: label 101 LE at 0, kind STOP at 32+2 */
         CHECK(f.payload[96] == 101 && f.payload[97] == 0 && f.payload[96 + 32 + 2] == TB_KIND_STOP);
     }
     CHECK(tb_rep_header_decode(f.payload, f.length - 1, &back, &n, &dropped) == -1);
     CHECK(tb_rep_header_decode(f.payload, 10, &back, &n, &dropped) == -1);
+    uint8_t *bad = malloc(f.length);
+    memcpy(bad, f.payload, f.length);
+    bad[30] = (uint8_t)(reason_len + 1); /* a reason longer than what follows the records */
+    CHECK(tb_rep_header_decode(bad, f.length, &back, &n, &dropped) == -1);
+    bad[30] = 0xFF; /* over TB_REP_REASON_MAX */
+    bad[31] = 0x01;
+    CHECK(tb_rep_header_decode(bad, f.length, &back, &n, &dropped) == -1);
+    free(bad);
 }
 
 int main(void) {

@@ -271,7 +271,7 @@ static void test_failure_cleans_up(void) {
         CHECK(got.phases >= 2); /* repetition and the phase that failed */
     }
     char err[128];
-    tb_transport *t = tb_memory_transport.open(err, sizeof err);
+    tb_transport *t = tb_memory_transport.open(0, err, sizeof err);
     CHECK(t != NULL);
     if (t)
         tb_memory_transport.close(t);

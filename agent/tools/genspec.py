@@ -67,6 +67,7 @@ def generate(labels_path: Path, protocol_path: Path) -> str:
     out += [f"#define TB_OPTIONS_KNOWN 0x{sum(options.values()):02X}u"]
     for section in ("direction", "credential", "transport", "group", "role", "protocol_kind"):
         out += enum_block(f"TB_{section.upper()}", proto[section])
+    out += [f"#define TB_NET_{c_ident(k)} {v}u" for k, v in proto["network"].items()]
     out += [""]
     out += name_table("tb_label_name", {l["name"]: l["id"] for l in labels["label"]})
     out += name_table("tb_peer_name", labels["peers"])

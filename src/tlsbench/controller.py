@@ -26,7 +26,7 @@ from typing import Any, Mapping, Protocol, Sequence
 from tlsbench import __version__, experiments, precision, protocol, schedule
 from tlsbench import spec as specmod
 from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
-from tlsbench.network.pair import NetworkRunner, PairDied
+from tlsbench.network.pair import NetworkRunner, PairDied, pair_outcome
 from tlsbench.network.plan import NetworkPlan, Variant, variants
 from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
 from tlsbench.store.sqlite import ConfigRow, Experiment, PeerRepetition, RepetitionRow, Store, StoreError
@@ -469,27 +469,29 @@ class Controller:
             raise _AgentDied(expected, f"protocol violation: REP for config {h.config_id} repetition {h.index} "
                                        f"where config {config_id} repetition {expected} was expected "
                                        f"(frame at offset {frame.offset})")
-        row = self._repetition_row(h, config_id, batch, self.agent_id)
+        row = self._repetition_row(rep, config_id, batch, self.agent_id)
         self.store.add_repetition(row, rep.records)
         assert self.agent is not None
         self._stored(batch, row, summary, self.agent)
 
-    def _repetition_row(self, h: protocol.RepHeader, config_id: int, batch: schedule.Batch, agent_id: int | None,
+    def _repetition_row(self, rep: protocol.Rep, config_id: int, batch: schedule.Batch, agent_id: int | None,
                         peer: PeerRepetition | None = None) -> RepetitionRow:
-        """A REP header as a row; with the peer agent's REP of the same repetition, the first
-        failure of either side and the flags and retransmissions of both."""
+        """A REP as a row; with the peer agent's REP of the same repetition, the first failure
+        of either side, or MISMATCHED when the two name different connections, with both
+        agents' reasons, and the flags and retransmissions of both."""
+        h = rep.header
         status = self.spec.status.name(h.status)
         failed_peer = self.spec.peers.by_value.get(h.failed_peer) if h.failed_peer != self.spec.peers.none else None
-        flags, retransmissions = h.flags, h.retransmissions
+        flags, retransmissions, reason = h.flags, h.retransmissions, rep.reason or None
         if peer:
-            if status == self.spec.status.name(self.spec.status.OK) and peer.status != status:
-                status, failed_peer = peer.status, peer.role
+            status, failed_peer, reason = pair_outcome(self.spec, rep, peer)
             flags |= peer.flags
             retransmissions += peer.retransmissions
-        return RepetitionRow(config_id, h.index, batch.round, agent_id, status, failed_peer, h.error_code, None, flags,
-                             h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns,
+        ports = h.connection if any(h.connection) else (None, None)
+        return RepetitionRow(config_id, h.index, batch.round, agent_id, status, failed_peer, h.error_code, reason,
+                             flags, h.bytes_c2s, h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns,
                              h.n_records, h.dropped, h.packets_c2s, h.packets_s2c, retransmissions,
-                             self.spec.roles.name(h.role), h.repetition_wall_ns)
+                             self.spec.roles.name(h.role), h.repetition_wall_ns, *ports)
 
     def _stored(self, batch: schedule.Batch, row: RepetitionRow, summary: RunSummary, agent: AgentProcess) -> None:
         self.deaths[batch.config] = 0
@@ -500,7 +502,7 @@ class Controller:
     def store_pair(self, config_id: int, batch: schedule.Batch, device_rep: protocol.Rep, agent: AgentProcess,
                    agent_id: int, peer: PeerRepetition, summary: RunSummary) -> int:
         """A two-process repetition (network/pair.py): the device's REP and the peer's."""
-        row = self._repetition_row(device_rep.header, config_id, batch, agent_id, peer)
+        row = self._repetition_row(device_rep, config_id, batch, agent_id, peer)
         rep_id = self.store.add_paired_repetition(row, device_rep.records, peer)
         self._stored(batch, row, summary, agent)
         return rep_id

@@ -17,8 +17,9 @@ from tlsbench import spec as specmod
 FRAME_HEADER = struct.Struct("<HBBI")  # magic, version, type, payload length
 FRAME_CRC = struct.Struct("<I")
 RUN = struct.Struct("<IHHBBBBIIIIIIBBBB16sHHHHHHI")  # 72 bytes (protocol 3), see RunRequest
-REP_HEADER = struct.Struct("<IIBBHIiIII5QIIIB3xQ")  # 96 bytes (protocol 2), see RepHeader
+REP_HEADER = struct.Struct("<IIBBHIiIIHH5QIIIB3xQ")  # 96 bytes (protocol 4), see RepHeader
 RECORD_SIZE = 32
+REASON_MAX = 255  # bytes of failure text after a REP's records
 assert RUN.size == 72 and REP_HEADER.size == 96
 
 
@@ -172,7 +173,7 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class RepHeader:
-    """The 96-byte header of a REP frame (protocol 2 appended the fields with defaults)."""
+    """The 96-byte header of a REP frame (protocols 2 and 4 appended the fields with defaults)."""
 
     config_id: int
     index: int
@@ -192,14 +193,23 @@ class RepHeader:
     retransmissions: int = 0  # TCP_INFO tcpi_total_retrans + DTLS flights resent
     role: int = 0  # spec [role] value of the agent that measured it
     repetition_wall_ns: int = 0  # setup start .. close end
+    # Protocol 4: the connection it ran on (two-process mode; 0 = none), docs/networks.md "Identity".
+    client_port: int = 0
+    server_port: int = 0
+
+    @property
+    def connection(self) -> tuple[int, int]:
+        """(client port, server port): what the two agents' REPs of one repetition share."""
+        return self.client_port, self.server_port
 
 
 @dataclass(frozen=True)
 class Rep:
-    """One repetition as shipped: its header and its raw 32-byte trace records."""
+    """One repetition as shipped: its header, its raw 32-byte trace records and why it failed."""
 
     header: RepHeader
     records: bytes  # n_records × 32 bytes, kept verbatim for the store
+    reason: str = ""  # the agent's failure text ("" when OK)
 
 
 def decode_rep(frame: Frame) -> Rep:
@@ -207,25 +217,32 @@ def decode_rep(frame: Frame) -> Rep:
     payload = frame.payload
     if len(payload) < REP_HEADER.size:
         raise FrameError("short REP", frame.offset, f"{len(payload)} bytes, header alone is {REP_HEADER.size}")
-    (config_id, index, status, failed_peer, _r0, flags, error_code, n_records, dropped, _r1,
-     c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall) = REP_HEADER.unpack_from(payload)
-    records = payload[REP_HEADER.size:]
-    if len(records) != n_records * RECORD_SIZE:
+    (config_id, index, status, failed_peer, client_port, flags, error_code, n_records, dropped, server_port,
+     reason_len, c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role,
+     rep_wall) = REP_HEADER.unpack_from(payload)
+    records = payload[REP_HEADER.size:len(payload) - reason_len]
+    if reason_len > REASON_MAX or len(payload) != REP_HEADER.size + n_records * RECORD_SIZE + reason_len:
         raise FrameError("REP size mismatch", frame.offset,
-                         f"header says {n_records} records ({n_records * RECORD_SIZE} bytes), "
-                         f"payload carries {len(records)} bytes")
+                         f"header says {n_records} records ({n_records * RECORD_SIZE} bytes) and a {reason_len}-byte "
+                         f"reason, payload carries {len(payload) - REP_HEADER.size} bytes after the header")
+    try:
+        reason = payload[len(payload) - reason_len:].decode("utf-8") if reason_len else ""
+    except UnicodeDecodeError as exc:
+        raise FrameError("bad REP reason", frame.offset, f"not UTF-8: {exc}") from None
     if status not in specmod.load().status.by_value:
         raise FrameError("bad REP status", frame.offset, f"{status} is not in spec [status]")
     header = RepHeader(config_id, index, status, failed_peer, flags, error_code, n_records, dropped,
-                       c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall)
-    return Rep(header, bytes(records))
+                       c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall,
+                       client_port, server_port)
+    return Rep(header, bytes(records), reason)
 
 
-def encode_rep(header: RepHeader, records: bytes) -> bytes:
+def encode_rep(header: RepHeader, records: bytes, reason: str = "") -> bytes:
     """A REP frame (what the agent sends); used by tests and benchmarks."""
     h = header
-    payload = REP_HEADER.pack(h.config_id, h.index, h.status, h.failed_peer, 0, h.flags, h.error_code,
-                              len(records) // RECORD_SIZE, h.dropped, 0, h.bytes_c2s, h.bytes_s2c,
-                              h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.packets_c2s,
+    text = reason.encode()[:REASON_MAX]
+    payload = REP_HEADER.pack(h.config_id, h.index, h.status, h.failed_peer, h.client_port, h.flags, h.error_code,
+                              len(records) // RECORD_SIZE, h.dropped, h.server_port, len(text), h.bytes_c2s,
+                              h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.packets_c2s,
                               h.packets_s2c, h.retransmissions, h.role, h.repetition_wall_ns)
-    return encode_frame(specmod.load().frames.REP, payload + records)
+    return encode_frame(specmod.load().frames.REP, payload + records + text)

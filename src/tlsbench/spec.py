@@ -94,6 +94,7 @@ class Spec:
     roles: NameTable  # which peer(s) an agent plays: both/client/server
     protocol_kinds: NameTable  # tls / dtls
     groups: NameTable
+    network: Mapping[str, int]  # [network]: client port scheme and the waits of two-process RUNs
     protocol_version: int
     magic: int
     max_payload: int
@@ -161,6 +162,7 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         roles=_table("role", proto["role"]),
         protocol_kinds=_table("protocol kind", proto["protocol_kind"]),
         groups=_table("group", proto["group"]),
+        network=dict(proto["network"]),
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],
         max_payload=proto["protocol"]["max_payload"],

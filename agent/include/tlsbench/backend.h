@@ -105,6 +105,11 @@ typedef struct tb_backend {
     uint32_t (*timeout_ms)(tb_session *s);
     /* Flights this session has retransmitted so far (DTLS timer expiries); 0 for TLS. */
     uint32_t (*retransmissions)(tb_session *s);
+    /* DTLS server, after its handshake and close_notify: from now on read() hands the
+     * session one datagram of its client at a time, and a retransmission of the client's
+     * last flight makes it resend its own (RFC 6347 4.2.4) until the client's close_notify
+     * (read returns -1). May be NULL when the library does that without help. */
+    void (*linger)(tb_session *s);
 } tb_backend;
 
 /* timeout_ms(): no retransmission timer runs (TLS, or DTLS between flights). */

@@ -12,6 +12,7 @@
 #define TB_FRAME_TRAILER_SIZE 4
 #define TB_RUN_REQUEST_SIZE 72
 #define TB_REP_HEADER_SIZE 96
+#define TB_REP_REASON_MAX 255 /* bytes of failure text after a REP's records */
 #define TB_MAX_RECORD_SIZE 16384 /* TLS plaintext limit: the RUN record_size range is 1 .. this */
 
 typedef enum tb_frame_status {
@@ -103,12 +104,18 @@ typedef struct tb_rep_result {
     uint32_t retransmissions;
     uint8_t role;        /* TB_ROLE_* of the agent that measured it */
     uint64_t repetition_wall_ns;
+    /* Protocol 4: the connection this repetition ran on (two-process mode; 0 = none, e.g. the
+     * server never got its client), so the controller pairs the two agents' REPs by identity,
+     * and why it failed ("" when OK), shipped after the records. */
+    uint16_t client_port;
+    uint16_t server_port;
+    char reason[TB_REP_REASON_MAX + 1];
 } tb_rep_result;
 
 void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,
                           uint8_t out[TB_REP_HEADER_SIZE]);
-/* Decodes a REP payload's header (`dump`, tests); 0, or -1 when len does not hold the
- * header plus exactly n_records records. */
+/* Decodes a REP payload's header and reason (`dump`, tests); 0, or -1 when len does not hold
+ * the header plus exactly n_records records and the reason's length. */
 int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint32_t *n_records,
                          uint32_t *dropped);
 /* Sends a REP frame: header + the trace's records. */

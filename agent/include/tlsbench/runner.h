@@ -15,7 +15,7 @@ typedef struct tb_run_summary {
     uint32_t failed;
     /* Why the first failed shipped repetition failed ("" when none failed), e.g.
      * "handshake: server: -0x7780 SSL - ...": the REP header carries only the code. */
-    char first_error[192];
+    char first_error[TB_REP_REASON_MAX + 1];
     /* Set when the RUN was refused before any repetition (tb_run returned -1): the ERROR
      * code to answer ("unsupported": e.g. an experiment's setup failed), first_error the
      * message. NULL otherwise. */

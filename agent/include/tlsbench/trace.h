@@ -46,6 +46,24 @@ extern tb_trace tb_trace_buffer;
 /* Start a new repetition: empties the buffer and the drop counter. */
 void tb_trace_reset(void);
 
+/* Where the trace stands, to forget later what was recorded since (work that belongs to
+ * another repetition, e.g. a lingering DTLS association answered between two). */
+typedef struct tb_trace_mark {
+    uint32_t count;
+    uint32_t dropped;
+    uint8_t peer;
+} tb_trace_mark;
+
+static inline tb_trace_mark tb_trace_here(void) {
+    return (tb_trace_mark){tb_trace_buffer.count, tb_trace_buffer.dropped, tb_trace_buffer.peer};
+}
+
+static inline void tb_trace_rewind(tb_trace_mark m) {
+    tb_trace_buffer.count = m.count;
+    tb_trace_buffer.dropped = m.dropped;
+    tb_trace_buffer.peer = m.peer;
+}
+
 /* Result of the start-up self-calibration, reported in HELLO. */
 typedef struct tb_calibration {
     double event_cost_ns; /* mean wall time to record one event */

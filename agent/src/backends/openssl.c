@@ -1188,6 +1188,12 @@ static int tb_ossl_close_notify(tb_session *s, int32_t *lib_error) {
     return tb_ossl_io_result(s->ssl, ret, lib_error);
 }
 
+/* After SSL_shutdown, OpenSSL's DTLS record layer drops every record but alerts and
+ * application data (SSL_SENT_SHUTDOWN), so the client's retransmitted Finished would never
+ * reach the code that resends our CCS and Finished. The close_notify is on the wire: only
+ * the flag goes, and SSL_read answers again (and still ends at the client's close_notify). */
+static void tb_ossl_linger(tb_session *s) { SSL_set_shutdown(s->ssl, SSL_get_shutdown(s->ssl) & ~SSL_SENT_SHUTDOWN); }
+
 const tb_backend tb_linked_backend = {
     .name = "openssl",
     .library_name = "OpenSSL",
@@ -1207,4 +1213,5 @@ const tb_backend tb_linked_backend = {
     .error_text = tb_ossl_error_text,
     .timeout_ms = tb_ossl_timeout_ms,
     .retransmissions = tb_ossl_retransmissions,
+    .linger = tb_ossl_linger,
 };

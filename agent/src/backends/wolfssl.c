@@ -368,6 +368,22 @@ static struct {
     tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_WOLF_CRED_SLOTS];
 } tb_wolf;
 
+/* wolfSSL 5.5 drops every epoch-0 record once its handshake is done (DtlsShouldDrop; 5.6
+ * keeps them while dtlsHsRetain), so a finished server never sees the client's retransmitted
+ * flight and cannot resend its own last flight, which the client then waits for in vain. The
+ * backend keeps the datagrams of that flight as wolfSSL sent them and, lingering, sends them
+ * again when a handshake record of the client arrives (docs/networks.md "Linger"). */
+#define TB_WOLF_FLIGHT_BYTES 2048u
+#define TB_WOLF_FLIGHT_DATAGRAMS 8u
+
+typedef struct tb_wolf_flight {
+    uint8_t bytes[TB_WOLF_FLIGHT_BYTES];
+    uint16_t len[TB_WOLF_FLIGHT_DATAGRAMS];
+    uint8_t n;
+    bool open;     /* sent since the peer's last datagram: the flight still grows */
+    bool too_big;  /* not kept: no resend */
+} tb_wolf_flight;
+
 struct tb_session {
     WOLFSSL *ssl;
     tb_io io;
@@ -380,6 +396,8 @@ struct tb_session {
     uint32_t retransmissions; /* wolfSSL_dtls_got_timeout() calls */
     uint8_t peer_id[20];
     uint8_t peer_id_len;
+    tb_wolf_flight flight; /* DTLS: the last flight this peer sent during its handshake */
+    bool lingering;        /* finished: answers the peer's retransmissions with `flight` */
 };
 
 /* ---------------------------------------------------------------- suite table */
@@ -624,6 +642,38 @@ static void tb_wolf_deinit(void) {
 
 /* ---------------------------------------------------------------- I/O callbacks */
 
+/* A datagram sent during the handshake joins the current flight (kept for a lingering resend). */
+static void tb_wolf_flight_add(tb_wolf_flight *f, const char *buf, int n) {
+    if (!f->open)
+        *f = (tb_wolf_flight){.open = true};
+    size_t used = 0;
+    for (uint8_t i = 0; i < f->n; i++)
+        used += f->len[i];
+    if (f->too_big || f->n == TB_WOLF_FLIGHT_DATAGRAMS || used + (size_t)n > TB_WOLF_FLIGHT_BYTES) {
+        f->too_big = true;
+        return;
+    }
+    memcpy(f->bytes + used, buf, (size_t)n);
+    f->len[f->n++] = (uint16_t)n;
+}
+
+static void tb_wolf_flight_resend(tb_session *s) {
+    const tb_wolf_flight *f = &s->flight;
+    size_t at = 0;
+    for (uint8_t i = 0; i < f->n && !f->too_big; i++) {
+        s->io.send(s->io.ctx, f->bytes + at, f->len[i]);
+        at += f->len[i];
+    }
+}
+
+/* Whether a DTLS datagram holds a handshake record (type 22): the peer retransmitted. */
+static bool tb_wolf_has_handshake(const uint8_t *d, int n) {
+    for (int at = 0; at + 13 <= n; at += 13 + (d[at + 11] << 8 | d[at + 12]))
+        if (d[at] == 22)
+            return true;
+    return false;
+}
+
 /* The tb_io functions are already traced as I/O by the core. A send starts a new flight (or
  * resends one): its timer is armed at the next WANT_READ. */
 static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
@@ -631,6 +681,8 @@ static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
     tb_session *s = ctx;
     s->deadline_ns = 0;
     int n = s->io.send(s->io.ctx, (const uint8_t *)buf, (size_t)sz);
+    if (n > 0 && s->dtls && !s->done)
+        tb_wolf_flight_add(&s->flight, buf, n);
     return n == TB_IO_WOULD_BLOCK ? WOLFSSL_CBIO_ERR_WANT_WRITE : n < 0 ? WOLFSSL_CBIO_ERR_GENERAL : n;
 }
 
@@ -638,6 +690,10 @@ static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
     (void)ssl;
     tb_session *s = ctx;
     int n = s->io.recv(s->io.ctx, (uint8_t *)buf, (size_t)sz);
+    if (n > 0 && !s->done)
+        s->flight.open = false; /* the peer answered: our next send starts a new flight */
+    if (n > 0 && s->lingering && tb_wolf_has_handshake((const uint8_t *)buf, n))
+        tb_wolf_flight_resend(s);
     return n == TB_IO_WOULD_BLOCK ? WOLFSSL_CBIO_ERR_WANT_READ : n < 0 ? WOLFSSL_CBIO_ERR_GENERAL : n;
 }
 
@@ -918,6 +974,8 @@ const char *tb_wolfssl_session_curve(tb_session *s) { return wolfSSL_get_curve_n
 const char *tb_wolfssl_session_version(tb_session *s) { return wolfSSL_get_version(s->ssl); }
 int tb_wolfssl_session_suite(tb_session *s) { return wolfSSL_get_current_cipher_suite(s->ssl); }
 
+static void tb_wolf_linger(tb_session *s) { s->lingering = s->dtls; }
+
 const tb_backend tb_linked_backend = {
     .name = "wolfssl",
     .library_name = "wolfSSL",
@@ -937,4 +995,5 @@ const tb_backend tb_linked_backend = {
     .error_text = tb_wolf_error_text,
     .timeout_ms = tb_wolf_timeout_ms,
     .retransmissions = tb_wolf_retransmissions,
+    .linger = tb_wolf_linger,
 };

@@ -102,7 +102,8 @@ static int tb_mem_recv(void *ctx, uint8_t *buf, size_t len) {
     return (int)n;
 }
 
-static tb_transport *tb_mem_open(char *err, size_t errlen) {
+static tb_transport *tb_mem_open(uint32_t conn, char *err, size_t errlen) {
+    (void)conn; /* one process, no wire: nothing to name */
     if (tb_mem.in_use) {
         snprintf(err, errlen, "the memory transport is already open (one connection at a time)");
         return NULL;

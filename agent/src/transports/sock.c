@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tlsbench/port.h"
 #include "tlsbench/spec_gen.h"
 
 int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len) {
@@ -83,6 +84,11 @@ int tb_sock_poll(int fd, short events, uint32_t timeout_ms) {
     return TB_WAIT_READY;
 }
 
+int tb_sock_poll_until(int fd, short events, uint64_t deadline_ns) {
+    uint64_t now = tb_port_now_ns();
+    return now >= deadline_ns ? TB_WAIT_TIMEOUT : tb_sock_poll(fd, events, (uint32_t)((deadline_ns - now) / 1000000u) + 1u);
+}
+
 int tb_sock_nonblock(int fd) {
     int flags = fcntl(fd, F_GETFL, 0);
     return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
@@ -137,4 +143,61 @@ void tb_sock_sleep_ms(uint32_t ms) {
     struct timespec ts = {.tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+/* ---------------------------------------------------------------- identity */
+
+uint16_t tb_sock_client_port(uint32_t conn, uint32_t k) {
+    return (uint16_t)(TB_NET_CLIENT_PORT_BASE + conn % TB_NET_CLIENT_PORT_SPAN + k * TB_NET_CLIENT_PORT_SPAN);
+}
+
+/* Slots are compared modulo the span: a distance under half the span is "later", the rest
+ * "earlier" (a batch never holds half a span of connections). */
+tb_conn_order tb_sock_conn_order(uint16_t port, uint32_t expected, uint32_t *conn) {
+    const uint32_t span = TB_NET_CLIENT_PORT_SPAN;
+    if (port < TB_NET_CLIENT_PORT_BASE || port >= TB_NET_CLIENT_PORT_BASE + span * TB_NET_CLIENT_PORT_TRIES)
+        return TB_CONN_UNNAMED;
+    uint32_t slot = (port - TB_NET_CLIENT_PORT_BASE) % span;
+    uint32_t ahead = (slot + span - expected % span) % span;
+    *conn = ahead < span / 2 ? expected + ahead : expected - (span - ahead);
+    return ahead == 0 ? TB_CONN_EXPECTED : ahead < span / 2 ? TB_CONN_LATER : TB_CONN_EARLIER;
+}
+
+int tb_sock_bind_client(int fd, const struct sockaddr_storage *server, uint32_t conn, uint32_t k, int reuse) {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int one = 1;
+    uint16_t port = k < TB_NET_CLIENT_PORT_TRIES ? tb_sock_client_port(conn, k) : 0;
+    memset(&ss, 0, sizeof ss);
+    if (server->ss_family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        len = sizeof *a;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons(port);
+        len = sizeof *a;
+    }
+    /* SO_REUSEADDR on TCP: a port whose last connection is in TIME_WAIT binds again (connect
+     * then fails only for the very same address pair, and the caller tries the next block). */
+    if (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+        return -1;
+    return bind(fd, (struct sockaddr *)&ss, len);
+}
+
+uint16_t tb_sock_port(const struct sockaddr_storage *ss) {
+    if (ss->ss_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    if (ss->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    return 0;
+}
+
+uint16_t tb_sock_local_port(int fd) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    memset(&ss, 0, sizeof ss);
+    return fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 ? tb_sock_port(&ss) : 0;
 }

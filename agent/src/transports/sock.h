@@ -9,10 +9,6 @@
 
 #include "tlsbench/transport.h"
 
-/* How long a socket transport waits for the other agent to connect, accept or send its
- * first datagram: the other agent may be started by hand a few seconds later. */
-#define TB_SOCK_CONNECT_TIMEOUT_MS 15000u
-
 /* What a socket transport keeps for one RUN: its endpoint and a server's socket. */
 typedef struct tb_sock_run {
     tb_link_params p;
@@ -38,6 +34,8 @@ void tb_sock_counters(const tb_link_counters *c, uint64_t *bytes_c2s, uint64_t *
 int tb_sock_addr(const tb_link_params *p, struct sockaddr_storage *ss, socklen_t *len);
 /* poll() one descriptor for `events` up to timeout_ms: TB_WAIT_READY / _TIMEOUT / _ERROR. */
 int tb_sock_poll(int fd, short events, uint32_t timeout_ms);
+/* The same until an absolute deadline (tb_port_now_ns); TB_WAIT_TIMEOUT once it has passed. */
+int tb_sock_poll_until(int fd, short events, uint64_t deadline_ns);
 int tb_sock_nonblock(int fd);
 /* "addr:port" of a bound socket ("[addr]:port" for IPv6). */
 void tb_sock_where(int fd, char *buf, size_t len);
@@ -45,5 +43,26 @@ void tb_sock_where(int fd, char *buf, size_t len);
 size_t tb_sock_peer_id(const struct sockaddr_storage *ss, uint8_t *buf, size_t cap);
 int tb_sock_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 void tb_sock_sleep_ms(uint32_t ms);
+
+/* ---- identity (spec [network], docs/networks.md): connection number <-> client port */
+
+/* Where a client's connection stands against the one a server expects. */
+typedef enum tb_conn_order {
+    TB_CONN_UNNAMED,  /* a port outside the scheme (a relay, NAT, an old client): served in order */
+    TB_CONN_EXPECTED, /* the connection the server waits for */
+    TB_CONN_EARLIER,  /* a repetition the server has finished or given up: stale */
+    TB_CONN_LATER     /* the client has moved past the expected repetition */
+} tb_conn_order;
+
+/* The source port of connection `conn` in port block k (0 .. tries-1). */
+uint16_t tb_sock_client_port(uint32_t conn, uint32_t k);
+/* How a client port's connection relates to `expected`; *conn gets its number (LATER, EARLIER). */
+tb_conn_order tb_sock_conn_order(uint16_t port, uint32_t expected, uint32_t *conn);
+/* Binds a client socket to connection conn's port in block k (the server's family), or to any
+ * port when k == TB_NET_CLIENT_PORT_TRIES (the unnamed fallback). `reuse`: SO_REUSEADDR (TCP:
+ * a port whose last connection is in TIME_WAIT binds again). 0 or -1 with errno. */
+int tb_sock_bind_client(int fd, const struct sockaddr_storage *server, uint32_t conn, uint32_t k, int reuse);
+uint16_t tb_sock_port(const struct sockaddr_storage *ss);
+uint16_t tb_sock_local_port(int fd);
 
 #endif

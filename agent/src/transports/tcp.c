@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The TCP transport (Linux): one TLS connection per repetition between two agent
  * processes. The server binds and listens once per RUN and accepts one connection per
- * repetition; the client connects per repetition (retrying while the server is not up).
+ * repetition; the client connects per repetition (retrying while the server is not up)
+ * from the repetition's source port (docs/networks.md "Identity"): the server takes the
+ * connection it expects, closes stale ones and keeps a later one for its repetition.
  *
  * Sockets are non-blocking: a receive with nothing there returns TB_IO_WOULD_BLOCK, the
  * library returns WANT_READ, and the runner waits (poll) outside the library in a traced
@@ -41,10 +43,17 @@ struct tb_transport {
     struct sockaddr_storage peer;
 };
 
+/* A connection accepted before its repetition (the client moved on): the next open takes it. */
+typedef struct tb_tcp_early {
+    int fd; /* -1: none */
+    struct sockaddr_storage peer;
+} tb_tcp_early;
+
 static struct {
     tb_sock_run run;
     tb_transport link;
-} tb_tcp = {.run = {.server_fd = -1}, .link = {.fd = -1}};
+    tb_tcp_early early;
+} tb_tcp = {.run = {.server_fd = -1}, .link = {.fd = -1}, .early = {.fd = -1}};
 
 /* The RUN's socket options (spec [options]); MSS must be set before connect/listen. */
 static int tb_tcp_set_options(int fd) {
@@ -80,31 +89,85 @@ static int tb_tcp_prepare(const tb_link_params *p, char *err, size_t errlen) {
     return 0;
 }
 
-static void tb_tcp_release(void) { tb_sock_release(&tb_tcp.run); }
+static void tb_tcp_release(void) {
+    if (tb_tcp.early.fd >= 0)
+        close(tb_tcp.early.fd);
+    tb_tcp.early.fd = -1;
+    tb_sock_release(&tb_tcp.run);
+}
 
 static const char *tb_tcp_where(void) { return tb_tcp.run.where; }
 
-static int tb_tcp_accept(char *err, size_t errlen) {
-    int rc = tb_sock_poll(tb_tcp.run.server_fd, POLLIN, TB_SOCK_CONNECT_TIMEOUT_MS);
-    if (rc != TB_WAIT_READY) {
-        snprintf(err, errlen, "no client connected to %s within %u ms", tb_tcp.run.where,
-                 (unsigned)TB_SOCK_CONNECT_TIMEOUT_MS);
-        return -1;
+/* The next connection from the listen queue (or the one kept early), until `deadline`. */
+static int tb_tcp_next(uint64_t deadline, struct sockaddr_storage *peer) {
+    if (tb_tcp.early.fd >= 0) {
+        int fd = tb_tcp.early.fd;
+        *peer = tb_tcp.early.peer;
+        tb_tcp.early.fd = -1;
+        return fd;
     }
-    socklen_t sl = sizeof tb_tcp.link.peer;
-    int fd = accept(tb_tcp.run.server_fd, (struct sockaddr *)&tb_tcp.link.peer, &sl);
-    if (fd < 0)
-        return tb_sock_fail(err, errlen, "accept");
-    return fd;
+    while (tb_sock_poll_until(tb_tcp.run.server_fd, POLLIN, deadline) == TB_WAIT_READY) {
+        socklen_t sl = sizeof *peer;
+        int fd = accept(tb_tcp.run.server_fd, (struct sockaddr *)peer, &sl);
+        if (fd >= 0 || (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED))
+            return fd;
+    }
+    return -1;
 }
 
-/* Connects, retrying while nobody listens yet (the server agent may start later). */
-static int tb_tcp_connect(char *err, size_t errlen) {
+/* Accepts connection `conn`: stale connections are closed, a later one is kept for its turn. */
+static int tb_tcp_accept(uint32_t conn, char *err, size_t errlen) {
+    uint64_t deadline = tb_port_now_ns() + (uint64_t)tb_tcp.run.p.accept_ms * 1000000u;
+    for (;;) {
+        struct sockaddr_storage peer;
+        int fd = tb_tcp_next(deadline, &peer);
+        if (fd < 0) {
+            snprintf(err, errlen, "no client connected to %s for repetition %u within %u ms", tb_tcp.run.where,
+                     (unsigned)conn, (unsigned)tb_tcp.run.p.accept_ms);
+            return -1;
+        }
+        uint32_t other = conn;
+        tb_conn_order order = tb_sock_conn_order(tb_sock_port(&peer), conn, &other);
+        if (order == TB_CONN_EARLIER) {
+            close(fd);
+            continue;
+        }
+        if (order == TB_CONN_LATER) {
+            tb_tcp.early = (tb_tcp_early){.fd = fd, .peer = peer};
+            snprintf(err, errlen, "the client connected for repetition %u while the server waited for repetition "
+                     "%u: that repetition's client gave up or never came", (unsigned)other, (unsigned)conn);
+            return -1;
+        }
+        tb_tcp.link.peer = peer;
+        return fd;
+    }
+}
+
+/* Non-blocking connect from a bound port, waiting until `deadline`: 0, or -1 with errno. */
+static int tb_tcp_connect_from(int fd, const struct sockaddr_storage *ss, socklen_t sl, uint64_t deadline) {
+    if (tb_sock_nonblock(fd) != 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)ss, sl) == 0)
+        return 0;
+    if (errno != EINPROGRESS)
+        return -1;
+    int e = ETIMEDOUT;
+    socklen_t el = sizeof e;
+    if (tb_sock_poll_until(fd, POLLOUT, deadline) == TB_WAIT_READY && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0)
+        e = errno;
+    errno = e;
+    return e == 0 ? 0 : -1;
+}
+
+/* Connects connection `conn` from its port (the next block when that port is taken or its
+ * address pair is in TIME_WAIT; any port as the last resort), retrying while nobody listens
+ * yet, for up to the RUN's give-up time. */
+static int tb_tcp_connect(uint32_t conn, char *err, size_t errlen) {
     struct sockaddr_storage ss;
     socklen_t sl;
     tb_sock_addr(&tb_tcp.run.p, &ss, &sl);
-    uint64_t deadline = tb_port_now_ns() + (uint64_t)TB_SOCK_CONNECT_TIMEOUT_MS * 1000000u;
-    for (;;) {
+    uint64_t deadline = tb_port_now_ns() + (uint64_t)tb_tcp.run.p.give_up_ms * 1000000u;
+    for (uint32_t k = 0; k <= TB_NET_CLIENT_PORT_TRIES;) {
         int fd = socket(ss.ss_family, SOCK_STREAM, 0);
         if (fd < 0)
             return tb_sock_fail(err, errlen, "socket");
@@ -113,20 +176,25 @@ static int tb_tcp_connect(char *err, size_t errlen) {
             close(fd);
             return -1;
         }
-        if (connect(fd, (struct sockaddr *)&ss, sl) == 0) {
+        if (tb_sock_bind_client(fd, &ss, conn, k, 1) == 0 && tb_tcp_connect_from(fd, &ss, sl, deadline) == 0) {
             tb_tcp.link.peer = ss;
             return fd;
         }
         int e = errno;
         close(fd);
         errno = e;
+        if (e == EADDRINUSE || e == EADDRNOTAVAIL) {
+            k++;
+            continue;
+        }
         if (e != ECONNREFUSED || tb_port_now_ns() > deadline)
             return tb_sock_fail(err, errlen, "connect");
         tb_sock_sleep_ms(TB_TCP_RETRY_MS);
     }
+    return tb_sock_fail(err, errlen, "connect");
 }
 
-static tb_transport *tb_tcp_open(char *err, size_t errlen) {
+static tb_transport *tb_tcp_open(uint32_t conn, char *err, size_t errlen) {
     tb_transport *t = &tb_tcp.link;
     if (!tb_tcp.run.prepared || t->in_use) {
         snprintf(err, errlen, t->in_use ? "the tcp transport is already open (one connection at a time)"
@@ -134,7 +202,7 @@ static tb_transport *tb_tcp_open(char *err, size_t errlen) {
         return NULL;
     }
     int server = tb_tcp.run.p.role == TB_ROLE_SERVER;
-    int fd = server ? tb_tcp_accept(err, errlen) : tb_tcp_connect(err, errlen);
+    int fd = server ? tb_tcp_accept(conn, err, errlen) : tb_tcp_connect(conn, err, errlen);
     if (fd < 0)
         return NULL;
     if (tb_sock_nonblock(fd) != 0 || (server && tb_tcp_set_options(fd) != 0)) {
@@ -221,6 +289,9 @@ static void tb_tcp_stats(tb_transport *t, tb_link_counters *out) {
     socklen_t sl = sizeof ti;
     memset(&ti, 0, sizeof ti);
     *out = t->c;
+    uint16_t here = tb_sock_local_port(t->fd), there = tb_sock_port(&t->peer);
+    out->client_port = t->local == TB_PEER_CLIENT ? here : there;
+    out->server_port = t->local == TB_PEER_CLIENT ? there : here;
     if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &sl) != 0)
         return;
     out->packets[t->local] = ti.tcpi_segs_out;

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tlsbench import protocol, schedule
+from tlsbench import spec as specmod
 from tlsbench.agents import AgentProcess, AgentRejected
 from tlsbench.network.link import (DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute,
                                    link_binary)
-from tlsbench.network.plan import MAX_FRAGMENT_CODES, Link, Variant
+from tlsbench.network.plan import MAX_FRAGMENT_CODES, Link, Variant, timeouts
 from tlsbench.store.sqlite import PeerRepetition
 
 if TYPE_CHECKING:
@@ -31,6 +32,29 @@ READY_TIMEOUT_S = 30.0
 # Every connection starts from scratch: the kernel must not reuse RTT / window estimates it
 # cached from the previous repetition's connection to the same address.
 NAMESPACE_SYSCTLS = ("net.ipv4.tcp_no_metrics_save=1",)
+
+
+def pair_outcome(spec: specmod.Spec, device: protocol.Rep,
+                 peer: PeerRepetition) -> tuple[str, str | None, str | None]:
+    """(status, failed peer, reason) of a two-process repetition (docs/networks.md
+    "Identity"): REPs that name different connections ran different repetitions and are
+    MISMATCHED; otherwise the first failure of either side. A failure keeps both agents'
+    reasons."""
+    h, ok = device.header, spec.status.name(spec.status.OK)
+    status = spec.status.name(h.status)
+    failed_peer = spec.peers.by_value.get(h.failed_peer) if h.failed_peer != spec.peers.none else None
+    theirs = (peer.client_port or 0, peer.server_port or 0)
+    why = ""
+    if all(h.connection) and all(theirs) and h.connection != theirs:
+        status, failed_peer = spec.status.name(spec.status.MISMATCHED), None
+        why = f"the agents ran different connections (client port, server port): device {h.connection}, " \
+              f"peer {theirs}; "
+    elif status == ok and peer.status != ok:
+        status, failed_peer = peer.status, peer.role
+    if status == ok:
+        return status, failed_peer, None
+    return status, failed_peer, (f"{why}device ({spec.roles.name(h.role)}): {device.reason or spec.status.name(h.status)}"
+                                 f"; peer ({peer.role}): {peer.error_text or peer.status}")
 
 
 class PairDied(Exception):
@@ -203,8 +227,13 @@ class NetworkRunner:
                  pair: tuple[PairedAgent, PairedAgent], client: PairedAgent, summary: "RunSummary") -> None:
         frames = self.spec.frames
         state.next_index = {"dev": batch.first_index, "peer": batch.first_index}
+        net = self.ctl.plan.network
+        assert net is not None and config.variant is not None
+        # The controller waits longest: an agent may stay silent while its peer gives up and
+        # the server waits for its next client (docs/networks.md "Timeouts").
+        hang = max(self.ctl.hang_timeout, timeouts(config.variant, net.dtls).hang)
         while len(state.done) < 2:
-            agent, frame = self._next(state, self.ctl.hang_timeout)
+            agent, frame = self._next(state, hang)
             if frame.type == frames.REP:
                 self._take_rep(agent, frame, config_id, state)
                 if agent is client:
@@ -256,7 +285,8 @@ class NetworkRunner:
         h = rep.header
         return PeerRepetition(agent.agent_id, self.spec.roles.name(h.role), self.spec.status.name(h.status),
                               h.error_code, h.flags, h.bytes_c2s, h.bytes_s2c, h.packets_c2s, h.packets_s2c,
-                              h.retransmissions, h.start_ns, h.handshake_wall_ns, h.repetition_wall_ns, rep.records)
+                              h.retransmissions, h.start_ns, h.handshake_wall_ns, h.repetition_wall_ns, rep.records,
+                              h.client_port or None, h.server_port or None, rep.reason or None)
 
     def _store_link_traffic(self, state: BatchState) -> None:
         if self.forwarder is None or not state.rep_ids:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
+from tlsbench import spec as specmod
 from tlsbench.validation import Strict, as_list, no_duplicates
 
 RATE_PATTERN = r"^[0-9]+(\.[0-9]+)?[kMG]?$"  # bit/s with the link's k, M, G suffixes
@@ -174,3 +175,28 @@ def variants(net: NetworkPlan) -> list[Variant]:
         else:
             out += [Variant(**base, dtls_mtu=m) for m in net.dtls.mtu]
     return out
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Every wait of a two-process batch, in seconds (docs/networks.md "Timeouts"), ordered so
+    the side that waits longest decides; the agents derive the same from the RUN (runner.c)."""
+
+    give_up: float  # G: an agent gives one phase up (connect, handshake, a record)
+    accept: float  # a server waits this long for its next client: 2 G + margin
+    linger: float  # a DTLS server answers its last client's retransmissions after a RUN: G + margin
+    hang: float  # the controller calls a silent pair hung: 3 G + 3 margins
+
+
+def timeouts(variant: Variant, dtls: Dtls) -> Timeouts:
+    """G from the DTLS timer (its first give_up_flights periods: min, 2 min, ... capped at
+    max), or the fixed TCP give-up; the other waits from G, as spec [network] says."""
+    net = specmod.load().network
+    if variant.protocol == "dtls":
+        low = dtls.timeout_min_ms or net["dtls_default_min_ms"]
+        high = max(dtls.timeout_max_ms or net["dtls_default_max_ms"], low)
+        give_up_ms = sum(min(low << i, high) for i in range(net["give_up_flights"]))
+    else:
+        give_up_ms = net["tcp_give_up_ms"]
+    g, margin = give_up_ms / 1000, net["margin_ms"] / 1000
+    return Timeouts(g, 2 * g + margin, g + margin, 3 * g + 3 * margin)

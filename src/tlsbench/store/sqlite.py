@@ -105,6 +105,8 @@ class RepetitionRow:
     retransmissions: int | None = None
     role: str | None = None  # spec [role] name
     repetition_wall_ns: int | None = None
+    client_port: int | None = None  # two-process mode: the connection this REP names (006)
+    server_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,9 @@ class PeerRepetition:
     handshake_wall_ns: int
     repetition_wall_ns: int
     records: bytes
+    client_port: int | None = None  # the connection the peer agent's REP names (006)
+    server_port: int | None = None
+    error_text: str | None = None  # the peer agent's failure reason
 
 
 @dataclass(frozen=True)
