@@ -89,3 +89,17 @@ def test_error_text_is_never_markup(tmp_path, text, kept):
     bad.write_text(f'name = "x"\nrepetitions = 2\n{text}')
     out = CliRunner().invoke(main, ["plan", "show", str(bad)])
     assert out.exit_code == 1 and kept in out.output
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly():
+    """`tlsbench export ... | head`: the pipe closes under a large output; no traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    golden = Path(__file__).parent / "fixtures" / "golden.db"
+    proc = subprocess.Popen([sys.executable, "-m", "tlsbench.cli", "export", str(golden), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the ~200 kB of JSON is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1 and err == ""

@@ -112,6 +112,9 @@ class Group(click.Group):
             raise
         except USER_ERRORS as exc:
             fail(str(exc))
+        except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as rich does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except KeyboardInterrupt:  # a second Ctrl-C: stored repetitions are safe (one transaction each)
             err_console.print("stopped at once; every stored repetition is intact. "
                               "Run the same command with --resume to continue.", style="yellow", markup=False)
