@@ -29,6 +29,8 @@ from tlsbench.store.sqlite import LinkTraffic
 LINK_BINARY = "tlsbench-link"
 DEVICE_ADDRESS, PEER_ADDRESS = "10.77.0.1", "10.77.0.2"  # fixed by tlsbench-link up
 EXIT_NOT_PRIVILEGED = 77
+NOT_PRIVILEGED = ("an emulated link (plan [[network.links]]) needs root and /dev/net/tun: run as root, or drop "
+                  "the links to measure over loopback; memory mode keeps working")
 # 32-byte records of `tlsbench-link run --packet-log` (agent/link/link.h).
 PACKET = np.dtype([("arrival_ns", "<u8"), ("done_ns", "<u8"), ("bytes", "<u4"), ("fragments", "<u2"),
                    ("dir", "u1"), ("fate", "u1"), ("dev_port", "<u2"), ("peer_port", "<u2"), ("proto", "u1"),
@@ -74,8 +76,7 @@ def check_links(links: Sequence[Link], agent_dir: str | Path | None, source: str
     for i, link in enumerate(links):
         done = _run([str(binary), "check", *link.run_args()])
         if done.returncode == EXIT_NOT_PRIVILEGED:
-            raise LinkUnavailable("an emulated link (plan [[network.links]]) needs root and /dev/net/tun: run as "
-                                  "root, or drop the links to measure over loopback; memory mode keeps working")
+            raise LinkUnavailable(NOT_PRIVILEGED)
         if done.returncode != 0:
             why = done.stderr.strip().removeprefix(f"{LINK_BINARY}: ") or f"exit code {done.returncode}"
             problems.append(f"network.links[{i}] ({link.label()}): {why}")
@@ -96,8 +97,7 @@ class Namespaces:
             cmd += ["--sysctl", kv]
         done = _run(cmd)
         if done.returncode == EXIT_NOT_PRIVILEGED:
-            raise LinkUnavailable("an emulated link (plan [[network.links]]) needs root and /dev/net/tun: run as "
-                                  "root, or drop the links to measure over loopback; memory mode keeps working")
+            raise LinkUnavailable(NOT_PRIVILEGED)
         if done.returncode != 0:
             raise LinkUnavailable(f"`{' '.join(cmd)}` failed: {done.stderr.strip()}")
 
