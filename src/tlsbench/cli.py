@@ -96,7 +96,7 @@ def unexpected(exc: Exception) -> NoReturn:
     advice = files.disk_advice(exc)
     where = _traceback_file(exc)
     kept = f"the full traceback is in {where}" if where else "the traceback could not be saved either"
-    what = f"{advice}" if advice else f"unexpected {type(exc).__name__}: {_one_line(str(exc))}"
+    what = advice or f"unexpected {type(exc).__name__}: {_one_line(str(exc))}"
     fail(f"{what} ({kept}; please report it if the cause is not yours)")
 
 
