@@ -500,6 +500,7 @@ FAKES = {  # library name -> what the fake agent does after it starts (Python, s
                "time.sleep(3600)",
     "other-spec": "out.write(OTHER_SPEC); out.flush(); time.sleep(3600)",
     "malformed": "out.write(MALFORMED); out.flush(); time.sleep(3600)",
+    "incomplete": "out.write(INCOMPLETE); out.flush(); time.sleep(3600)",
 }
 
 
@@ -510,16 +511,19 @@ def fake_agents(tmp_path_factory, agent_path) -> Path:
     real = greeting(agent_path)
     hello, suites = protocol.decode_frames(real)
     other = protocol.encode_json(hello.type, {**hello.json(), "labels_crc32": 1}) + real[suites.offset:]
-    malformed = real[:suites.offset] + protocol.encode_json(suites.type, {"suites": {"not": "a list"}})
+    malformed = real[:suites.offset] + protocol.encode_json(suites.type, {"suites": 7})
+    incomplete = real[:suites.offset] + protocol.encode_json(suites.type, {"suites": [{"id": 49195}]})
     (folder / "greeting.bin").write_bytes(real)
     (folder / "other.bin").write_bytes(other)
     (folder / "malformed.bin").write_bytes(malformed)
+    (folder / "incomplete.bin").write_bytes(incomplete)
     for name, behaviour in FAKES.items():
         script = folder / f"tlsbench-agent-{name}"
         script.write_text(f"#!{sys.executable}\nimport random, sys, time\nfrom pathlib import Path\n"
                           f"HERE = Path({str(folder)!r})\nGREETING = (HERE / 'greeting.bin').read_bytes()\n"
                           "OTHER_SPEC = (HERE / 'other.bin').read_bytes()\n"
-                          "MALFORMED = (HERE / 'malformed.bin').read_bytes()\nout = sys.stdout.buffer\n"
+                          "MALFORMED = (HERE / 'malformed.bin').read_bytes()\n"
+                          "INCOMPLETE = (HERE / 'incomplete.bin').read_bytes()\nout = sys.stdout.buffer\n"
                           f"{behaviour}\n")
         script.chmod(0o755)
     link = agent_path.parent / "tlsbench-link"
@@ -540,7 +544,8 @@ STARTUP = {  # fake -> advice (the agent fails before any plan resolution: nothi
     "babbling": ("not a HELLO frame", "Rebuild it with make"),
     "dying": ("exited before its greeting", "exit code 3", "[dev0]"),
     "other-spec": ("built from other specs", "rebuild it with make"),
-    "malformed": ("malformed greeting", "SUITES suites[0] lacks id, name"),
+    "malformed": ("malformed greeting", "SUITES suites is not a list"),
+    "incomplete": ("malformed greeting", "SUITES suites[0] lacks name, key_exchange"),
 }
 
 

@@ -224,8 +224,8 @@ class AgentProcess:
         self.hello, self.hello_raw = self._expect_json(frames.HELLO)
         specmod.load().check_agent(self.hello)
         suites, self.suites_raw = self._expect_json(frames.SUITES)
+        _check_greeting(self.path.name, self.hello, suites.get("suites", []))
         self.suites = list(suites.get("suites", []))
-        _check_greeting(self.path.name, self.hello, self.suites)
 
     def send(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -289,7 +289,7 @@ SUITE_FIELDS = {"id": int, "name": str, "key_exchange": str, "authentication": s
 EXPERIMENT_FIELDS = {"id": int, "name": str}
 
 
-def _check_greeting(agent: str, hello: dict[str, Any], suites: list[Any]) -> None:
+def _check_greeting(agent: str, hello: dict[str, Any], suites: Any) -> None:
     """The fields the host relies on are there with their types: a broken agent is one
     clear error here, not a KeyError deep in the plan's resolution."""
     listed = [("SUITES suites", suites, SUITE_FIELDS), ("HELLO experiments", hello.get("experiments", []), EXPERIMENT_FIELDS)]
