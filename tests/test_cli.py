@@ -3,6 +3,7 @@
 import json
 import tomllib
 
+import pytest
 from click.testing import CliRunner
 
 from tlsbench import spec
@@ -64,3 +65,41 @@ def test_run_status_and_trace_show(tmp_path, agent_path):
     assert {category[name] for _, name in rows} >= {"phase", "step", "io", "crypto"}
     missing = invoke("trace", "show", str(tmp_path / "out" / "cli"), "--rep", "5")
     assert missing.exit_code == 1 and "not stored" in missing.output
+
+
+def test_timeouts_come_from_the_option_or_the_environment(agent_path):
+    from tlsbench import agents
+
+    assert agents.parse_timeouts(["greeting=5", "silence=600"]) == agents.Timeouts(greeting=5, silence=600)
+    out = CliRunner().invoke(main, ["suites", "--timeout", "greeting=0"])
+    assert out.exit_code == 2 and "greeting=0.0: input should be greater than 0" in out.output
+    out = CliRunner().invoke(main, ["suites", "--json"], env={"TLSBENCH_TIMEOUT": "greeting=20 ready=5",
+                                                              "TLSBENCH_AGENT_DIR": str(agent_path.parent)})
+    assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(main, ["suites"], env={"TLSBENCH_TIMEOUT": "greeting=soon"})
+    assert out.exit_code == 2 and "greeting=soon" in out.output
+
+
+@pytest.mark.parametrize("text, kept", [
+    ('[network]\n[[network.links]]\nrate = "1x"\n', "[kMG]"),
+    ('transport = "tcp"\n[network]\n', "described by a [network] section"),
+])
+def test_error_text_is_never_markup(tmp_path, text, kept):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'name = "x"\nrepetitions = 2\n{text}')
+    out = CliRunner().invoke(main, ["plan", "show", str(bad)])
+    assert out.exit_code == 1 and kept in out.output
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly():
+    """`tlsbench export ... | head`: the pipe closes under a large output; no traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    golden = Path(__file__).parent / "fixtures" / "golden.db"
+    proc = subprocess.Popen([sys.executable, "-m", "tlsbench.cli", "export", str(golden), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the ~200 kB of JSON is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1 and err == ""

@@ -63,6 +63,7 @@ def test_sweeps_apply_to_their_transport_only():
     ('[network]\n[[network.links]]\nloss = 150\n', "network.links[0].loss"),
     ('[network]\n[[network.links]]\nlos = 5\n', "did you mean loss"),
     ('transport = "tcp"\n[network]\n', "remove the top-level transport"),
+    ('[network]\ndtls = { timeout_min_ms = 3000, timeout_max_ms = 1000 }\n', "timeout_min_ms (3000) is above"),
 ])
 def test_bad_network_sections_name_the_field(section, complaint):
     with pytest.raises(plan.PlanError) as err:
@@ -245,3 +246,19 @@ def test_a_link_without_privileges_fails_clearly(agent_path):
                                str(agent_path.parent)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "needs root and /dev/net/tun" in done.stderr and "memory mode keeps working" in done.stderr
+
+
+@needs_link
+def test_links_are_checked_by_the_emulator_before_a_run(agent_path):
+    """`tlsbench-link check` judges a plan's links with the emulator's own presets and
+    ranges; its reason reaches the plan error, naming the link."""
+    from tlsbench.network.link import check_links
+    from tlsbench.network.plan import Link
+
+    good = [Link(preset="ieee802154", loss=5), Link(preset="lte-m", d2p={"delay": 10})]
+    check_links(good, agent_path.parent, "p.toml")
+    with pytest.raises(plan.PlanError) as err:
+        check_links(good + [Link(preset="zigbee"), Link(preset="none", reorder_delay=1e300)], agent_path.parent,
+                    "p.toml")
+    assert "network.links[2] (zigbee): unknown preset" in str(err.value)
+    assert "network.links[3]" in str(err.value) and "out of range" in str(err.value)

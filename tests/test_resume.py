@@ -88,9 +88,10 @@ def test_kill_9_of_the_controller_then_resume(tmp_path, plan_file, agent_path):
     wait_for(db, 25, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    for pid in agent_pids(db):  # the orphaned agent would exit at its next read; don't wait
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10  # the kernel ends the agent with its host (PR_SET_PDEATHSIG)
+    while any(alive(pid) for pid in agent_pids(db)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in agent_pids(db)), "the agent outlived the killed controller"
     before = count(db)
     assert 25 <= before < PLANNED
 

@@ -108,3 +108,97 @@ def test_a_store_of_an_older_schema_is_migrated_and_keeps_its_data(tmp_path):
         cols = {r[1] for r in st.conn.execute("PRAGMA table_info(repetition)")}
         assert {"packets_c2s", "packets_s2c", "retransmissions", "role", "repetition_wall_ns"} <= cols
         assert tuple(st.conn.execute("SELECT count(*), sum(n_events) FROM repetition").fetchone()) == tuple(before)
+
+
+def test_a_damaged_file_is_refused_and_never_written(tmp_path):
+    db = tmp_path / "tlsbench.db"
+    with Store.open(db) as st:
+        st.init_experiment(experiment())
+    data = db.read_bytes()
+    db.write_bytes(data[:4096] + b"\xff" * (len(data) - 4096))  # every page after the header page
+    with pytest.raises(store_mod.StoreDamaged, match=r"\.recover"):
+        Store.open(db)
+    with pytest.raises(store_mod.StoreDamaged, match="left untouched"):
+        store_mod.open_readonly(db)
+    assert db.read_bytes() == data[:4096] + b"\xff" * (len(data) - 4096)
+
+
+def test_a_foreign_sqlite_file_is_not_a_store(tmp_path):
+    db = tmp_path / "tlsbench.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    with pytest.raises(store_mod.StoreDamaged, match="without an experiment table.*notes"):
+        Store.open(db)
+
+
+def test_an_empty_file_is_an_empty_store(tmp_path):
+    """A 0-byte file (a start that stored nothing) holds no experiment: readers say so, a
+    writer may start in it."""
+    db = tmp_path / "tlsbench.db"
+    db.write_bytes(b"")
+    assert store_mod.stored_experiment(db) is None
+    with pytest.raises(StoreError, match="holds no experiment yet"):
+        store_mod.open_readonly(db)
+    with Store.open(db) as st:
+        assert st.init_experiment(experiment()).name == "exp"
+
+
+def test_readers_do_not_migrate(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    old = tmp_path / "tlsbench.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "golden.db", old)
+    with sqlite3.connect(old) as conn:
+        conn.execute("PRAGMA user_version = 1")
+    with Store.open_readonly(old) as st:
+        assert st.experiment() is not None
+    with sqlite3.connect(old) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_stale_agent_rows_are_closed(tmp_path):
+    with Store.in_folder(tmp_path) as st:
+        st.init_experiment(experiment())
+        done = st.add_agent("mbedtls", "a", 1, "{}", "{}")
+        st.end_agent(done, "quit (exit code 0)")
+        st.add_agent("mbedtls", "a", 2, "{}", "{}")  # its host was killed
+        assert st.close_stale_agents("host ended without closing it") == 1
+        reasons = [r["exit_reason"] for r in st.agents()]
+        assert reasons == ["quit (exit code 0)", "host ended without closing it"]
+        assert all(r["ended_at"] for r in st.agents())
+
+
+def test_one_writer_per_folder(tmp_path):
+    """The lock is per open file: a second holder, even in this process, is refused with the
+    first one's PID; the lock goes with the first holder and a leftover file blocks nobody."""
+    import os
+
+    from tlsbench.store import lock
+
+    assert lock.writer(tmp_path) is None
+    with lock.writer_lock(tmp_path):
+        assert (tmp_path / lock.LOCK_FILE).read_text().strip() == str(os.getpid())
+        assert lock.writer(tmp_path) is None  # this process's own reads are no other writer's
+        lock._HELD.clear()  # as seen from another process
+        assert lock.writer(tmp_path) == str(os.getpid())
+        with pytest.raises(lock.StoreBusy, match=f"PID {os.getpid()}"):
+            lock.refuse_if_busy(tmp_path)
+        with pytest.raises(lock.StoreBusy, match="another tlsbench"):
+            with lock.writer_lock(tmp_path):
+                pass
+    assert (tmp_path / lock.LOCK_FILE).exists() and lock.writer(tmp_path) is None
+    with lock.writer_lock(tmp_path):
+        pass
+
+
+def test_write_errors_name_the_cause(tmp_path):
+    import errno
+
+    full = store_mod.cannot_write(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x.db")
+    read_only = store_mod.cannot_write(OSError(errno.EROFS, "Read-only file system"), tmp_path / "x.db")
+    assert "disk is full" in str(full) and "run the same command again" in str(full)
+    assert "read-only" in str(read_only) and "--output" in str(read_only)
+    corrupt = sqlite3.DatabaseError("database disk image is malformed")
+    corrupt.sqlite_errorname = "SQLITE_CORRUPT"  # as SQLite sets it
+    assert isinstance(store_mod.cannot_write(corrupt, tmp_path / "x.db"), store_mod.StoreDamaged)

@@ -4,6 +4,7 @@
  *   run     forwards packets between the two TUN devices through the link model
  *   down    removes both namespaces (idempotent)
  *   presets lists the presets
+ *   check   says whether `run` would accept the same options here (parameters, privileges)
  * One thread: ppoll on both TUN descriptors with the timeout of the next delivery; signals
  * are blocked except inside ppoll, so a SIGUSR1 (counters) or SIGTERM (stop) is never lost.
  * Exit codes: 0 ok, 1 failure, 2 usage, 77 not root or no /dev/net/tun. */
@@ -46,6 +47,7 @@ static void tb_usage(FILE *f) {
             "                         [--drop-log FILE] [--packet-log FILE] [--duration SECONDS]\n"
             "                         [--slots N] [--realtime]\n"
             "                         [link options]\n"
+            "       tlsbench-link check [--preset P] [link options]   (would run accept them?)\n"
             "       tlsbench-link down --name N\n"
             "       tlsbench-link presets\n"
             "Namespaces tbl-N-dev (10.77.0.1/30) and tbl-N-peer (10.77.0.2/30), TUN " TB_LINK_TUN_NAME
@@ -398,22 +400,22 @@ static int tb_bad(const char *msg, const char *arg) {
     return TB_LINK_EXIT_USAGE;
 }
 
-static int tb_cmd_run(int argc, char **argv) {
-    tb_run_opts o = {.seed = 1, .slots = TB_DEFAULT_SLOTS};
-    /* The preset is applied first, whatever its position: options then override it. */
+/* The options of `run` and `check` into o (the preset first, whatever its position:
+ * options then override it); TB_LINK_EXIT_OK or the usage exit code after a message. */
+static int tb_parse_run(int argc, char **argv, tb_run_opts *o) {
     for (int i = 2; i + 1 < argc; i++)
         if (strcmp(argv[i], "--preset") == 0) {
             const tb_link_preset *p = tb_link_preset_find(argv[i + 1]);
             if (!p)
                 return tb_bad("unknown preset (see `tlsbench-link presets`)", argv[i + 1]);
-            o.preset = p->name;
-            memcpy(o.p, p->dir, sizeof(o.p));
+            o->preset = p->name;
+            memcpy(o->p, p->dir, sizeof(o->p));
         }
     for (int i = 2; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char err[256];
         if (strcmp(a, "--realtime") == 0) {
-            o.realtime = 1;
+            o->realtime = 1;
             i--; /* a flag: no value */
             continue;
         }
@@ -421,39 +423,64 @@ static int tb_cmd_run(int argc, char **argv) {
             return tb_bad("expected --option value", a);
         a += 2;
         if (strcmp(a, "name") == 0)
-            o.name = v;
+            o->name = v;
         else if (strcmp(a, "preset") == 0)
             continue;
         else if (strcmp(a, "seed") == 0)
-            o.seed = strtoull(v, NULL, 0);
+            o->seed = strtoull(v, NULL, 0);
         else if (strcmp(a, "stats") == 0)
-            o.stats_path = v;
+            o->stats_path = v;
         else if (strcmp(a, "drop-log") == 0)
-            o.drop_log_path = v;
+            o->drop_log_path = v;
         else if (strcmp(a, "packet-log") == 0)
-            o.packet_log_path = v;
+            o->packet_log_path = v;
         else if (strcmp(a, "duration") == 0)
-            o.duration_s = strtod(v, NULL);
+            o->duration_s = strtod(v, NULL);
         else if (strcmp(a, "slots") == 0)
-            o.slots = (uint32_t)strtoul(v, NULL, 0);
+            o->slots = (uint32_t)strtoul(v, NULL, 0);
         else {
-            int r = tb_link_param_set(o.p, a, v, err, sizeof(err));
+            int r = tb_link_param_set(o->p, a, v, err, sizeof(err));
             if (r < 0)
                 return tb_bad(err, NULL);
             if (r == 0)
                 return tb_bad("unknown option", argv[i]);
         }
     }
+    if (o->slots < 16 || o->slots > (1u << 20))
+        return tb_bad("--slots must be within 16..1048576", NULL);
+    return TB_LINK_EXIT_OK;
+}
+
+/* Root and /dev/net/tun, or TB_LINK_EXIT_PRIV after a message. */
+static int tb_privileged(void) {
+    char err[512];
+    if (tb_link_privileged(err, sizeof(err)))
+        return TB_LINK_EXIT_OK;
+    fprintf(stderr, "tlsbench-link: %s\n", err);
+    return TB_LINK_EXIT_PRIV;
+}
+
+static int tb_cmd_run(int argc, char **argv) {
+    tb_run_opts o = {.seed = 1, .slots = TB_DEFAULT_SLOTS};
+    int rc = tb_parse_run(argc, argv, &o);
+    if (rc != TB_LINK_EXIT_OK)
+        return rc;
     if (!o.name || !tb_link_name_ok(o.name))
         return tb_bad("--name N is required (letters, digits, - and _, at most 32)", o.name);
-    if (o.slots < 16 || o.slots > (1u << 20))
-        return tb_bad("--slots must be within 16..1048576", NULL);
-    char err[512];
-    if (!tb_link_privileged(err, sizeof(err))) {
-        fprintf(stderr, "tlsbench-link: %s\n", err);
-        return TB_LINK_EXIT_PRIV;
-    }
-    return tb_forward(&o);
+    rc = tb_privileged();
+    return rc != TB_LINK_EXIT_OK ? rc : tb_forward(&o);
+}
+
+/* `check [run options]`: would `run` accept these options here? The host asks before it
+ * starts anything, so a plan's link mistakes are found before a run (--name optional). */
+static int tb_cmd_check(int argc, char **argv) {
+    tb_run_opts o = {.seed = 1, .slots = TB_DEFAULT_SLOTS};
+    int rc = tb_parse_run(argc, argv, &o);
+    if (rc != TB_LINK_EXIT_OK)
+        return rc;
+    if (o.name && !tb_link_name_ok(o.name))
+        return tb_bad("--name: letters, digits, - and _, at most 32", o.name);
+    return tb_privileged();
 }
 
 static int tb_cmd_up(int argc, char **argv) {
@@ -524,7 +551,7 @@ static const struct {
     const char *name;
     int (*fn)(int, char **);
 } tb_commands[] = {
-    {"up", tb_cmd_up},           {"down", tb_cmd_down}, {"run", tb_cmd_run},
+    {"up", tb_cmd_up},           {"down", tb_cmd_down}, {"run", tb_cmd_run},   {"check", tb_cmd_check},
     {"presets", tb_cmd_presets}, {"help", tb_cmd_help}, {"--help", tb_cmd_help},
 };
 

@@ -6,18 +6,23 @@ built from the same spec files, sends RUN/QUIT and hands back decoded frames. Wh
 uses it decides what a death means (the controller records it and restarts)."""
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Annotated, Any, Sequence
+
+from pydantic import Field, ValidationError
 
 from tlsbench import protocol
 from tlsbench import spec as specmod
+from tlsbench.validation import Strict
 
 # The backends this repository builds (`make agent`); a plan may also name any other
 # installed agent `tlsbench-agent-<name>` (a custom build). The first is the default.
@@ -26,6 +31,53 @@ AGENT_DIR_ENV = "TLSBENCH_AGENT_DIR"
 # Where `cmake --build build/agent` puts binaries; a fallback for a source checkout.
 SOURCE_BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "agent"
 STDERR_TAIL_BYTES = 2000
+TIMEOUT_ENV = "TLSBENCH_TIMEOUT"
+Seconds = Annotated[float, Field(gt=0, le=86400)]
+
+
+class Timeouts(Strict):
+    """How long the host waits for an agent (seconds), per wait; `--timeout NAME=SECONDS`
+    or $TLSBENCH_TIMEOUT change them (docs/host.md). Not part of a plan: the same plan may
+    need longer waits on a slower machine, and the plan hash must not change with them."""
+
+    greeting: Seconds = 30.0  # from start to HELLO and SUITES (tracer calibration included)
+    ready: Seconds = 30.0  # a two-process server's READY after its RUN
+    silence: Seconds = 120.0  # no frame at all during a batch: the agent is killed as hung
+
+
+def parse_timeouts(items: Sequence[str]) -> Timeouts:
+    """`greeting=60`, `silence=600`... -> Timeouts; ValueError with one line per mistake."""
+    values: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep:
+            raise ValueError(f"{item!r}: expected NAME=SECONDS with NAME one of {', '.join(Timeouts.model_fields)}")
+        try:
+            values[name] = float(value)
+        except ValueError:
+            values[name] = value
+    try:
+        return Timeouts(**values)
+    except ValidationError as exc:
+        raise ValueError("; ".join(
+            f"{err['loc'][0]}: unknown wait (known: {', '.join(Timeouts.model_fields)})"
+            if err["type"] == "extra_forbidden" else f"{err['loc'][0]}={err['input']}: {str(err['msg']).lower()}"
+            for err in exc.errors())) from None
+
+
+# The agents and the link forwarder die with the host, however it ends (kill -9 included):
+# the kernel sends them SIGKILL when the thread that started them exits (PR_SET_PDEATHSIG).
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
+
+
+def die_with_host() -> None:
+    """preexec_fn of every child process; the getppid check closes the race in which the
+    host died before the child asked."""
+    host = os.getppid()
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != host:
+        os._exit(1)
 
 
 class AgentError(RuntimeError):
@@ -123,20 +175,31 @@ class AgentProcess:
     suites_raw: str = ""
 
     @classmethod
-    def start(cls, path: Path, prefix: Sequence[str] = ()) -> "AgentProcess":
-        """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`)."""
+    def start(cls, path: Path, prefix: Sequence[str] = (), greeting_s: float = Timeouts().greeting
+              ) -> "AgentProcess":
+        """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`), and
+        reads its greeting; an agent that has not greeted within `greeting_s` is killed."""
         stderr_file = tempfile.TemporaryFile()
         # Own process group: a Ctrl-C in the terminal reaches only the controller, which
         # then stops the agent cleanly instead of losing it mid-repetition.
         proc = subprocess.Popen([*prefix, str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr_file, process_group=0)
+                                stderr=stderr_file, process_group=0, preexec_fn=die_with_host)
         _widen_pipe(proc.stdout)
         agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]
+        timed_out = threading.Event()
+        late = threading.Timer(greeting_s, lambda: (timed_out.set(), agent.kill()))
+        late.start()
         try:
             agent._greet()
-        except BaseException:
+        except BaseException as exc:
             agent.kill()
+            if timed_out.is_set() and not isinstance(exc, KeyboardInterrupt):
+                raise AgentError(f"{path.name} did not greet (HELLO, SUITES) within {greeting_s:g} s and was "
+                                 f"killed: {agent.death_reason()}; is it a tlsbench agent? A slow one needs "
+                                 f"--timeout greeting=SECONDS") from None
             raise
+        finally:
+            late.cancel()
         return agent
 
     @property
@@ -144,19 +207,24 @@ class AgentProcess:
         return self.proc.pid
 
     def _expect_json(self, frame_type: int) -> tuple[dict[str, Any], str]:
-        frame = self.reader.read()
-        if frame is None:
-            raise AgentError(f"{self.path.name} exited before its greeting: {self.death_reason()}")
-        if frame.type != frame_type:
-            raise AgentError(f"{self.path.name} sent {frame.type_name} where "
-                             f"{specmod.load().frames.name(frame_type)} was expected")
-        return frame.json(), frame.payload.decode()
+        name = specmod.load().frames.name(frame_type)
+        try:
+            frame = self.reader.read()
+            if frame is None:
+                raise AgentError(f"{self.path.name} exited before its greeting: {self.death_reason()}")
+            if frame.type != frame_type:
+                raise AgentError(f"{self.path.name} sent {frame.type_name} where {name} was expected")
+            return frame.json(), frame.payload.decode()
+        except protocol.FrameError as exc:
+            raise AgentError(f"{self.path.name} sent something that is not a {name} frame ({exc}); "
+                             "is it a tlsbench agent of this version? Rebuild it with make") from None
 
     def _greet(self) -> None:
         frames = specmod.load().frames
         self.hello, self.hello_raw = self._expect_json(frames.HELLO)
         specmod.load().check_agent(self.hello)
         suites, self.suites_raw = self._expect_json(frames.SUITES)
+        _check_greeting(self.path.name, self.hello, suites.get("suites", []))
         self.suites = list(suites.get("suites", []))
 
     def send(self, data: bytes) -> None:
@@ -215,9 +283,30 @@ class AgentProcess:
         self.stderr_file.close()
 
 
-def query_suites(library: str, agent_dir: str | Path | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+# What the host reads from HELLO experiments and SUITES entries (docs/protocol.md).
+SUITE_FIELDS = {"id": int, "name": str, "key_exchange": str, "authentication": str, "cipher": str, "mac": str,
+                "min_version": str, "max_version": str}
+EXPERIMENT_FIELDS = {"id": int, "name": str}
+
+
+def _check_greeting(agent: str, hello: dict[str, Any], suites: Any) -> None:
+    """The fields the host relies on are there with their types: a broken agent is one
+    clear error here, not a KeyError deep in the plan's resolution."""
+    listed = [("SUITES suites", suites, SUITE_FIELDS), ("HELLO experiments", hello.get("experiments", []), EXPERIMENT_FIELDS)]
+    for what, entries, wanted in listed:
+        if not isinstance(entries, list):
+            raise AgentError(f"{agent} sent a malformed greeting: {what} is not a list; rebuild it with make")
+        for i, entry in enumerate(entries):
+            bad = [k for k, t in wanted.items() if not isinstance(entry, dict) or not isinstance(entry.get(k), t)]
+            if bad:
+                raise AgentError(f"{agent} sent a malformed greeting: {what}[{i}] lacks {', '.join(bad)}; "
+                                 "rebuild it with make")
+
+
+def query_suites(library: str, agent_dir: str | Path | None = None,
+                 timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """HELLO and SUITES of an agent build (for `tlsbench suites`)."""
-    agent = AgentProcess.start(find_agent(library, agent_dir))
+    agent = AgentProcess.start(find_agent(library, agent_dir), greeting_s=timeouts.greeting)
     try:
         return agent.hello, agent.suites
     finally:

@@ -7,18 +7,25 @@ Each command is a few calls into the module that does the work. Other commands (
 export, compare) attach to the same `main` group from their own modules."""
 from __future__ import annotations
 
+import datetime
 import json
+import os
 import shlex
 import sys
+import tempfile
+import traceback
 from pathlib import Path
+from typing import NoReturn, Sequence
 
 import click
 import tomli_w
 from rich.console import Console
+from rich.text import Text
 
-from tlsbench import __version__, agents, controller, experiments, plan, status, views
-from tlsbench.network.link import LinkUnavailable
+from tlsbench import __version__, agents, controller, experiments, files, plan, status, views
+from tlsbench.custom_build import BuildError
 from tlsbench.energy import EnergyError
+from tlsbench.network.link import LinkUnavailable
 from tlsbench.spec import SpecMismatch
 from tlsbench.store.sqlite import DB_FILE, StoreError
 
@@ -26,7 +33,10 @@ console = Console()
 err_console = Console(stderr=True)
 # Errors a user can act on: printed as one clear message, exit status 1, no traceback.
 USER_ERRORS = (plan.PlanError, agents.AgentError, StoreError, SpecMismatch, controller.ControllerError,
-               LinkUnavailable, EnergyError)
+               LinkUnavailable, EnergyError, files.OutputError, BuildError)
+# click's own ways out (usage errors, --help, exit codes): click reports them itself.
+CLICK_EXITS = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
+TRACEBACK_PREFIX = "tlsbench-traceback-"
 
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=agents.AGENT_DIR_ENV,
                                 help=f"Directory of the agent binaries (default: ${agents.AGENT_DIR_ENV}, "
@@ -35,19 +45,82 @@ output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
                              help="Parent folder of experiment folders (default: the plan's `output`).")
 
 
+def _parse_timeouts(ctx: click.Context, param: click.Parameter, items: Sequence[str]) -> agents.Timeouts:
+    try:
+        return agents.parse_timeouts(items)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+timeout_option = click.option(
+    "--timeout", "timeouts", multiple=True, metavar="NAME=SECONDS", envvar=agents.TIMEOUT_ENV,
+    callback=_parse_timeouts,
+    help=f"How long to wait for an agent (repeat for several): greeting (HELLO and SUITES, default "
+         f"{agents.Timeouts().greeting:g}), ready (a network server's READY, {agents.Timeouts().ready:g}), silence "
+         f"(no frame during a batch, {agents.Timeouts().silence:g}); default ${agents.TIMEOUT_ENV}, space-separated.")
+
+
+def say_error(message: str) -> None:
+    """One error line on stderr; the message is plain text, never rich markup (a `[kMG]` or a
+    `[network]` in it is printed as written)."""
+    err_console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    say_error(message)
+    sys.exit(code)
+
+
+def _traceback_file(exc: BaseException) -> Path | None:
+    """Writes the traceback of an unexpected error where it can (the temporary folder, else
+    ~/.cache/tlsbench); None when no place takes it (a full disk)."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    text = f"tlsbench {__version__}, {' '.join(sys.argv)}\n\n" + "".join(traceback.format_exception(exc))
+    for folder in (Path(tempfile.gettempdir()), Path.home() / ".cache" / "tlsbench"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            return files.write_atomic(folder / f"{TRACEBACK_PREFIX}{stamp}-{os.getpid()}.txt", text)
+        except (OSError, files.OutputError):
+            continue
+    return None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def unexpected(exc: Exception) -> NoReturn:
+    """A failure no check foresaw: one line (with the disk's advice when the disk caused it),
+    the traceback in a file for the bug report."""
+    advice = files.disk_advice(exc)
+    where = _traceback_file(exc)
+    kept = f"the full traceback is in {where}" if where else "the traceback could not be saved either"
+    what = advice or f"unexpected {type(exc).__name__}: {_one_line(str(exc))}"
+    fail(f"{what} ({kept}; please report it if the cause is not yours)")
+
+
 class Group(click.Group):
-    """Turns the user errors above into one red line instead of a traceback."""
+    """The error boundary of every command (those attached from report/, energy/ and build
+    included): user errors become one plain line, unexpected ones one line and a traceback
+    file; never a traceback on the terminal."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except CLICK_EXITS:
+            raise
         except USER_ERRORS as exc:
-            err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            fail(str(exc))
+        except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as rich does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(1)
         except KeyboardInterrupt:  # a second Ctrl-C: stored repetitions are safe (one transaction each)
-            err_console.print("[yellow]stopped at once; every stored repetition is intact. "
-                              "Run the same command with --resume to continue.[/]")
+            err_console.print("stopped at once; every stored repetition is intact. "
+                              "Run the same command with --resume to continue.", style="yellow", markup=False)
             sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the boundary: nothing else may reach the terminal
+            unexpected(exc)
 
 
 @click.group(cls=Group)
@@ -61,9 +134,10 @@ def main() -> None:
               help=f"An agent name: {', '.join(agents.LIBRARIES)}, or a custom build's (tlsbench-agent-NAME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the agent (HELLO) and its SUITES frame as JSON.")
 @agent_dir_option
-def suites(library: str, as_json: bool, agent_dir: str | None) -> None:
+@timeout_option
+def suites(library: str, as_json: bool, agent_dir: str | None, timeouts: agents.Timeouts) -> None:
     """List the cipher suites an agent's build supports (from its SUITES frame)."""
-    hello, suite_list = agents.query_suites(library, agent_dir)
+    hello, suite_list = agents.query_suites(library, agent_dir, timeouts)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
@@ -77,18 +151,21 @@ def suites(library: str, as_json: bool, agent_dir: str | None) -> None:
               help="Write report.html next to the store when the sweep is complete.")
 @output_option
 @agent_dir_option
-def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None) -> None:
+@timeout_option
+def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None,
+        timeouts: agents.Timeouts) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
     from tlsbench.report.commands import report_after_run
 
     loaded = plan.load(plan_file)
     with views.ProgressObserver(console) as observer:
-        summary = controller.run_experiment(loaded, output, resume, agent_dir, observer)
+        summary = controller.run_experiment(loaded, output, resume, agent_dir, observer, timeouts)
     views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)
+    _fail_if_given_up(summary)
     if report:
-        console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False)
+        console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False, markup=False)
 
 
 @main.command()
@@ -103,8 +180,9 @@ def run(plan_file: str | None, resume: bool, report: bool, output: str | None, a
               help="Payload sizes instead of each experiment's own (repeat for several).")
 @output_option
 @agent_dir_option
+@timeout_option
 def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, ...], sizes: tuple[int, ...],
-               output: str | None, agent_dir: str | None) -> None:
+               output: str | None, agent_dir: str | None, timeouts: agents.Timeouts) -> None:
     """Benchmark every crypto primitive of the libraries side by side (the embedded plan
     primitives.toml: hashes, MACs, ciphers over payload sizes, signatures, key agreement),
     then write the report and print a short table. Running it again resumes."""
@@ -114,19 +192,20 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
 
     loaded = experiments.primitives_plan(experiments.PrimitivesOverrides(libraries, reps, names, sizes))
     with views.ProgressObserver(console) as observer:
-        summary = controller.run_experiment(loaded, output, False, agent_dir, observer)
+        summary = controller.run_experiment(loaded, output, False, agent_dir, observer, timeouts)
     again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
              *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
              *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]
     views.print_summary(console, summary, shlex.join(again))
     if summary.interrupted:
         sys.exit(130)
+    _fail_if_given_up(summary)
     store = summary.folder / DB_FILE
     report = report_after_run(store)
     results = analyze_store(store)
     if results:
         Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
-    console.print(f"report: {report}", highlight=False)
+    console.print(f"report: {report}", highlight=False, markup=False)
 
 
 @main.command(name="experiments")
@@ -134,14 +213,23 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
               help="An agent name (tlsbench-agent-NAME), e.g. a user agent such as example.")
 @click.option("--json", "as_json", is_flag=True, help="Print the HELLO's experiments as JSON.")
 @agent_dir_option
-def experiments_command(library: str, as_json: bool, agent_dir: str | None) -> None:
+@timeout_option
+def experiments_command(library: str, as_json: bool, agent_dir: str | None, timeouts: agents.Timeouts) -> None:
     """List the experiments an agent offers (primitives, then user experiments), for a plan's [experiments]."""
-    hello, _ = agents.query_suites(library, agent_dir)
+    hello, _ = agents.query_suites(library, agent_dir, timeouts)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
                               indent=2))
     else:
         console.print(views.experiments_table(hello))
+
+
+def _fail_if_given_up(summary: controller.RunSummary) -> None:
+    """A run that had to give configurations up (their agent kept dying) failed there: exit
+    status 1, after the summary that names them; what was stored stays."""
+    if summary.given_up:
+        fail(f"{len(summary.given_up)} configuration(s) given up because the agent kept dying (reasons above and "
+             f"in `tlsbench status {summary.folder} --all`); fix the agent, then run the same command to retry them")
 
 
 def _resume_command(plan_file: str | None, output: Path) -> str:
@@ -179,7 +267,7 @@ def trace_show(experiment: str, config: str | None, rep: int, output: str | None
     stored = status.read_repetition(folder, config, rep)
     row = stored.row
     console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
-                  + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False)
+                  + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False, markup=False)
     click.echo(format_blob(stored.records, int(row["id"])) if stored.records else "(no trace records)")
 
 
@@ -217,14 +305,10 @@ def build_mbedtls(config: Path, source: Path | None, name: str | None, install_d
 
     request = custom_build.BuildRequest(config=config, name=name or custom_build.default_name(config),
                                         source=source, install_dir=install_dir or custom_build.default_install_dir())
-    try:
-        result = custom_build.build(request)
-    except custom_build.BuildError as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(1)
+    result = custom_build.build(request)  # a BuildError is one line (the Group's boundary)
     times = ", ".join(f"{stage} {s:.1f} s" for stage, s in result.seconds.items())
     console.print(f"built {result.library} ({times})\n" + "\n".join(f"  {p}" for p in result.agents)
-                  + f"\nlist its suites: tlsbench suites --library {result.library}", highlight=False)
+                  + f"\nlist its suites: tlsbench suites --library {result.library}", highlight=False, markup=False)
 
 
 # Analysis commands live with the analysis (report, export, compare).

@@ -23,16 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from tlsbench import __version__, experiments, precision, protocol, schedule
+from tlsbench import __version__, experiments, protocol, schedule
 from tlsbench import spec as specmod
-from tlsbench.agents import AgentError, AgentProcess, AgentRejected, find_agent
+from tlsbench.agents import AgentError, AgentProcess, AgentRejected, Timeouts, find_agent
+from tlsbench.network.link import check_links
 from tlsbench.network.pair import NetworkRunner, PairDied, pair_outcome
 from tlsbench.network.plan import NetworkPlan, Variant, variants
 from tlsbench.plan import LoadedPlan, locate_agents, select_per_library
-from tlsbench.store.sqlite import ConfigRow, Experiment, PeerRepetition, RepetitionRow, Store, StoreError
+from tlsbench.store.lock import refuse_if_busy, writer_lock
+from tlsbench.store.sqlite import (DB_FILE, ConfigRow, Experiment, PeerRepetition, RepetitionRow, Store, StoreError,
+                                   plan_mismatch, stored_experiment)
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
-HANG_TIMEOUT_S = 120.0  # no frame for this long during a batch: the agent is killed
+# The exit reason of agent rows a killed host left open, written by the next run (resume).
+STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was full)"
 # Key exchanges that negotiate a group, and the IANA Supported Groups ranges they draw
 # from (1-255 elliptic curves, 256-511 finite-field groups, RFC 7919). A TLS 1.3 suite fixes
 # no key exchange, so any group applies: SUITES says "any" ("(EC)DHE" from older OpenSSL agents).
@@ -220,6 +224,7 @@ class RunSummary:
     skipped_configs: dict[str, str] = field(default_factory=dict)  # key -> why
     not_runnable: list[str] = field(default_factory=list)
     not_applicable: dict[str, int] = field(default_factory=dict)
+    given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
     interrupted: bool = False
     seconds: float = 0.0
 
@@ -248,18 +253,20 @@ class StopFlag:
 class Controller:
     """Runs one plan into one store with one agent per library (each restarted when it dies)."""
 
-    def __init__(self, loaded: LoadedPlan, store: Store, agent_paths: Path | Mapping[str, Path],
+    def __init__(self, loaded: LoadedPlan, store: Store | None, agent_paths: Path | Mapping[str, Path],
                  observer: Observer | None = None, stop: StopFlag | None = None,
-                 hang_timeout: float = HANG_TIMEOUT_S, agent_dir: str | Path | None = None):
+                 hang_timeout: float | None = None, agent_dir: str | Path | None = None,
+                 timeouts: Timeouts = Timeouts()):
         self.loaded = loaded
         self.plan = loaded.plan
-        self.store = store
+        self.store: Store = store  # type: ignore[assignment]  # None until resolve_plan() is done (run_experiment)
         # One path is the agent of a single-library plan.
         self.agent_paths = (dict(agent_paths) if isinstance(agent_paths, Mapping)
                             else {self.plan.libraries[0]: agent_paths})
         self.observer = observer or QuietObserver()
         self.stop = stop or StopFlag()
-        self.hang_timeout = hang_timeout
+        self.timeouts = timeouts
+        self.hang_timeout = hang_timeout or timeouts.silence
         self.spec = specmod.load()
         self.agents: dict[str, AgentProcess] = {}  # library -> its running agent
         self.agent_ids: dict[str, int] = {}  # library -> `agent` row of that process
@@ -270,6 +277,7 @@ class Controller:
         self._last_frame = time.monotonic()
         self._watch = False
         self._hung = False
+        self.resolution: Resolution | None = None
         self.prepared: tuple[Resolution, list[schedule.Batch]] | None = None
         self.agent_dir = agent_dir
         self.network = NetworkRunner(self)  # two-process configurations (network/pair.py)
@@ -285,13 +293,17 @@ class Controller:
         return self.agent_ids.get(self.library, 0)
 
     def _start_agent(self, library: str) -> AgentProcess:
-        path = self.agent_paths[library]
-        agent = AgentProcess.start(path)
+        agent = AgentProcess.start(self.agent_paths[library], greeting_s=self.timeouts.greeting)
         self.agents[library] = agent
         self._last_frame = time.monotonic()  # the watchdog judges the new agent from now
-        self.agent_ids[library] = self.store.add_agent(library, path.name, agent.pid, agent.hello_raw,
-                                                       agent.suites_raw)
+        if self.store is not None:  # else recorded by prepare(), once the store exists
+            self._record_agent(library)
         return agent
+
+    def _record_agent(self, library: str) -> None:
+        agent = self.agents[library]
+        self.agent_ids[library] = self.store.add_agent(library, agent.path.name, agent.pid, agent.hello_raw,
+                                                       agent.suites_raw)
 
     def agent_path(self, library: str) -> Path:
         """The agent of a library, also one the plan names only as a network peer."""
@@ -302,9 +314,21 @@ class Controller:
 
     def _end_agent(self, library: str, reason: str) -> None:
         agent = self.agents.pop(library, None)
-        if agent is not None:
-            self.store.end_agent(self.agent_ids[library], reason)
+        if agent is None:
+            return
+        try:
+            if library in self.agent_ids:
+                self.store.end_agent(self.agent_ids.pop(library), reason)
+        except StoreError:  # e.g. the disk is full: the row stays open and the next run closes it
+            pass
+        finally:
             agent.close()
+
+    def close_agents(self, reason: str = "") -> None:
+        """Quits every agent still running (their rows get `reason` or the exit code)."""
+        for library in list(self.agents):
+            code = self.agents[library].quit()
+            self._end_agent(library, reason or f"quit (exit code {code})")
 
     def _watchdog(self) -> None:
         """Kills an agent that sends nothing for hang_timeout during a batch (a hang
@@ -317,17 +341,31 @@ class Controller:
                 agent.kill()
 
     # ------------------------------------------------------------------ setup
+    def resolve_plan(self) -> Resolution:
+        """Starts one agent per library and resolves the plan against their SUITES and
+        HELLO: what can fail because of the plan fails here, before anything is stored."""
+        if self.resolution is None:
+            started = {library: self.agents.get(library) or self._start_agent(library) for library in self.agent_paths}
+            resolution = resolve(self.loaded, {library: agent.suites for library, agent in started.items()})
+            found = experiments.resolve(self.loaded, {library: agent.hello for library, agent in started.items()})
+            resolution.configs += [Configuration.of_experiment(c) for c in found.configs]
+            resolution.not_applicable.update(found.not_applicable)
+            self.resolution = resolution
+        return self.resolution
+
     def prepare(self) -> tuple[Resolution, list[schedule.Batch]]:
-        """Experiment row, agent, configurations and the pending schedule."""
+        """Experiment row, agent rows, configurations and the pending schedule."""
         plan_json = self.plan.resolved_json()
         self.store.init_experiment(Experiment(self.plan.name, self.loaded.text, plan_json,
                                               hashlib.sha256(plan_json.encode()).hexdigest(),
                                               self.plan.seed, json.dumps(host_facts())))
-        started = {library: self._start_agent(library) for library in self.agent_paths}
-        resolution = resolve(self.loaded, {library: agent.suites for library, agent in started.items()})
-        found = experiments.resolve(self.loaded, {library: agent.hello for library, agent in started.items()})
-        resolution.configs += [Configuration.of_experiment(c) for c in found.configs]
-        resolution.not_applicable.update(found.not_applicable)
+        closed = self.store.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
+        if closed:
+            self.observer.note(f"closed {closed} agent record(s) an earlier host left open")
+        resolution = self.resolve_plan()
+        for library in self.agents:
+            if library not in self.agent_ids:
+                self._record_agent(library)
         for config in resolution.configs:
             config_id = self.store.upsert_config(config.row)
             self.store.set_skip_reason(config_id, None)  # a resume tries again
@@ -368,9 +406,7 @@ class Controller:
             summary.interrupted = summary.interrupted or self.stop.requested
         finally:
             self._watch = False
-            for library in list(self.agents):
-                code = self.agents[library].quit()
-                self._end_agent(library, "interrupted" if self.stop.requested else f"quit (exit code {code})")
+            self.close_agents("interrupted" if self.stop.requested else "")
             self.network.close("interrupted" if self.stop.requested else "")
             summary.seconds = time.monotonic() - started
         return summary
@@ -379,6 +415,8 @@ class Controller:
         """Extra rounds, one at a time, for the configurations whose median handshake
         processing is not yet known to the plan's target; measured from the store, so a
         resumed run picks up where an interrupted extension stopped."""
+        from tlsbench import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
+
         target = self.plan.precision
         size = -(-self.plan.repetitions // self.plan.rounds)  # a planned round's size
         keys = None  # first check: every configuration; then only those that were above target
@@ -530,6 +568,7 @@ class Controller:
         if self.deaths[batch.config] >= MAX_CONSECUTIVE_DEATHS:
             self._skip(batch.config, config_id, f"given up after {MAX_CONSECUTIVE_DEATHS} consecutive agent "
                                                 f"deaths; last: {reason}", summary)
+            summary.given_up[batch.config] = summary.skipped_configs[batch.config]
         if not variant:
             self._start_agent(self.library)
         return idx + 1
@@ -546,20 +585,42 @@ def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
     return Path(output if output is not None else loaded.plan.output) / loaded.plan.name
 
 
+def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir: str | Path | None) -> None:
+    """What can be refused without an agent, refused before any is started: another writer,
+    nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
+    refuse_if_busy(folder)
+    db = folder / DB_FILE
+    stored = stored_experiment(db) if db.exists() else None  # raises for a damaged or foreign file
+    if resume and stored is None:
+        why = f"{db} holds no experiment (an empty store: a start that stored nothing)" if db.exists() else \
+            f"there is no {db}"
+        raise ControllerError(f"nothing to resume in {folder}: {why}; run without --resume to start it")
+    if stored is not None and stored.plan_hash != loaded.plan.hash():
+        raise plan_mismatch(folder, stored, loaded.plan.hash())
+    if loaded.plan.network and loaded.plan.network.links:
+        check_links(loaded.plan.network.links, agent_dir, loaded.source)
+
+
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
-                   agent_dir: str | Path | None = None, observer: Observer | None = None) -> RunSummary:
-    """`tlsbench run`: the whole pipeline from a plan to a filled store."""
+                   agent_dir: str | Path | None = None, observer: Observer | None = None,
+                   timeouts: Timeouts = Timeouts()) -> RunSummary:
+    """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
+    the output folder before the plan is resolved against the agents, so a plan that fails
+    there leaves nothing behind; the store is then written under its writer lock."""
     folder = experiment_folder(loaded, output)
-    if resume and not (folder / "tlsbench.db").exists():
-        raise ControllerError(f"nothing to resume in {folder}: run without --resume to start it")
+    check_before_start(loaded, folder, resume, agent_dir)
     agent_paths = locate_agents(loaded, agent_dir)
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
+    ctl = Controller(loaded, None, agent_paths, observer, stop, agent_dir=agent_dir, timeouts=timeouts)
     try:
-        with Store.in_folder(folder) as store:
-            return Controller(loaded, store, agent_paths, observer, stop, agent_dir=agent_dir).run()
+        ctl.resolve_plan()
+        with writer_lock(folder), Store.in_folder(folder) as store:
+            ctl.store = store
+            return ctl.run()
     finally:
+        ctl.close_agents("interrupted" if stop.requested else "")
         if in_main:
             signal.signal(signal.SIGINT, previous)
 

@@ -19,14 +19,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 import tomli_w
 
 from tlsbench import spec as specmod
 from tlsbench.plan import ALL, ExperimentSelection, LoadedPlan, PlanError, agents_phrase, parse
-from tlsbench.precision import MIN_SAMPLE, Precision
 from tlsbench.store.sqlite import ConfigRow
+
+if TYPE_CHECKING:
+    from tlsbench.precision import Precision
 
 PRIMITIVES_PLAN = "primitives.toml"  # package data: src/tlsbench/plans/ (`tlsbench primitives`)
 UNSIZED = 0  # the RUN size of an experiment that takes none
@@ -171,10 +173,11 @@ def resolve(loaded: LoadedPlan, hellos: Mapping[str, Mapping[str, Any]]) -> Expe
 
 
 # ---------------------------------------------------------------------- precision
-def measure_precision(store: Path, seed: int, only: Collection[str] | None = None) -> dict[str, Precision]:
+def measure_precision(store: Path, seed: int, only: Collection[str] | None = None) -> dict[str, "Precision"]:
     """Configuration key -> how precisely it is known: the worst of its groups' 95% CI
     half-widths of the median (% of it), as precision.measure does for a handshake's peers."""
     from tlsbench.analysis.primitives import analyze_store
+    from tlsbench.precision import MIN_SAMPLE, Precision  # scipy: loaded only when a run needs it
 
     found = analyze_store(store, seed)
     if found is None:

@@ -282,9 +282,11 @@ def load(path: str | Path | None = None) -> LoadedPlan:
         return parse(text, f"{DEFAULT_PLAN} (embedded)")
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise PlanError(str(path), [f"cannot read it: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(str(path), [f"not UTF-8 text (byte {exc.start}): a plan is a TOML file"]) from None
     return parse(text, path.name)
 
 
@@ -299,6 +301,12 @@ def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None) -> di
             paths[library] = find_agent(library, agent_dir)
         except AgentError:
             problems.append(f"libraries[{i}]: {library!r} is not valid: no agent {executable_name(library)}")
+    peer = loaded.plan.network.peer_library if loaded.plan.network else None
+    if peer and peer not in paths:  # started only by the first network batch: checked now
+        try:
+            find_agent(peer, agent_dir)
+        except AgentError:
+            problems.append(f"network.peer_library: {peer!r} is not valid: no agent {executable_name(peer)}")
     if problems:
         found = available_agents(agent_dir)
         problems.append(f"agents found: {', '.join(found)}" if found else

@@ -76,10 +76,9 @@ def find_experiment(experiment: str | Path, output: str | Path) -> Path:
 
 def read_status(folder: Path) -> ExperimentStatus:
     s = specmod.load()
-    with Store.in_folder(folder, create=False) as store:
+    with Store.open_readonly(folder / DB_FILE) as store:  # a checked store with an experiment
         exp = store.experiment()
-        if exp is None:
-            raise StoreError(f"{folder} has a store but no experiment yet")
+        assert exp is not None
         plan = json.loads(exp.plan_json)
         counts = store.repetition_counts(s.status.name(s.status.OK))
         status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agents()))
@@ -87,7 +86,7 @@ def read_status(folder: Path) -> ExperimentStatus:
             c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
             payload = (row["direction"] if not row["total_bytes"]
                        else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
-            if row["experiment"]:  # an experiment's payload is its size (migration 004)
+            if "experiment" in row.keys() and row["experiment"]:  # its payload is its size (migration 004)
                 payload = f"{row['total_bytes']} B" if row["total_bytes"] else "-"
             status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
                                                  row["credential"], payload, row["repetitions"], c["stored"],
@@ -128,7 +127,7 @@ def pick_config(store: Store, wanted: str | None) -> sqlite3.Row:
 
 
 def read_repetition(folder: Path, config: str | None, idx: int) -> StoredRepetition:
-    with Store.in_folder(folder, create=False) as store:
+    with Store.open_readonly(folder / DB_FILE) as store:
         row = pick_config(store, config)
         found = store.repetition(row["id"], idx)
         if found is None:

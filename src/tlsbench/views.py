@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
@@ -36,7 +37,7 @@ def suites_table(hello: Mapping[str, Any], suites: Sequence[Mapping[str, Any]]) 
     table.add_column("credentials")
     for s in suites:
         versions = s["min_version"] if s["min_version"] == s["max_version"] else f"{s['min_version']}-{s['max_version']}"
-        creds = ", ".join(s.get("credentials", [])) or f"[red]cannot run: {s.get('why_unsupported', '?')}[/]"
+        creds = ", ".join(s.get("credentials", [])) or f"[red]cannot run: {escape(str(s.get('why_unsupported', '?')))}[/]"
         table.add_row(f"0x{s['id']:04X}", *[str(s.get(c, "")) for c in SUITE_COLUMNS], versions,
                       "yes" if s.get("dtls") else "no", creds)
     return table
@@ -53,16 +54,17 @@ class ProgressObserver:
         self.task = None
 
     def __enter__(self) -> "ProgressObserver":
-        self.progress.start()
-        return self
+        return self  # the bar appears when measuring starts: a refused start draws nothing
 
     def __exit__(self, *exc: Any) -> None:
-        self.progress.stop()
+        if self.task is not None:
+            self.progress.stop()
 
     def start(self, total: int, done: int, configs: int) -> None:
         if done:
             self.console.print(f"resuming: {done} of {total} repetitions already stored")
         self.console.print(f"{configs} configurations, {total} repetitions planned")
+        self.progress.start()
         self.task = self.progress.add_task("starting", total=total, completed=done)
 
     def batch(self, config: str, round: int, first_index: int, count: int) -> None:
@@ -73,7 +75,7 @@ class ProgressObserver:
         self.progress.advance(self.task)
 
     def note(self, message: str) -> None:
-        self.console.print(f"[yellow]{message}[/]")
+        self.console.print(message, style="yellow", markup=False, highlight=False)
 
     def extend(self, extra: int) -> None:
         task = next(t for t in self.progress.tasks if t.id == self.task)
@@ -82,19 +84,19 @@ class ProgressObserver:
 
 def print_summary(console: Console, summary: RunSummary, resume_command: str) -> None:
     for line in summary.not_runnable:
-        console.print(f"[yellow]not runnable in this agent:[/] {line}")
+        console.print(f"[yellow]not runnable in this agent:[/] {escape(line)}")
     for why, n in summary.not_applicable.items():
-        console.print(f"[dim]skipped {n} matrix cell(s): {why}[/]")
+        console.print(f"[dim]skipped {n} matrix cell(s): {escape(why)}[/]")
     for key, why in summary.skipped_configs.items():
-        console.print(f"[red]skipped[/] {key}: {why}")
+        console.print(f"[red]skipped[/] {escape(key)}: {escape(why)}")
     console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
-                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {summary.folder}")
+                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}")
     if summary.interrupted:
-        console.print(f"[yellow]interrupted: the store is consistent; resume with:[/] {resume_command}")
+        console.print(f"[yellow]interrupted: the store is consistent; resume with:[/] {escape(resume_command)}")
 
 
 def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
-    head = Table(title=f"{st.name}  ({st.folder}, created {st.created_at}, seed {st.seed}, "
+    head = Table(title=f"{st.name}  ({escape(str(st.folder))}, created {st.created_at}, seed {st.seed}, "
                        f"{st.agents} agent process(es))")
     for col in ("configs", "skipped", "stored", "planned", "failed", "flagged"):
         head.add_column(col, justify="right")
@@ -114,7 +116,7 @@ def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
     for c in st.configs:
         if all_configs or c.failed or c.flagged or c.skip_reason:
             configs.add_row(str(c.id), c.library, c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
-                            str(c.failed), str(c.flagged), c.skip_reason or "")
+                            str(c.failed), str(c.flagged), escape(c.skip_reason or ""))
     return [head, rounds] + ([configs] if configs.row_count else [])
 
 

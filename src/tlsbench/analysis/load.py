@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tlsbench.store.sqlite import ConfigRow
+from tlsbench.store.sqlite import ConfigRow, open_readonly
 
 from .slices import Events, Slices, build_slices, decode_many
 from .vocab import vocab
@@ -134,18 +134,9 @@ def excluding_flags() -> int:
 
 
 def connect_ro(path: str | Path) -> sqlite3.Connection:
-    """Open a store read-only (falls back to a plain connection for a WAL file whose -shm
-    cannot be created read-only; only SELECTs are issued either way)."""
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"no experiment store at {p}")
-    try:
-        db = sqlite3.connect(p.resolve().as_uri() + "?mode=ro", uri=True)
-        db.execute("SELECT 1 FROM experiment LIMIT 1")
-    except sqlite3.OperationalError:
-        db = sqlite3.connect(p)
-    db.row_factory = sqlite3.Row
-    return db
+    """Open a store read-only, checked first (store/sqlite.py): a missing, empty, damaged or
+    foreign file is one clear StoreError, and nothing is ever written to it."""
+    return open_readonly(Path(path))
 
 
 def _calibration(hello: dict) -> Calibration:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -34,6 +35,7 @@ from .units import CURRENT_UNITS, DEFAULT_MARKER, FORMATS, TIME_UNITS, VOLTAGE_U
 ROLE_NAMES = {"time": ("time", "t", "timestamp"), "current": ("current", "i"), "voltage": ("voltage", "v")}
 ROLE_UNITS = {"time": TIME_UNITS, "current": CURRENT_UNITS, "voltage": VOLTAGE_UNITS}
 NOT_DIGITAL = ("power", "p", "charge", "energy")  # further analyzer columns that are no marker
+UNIT_EXAMPLES = {"time": ("s", "ms"), "current": ("mA", "uA"), "voltage": ("V", "mV")}  # for error messages
 # A digital sample as the PPK2 app writes it: low, high, both within the sample, not captured.
 DIGITAL_LEVEL = {b"0": 0.0, b"1": 1.0, b"X": 0.5, b"x": 0.5, b"-": np.nan}
 PPK2_CHANNELS = tuple(f"D{i}" for i in range(8))
@@ -111,15 +113,27 @@ class _File:
 
     def numbers(self, cols: list[int]) -> np.ndarray:
         try:
-            return np.loadtxt(self.path, delimiter=",", skiprows=self.skip, usecols=cols, dtype=np.float64,
-                              comments=None, ndmin=2, encoding=ENCODING)
+            with warnings.catch_warnings():  # "input contained no data": said below, in one line
+                warnings.simplefilter("ignore", UserWarning)
+                out = np.loadtxt(self.path, delimiter=",", skiprows=self.skip, usecols=cols, dtype=np.float64,
+                                 comments=None, ndmin=2, encoding=ENCODING)
         except ValueError as exc:
             raise EnergyError(f"{self.name}: not a valid capture: {exc}") from None
+        if out.shape != (len(out), len(cols)) or not len(out):
+            raise EnergyError(f"{self.name}: no samples after the header")
+        return out
 
     def chars(self, col: int, width: int) -> np.ndarray:
         """A column of fixed-width text as an (n, width) array of bytes."""
-        raw = np.loadtxt(self.path, delimiter=",", skiprows=self.skip, usecols=[col], dtype=f"S{width}",
-                         comments=None, ndmin=1, encoding=ENCODING)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                raw = np.loadtxt(self.path, delimiter=",", skiprows=self.skip, usecols=[col], dtype=f"S{width}",
+                                 comments=None, ndmin=1, encoding=ENCODING)
+        except ValueError as exc:  # a short row, text that is not UTF-8
+            raise EnergyError(f"{self.name}: not a valid capture: {exc}") from None
+        if not raw.size:
+            raise EnergyError(f"{self.name}: no samples after the header")
         return np.char.zfill(raw, width).view("S1").reshape(len(raw), width)
 
 
@@ -170,9 +184,9 @@ def _roles(f: _File, units: Units, defaults: dict[str, str]) -> dict[str, tuple[
             raise EnergyError(f"{f.name}: column {col.strip()!r} says {unit}, the option says {given}")
         unit = unit or given or defaults.get(role)
         if unit is None:
-            example = f"{name}_{'s' if role == 'time' else 'mA'}' or '{name} ({'ms' if role == 'time' else 'uA'})"
-            raise EnergyError(f"{f.name}: column {col.strip()!r} has no unit: name it like '{example}', "
-                              f"or pass --{role}-unit")
+            first, second = UNIT_EXAMPLES[role]
+            raise EnergyError(f"{f.name}: column {col.strip()!r} has no unit: name it like '{name}_{first}' or "
+                              f"'{name} ({second})', or pass --{role}-unit {first}")
         found[role] = (i, _factor(role, unit, f"{f.name}: column {col.strip()!r}"))
     missing = [r for r in ("time", "current") if r not in found]
     if missing:
@@ -249,6 +263,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _finite(name: str, what: str, values: np.ndarray | None, header_lines: int) -> None:
+    """NaN and infinite samples are refused with their line: they would poison every sum."""
+    if values is None or np.isfinite(values).all():
+        return
+    i = int(np.argmin(np.isfinite(values)))
+    raise EnergyError(f"{name}: sample {i + 1} (line {i + header_lines + 1}) has {what} {float(values[i])}: a capture "
+                      "must hold finite numbers; fix or remove that line (or cut the capture before it)")
+
+
 def read(path: str | Path, fmt: str = "auto", units: Units = Units(), marker: str | None = None) -> Capture:
     """A capture file in one of FORMATS ("auto": from its first line), with the marker
     channel `marker` (default: the format's DEFAULT_MARKER)."""
@@ -266,6 +289,8 @@ def read(path: str | Path, fmt: str = "auto", units: Units = Units(), marker: st
     f = _File(path, head, 0 if all(_is_numeric(c) for c in head) else 1)
     channel = marker or DEFAULT_MARKER[fmt]
     t, current, voltage, level, channels = READERS[fmt](f, units, channel)
+    for what, values in (("time", t), ("current", current), ("voltage", voltage)):
+        _finite(path.name, what, values, f.skip)
     if len(t) < 2:
         raise EnergyError(f"{path.name}: fewer than 2 samples")
     step = np.diff(t)

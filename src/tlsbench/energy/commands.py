@@ -20,9 +20,31 @@ import click
 
 from ..report.commands import EXPERIMENT_HELP, flagged_option, output_option, store_path
 from . import EnergyError
-from .units import CURRENT_UNITS, FORMATS, TIME_UNITS
+from .units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
 
 TABLE_FORMATS = ("table", "csv", "json")
+
+
+class FiniteFloat(click.ParamType):
+    """A finite number (above 0 when `positive`): a capture is scaled or shifted by these
+    options, and a NaN or an infinity would poison every energy."""
+
+    name = "number"
+
+    def __init__(self, positive: bool = False):
+        self.positive = positive
+
+    def convert(self, value, param, ctx) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or (self.positive and number <= 0):
+            self.fail(f"{value!r} is not a {'positive ' if self.positive else ''}finite number", param, ctx)
+        return number
+
+
+FINITE, FINITE_POSITIVE = FiniteFloat(), FiniteFloat(positive=True)
 DEFAULT_KINDS = ("handshake", "handshake_window", "repetition", "record_write", "record_read", "operation")
 CSV_COLUMNS = ("config_id", "config", "peer", "kind", "label", "source", "unit", "n", "excluded_reps", "median",
                "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean", "mean_ci_lo", "mean_ci_hi", "sd", "q1", "q3",
@@ -116,35 +138,39 @@ def show_command(experiment: str, fmt: str, steps: bool, include_flagged: bool, 
 @click.option("--format", "fmt", type=click.Choice(("auto",) + FORMATS), default="auto", show_default=True,
               help="ppk2: Nordic Power Profiler CSV; joulescope: Joulescope UI CSV; generic: named columns.")
 @click.option("--marker", help="The digital channel the agent's marker drives (default: D0, in0, marker by format).")
-@click.option("--voltage", type=float, help="Supply voltage in V: needed when the capture has none (PPK2); "
+@click.option("--voltage", type=FINITE_POSITIVE, help="Supply voltage in V: needed when the capture has none (PPK2); "
                                             "replaces a voltage column.")
-@click.option("--baseline-ma", type=float, help="Idle current in mA (default: the median outside the marked repetitions).")
+@click.option("--baseline-ma", type=FINITE, help="Idle current in mA (default: the median outside the marked repetitions).")
 @click.option("--time-unit", type=click.Choice(tuple(TIME_UNITS)), help="Unit of a time column whose header names none.")
 @click.option("--current-unit", type=click.Choice(tuple(CURRENT_UNITS), case_sensitive=False),
               help="Unit of a current column whose header names none.")
-@click.option("--max-residual-us", type=float, help="How far a marker edge may sit from the fitted clock map "
+@click.option("--voltage-unit", type=click.Choice(tuple(VOLTAGE_UNITS), case_sensitive=False),
+              help="Unit of a voltage column whose header names none.")
+@click.option("--max-residual-us", type=FINITE_POSITIVE, help="How far a marker edge may sit from the fitted clock map "
                                                     "(default: 50 µs or 5 sample periods).")
 @click.option("--replace", is_flag=True, help="Replace the capture already stored for this experiment.")
 @output_option
 def import_command(capture: Path, experiment: str, fmt: str, marker: str | None, voltage: float | None,
                    baseline_ma: float | None, time_unit: str | None, current_unit: str | None,
-                   max_residual_us: float | None, replace: bool, output: str | None) -> None:
+                   voltage_unit: str | None, max_residual_us: float | None, replace: bool, output: str | None) -> None:
     """Align a current capture to an experiment by its marker pulses and store each step's energy."""
     from ..analysis.load import load
+    from ..store.lock import writer_lock
     from . import capture as cap
     from . import measure, store
 
     db = store_path(experiment, output)
     opts = measure.ImportOptions(fmt, marker, voltage, None if baseline_ma is None else baseline_ma * 1e-3,
-                                 cap.Units(time_unit, current_unit),
+                                 cap.Units(time_unit, current_unit, voltage_unit),
                                  None if max_residual_us is None else max_residual_us * 1e-6)
-    before = store.prior(db, store.file_sha256(capture), opts, replace)
-    if before == store.UNCHANGED:
-        click.echo(f"{capture.name} is already imported into {db.parent.name} with these options: nothing to do")
-        return
-    # Every stored repetition has its marker pulse: handshakes and experiments alike.
-    m = measure.measure(load(db, experiments=None), cap.read(capture, fmt, opts.units, marker), opts)
-    store.save(db, m, opts)
+    with writer_lock(db.parent, store.RETRY):  # one writer per store: a run, or this import
+        before = store.prior(db, store.file_sha256(capture), opts, replace)
+        if before == store.UNCHANGED:
+            click.echo(f"{capture.name} is already imported into {db.parent.name} with these options: nothing to do")
+            return
+        # Every stored repetition has its marker pulse: handshakes and experiments alike.
+        m = measure.measure(load(db, experiments=None), cap.read(capture, fmt, opts.units, marker), opts)
+        store.save(db, m, opts)
     verb = "replaced the stored capture with" if before == store.REPLACE else "imported"
     reps = int((m.windows.label == _repetition_label()).sum())
     click.echo(f"{verb} {capture.name} into {db.parent.name}: {reps} repetitions, {len(m.windows.rep)} step, phase and group "
@@ -211,6 +237,7 @@ def _print(a, res, fmt: str, steps: bool) -> None:
                               indent=2))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     shown = [r for r in rows if r.kind in DEFAULT_KINDS or (steps and r.kind == "step")]
@@ -220,10 +247,10 @@ def _print(a, res, fmt: str, steps: bool) -> None:
     for r in shown:
         s = r.summary
         scale, unit = _si(s.median)
-        t.add_row(_config_label(a, r.config_id), r.peer, r.kind, r.label, r.source, str(s.n),
+        t.add_row(escape(_config_label(a, r.config_id)), r.peer, r.kind, r.label, escape(r.source), str(s.n),
                   f"{s.median / scale:,.4g} {unit}", f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]",
                   f"±{s.median_ci_pct:.1f}%")
     console = Console(width=None if sys.stdout.isatty() else 240)
     console.print(t)
     for w in res.warnings:
-        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)

@@ -236,7 +236,12 @@ def _load_named(base: str) -> tuple[Profile, str] | None:
         return parse(files[base].read_text(), f"{base}.toml (built-in)"), "built-in"
     path = Path(base)
     if path.suffix == ".toml" and path.is_file():
-        return parse(path.read_text(), path.name), path.name
+        try:
+            return parse(path.read_bytes().decode("utf-8"), path.name), path.name
+        except OSError as exc:
+            raise EnergyError(f"cannot read the power profile {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise EnergyError(f"{path}: not UTF-8 text (byte {exc.start}): a power profile is a TOML file") from None
     return None
 
 

@@ -23,6 +23,8 @@ from .measure import ImportOptions, Measurement
 from .table import EnergyTable, Rows, group_sum
 
 NEW, UNCHANGED, REPLACE = "new", "unchanged", "replace"
+# How to go on when the store cannot be written (the end of the error message).
+RETRY = "copy the experiment folder to a writable disk with room and import there"
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def save(store_path: Path, m: Measurement, opts: ImportOptions) -> int:
            float(c.t[-1]), m.voltage_source, m.voltage_v, m.baseline_a, m.baseline_source, f.ref_ns, f.offset_s,
            f.rate, f.residual_rms_s, f.residual_max_s, f.edges, f.edges_skipped, now_iso())
     cols = [x.name for x in fields(StoredCapture)][1:]
-    with Store.open(store_path, create=False) as st, st.transaction() as db:
+    with Store.open(store_path, create=False, retry=RETRY) as st, st.transaction() as db:
         db.execute("DELETE FROM energy_capture")  # one capture per experiment; its energies cascade
         cur = db.execute(f"INSERT INTO energy_capture ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", row)
         capture_id = int(cur.lastrowid)  # type: ignore[arg-type]

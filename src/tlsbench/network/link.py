@@ -22,13 +22,15 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
-from tlsbench.agents import AgentError, find_program
+from tlsbench.agents import AgentError, die_with_host, find_program
 from tlsbench.network.plan import Link
 from tlsbench.store.sqlite import LinkTraffic
 
 LINK_BINARY = "tlsbench-link"
 DEVICE_ADDRESS, PEER_ADDRESS = "10.77.0.1", "10.77.0.2"  # fixed by tlsbench-link up
 EXIT_NOT_PRIVILEGED = 77
+NOT_PRIVILEGED = ("an emulated link (plan [[network.links]]) needs root and /dev/net/tun: run as root, or drop "
+                  "the links to measure over loopback; memory mode keeps working")
 # 32-byte records of `tlsbench-link run --packet-log` (agent/link/link.h).
 PACKET = np.dtype([("arrival_ns", "<u8"), ("done_ns", "<u8"), ("bytes", "<u4"), ("fragments", "<u2"),
                    ("dir", "u1"), ("fate", "u1"), ("dev_port", "<u2"), ("peer_port", "<u2"), ("proto", "u1"),
@@ -37,6 +39,7 @@ assert PACKET.itemsize == 32
 D2P, P2D = 0, 1
 DELIVERED = 0  # fate 0; anything else is a drop cause
 QUIESCE_TIMEOUT_S = 30.0  # packets still in flight (a slow link's queue) after a batch
+START_TIMEOUT_S = 10.0  # the forwarder attaches both TUN devices and opens its packet log
 
 
 class LinkUnavailable(RuntimeError):
@@ -51,8 +54,34 @@ def link_binary(agent_dir: str | Path | None = None) -> Path:
         raise LinkUnavailable(str(exc)) from None
 
 
+COMMAND_TIMEOUT_S = 60.0  # `tlsbench-link up/down/check`: a few `ip` commands
+
+
 def _run(cmd: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=60)
+    try:
+        return subprocess.run(list(cmd), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
+                              preexec_fn=die_with_host)
+    except subprocess.TimeoutExpired:
+        raise LinkUnavailable(f"`{' '.join(cmd)}` did not finish within {COMMAND_TIMEOUT_S:g} s") from None
+
+
+def check_links(links: Sequence[Link], agent_dir: str | Path | None, source: str) -> None:
+    """Asks the emulator whether it accepts each link of a plan (its own presets and parameter
+    ranges: `tlsbench-link check`), before anything is started; raises PlanError naming the link
+    and passing on the emulator's reason."""
+    from tlsbench.plan import PlanError
+
+    binary = link_binary(agent_dir)
+    problems = []
+    for i, link in enumerate(links):
+        done = _run([str(binary), "check", *link.run_args()])
+        if done.returncode == EXIT_NOT_PRIVILEGED:
+            raise LinkUnavailable(NOT_PRIVILEGED)
+        if done.returncode != 0:
+            why = done.stderr.strip().removeprefix(f"{LINK_BINARY}: ") or f"exit code {done.returncode}"
+            problems.append(f"network.links[{i}] ({link.label()}): {why}")
+    if problems:
+        raise PlanError(source, problems)
 
 
 @dataclass
@@ -68,8 +97,7 @@ class Namespaces:
             cmd += ["--sysctl", kv]
         done = _run(cmd)
         if done.returncode == EXIT_NOT_PRIVILEGED:
-            raise LinkUnavailable("an emulated link (plan [[network.links]]) needs root and /dev/net/tun: run as "
-                                  "root, or drop the links to measure over loopback; memory mode keeps working")
+            raise LinkUnavailable(NOT_PRIVILEGED)
         if done.returncode != 0:
             raise LinkUnavailable(f"`{' '.join(cmd)}` failed: {done.stderr.strip()}")
 
@@ -93,6 +121,7 @@ class Forwarder:
     proc: subprocess.Popen[bytes] | None = None
     stderr: BinaryIO | None = None  # the forwarder's stderr, kept for error messages
     offset: int = 0  # bytes of the packet log already read
+    _stderr_text: str = ""  # the forwarder's stderr once stop() removed its file
 
     @property
     def stats_path(self) -> Path:
@@ -106,19 +135,23 @@ class Forwarder:
         cmd = [str(self.binary), "run", "--name", self.name, *self.link.run_args(), "--seed", str(self.seed),
                "--stats", str(self.stats_path), "--packet-log", str(self.log_path)]
         self.stderr = open(self.workdir / "stderr.txt", "wb")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr, process_group=0)
-        deadline = time.monotonic() + 10
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr, process_group=0,
+                                     preexec_fn=die_with_host)
+        deadline = time.monotonic() + START_TIMEOUT_S
         while not self.log_path.exists():  # the log is opened once both TUN devices are attached
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise LinkUnavailable(f"`{' '.join(cmd)}` did not start: {self._stderr()}")
+                late = self.proc.poll() is None
+                self.stop()  # the forwarder's stderr is read first: stop() removes the file
+                why = (f"no packet log after {START_TIMEOUT_S:g} s" if late else
+                       f"exit code {self.proc.returncode}") + (f": {self._stderr_text}" if self._stderr_text else "")
+                raise LinkUnavailable(f"`{' '.join(cmd)}` did not start ({why})")
             time.sleep(0.01)
 
     def _stderr(self) -> str:
         try:
             return (self.workdir / "stderr.txt").read_text(errors="replace").strip()[-2000:]
         except OSError:
-            return ""
+            return self._stderr_text  # kept by stop(), which removes the file
 
     def _stats(self) -> dict:
         """Counters now: SIGUSR1, then wait for the stats file to be replaced (atomic rename),
@@ -160,6 +193,7 @@ class Forwarder:
                 self.proc.kill()
         if self.stderr:
             self.stderr.close()
+            self._stderr_text = self._stderr()
         for f in (self.stats_path, self.log_path, self.workdir / "stderr.txt"):
             f.unlink(missing_ok=True)
         try:

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from tlsbench.controller import Configuration, Controller, RunSummary
 
 LOOPBACK = "127.0.0.1"
-READY_TIMEOUT_S = 30.0
 # Every connection starts from scratch: the kernel must not reuse RTT / window estimates it
 # cached from the previous repetition's connection to the same address.
 NAMESPACE_SYSCTLS = ("net.ipv4.tcp_no_metrics_save=1",)
@@ -150,7 +149,7 @@ class NetworkRunner:
         if key not in self.agents:
             prefix = self.namespaces.exec_prefix(side) if linked and self.namespaces else []
             path = self.ctl.agent_path(library)
-            process = AgentProcess.start(path, prefix)
+            process = AgentProcess.start(path, prefix, greeting_s=self.ctl.timeouts.greeting)
             agent_id = self.ctl.store.add_agent(library, path.name, process.pid, process.hello_raw,
                                                 process.suites_raw)
             self.agents[key] = PairedAgent(process, agent_id, side, self.inbox)
@@ -215,7 +214,7 @@ class NetworkRunner:
 
     def _await_ready(self, server: PairedAgent, state: BatchState) -> int:
         frames = self.spec.frames
-        agent, frame = self._next(state, READY_TIMEOUT_S)
+        agent, frame = self._next(state, self.ctl.timeouts.ready)
         if agent is server and frame.type == frames.READY:
             return int(frame.json()["port"])
         if frame.type == frames.ERROR:

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from tlsbench import spec as specmod
 from tlsbench.validation import Strict, as_list, no_duplicates
@@ -92,6 +92,15 @@ class Dtls(Strict):
         if any(0 < v < 256 for v in value):
             raise ValueError("a DTLS handshake MTU is 0 (the library's) or at least 256 bytes")
         return no_duplicates(value)
+
+    @model_validator(mode="after")
+    def _timer_order(self) -> "Dtls":
+        """The retransmission timer starts at min and doubles up to max: min > max is a typo
+        every library would reject (or silently swap) at run time."""
+        if self.timeout_min_ms and self.timeout_max_ms and self.timeout_min_ms > self.timeout_max_ms:
+            raise ValueError(f"timeout_min_ms ({self.timeout_min_ms}) is above timeout_max_ms "
+                             f"({self.timeout_max_ms}): the timer starts at min and doubles up to max")
+        return self
 
 
 Role = Literal["client", "server"]

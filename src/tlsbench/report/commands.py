@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tlsbench.files import make_folder, write_atomic
 from tlsbench.report import WINNERS_MODES
 
 EXPERIMENT_HELP = "An experiment folder or name, or a tlsbench.db file."
@@ -30,23 +31,26 @@ def _analysis(experiment: str, output: str | None, include_flagged: bool, reps=N
     return analyze(load(store_path(experiment, output), rep_ids=reps), include_flagged=include_flagged)
 
 
-def write_html(a, target: Path, other=None, winners: str = WINNERS_MODES[0], profile: str | None = None) -> Path:
+def write_html(a, target: Path, other=None, winners: str = WINNERS_MODES[0], profile: str | None = None,
+               where: str = "--out") -> Path:
     """Writes the HTML report of an analysed experiment (with a B/A section when `other` is
     given); `winners`: both, overall or per-library winners sections; an energy section when
-    the store holds a capture or a power `profile` is named."""
+    the store holds a capture or a power `profile` is named. `where`: how to write it
+    elsewhere, for the message when it cannot be written."""
     from tlsbench.analysis.compare import compare as do_compare
     from tlsbench.energy.report import html_section
     from tlsbench.report.html import write_report
 
     cmp_ = do_compare(a, other, a.results.context.seed) if other else None
     a.results.comparison = cmp_
-    write_report(a, target, cmp_, winners, html_section(a, profile))
+    write_report(a, target, cmp_, winners, html_section(a, profile), where)
     return target
 
 
 def report_after_run(store: Path) -> Path:
     """The report `tlsbench run` writes when a sweep ends: report.html next to the store."""
-    return write_html(_analysis(str(store), None, False), store.parent / "report.html")
+    return write_html(_analysis(str(store), None, False), store.parent / "report.html",
+                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`")
 
 
 output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
@@ -79,13 +83,13 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
     click.echo(f"report: {target}")
     if pdf_dir:
         d = Path(pdf_dir)
-        d.mkdir(parents=True, exist_ok=True)
+        make_folder(d, "--pdf DIR")
         from tlsbench.report.primitives import figures as primitives_figures
 
         extra = primitives_figures(a.results.primitives) if a.results.primitives else []
         for f in figures.all_figures(a, a.results.context.seed) + energy_figures(a, profile) + extra:
             for fmt in ("pdf", "svg", "png"):
-                (d / f"{f.name}.{fmt}").write_bytes(figures.render(f.figure, fmt))
+                write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), "--pdf DIR")
             figures.plt.close(f.figure)
         click.echo(f"figures: {d}")
 
@@ -106,7 +110,7 @@ def export(experiment: str, fmt: str, reps: tuple[int, ...], out: str | None, in
     a = _analysis(experiment, output, include_flagged)
     text = exporter(fmt).export(a, list(reps) or None)
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        write_atomic(out, text)
         click.echo(f"{fmt}: {out}", err=True)
     else:
         click.echo(text, nl=False)
@@ -124,6 +128,7 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
             include_flagged: bool, output: str | None) -> None:
     """Ratio B/A per configuration and step, with bootstrap CIs and a verdict."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from tlsbench.analysis.compare import compare as do_compare
@@ -141,8 +146,8 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
         if not show_all and not r.ratio.significant and r.metric not in ("handshake_processing", "write_processing_post", "read_processing_pre"):
             continue
         colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
-        t.add_row(r.config, r.peer, r.metric, r.label, f"{r.median_a / 1e3:,.2f}", f"{r.median_b / 1e3:,.2f}",
-                  f"{r.ratio.ratio:.3f}", f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]",
+        t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), f"{r.median_a / 1e3:,.2f}",
+                  f"{r.median_b / 1e3:,.2f}", f"{r.ratio.ratio:.3f}", escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"),
                   f"[{colour}]{r.ratio.verdict}[/]" if colour else r.ratio.verdict)
     Console(width=None if sys.stdout.isatty() else 200).print(t)
     if cmp_.unmatched:

@@ -11,6 +11,7 @@ import jinja2
 import numpy as np
 
 from .. import __version__
+from ..files import write_atomic
 from ..analysis.compare import Comparison
 from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.measures import METRICS
@@ -142,7 +143,7 @@ def build_html(a: Analysis, comparison: Comparison | None = None, figures: list 
 
 
 def write_report(a: Analysis, out: str | Path, comparison: Comparison | None = None,
-                 winners: str = WINNERS_MODES[0], energy: dict | None = None) -> Path:
-    out = Path(out)
-    out.write_text(build_html(a, comparison, winners=winners, energy=energy), encoding="utf-8")
-    return out
+                 winners: str = WINNERS_MODES[0], energy: dict | None = None, where: str = "--out") -> Path:
+    """Writes the report atomically (files.write_atomic): a failure leaves no truncated file;
+    `where` names the option that writes it elsewhere."""
+    return write_atomic(out, build_html(a, comparison, winners=winners, energy=energy), where)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
+import os
 import re
+import shutil
 import sqlite3
 from collections import defaultdict
 from dataclasses import astuple, dataclass, fields
@@ -27,6 +30,15 @@ class StoreError(RuntimeError):
 
 class PlanMismatch(StoreError):
     """The experiment folder holds another plan's results."""
+
+
+class StoreDamaged(StoreError):
+    """The file is not a tlsbench store, or SQLite finds it damaged: nothing writes to it."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+# Where else to write after a failed write, per command that writes (the default: run, primitives).
+RUN_RETRY = "choose another --output"
 
 
 def now_iso() -> str:
@@ -165,24 +177,179 @@ def migrations() -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def _explain(exc: Exception, path: Path) -> StoreError:
-    return StoreError(f"cannot write the store {path}: {exc}. Repetitions already stored are safe; "
-                      "free disk space or choose another --output, then `tlsbench run --resume`")
+# Why a write failed -> what the user can do, by SQLite result code (prefix) and errno.
+FULL, READ_ONLY, IO = "full", "read-only", "io"
+_SQLITE_CAUSES = {"SQLITE_FULL": FULL, "SQLITE_READONLY": READ_ONLY, "SQLITE_CANTOPEN": READ_ONLY,
+                  "SQLITE_PERM": READ_ONLY, "SQLITE_AUTH": READ_ONLY, "SQLITE_IOERR": IO}
+_ERRNO_CAUSES = {errno.ENOSPC: FULL, errno.EDQUOT: FULL, errno.EROFS: READ_ONLY, errno.EACCES: READ_ONLY,
+                 errno.EPERM: READ_ONLY}
+_ADVICE = {FULL: "the disk is full: free disk space and run the same command again, or {retry}",
+           READ_ONLY: "the folder is read-only or not writable by this user: make it writable, or {retry}",
+           IO: "the disk reported an I/O error: check it (dmesg), or {retry}"}
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+ALMOST_FULL_BYTES = 1 << 20  # an I/O error with less free space than this is a full disk
+
+
+def _cause(exc: BaseException, path: Path) -> str | None:
+    """FULL, READ_ONLY, IO, or None when the error says nothing about the disk. SQLite
+    reports a full disk as an I/O error when it hits its shared-memory file: the free space
+    tells them apart."""
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        cause = next((cause for prefix, cause in _SQLITE_CAUSES.items() if name.startswith(prefix)), None)
+    else:
+        cause = _ERRNO_CAUSES.get(getattr(exc, "errno", None) or -1)
+    if cause == IO:
+        with contextlib.suppress(OSError):
+            if shutil.disk_usage(path.parent).free < ALMOST_FULL_BYTES:
+                return FULL
+    return cause
+
+
+def cannot_write(exc: Exception, path: Path, retry: str = RUN_RETRY) -> StoreError:
+    """A failed open or write as one line: the damaged-file advice when SQLite finds the file
+    damaged, else what the disk said and what to do about it."""
+    if isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorname", "") or "").startswith(_DAMAGED):
+        return _damaged(path, str(exc))
+    cause = _cause(exc, path)
+    advice = _ADVICE[cause].format(retry=retry) if cause else retry
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return StoreError(f"cannot write the store {path}: {detail}. Everything already stored is safe; {advice}")
+
+
+def _damaged(path: Path, why: str) -> StoreDamaged:
+    return StoreDamaged(f"{path} is damaged or not a tlsbench store ({why}); it was left untouched. "
+                        f"Recover what it holds with `sqlite3 {path} .recover | sqlite3 recovered.db`, or restore "
+                        "a backup; move the file away (or choose another --output) to start afresh")
+
+
+# ---------------------------------------------------------------------- checking a file
+def _connect_ro(path: Path) -> sqlite3.Connection:
+    """A read-only connection. A WAL reader needs a shared-memory file next to the store; in
+    a read-only folder or on a full disk SQLite cannot create it, and the store is then
+    opened immutable, which is exact as long as nobody writes it and its write-ahead log
+    holds nothing (else one line says what to do)."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        if not (getattr(exc, "sqlite_errorname", "") or "").startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")):
+            raise
+        from tlsbench.store.lock import writer  # the lock module builds on this one
+
+        wal = path.with_name(path.name + "-wal")
+        pid = writer(path.parent)
+        if pid is not None or (wal.exists() and wal.stat().st_size):
+            why = f"tlsbench PID {pid} is writing it" if pid else f"its write-ahead log {wal.name} holds commits"
+            raise StoreError(f"cannot read {path}: SQLite cannot create its shared-memory file next to it (a "
+                             f"read-only folder or a full disk) and {why}; free space, or copy the experiment "
+                             "folder somewhere writable and read it there") from None
+        conn = sqlite3.connect(uri + "?immutable=1", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _verify(conn: sqlite3.Connection, path: Path) -> Experiment | None:
+    """The experiment row of a checked store (None: none yet); raises StoreDamaged."""
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        raise _damaged(path, "SQLite finds: " + "; ".join(p.replace("\n", " ") for p in problems))
+    tables = _tables(conn)
+    if not tables:  # an empty database: a start that failed before creating the schema
+        return None
+    if "experiment" not in tables:
+        raise _damaged(path, f"a SQLite file without an experiment table (its tables: {', '.join(sorted(tables))})")
+    version, known = conn.execute("PRAGMA user_version").fetchone()[0], migrations()[-1][0]
+    if version > known:
+        raise StoreError(f"{path} was written by a newer tlsbench (schema {version}, this one knows up to {known}): "
+                         "upgrade tlsbench to read it")
+    row = conn.execute("SELECT * FROM experiment WHERE id = 1").fetchone()
+    return Experiment(**{f.name: row[f.name] for f in fields(Experiment)}) if row else None
+
+
+def _checked(path: Path) -> tuple[sqlite3.Connection | None, Experiment | None]:
+    """A read-only connection to a checked store and its experiment (None for both: an
+    empty file). Raises StoreError when there is no file, StoreDamaged for anything that is
+    not a healthy tlsbench store; never writes."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        raise StoreError(f"no experiment store at {path}") from None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if not head:
+        return None, None
+    if head != SQLITE_HEADER:
+        raise _damaged(path, "not a SQLite file: its first bytes are not the SQLite header")
+    conn = None
+    try:
+        conn = _connect_ro(path)
+        return conn, _verify(conn, path)
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        if (getattr(exc, "sqlite_errorname", "") or "").startswith(_DAMAGED):
+            raise _damaged(path, str(exc)) from None
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    except StoreError:
+        if conn is not None:
+            conn.close()
+        raise
+
+
+def stored_experiment(path: Path) -> Experiment | None:
+    """The experiment a store file holds, None when it holds none yet (an empty file, or a
+    start that failed before writing its experiment). Only reads; raises StoreDamaged for a
+    file that is not a healthy tlsbench store."""
+    conn, exp = _checked(path)
+    if conn is not None:
+        conn.close()
+    return exp
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """A checked read-only connection to a store that holds an experiment (readers: status,
+    report, export...). Works while a run writes it, and in a read-only folder."""
+    conn, exp = _checked(path)
+    if exp is None:
+        if conn is not None:
+            conn.close()
+        raise StoreError(f"{path} holds no experiment yet (an empty store, left by a start that stored "
+                         "nothing): `tlsbench run` starts it")
+    assert conn is not None
+    return conn
+
+
+def plan_mismatch(folder: Path, stored: Experiment, plan_hash: str) -> PlanMismatch:
+    return PlanMismatch(f"{folder} holds experiment {stored.name!r} run with another plan "
+                        f"(plan hash {stored.plan_hash[:12]} vs {plan_hash[:12]}): "
+                        "use another --output folder or experiment name, or run the stored plan "
+                        "(`tlsbench plan show` of the same file) to resume")
 
 
 class Store:
     """One open experiment database."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path):
+    def __init__(self, conn: sqlite3.Connection, path: Path, retry: str = RUN_RETRY):
         self.conn = conn
         self.path = path
+        self.retry = retry  # what to do after a failed write (the end of its error message)
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: Path, create: bool = True) -> "Store":
-        """Opens (and with `create`, creates) the database file at `path` and migrates it."""
-        if not create and not path.exists():
-            raise StoreError(f"no experiment store at {path}")
+    def open(cls, path: Path, create: bool = True, retry: str = RUN_RETRY) -> "Store":
+        """Opens (and with `create`, creates) the database file at `path` and migrates it.
+        An existing file is checked first (read-only): a damaged one is never written to."""
+        if path.exists() or not create:
+            stored_experiment(path)  # raises for a missing (not create), damaged or foreign file
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # autocommit mode: transactions are explicit (BEGIN ... COMMIT) below.
@@ -191,15 +358,20 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            store = cls(conn, path)
+            store = cls(conn, path, retry)
             store._migrate()
         except (OSError, sqlite3.Error) as exc:
-            raise _explain(exc, path) from exc
+            raise cannot_write(exc, path, retry) from exc
         return store
 
     @classmethod
     def in_folder(cls, folder: Path, create: bool = True) -> "Store":
         return cls.open(folder / DB_FILE, create)
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> "Store":
+        """A checked store that holds an experiment, for reading only (never migrated)."""
+        return cls(open_readonly(path), path)
 
     def _migrate(self) -> None:
         current = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -217,15 +389,16 @@ class Store:
         try:
             self.conn.execute("BEGIN")
         except sqlite3.Error as exc:
-            raise _explain(exc, self.path) from exc
+            raise cannot_write(exc, self.path, self.retry) from exc
         try:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException as exc:
             if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+                    self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
-                raise _explain(exc, self.path) from exc
+                raise cannot_write(exc, self.path, self.retry) from exc
             raise
 
     # ------------------------------------------------------------------ writing
@@ -240,11 +413,7 @@ class Store:
         stored = self.experiment()
         if stored is not None:
             if stored.plan_hash != exp.plan_hash:
-                raise PlanMismatch(
-                    f"{self.path.parent} holds experiment {stored.name!r} run with another plan "
-                    f"(plan hash {stored.plan_hash[:12]} vs {exp.plan_hash[:12]}): "
-                    "use another --output folder or experiment name, or run the stored plan "
-                    "(`tlsbench plan show` of the same file) to resume")
+                raise plan_mismatch(self.path.parent, stored, exp.plan_hash)
             return stored
         with self.transaction() as c:
             c.execute("INSERT INTO experiment (id, name, created_at, plan_toml, plan_json, plan_hash, seed, host_json)"
@@ -261,6 +430,13 @@ class Store:
     def end_agent(self, agent_id: int, reason: str) -> None:
         with self.transaction() as c:
             c.execute("UPDATE agent SET ended_at = ?, exit_reason = ? WHERE id = ?", (now_iso(), reason, agent_id))
+
+    def close_stale_agents(self, reason: str) -> int:
+        """Ends the agent rows a host left open (killed before it could close them); only
+        the holder of the writer lock may call it, so no open row belongs to a live host."""
+        with self.transaction() as c:
+            return c.execute("UPDATE agent SET ended_at = ?, exit_reason = ? WHERE ended_at IS NULL",
+                             (now_iso(), reason)).rowcount
 
     def upsert_config(self, row: ConfigRow) -> int:
         """The id of the config with this key, inserting it if new."""
