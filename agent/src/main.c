@@ -982,7 +982,7 @@ static int tb_dump_rep(const tb_dump_ctx *d, const tb_frame *f) {
            "    bytes c2s %" PRIu64 " s2c %" PRIu64 ", packets c2s %u s2c %u, retransmissions %u, role %s\n"
            "    handshake wall %.3f µs cpu %.3f µs, repetition wall %.3f µs\n",
            (unsigned)r.config_id, (unsigned)r.index, status ? status : "?",
-           tb_peer_name(r.failed_peer) ? tb_peer_name(r.failed_peer) : "?", (int)r.error, (unsigned)r.flags,
+           tb_peer_name(r.failed_peer) ? tb_peer_name(r.failed_peer) : "?", (int)r.error_code, (unsigned)r.flags,
            (unsigned)n, (unsigned)dropped, r.bytes_c2s, r.bytes_s2c, (unsigned)r.packets_c2s,
            (unsigned)r.packets_s2c, (unsigned)r.retransmissions, tb_role_name(r.role) ? tb_role_name(r.role) : "?",
            (double)r.handshake_wall_ns / 1000.0, (double)r.handshake_cpu_ns / 1000.0,

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Frames between agent and controller (byte layouts: docs/protocol.md).
+"""Frames between agent and controller (byte layouts: spec/protocol.toml [layout.*],
+shown in docs/protocol.md).
 
 Decoding never guesses: every problem raises FrameError naming what was wrong and the
 stream offset of the frame, so a corrupt stream is reported, never silently stored."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import struct
@@ -14,12 +16,12 @@ from typing import Any, BinaryIO, Iterator
 
 from tlsbench import spec as specmod
 
-FRAME_HEADER = struct.Struct("<HBBI")  # magic, version, type, payload length
-FRAME_CRC = struct.Struct("<I")
-RUN = struct.Struct("<IHHBBBBIIIIIIBBBB16sHHHHHHI")  # 72 bytes (protocol 3), see RunRequest
-REP_HEADER = struct.Struct("<IIBBHIiIII5QIIIB3xQ")  # 96 bytes (protocol 2), see RepHeader
-RECORD_SIZE = 32
-assert RUN.size == 72 and REP_HEADER.size == 96
+_LAYOUTS = specmod.load().layouts
+FRAME_HEADER = _LAYOUTS["frame_header"].struct  # magic, version, type, payload length
+FRAME_CRC = struct.Struct("<I")  # the CRC-32 after the payload
+RUN = _LAYOUTS["run_request"]  # see RunRequest
+REP_HEADER = _LAYOUTS["rep_header"]  # see RepHeader
+RECORD_SIZE = _LAYOUTS["record"].size
 
 
 class FrameError(Exception):
@@ -161,18 +163,13 @@ class RunRequest:
     experiment: int = 0
 
     def encode(self) -> bytes:
-        payload = RUN.pack(self.config_id, self.suite_id, self.group, self.credential, self.direction,
-                           self.transport, self.options, self.repetitions, self.warmup,
-                           self.total_bytes, self.record_size, self.first_index, 0,
-                           self.role, self.protocol, self.family, self.max_fragment, self.addr,
-                           self.port, self.tcp_mss, self.dtls_timeout_min_ms, self.dtls_timeout_max_ms,
-                           self.dtls_mtu, self.experiment, 0)
-        return encode_frame(specmod.load().frames.RUN, payload)
+        return encode_frame(specmod.load().frames.RUN, RUN.pack(dataclasses.asdict(self)))
 
 
 @dataclass(frozen=True)
 class RepHeader:
-    """The 96-byte header of a REP frame (protocol 2 appended the fields with defaults)."""
+    """The header of a REP frame, one field per [layout.rep_header] field (protocol 2
+    appended the fields with defaults)."""
 
     config_id: int
     index: int
@@ -207,25 +204,19 @@ def decode_rep(frame: Frame) -> Rep:
     payload = frame.payload
     if len(payload) < REP_HEADER.size:
         raise FrameError("short REP", frame.offset, f"{len(payload)} bytes, header alone is {REP_HEADER.size}")
-    (config_id, index, status, failed_peer, _r0, flags, error_code, n_records, dropped, _r1,
-     c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall) = REP_HEADER.unpack_from(payload)
+    header = RepHeader(**REP_HEADER.unpack(payload))
     records = payload[REP_HEADER.size:]
+    n_records, status = header.n_records, header.status
     if len(records) != n_records * RECORD_SIZE:
         raise FrameError("REP size mismatch", frame.offset,
                          f"header says {n_records} records ({n_records * RECORD_SIZE} bytes), "
                          f"payload carries {len(records)} bytes")
     if status not in specmod.load().status.by_value:
         raise FrameError("bad REP status", frame.offset, f"{status} is not in spec [status]")
-    header = RepHeader(config_id, index, status, failed_peer, flags, error_code, n_records, dropped,
-                       c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall)
     return Rep(header, bytes(records))
 
 
 def encode_rep(header: RepHeader, records: bytes) -> bytes:
     """A REP frame (what the agent sends); used by tests and benchmarks."""
-    h = header
-    payload = REP_HEADER.pack(h.config_id, h.index, h.status, h.failed_peer, 0, h.flags, h.error_code,
-                              len(records) // RECORD_SIZE, h.dropped, 0, h.bytes_c2s, h.bytes_s2c,
-                              h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.packets_c2s,
-                              h.packets_s2c, h.retransmissions, h.role, h.repetition_wall_ns)
+    payload = REP_HEADER.pack({**dataclasses.asdict(header), "n_records": len(records) // RECORD_SIZE})
     return encode_frame(specmod.load().frames.REP, payload + records)
