@@ -224,6 +224,8 @@ struct tb_session {
     uint8_t peer_id_len;
 };
 
+mbedtls_ssl_context *tb_mbedtls_session_ssl(tb_session *s) { return &s->ssl; }
+
 /* ---------------------------------------------------------------- optional modules */
 
 /* A stripped config may leave out the version and error modules: fall back to the headers'

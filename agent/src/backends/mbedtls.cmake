@@ -80,9 +80,9 @@ tb_add_agent(NAME ${tb_mbedtls_agent}
 
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_MBEDTLS_EXPECTED_SUITES 127 CACHE STRING
-    "Suite count test_mbedtls_suites expects (127: Debian's 2.28 build; 0: any)")
+    "Suite count the mbedtls conformance test expects (127: Debian's 2.28 build; 0: any)")
 tb_add_backend_tests(NAME mbedtls BACKEND tb_backend_${tb_mbedtls_agent}
-  TESTS suites states session primitives
+  TESTS conformance primitives
   LIBS ${TB_MBEDTLS_LIBS}
   WRAP ${TB_MBEDTLS_WRAP}
   INCLUDES ${tb_mbedtls_includes} ${TB_PRIMITIVES_DIR}

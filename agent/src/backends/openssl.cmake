@@ -43,9 +43,9 @@ tb_add_agent(NAME openssl
 
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_OPENSSL_EXPECTED_SUITES 0 CACHE STRING
-    "Suite count test_openssl_suites expects (0: whatever the linked build lists)")
+    "Suite count the openssl conformance test expects (0: whatever the linked build lists)")
 tb_add_backend_tests(NAME openssl BACKEND tb_backend_openssl
-  TESTS suites states session primitives
+  TESTS conformance primitives
   LIBS ${TB_OPENSSL_LIBS}
   WRAP ${TB_OPENSSL_WRAP}
   INCLUDES ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE} ${TB_PRIMITIVES_DIR}

@@ -45,9 +45,9 @@ tb_add_agent(NAME wolfssl
 
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_WOLFSSL_EXPECTED_SUITES 61 CACHE STRING
-    "Suite count test_wolfssl_suites expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
+    "Suite count the wolfssl conformance test expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
 tb_add_backend_tests(NAME wolfssl BACKEND tb_backend_wolfssl
-  TESTS suites session trace primitives
+  TESTS conformance trace primitives
   LIBS ${TB_WOLFSSL_LIBS}
   WRAP ${TB_WOLFSSL_WRAP}
   INCLUDES ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE} ${TB_PRIMITIVES_DIR}
