@@ -11,7 +11,10 @@
 #include "tlsbench/protocol.h"
 #include "tlsbench/runner.h"
 
-#define TB_SERVE_FRAME_MAX (64u * 1024u) /* controller frames are small: RUN is 72 bytes */
+/* Controller frames are small (RUN is 72 bytes): a device port may set this far smaller. */
+#ifndef TB_SERVE_FRAME_MAX
+#define TB_SERVE_FRAME_MAX (64u * 1024u)
+#endif
 
 enum { TB_SERVE_CONTINUE = -1 };
 
