@@ -57,12 +57,22 @@ def test_layout_offsets_follow_from_order_and_types():
     assert [s.layouts[n].size for n in ("frame_header", "run_request", "rep_header", "record")] == [8, 72, 96, 32]
 
 
-def test_a_layout_that_contradicts_itself_is_refused():
+@pytest.mark.parametrize("old, new, message", [
+    (b'{ offset = 4,  name = "suite_id"', b'{ offset = 5,  name = "suite_id"',
+     "run_request] suite_id: offset 5, but the fields before it end at 4"),
+    (b"size = 96", b"size = 98", "rep_header] size 98, but its fields take 96 bytes"),
+    (b'name = "dropped",            type = "u32"', b'name = "dropped",            type = "u24"', "unknown type 'u24'"),
+])
+def test_the_generator_refuses_a_layout_that_contradicts_itself(tmp_path, old, new, message):
+    """genspec.py, which every agent build runs, is where offsets are checked."""
     raw = (spec.SPEC_DIR / spec.PROTOCOL_FILE).read_bytes()
-    broken = raw.replace(b'{ offset = 4,  name = "suite_id"', b'{ offset = 5,  name = "suite_id"')
-    assert broken != raw
-    with pytest.raises(ValueError, match=r"run_request\] suite_id: offset 5"):
-        spec.parse((spec.SPEC_DIR / spec.LABELS_FILE).read_bytes(), broken)
+    assert old in raw
+    (tmp_path / "protocol.toml").write_bytes(raw.replace(old, new))
+    run = subprocess.run([sys.executable, str(REPO / "agent" / "tools" / "genspec.py"), "header",
+                          str(spec.SPEC_DIR / spec.LABELS_FILE), str(tmp_path / "protocol.toml"), str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and message in run.stderr, run.stderr
+    assert not (tmp_path / "out" / "spec_gen.h").exists()
 
 
 @pytest.mark.parametrize("key_exchange, group, applies", [

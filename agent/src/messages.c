@@ -130,40 +130,57 @@ static void tb_experiments_doc_json(tb_json *j, const void *arg) {
 const char *tb_experiments_json_text(size_t *len) { return tb_build_json(tb_experiments_doc_json, NULL, len); }
 
 /* ---------------------------------------------------------------- READY, DONE, ERROR */
+typedef struct tb_ready_args {
+    const char *transport, *where;
+} tb_ready_args;
+
+static void tb_ready_json(tb_json *j, const void *arg) {
+    const tb_ready_args *r = arg;
+    const char *colon = strrchr(r->where, ':');
+    tb_json_begin_object(j);
+    tb_json_kv_string(j, "transport", r->transport);
+    tb_json_kv_string(j, "where", r->where);
+    tb_json_kv_uint(j, "port", colon ? (uint64_t)strtoul(colon + 1, NULL, 10) : 0);
+    tb_json_end_object(j);
+}
+
 int tb_send_ready(tb_channel *ch, const char *transport, const char *where) {
-    const char *colon = strrchr(where, ':');
-    char buf[256];
-    tb_json j;
-    tb_json_init(&j, buf, sizeof buf);
-    tb_json_begin_object(&j);
-    tb_json_kv_string(&j, "transport", transport);
-    tb_json_kv_string(&j, "where", where);
-    tb_json_kv_uint(&j, "port", colon ? (uint64_t)strtoul(colon + 1, NULL, 10) : 0);
-    tb_json_end_object(&j);
-    return j.overflow ? -1 : tb_send_json(ch, TB_FRAME_READY, buf, j.len);
+    return tb_send_built(ch, TB_FRAME_READY, tb_ready_json, &(tb_ready_args){transport, where});
+}
+
+typedef struct tb_done_args {
+    uint32_t config_id;
+    const tb_run_summary *summary;
+} tb_done_args;
+
+static void tb_done_json(tb_json *j, const void *arg) {
+    const tb_done_args *d = arg;
+    tb_json_begin_object(j);
+    tb_json_kv_uint(j, "config_id", d->config_id);
+    tb_json_kv_uint(j, "shipped", d->summary->shipped);
+    tb_json_kv_uint(j, "failed", d->summary->failed);
+    tb_json_end_object(j);
 }
 
 int tb_send_done(tb_channel *ch, uint32_t config_id, const tb_run_summary *s) {
-    char buf[256];
-    tb_json j;
-    tb_json_init(&j, buf, sizeof buf);
-    tb_json_begin_object(&j);
-    tb_json_kv_uint(&j, "config_id", config_id);
-    tb_json_kv_uint(&j, "shipped", s->shipped);
-    tb_json_kv_uint(&j, "failed", s->failed);
-    tb_json_end_object(&j);
-    return tb_send_json(ch, TB_FRAME_DONE, buf, j.len);
+    return tb_send_built(ch, TB_FRAME_DONE, tb_done_json, &(tb_done_args){config_id, s});
+}
+
+typedef struct tb_error_args {
+    const char *code, *message, *hint;
+    bool fatal;
+} tb_error_args;
+
+static void tb_error_json(tb_json *j, const void *arg) {
+    const tb_error_args *e = arg;
+    tb_json_begin_object(j);
+    tb_json_kv_string(j, "code", e->code);
+    tb_json_kv_string(j, "message", e->message);
+    tb_json_kv_string(j, "hint", e->hint);
+    tb_json_kv_bool(j, "fatal", e->fatal);
+    tb_json_end_object(j);
 }
 
 int tb_send_error(tb_channel *ch, const char *code, const char *message, const char *hint, bool fatal) {
-    char buf[1024];
-    tb_json j;
-    tb_json_init(&j, buf, sizeof buf);
-    tb_json_begin_object(&j);
-    tb_json_kv_string(&j, "code", code);
-    tb_json_kv_string(&j, "message", message);
-    tb_json_kv_string(&j, "hint", hint);
-    tb_json_kv_bool(&j, "fatal", fatal);
-    tb_json_end_object(&j);
-    return tb_send_json(ch, TB_FRAME_ERROR, buf, j.len);
+    return tb_send_built(ch, TB_FRAME_ERROR, tb_error_json, &(tb_error_args){code, message, hint, fatal});
 }

@@ -81,6 +81,14 @@ static int tb_opt_record(tb_cli *c, const char *a) { return tb_parse_u32("--reco
 static int tb_opt_out(tb_cli *c, const char *a) { c->out = a; return 0; }
 static int tb_opt_tree(tb_cli *c, const char *a) { (void)a; c->tree = true; return 0; }
 
+/* A RUN byte field from one of its spec names. */
+static int tb_parse_u8_name(const char *opt, tb_name_fn fn, const char *arg, uint8_t *field) {
+    unsigned v = 0;
+    int rc = tb_parse_name(opt, fn, 255, arg, &v);
+    *field = (uint8_t)v;
+    return rc;
+}
+
 static int tb_opt_group(tb_cli *c, const char *a) {
     unsigned v = 0;
     int rc = tb_parse_name("--group", tb_group_name, 65535, a, &v);
@@ -88,30 +96,16 @@ static int tb_opt_group(tb_cli *c, const char *a) {
     return rc;
 }
 static int tb_opt_credential(tb_cli *c, const char *a) {
-    unsigned v = 0;
-    int rc = tb_parse_name("--credential", tb_credential_name, 255, a, &v);
-    c->req.credential = (uint8_t)v;
-    return rc;
+    return tb_parse_u8_name("--credential", tb_credential_name, a, &c->req.credential);
 }
 static int tb_opt_transport(tb_cli *c, const char *a) {
-    unsigned v = 0;
-    int rc = tb_parse_name("--transport", tb_transport_name, 255, a, &v);
-    c->req.transport = (uint8_t)v;
     c->transport_set = true;
-    return rc;
+    return tb_parse_u8_name("--transport", tb_transport_name, a, &c->req.transport);
 }
-static int tb_opt_role(tb_cli *c, const char *a) {
-    unsigned v = 0;
-    int rc = tb_parse_name("--role", tb_role_name, 255, a, &v);
-    c->req.role = (uint8_t)v;
-    return rc;
-}
+static int tb_opt_role(tb_cli *c, const char *a) { return tb_parse_u8_name("--role", tb_role_name, a, &c->req.role); }
 static int tb_opt_protocol(tb_cli *c, const char *a) {
-    unsigned v = 0;
-    int rc = tb_parse_name("--protocol", tb_protocol_kind_name, 255, a, &v);
-    c->req.protocol = (uint8_t)v;
     c->protocol_set = true;
-    return rc;
+    return tb_parse_u8_name("--protocol", tb_protocol_kind_name, a, &c->req.protocol);
 }
 
 /* HOST:PORT with a numeric IPv4 host, or [IPv6]:PORT. */
@@ -175,10 +169,7 @@ static int tb_opt_quickack(tb_cli *c, const char *a) { (void)a; c->req.options |
 static int tb_opt_cold(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_COLD_CACHES; return 0; }
 
 static int tb_opt_direction(tb_cli *c, const char *a) {
-    unsigned v = 0;
-    int rc = tb_parse_name("--direction", tb_direction_name, 255, a, &v);
-    c->req.direction = (uint8_t)v;
-    return rc;
+    return tb_parse_u8_name("--direction", tb_direction_name, a, &c->req.direction);
 }
 
 /* Which runs an option applies to. */
