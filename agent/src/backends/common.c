@@ -94,7 +94,8 @@ static int tb_group_choose(const tb_backend_rules *r, const void *row, const tb_
     const tb_suite_info *s = row;
     const tb_key_exchange_groups *k = tb_key_exchange_find(s->key_exchange);
     uint16_t own = k && k->by_credential ? tb_credential_group(cfg->credential) : 0;
-    uint16_t group = cfg->group ? cfg->group : k && k->by_credential ? own : k ? k->default_group : 0;
+    uint16_t by_default = !k ? 0 : k->by_credential ? own : k->default_group;
+    uint16_t group = cfg->group ? cfg->group : by_default;
     *out = group;
     if (group == 0)
         return 0;
@@ -128,7 +129,7 @@ const void *tb_backend_check(const tb_backend_rules *r, const tb_conn_config *cf
     const void *row = tb_suite_cache_find(r->suites, cfg->suite_id);
     const tb_suite_info *s = row;
     const char *cred = tb_credential_name(cfg->credential);
-    const char *why = r->credential_why ? r->credential_why(cfg->credential) : NULL;
+    const char *why = NULL;
     if (!s)
         tb_fail(err, errlen, "suite 0x%04X is not in this %s build", cfg->suite_id, r->library_name);
     else if (s->n_credentials == 0)
@@ -136,11 +137,17 @@ const void *tb_backend_check(const tb_backend_rules *r, const tb_conn_config *cf
     else if (!tb_credential_listed(s, cfg->credential))
         tb_fail(err, errlen, "credential %u (%s) does not fit suite %s", cfg->credential, cred ? cred : "unknown",
                 s->name);
-    else if (why)
+    else if (r->credential_why && (why = r->credential_why(cfg->credential)) != NULL)
         tb_fail(err, errlen, "credential %s: %s", cred, why);
     else if (tb_group_choose(r, row, cfg, group, err, errlen) == 0)
         return row;
     return NULL;
+}
+
+uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg) {
+    size_t n = cfg->peer_id_len < cap ? cfg->peer_id_len : cap;
+    memcpy(dst, cfg->peer_id, n);
+    return (uint8_t)n;
 }
 
 /* ---------------------------------------------------------------- pre-shared key */

@@ -13,6 +13,9 @@
 
 #define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Per-credential tables are indexed by TB_CREDENTIAL_* values: more slots than values. */
+#define TB_CREDENTIAL_SLOTS 16
+
 /* A row's credential list: .credentials and .n_credentials of a table entry. */
 #define TB_CREDS(...) .credentials = {__VA_ARGS__}, .n_credentials = sizeof((uint8_t[]){__VA_ARGS__})
 
@@ -70,6 +73,32 @@ typedef struct tb_backend_rules {
  * exchange or is not in the build. */
 const void *tb_backend_check(const tb_backend_rules *r, const tb_conn_config *cfg, uint16_t *group, char *err,
                              size_t errlen);
+
+/* Copies the connection's peer id (a DTLS server binds its cookies to it) into dst of cap
+ * bytes; returns the length copied. */
+uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg);
+
+/* ---------------------------------------------------------------- crypto wrappers */
+
+/* One link-time wrapper (ld --wrap=sym): the library's calls to sym reach __wrap_sym, which
+ * times __real_sym as one `label` span whose STOP value is the return code; when `traced`
+ * is false (a size query that computes nothing) the call goes straight through. The static
+ * assertion catches a parameter list that drifted from the library's prototype (the
+ * wrapper would silently pass garbage otherwise). real_attrs: attributes of __real_sym
+ * (mbed TLS: weak, for stripped builds that lack the function). Needs tlsbench/trace.h. */
+#define TB_TRACED_WRAP(sym, label, params, args, traced, real_attrs)                        \
+    int __real_##sym params real_attrs;                                                     \
+    int __wrap_##sym params;                                                                \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(sym), __typeof__(__real_##sym)), \
+                   #sym ": the wrapper's parameters differ from the library's");           \
+    int __wrap_##sym params {                                                               \
+        if (!(traced))                                                                      \
+            return __real_##sym args;                                                       \
+        tb_begin(TB_L_##label);                                                             \
+        int ret = __real_##sym args;                                                        \
+        tb_end(TB_L_##label, (uint64_t)(int64_t)ret);                                       \
+        return ret;                                                                         \
+    }
 
 /* ---------------------------------------------------------------- pre-shared key */
 

@@ -44,7 +44,6 @@
 #endif
 
 #define TB_MBED_MAX_SUITES 256
-#define TB_MBED_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
 
 /* ---------------------------------------------------------------- state -> step label */
 
@@ -162,7 +161,7 @@ static mbedtls_ecp_group_id tb_mbed_cred_curve(uint8_t id) {
 }
 
 /* Credentials whose certificates need RSA: an RSA key, or (ecdh-rsa) an RSA-signed chain. */
-static const bool tb_mbed_cred_rsa[TB_MBED_CRED_SLOTS] = {
+static const bool tb_mbed_cred_rsa[TB_CREDENTIAL_SLOTS] = {
     [TB_CREDENTIAL_RSA2048] = true,
     [TB_CREDENTIAL_RSA3072] = true,
     [TB_CREDENTIAL_ECDH_RSA] = true,
@@ -172,7 +171,7 @@ static const bool tb_mbed_cred_rsa[TB_MBED_CRED_SLOTS] = {
  * A stripped build offers only these, so a plan's `auto` never picks one it cannot parse. */
 static bool tb_mbed_cred_usable(uint8_t id) {
     mbedtls_ecp_group_id curve = tb_mbed_cred_curve(id);
-    bool rsa = id < TB_MBED_CRED_SLOTS && tb_mbed_cred_rsa[id];
+    bool rsa = id < TB_CREDENTIAL_SLOTS && tb_mbed_cred_rsa[id];
     return (curve == MBEDTLS_ECP_DP_NONE || mbedtls_ecp_curve_info_from_grp_id(curve) != NULL) &&
            (!rsa || mbedtls_pk_info_from_type(MBEDTLS_PK_RSA) != NULL);
 }
@@ -205,7 +204,7 @@ static struct {
     tb_mbed_suite suites[TB_MBED_MAX_SUITES];
     mbedtls_entropy_context entropy;
     mbedtls_ctr_drbg_context drbg;
-    tb_mbed_cred creds[TB_MBED_CRED_SLOTS];
+    tb_mbed_cred creds[TB_CREDENTIAL_SLOTS];
 } tb_mbed;
 
 struct tb_session {
@@ -361,7 +360,7 @@ static void tb_mbed_describe_config(tb_json *out) {
 static void tb_mbed_describe_credentials(tb_json *out) {
     tb_json_key(out, "credentials");
     tb_json_begin_object(out);
-    for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
+    for (uint8_t id = 0; id < TB_CREDENTIAL_SLOTS; id++) {
         const tb_mbed_cred *c = tb_mbed_cred_at(id);
         if (c)
             tb_json_kv_string(out, tb_credential_name(id), c->ready ? "ready" : c->why);
@@ -452,7 +451,7 @@ static void tb_mbed_cred_free(tb_mbed_cred *c) {
 
 /* A parsed credential (after init), or NULL for slots without certificates (PSK, unused). */
 static const tb_mbed_cred *tb_mbed_cred_at(uint8_t id) {
-    return tb_mbed.initialized && id < TB_MBED_CRED_SLOTS && tb_credential_pem_find(id) ? &tb_mbed.creds[id] : NULL;
+    return tb_mbed.initialized && id < TB_CREDENTIAL_SLOTS && tb_credential_pem_find(id) ? &tb_mbed.creds[id] : NULL;
 }
 
 static int tb_mbed_init(char *err, size_t errlen) {
@@ -470,7 +469,7 @@ static int tb_mbed_init(char *err, size_t errlen) {
         snprintf(err, errlen, "seeding CTR_DRBG failed: %s", text);
         return -1;
     }
-    for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
+    for (uint8_t id = 0; id < TB_CREDENTIAL_SLOTS; id++) {
         const tb_credential_pem *pem = tb_credential_pem_find(id);
         if (pem)
             tb_mbed_cred_load(&tb_mbed.creds[id], id, pem);
@@ -482,7 +481,7 @@ static int tb_mbed_init(char *err, size_t errlen) {
 static void tb_mbed_deinit(void) {
     if (!tb_mbed.initialized)
         return;
-    for (size_t i = 0; i < TB_MBED_CRED_SLOTS; i++)
+    for (size_t i = 0; i < TB_CREDENTIAL_SLOTS; i++)
         if (tb_credential_pem_find((uint8_t)i))
             tb_mbed_cred_free(&tb_mbed.creds[i]);
     mbedtls_ctr_drbg_free(&tb_mbed.drbg);
@@ -765,8 +764,7 @@ static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, 
     mbedtls_ssl_init(&s->ssl);
     mbedtls_ssl_config_init(&s->conf);
     s->io = io;
-    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
-    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
+    s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     const tb_mbed_group *dh = NULL;
     tb_mbed_use_group(s, group, cfg->credential, &dh);
     int ret = tb_mbed_configure(s, peer, suite, cfg, dh);

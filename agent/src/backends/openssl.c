@@ -39,7 +39,6 @@
 #include "tlsbench/trace.h"
 
 #define TB_OSSL_MAX_SUITES 256
-#define TB_OSSL_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
 
 /* Every TLS 1.3 suite RFC 8446 defines: the build keeps those it has (there is no API that
  * lists the TLS 1.3 suites a build could enable, only those a context has enabled). */
@@ -267,7 +266,7 @@ static struct {
     BIO_METHOD *bio_method;
     bool group_available[TB_COUNT(tb_ossl_groups)];
     EVP_PKEY *ffdhe_params[TB_COUNT(tb_ossl_groups)]; /* DH parameters for TLS 1.2 DHE */
-    tb_ossl_cred creds[TB_OSSL_CRED_SLOTS];
+    tb_ossl_cred creds[TB_CREDENTIAL_SLOTS];
 } tb_ossl;
 
 /* Step tracing state of one session (see "step tracing"). */
@@ -887,7 +886,7 @@ static int tb_ossl_init(char *err, size_t errlen) {
         return -1;
     }
     tb_ossl_groups_probe();
-    for (uint8_t id = 1; id < TB_OSSL_CRED_SLOTS; id++)
+    for (uint8_t id = 1; id < TB_CREDENTIAL_SLOTS; id++)
         if (tb_credential_pem_find(id) || id == TB_CREDENTIAL_PSK)
             tb_ossl_cred_load(&tb_ossl.creds[id], id);
     tb_ossl.initialized = true;
@@ -897,7 +896,7 @@ static int tb_ossl_init(char *err, size_t errlen) {
 static void tb_ossl_deinit(void) {
     if (!tb_ossl.initialized)
         return;
-    for (size_t i = 0; i < TB_OSSL_CRED_SLOTS; i++) {
+    for (size_t i = 0; i < TB_CREDENTIAL_SLOTS; i++) {
         SSL_CTX_free(tb_ossl.creds[i].ctx[0]);
         SSL_CTX_free(tb_ossl.creds[i].ctx[1]);
         SSL_CTX_free(tb_ossl.creds[i].dtls[0]);
@@ -916,7 +915,7 @@ static void tb_ossl_deinit(void) {
 /* ---------------------------------------------------------------- sessions */
 
 static const char *tb_ossl_credential_why(uint8_t credential) {
-    const tb_ossl_cred *c = credential < TB_OSSL_CRED_SLOTS ? &tb_ossl.creds[credential] : NULL;
+    const tb_ossl_cred *c = credential < TB_CREDENTIAL_SLOTS ? &tb_ossl.creds[credential] : NULL;
     return c && !c->ready ? c->why : NULL;
 }
 
@@ -1013,8 +1012,7 @@ static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, 
     s->io = io;
     s->peer = peer;
     s->dtls = dtls;
-    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
-    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
+    s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     BIO *bio = BIO_new(tb_ossl.bio_method);
     if (bio) {
         BIO_set_data(bio, s);

@@ -37,7 +37,6 @@
 #include "wolfssl_internal.h"
 
 #define TB_WOLF_MAX_SUITES 128
-#define TB_WOLF_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
 
 /* ---------------------------------------------------------------- build options
  * Read once here, as constants, so function bodies carry no #ifdef. */
@@ -318,7 +317,7 @@ typedef struct tb_wolf_ctx {
 static struct {
     bool initialized;
     tb_wolf_suite suites[TB_WOLF_MAX_SUITES];
-    tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_WOLF_CRED_SLOTS];
+    tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_CREDENTIAL_SLOTS];
 } tb_wolf;
 
 struct tb_session {
@@ -543,7 +542,7 @@ static int tb_wolf_init(char *err, size_t errlen) {
     tb_wolf_suite_count(); /* the suite table, before any repetition */
     for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
         for (uint8_t peer = TB_PEER_CLIENT; peer <= TB_PEER_SERVER; peer++)
-            for (uint8_t cred = 1; cred < TB_WOLF_CRED_SLOTS; cred++)
+            for (uint8_t cred = 1; cred < TB_CREDENTIAL_SLOTS; cred++)
                 if (tb_credential_pem_find(cred) || cred == TB_CREDENTIAL_PSK)
                     tb_wolf_ctx_build(&tb_wolf.ctx[v][peer][cred], (tb_wolf_version)v, peer, cred);
     tb_wolf.initialized = true;
@@ -555,7 +554,7 @@ static void tb_wolf_deinit(void) {
         return;
     for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
         for (int peer = 0; peer < 2; peer++)
-            for (int cred = 0; cred < TB_WOLF_CRED_SLOTS; cred++) {
+            for (int cred = 0; cred < TB_CREDENTIAL_SLOTS; cred++) {
                 wolfSSL_CTX_free(tb_wolf.ctx[v][peer][cred].ctx);
                 tb_wolf.ctx[v][peer][cred].ctx = NULL;
             }
@@ -720,8 +719,7 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     s->io = io;
     s->peer = peer;
     s->dtls = dtls;
-    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
-    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
+    s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     s->ssl = wolfSSL_new(c->ctx);
     const char *what = "wolfSSL_new";
     int ret = s->ssl ? WOLFSSL_SUCCESS : WOLFSSL_FAILURE;
