@@ -29,14 +29,7 @@ include(${TB_MBEDTLS_DIR}/../../creds/creds.cmake)
 include(${TB_MBEDTLS_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED) # MBEDTLS_THREADING_PTHREAD in Debian's build
 
-# The wrapped symbols, read from the X-macro list the C file expands.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_MBEDTLS_DIR}/mbedtls_wrap.h)
-file(STRINGS ${TB_MBEDTLS_DIR}/mbedtls_wrap.h tb_mbedtls_wrap_lines REGEX "^TB_WRAP\\(")
-set(TB_MBEDTLS_WRAP)
-foreach(line IN LISTS tb_mbedtls_wrap_lines)
-  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
-  list(APPEND TB_MBEDTLS_WRAP ${sym})
-endforeach()
+tb_wrapped_symbols(${TB_MBEDTLS_DIR}/mbedtls_wrap.h TB_MBEDTLS_WRAP)
 
 # Order matters for static archives: ssl needs x509 needs crypto.
 set(TB_MBEDTLS_LIBS tb_credentials tb_primitives_kat ${TB_MBEDTLS_LIB} ${TB_MBEDX509_LIB} ${TB_MBEDCRYPTO_LIB} Threads::Threads)

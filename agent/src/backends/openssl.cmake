@@ -22,14 +22,7 @@ include(${TB_OPENSSL_DIR}/../../creds/creds.cmake)
 include(${TB_OPENSSL_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED)
 
-# The wrapped symbols, read from the X-macro list the C file expands.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_OPENSSL_DIR}/openssl_wrap.h)
-file(STRINGS ${TB_OPENSSL_DIR}/openssl_wrap.h tb_openssl_wrap_lines REGEX "^TB_WRAP\\(")
-set(TB_OPENSSL_WRAP)
-foreach(line IN LISTS tb_openssl_wrap_lines)
-  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
-  list(APPEND TB_OPENSSL_WRAP ${sym})
-endforeach()
+tb_wrapped_symbols(${TB_OPENSSL_DIR}/openssl_wrap.h TB_OPENSSL_WRAP)
 
 # Order matters for static archives: ssl needs crypto; crypto needs dlopen and threads.
 set(TB_OPENSSL_LIBS tb_credentials tb_primitives_kat ${TB_OPENSSL_SSL_LIB} ${TB_OPENSSL_CRYPTO_LIB} ${CMAKE_DL_LIBS} Threads::Threads)

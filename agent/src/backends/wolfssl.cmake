@@ -22,14 +22,7 @@ include(${TB_WOLFSSL_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED) # wolfSSL's mutexes and thread-local error queue
 find_library(TB_LIBM m)         # the static library's math (the shared one links it itself)
 
-# The wrapped symbols, read from the X-macro list the C file expands.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_WOLFSSL_DIR}/wolfssl_wrap.h)
-file(STRINGS ${TB_WOLFSSL_DIR}/wolfssl_wrap.h tb_wolfssl_wrap_lines REGEX "^TB_WRAP\\(")
-set(TB_WOLFSSL_WRAP)
-foreach(line IN LISTS tb_wolfssl_wrap_lines)
-  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
-  list(APPEND TB_WOLFSSL_WRAP ${sym})
-endforeach()
+tb_wrapped_symbols(${TB_WOLFSSL_DIR}/wolfssl_wrap.h TB_WOLFSSL_WRAP)
 
 set(TB_WOLFSSL_LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL_LIB} Threads::Threads)
 if(TB_LIBM)
