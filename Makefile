@@ -5,15 +5,16 @@
 VENV    := .venv
 BIN     := $(VENV)/bin
 BUILD   := build/agent
+LINK    := build/link
 PLAN    ?=
 RESULTS ?= results
 
-.PHONY: run test deps agent test-agent test-host bench clean
+.PHONY: run test deps agent link test-agent test-link test-host bench clean
 
-run: agent
+run: agent link
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
 
-test: test-agent test-host
+test: test-agent test-link test-host
 
 deps: $(VENV)/.installed
 	@scripts/install-deps.sh
@@ -31,13 +32,22 @@ agent: deps
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
+# The link emulator (link/): a host tool of its own, installed next to the agents.
+link: deps
+	@test -f $(LINK)/CMakeCache.txt || cmake -S link -B $(LINK) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(LINK) -j2
+	@cmake --install $(LINK) --prefix $(VENV) >/dev/null
+
 test-agent: agent
 	ctest --test-dir $(BUILD) --output-on-failure
 
-test-host: agent
+test-link: link
+	ctest --test-dir $(LINK) --output-on-failure
+
+test-host: agent link
 	$(BIN)/pytest -q
 
-bench: agent
+bench: agent link
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -3,7 +3,7 @@
 
 Capacity: a TCP bulk transfer and a flood of small UDP datagrams from the device namespace
 to the peer namespace through an unshaped link. Accuracy: the figures of the namespace tests
-(agent/link/tests/test_link_netns.py: loss, delay + jitter, rate). Updates the "Link
+(link/tests/test_link_netns.py: loss, delay + jitter, rate). Updates the "Link
 emulator" section of docs/benchmarks.md. Without root it says so and changes nothing.
 
     sudo .venv/bin/python bench/link_emulator.py [--link path/to/tlsbench-link] [--no-update]
@@ -25,7 +25,7 @@ TESTS = REPO / "agent" / "link" / "tests"
 sys.path.insert(0, str(TESTS))
 import test_link_netns as t  # noqa: E402
 
-CANDIDATES = [REPO / ".venv" / "bin" / "tlsbench-link", REPO / "build" / "agent" / "link" / "tlsbench-link"]
+CANDIDATES = [REPO / ".venv" / "bin" / "tlsbench-link", REPO / "build" / "link" / "tlsbench-link"]
 TCP_BYTES = 200_000_000
 UDP_PACKETS = 200_000
 
@@ -75,7 +75,7 @@ def accuracy(link_bin: str) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--link", help="the tlsbench-link binary (default: .venv/bin, then build/agent/link)")
+    ap.add_argument("--link", help="the tlsbench-link binary (default: .venv/bin, then build/link)")
     ap.add_argument("--no-update", action="store_true", help="do not write docs/benchmarks.md")
     a = ap.parse_args()
     if not t.privileged():

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Frames built by hand, corrupted in every way the decoder must name, plus fuzzing.
 The frame stream written by the real agent is decoded in test_agent_stream.py."""
+import dataclasses
 import io
 import struct
 import zlib
@@ -176,3 +177,9 @@ def test_any_single_byte_corruption_is_detected(payload, pos, xor):
     frame[pos % len(frame)] ^= xor
     with pytest.raises(protocol.FrameError):
         protocol.decode_frames(bytes(frame))
+
+
+@pytest.mark.parametrize("cls, layout", [(protocol.RunRequest, "run_request"), (protocol.RepHeader, "rep_header")])
+def test_dataclasses_hold_every_field_of_their_layout(cls, layout):
+    """A field added to the spec's layout needs its dataclass field (and the reverse)."""
+    assert {f.name for f in dataclasses.fields(cls)} == set(S.layouts[layout].names)

@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +32,54 @@ def test_agent_built_from_other_specs_is_refused():
     with pytest.raises(spec.SpecMismatch, match="rebuild it with make"):
         s.check_agent(hello)
     s.check_agent(dict(hello, labels_crc32=s.labels_crc32))
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_docs_tables_are_generated_from_the_spec():
+    """docs/protocol.md's layout and key-exchange tables are what genspec.py writes from
+    spec/protocol.toml: edit the spec, then run the command this test prints."""
+    check = subprocess.run([sys.executable, str(REPO / "agent" / "tools" / "genspec.py"), "docs",
+                            str(REPO / "spec" / "protocol.toml"), str(REPO / "docs" / "protocol.md"), "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_layout_offsets_follow_from_order_and_types():
+    s = spec.load()
+    for layout in s.layouts.values():
+        assert layout.struct.size == layout.size
+        at = 0
+        for f in layout.fields:
+            assert f.offset == at, (layout.name, f.name)
+            at += f.size
+    assert [s.layouts[n].size for n in ("frame_header", "run_request", "rep_header", "record")] == [8, 72, 96, 32]
+
+
+@pytest.mark.parametrize("old, new, message", [
+    (b'{ offset = 4,  name = "suite_id"', b'{ offset = 5,  name = "suite_id"',
+     "run_request] suite_id: offset 5, but the fields before it end at 4"),
+    (b"size = 96", b"size = 98", "rep_header] size 98, but its fields take 96 bytes"),
+    (b'name = "dropped",            type = "u32"', b'name = "dropped",            type = "u24"', "unknown type 'u24'"),
+])
+def test_the_generator_refuses_a_layout_that_contradicts_itself(tmp_path, old, new, message):
+    """genspec.py, which every agent build runs, is where offsets are checked."""
+    raw = (spec.SPEC_DIR / spec.PROTOCOL_FILE).read_bytes()
+    assert old in raw
+    (tmp_path / "protocol.toml").write_bytes(raw.replace(old, new))
+    run = subprocess.run([sys.executable, str(REPO / "agent" / "tools" / "genspec.py"), "header",
+                          str(spec.SPEC_DIR / spec.LABELS_FILE), str(tmp_path / "protocol.toml"), str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and message in run.stderr, run.stderr
+    assert not (tmp_path / "out" / "spec_gen.h").exists()
+
+
+@pytest.mark.parametrize("key_exchange, group, applies", [
+    ("ECDHE", 0, True), ("ECDHE", 23, True), ("ECDHE", 29, True), ("ECDHE", 256, False),
+    ("ECDHE-PSK", 24, True), ("DHE", 257, True), ("DHE", 23, False), ("any", 29, True), ("ANY", 256, True),
+    ("(EC)DHE", 30, True), ("RSA", 0, True), ("RSA", 23, False), ("PSK", 256, False), ("ECDH", 23, False),
+    ("ECDH", 0, True),
+])
+def test_groups_a_key_exchange_takes(key_exchange, group, applies):
+    assert spec.load().group_applies(key_exchange, group) is applies

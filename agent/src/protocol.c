@@ -1,26 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Frames, RUN requests and REP headers (docs/protocol.md). The decoders are pure and
- * check every field before trusting it: they are fuzzed (fuzz/fuzz_frame.c). */
+/* Frames, RUN requests and REP headers. Byte layouts come from the spec
+ * (spec/protocol.toml [layout.*] -> layout_gen.h); this file adds what the layouts cannot
+ * say: the CRC, the checks of every field's value, the channel I/O. The decoders are pure
+ * and check every field before trusting it: they are fuzzed (fuzz/fuzz_frame.c). */
 #include "tlsbench/protocol.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- little-endian helpers */
-static uint16_t tb_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t tb_get32(const uint8_t *p) {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-static uint64_t tb_get64(const uint8_t *p) { return tb_get32(p) | ((uint64_t)tb_get32(p + 4) << 32); }
-static void tb_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void tb_put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static void tb_put64(uint8_t *p, uint64_t v) {
-    tb_put32(p, (uint32_t)v);
-    tb_put32(p + 4, (uint32_t)(v >> 32));
-}
+#include "tlsbench/layout_gen.h"
+
+#define TB_AT(layout, field) TB_##layout##_OFFSET_##field /* a field's offset (spec_gen.h) */
+#define TB_STR_(x) #x
+#define TB_STR(x) TB_STR_(x)
 
 /* ---------------------------------------------------------------- CRC-32 (IEEE, reflected) */
 static const uint32_t tb_crc_table[256] = {
@@ -98,17 +90,23 @@ static int tb_frame_type_known(uint8_t type) { return type >= TB_FRAME_HELLO && 
 /* Checks as much of the header as buf holds, field by field in wire order, so a reader
  * can reject garbage after 2 bytes and report the first bad field. */
 static tb_frame_status tb_header_check(const uint8_t *buf, size_t len, size_t limit) {
-    if (len >= 1 && buf[0] != (TB_FRAME_MAGIC & 0xffu))
+    const size_t magic = TB_AT(FRAME_HEADER, MAGIC), version = TB_AT(FRAME_HEADER, VERSION);
+    const size_t type = TB_AT(FRAME_HEADER, TYPE), length = TB_AT(FRAME_HEADER, LENGTH);
+    if (len > magic && buf[magic] != (TB_FRAME_MAGIC & 0xffu))
         return TB_FRAME_BAD_MAGIC;
-    if (len >= 2 && tb_get16(buf) != TB_FRAME_MAGIC)
+    if (len >= magic + 2 && tb_wire_get(buf + magic, 2) != TB_FRAME_MAGIC)
         return TB_FRAME_BAD_MAGIC;
-    if (len >= 3 && buf[2] != TB_PROTOCOL_VERSION)
+    if (len > version && buf[version] != TB_PROTOCOL_VERSION)
         return TB_FRAME_BAD_VERSION;
-    if (len >= 4 && !tb_frame_type_known(buf[3]))
+    if (len > type && !tb_frame_type_known(buf[type]))
         return TB_FRAME_BAD_TYPE;
-    if (len >= TB_FRAME_HEADER_SIZE && tb_get32(buf + 4) > limit)
+    if (len >= TB_FRAME_HEADER_SIZE && tb_wire_get(buf + length, 4) > limit)
         return TB_FRAME_TOO_LONG;
     return len >= TB_FRAME_HEADER_SIZE ? TB_FRAME_OK : TB_FRAME_TRUNCATED;
+}
+
+static uint32_t tb_frame_length(const uint8_t *head) {
+    return (uint32_t)tb_wire_get(head + TB_AT(FRAME_HEADER, LENGTH), 4);
 }
 
 tb_frame_status tb_frame_decode(const uint8_t *buf, size_t len, tb_frame *out, size_t *consumed) {
@@ -117,13 +115,13 @@ tb_frame_status tb_frame_decode(const uint8_t *buf, size_t len, tb_frame *out, s
     tb_frame_status st = tb_header_check(buf, len, TB_MAX_PAYLOAD);
     if (st != TB_FRAME_OK)
         return st;
-    uint32_t n = tb_get32(buf + 4);
+    uint32_t n = tb_frame_length(buf);
     size_t total = (size_t)TB_FRAME_HEADER_SIZE + n + TB_FRAME_TRAILER_SIZE;
     if (len < total)
         return TB_FRAME_TRUNCATED;
-    if (tb_crc32(0, buf, TB_FRAME_HEADER_SIZE + (size_t)n) != tb_get32(buf + TB_FRAME_HEADER_SIZE + n))
+    if (tb_crc32(0, buf, TB_FRAME_HEADER_SIZE + (size_t)n) != tb_wire_get(buf + TB_FRAME_HEADER_SIZE + n, 4))
         return TB_FRAME_BAD_CRC;
-    *out = (tb_frame){.type = buf[3], .length = n, .payload = buf + TB_FRAME_HEADER_SIZE};
+    *out = (tb_frame){.type = buf[TB_AT(FRAME_HEADER, TYPE)], .length = n, .payload = buf + TB_FRAME_HEADER_SIZE};
     *consumed = total;
     return TB_FRAME_OK;
 }
@@ -154,7 +152,7 @@ tb_frame_status tb_frame_read(tb_channel *ch, uint8_t *buf, size_t cap, tb_frame
     tb_frame_status st = tb_header_check(buf, (size_t)n, limit < TB_MAX_PAYLOAD ? limit : TB_MAX_PAYLOAD);
     if (st != TB_FRAME_OK)
         return st;
-    size_t rest = (size_t)tb_get32(buf + 4) + TB_FRAME_TRAILER_SIZE;
+    size_t rest = (size_t)tb_frame_length(buf) + TB_FRAME_TRAILER_SIZE;
     long m = tb_read_full(ch, buf + TB_FRAME_HEADER_SIZE, rest);
     if (m < 0)
         return TB_FRAME_IO_ERROR;
@@ -169,10 +167,10 @@ int tb_frame_write(tb_channel *ch, uint8_t type, const tb_part *parts, size_t n)
     if (total > TB_MAX_PAYLOAD)
         return -1;
     uint8_t head[TB_FRAME_HEADER_SIZE], tail[TB_FRAME_TRAILER_SIZE];
-    tb_put16(head, TB_FRAME_MAGIC);
-    head[2] = TB_PROTOCOL_VERSION;
-    head[3] = type;
-    tb_put32(head + 4, (uint32_t)total);
+    tb_wire_put(head + TB_AT(FRAME_HEADER, MAGIC), TB_FRAME_MAGIC, 2);
+    head[TB_AT(FRAME_HEADER, VERSION)] = TB_PROTOCOL_VERSION;
+    head[TB_AT(FRAME_HEADER, TYPE)] = type;
+    tb_wire_put(head + TB_AT(FRAME_HEADER, LENGTH), total, 4);
     uint32_t crc = tb_crc32(0, head, sizeof head);
     if (ch->write(ch->ctx, head, sizeof head) < 0)
         return -1;
@@ -183,7 +181,7 @@ int tb_frame_write(tb_channel *ch, uint8_t type, const tb_part *parts, size_t n)
         if (ch->write(ch->ctx, parts[i].data, parts[i].len) < 0)
             return -1;
     }
-    tb_put32(tail, crc);
+    tb_wire_put(tail, crc, TB_FRAME_TRAILER_SIZE);
     return ch->write(ch->ctx, tail, sizeof tail) < 0 ? -1 : 0;
 }
 
@@ -219,8 +217,8 @@ static int tb_run_combo(uint8_t transport, uint8_t protocol) {
     return -1;
 }
 
-/* The protocol-2 tail (offset 36..71): role, protocol, endpoint, TCP and DTLS parameters. */
-static int tb_run_tail_check(const tb_run_request *r, uint32_t reserved, char *err, size_t errlen) {
+/* The protocol-2 fields: role, protocol, endpoint, TCP and DTLS parameters. */
+static int tb_run_tail_check(const tb_run_request *r, char *err, size_t errlen) {
     int one_peer = tb_run_combo(r->transport, r->protocol);
     if (!tb_role_name(r->role))
         return tb_run_fail(err, errlen, "role: unknown value %lu", r->role);
@@ -244,8 +242,6 @@ static int tb_run_tail_check(const tb_run_request *r, uint32_t reserved, char *e
                            r->dtls_timeout_min_ms);
     if (r->dtls_mtu != 0 && r->dtls_mtu < 256)
         return tb_run_fail(err, errlen, "dtls_mtu: %lu, must be 0 (default) or at least 256", r->dtls_mtu);
-    if (reserved != 0)
-        return tb_run_fail(err, errlen, "reserved (offset 68): 0x%08lx, must be 0", reserved);
     return 0;
 }
 
@@ -276,34 +272,11 @@ static int tb_experiment_shape_check(const tb_run_request *r, char *err, size_t 
 
 int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen) {
     if (len != TB_RUN_REQUEST_SIZE)
-        return tb_run_fail(err, errlen, "RUN payload is %lu bytes, expected 72", (unsigned long)len);
-    tb_run_request r = {
-        .config_id = tb_get32(p),
-        .suite_id = tb_get16(p + 4),
-        .group = tb_get16(p + 6),
-        .credential = p[8],
-        .direction = p[9],
-        .transport = p[10],
-        .options = p[11],
-        .repetitions = tb_get32(p + 12),
-        .warmup = tb_get32(p + 16),
-        .total_bytes = tb_get32(p + 20),
-        .record_size = tb_get32(p + 24),
-        .first_index = tb_get32(p + 28),
-        .role = p[36],
-        .protocol = p[37],
-        .family = p[38],
-        .max_fragment = p[39],
-        .port = tb_get16(p + 56),
-        .tcp_mss = tb_get16(p + 58),
-        .dtls_timeout_min_ms = tb_get16(p + 60),
-        .dtls_timeout_max_ms = tb_get16(p + 62),
-        .dtls_mtu = tb_get16(p + 64),
-        .experiment = tb_get16(p + 66),
-    };
-    memcpy(r.addr, p + 40, sizeof r.addr);
-    uint32_t reserved = tb_get32(p + 32);
-    uint32_t reserved2 = tb_get32(p + 68);
+        return tb_run_fail(err, errlen, "RUN payload is %lu bytes, expected " TB_STR(TB_RUN_REQUEST_SIZE),
+                           (unsigned long)len);
+    tb_run_request r;
+    tb_run_request_unpack(p, &r);
+    int reserved = tb_run_request_reserved_nonzero(p);
     if (!tb_credential_name(r.credential))
         return tb_run_fail(err, errlen, "credential: unknown value %lu", r.credential);
     if (!tb_direction_name(r.direction))
@@ -319,41 +292,18 @@ int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, cha
         return tb_run_fail(err, errlen, "record_size: %lu, must be 1 .. 16384", r.record_size);
     if (r.first_index > UINT32_MAX - (r.repetitions - 1))
         return tb_run_fail(err, errlen, "first_index: %lu + repetitions overflows 32 bits", r.first_index);
-    if (reserved != 0)
-        return tb_run_fail(err, errlen, "reserved: 0x%08lx, must be 0", reserved);
+    if (reserved >= 0)
+        return tb_run_fail(err, errlen, "reserved (offset %lu): not 0, must be 0", (unsigned long)reserved);
     if (r.experiment != 0 && tb_experiment_shape_check(&r, err, errlen) != 0)
         return -1;
-    if (tb_run_tail_check(&r, reserved2, err, errlen) != 0)
+    if (tb_run_tail_check(&r, err, errlen) != 0)
         return -1;
     *out = r;
     return 0;
 }
 
 void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]) {
-    memset(out, 0, TB_RUN_REQUEST_SIZE);
-    tb_put32(out, r->config_id);
-    tb_put16(out + 4, r->suite_id);
-    tb_put16(out + 6, r->group);
-    out[8] = r->credential;
-    out[9] = r->direction;
-    out[10] = r->transport;
-    out[11] = r->options;
-    tb_put32(out + 12, r->repetitions);
-    tb_put32(out + 16, r->warmup);
-    tb_put32(out + 20, r->total_bytes);
-    tb_put32(out + 24, r->record_size);
-    tb_put32(out + 28, r->first_index);
-    out[36] = r->role;
-    out[37] = r->protocol;
-    out[38] = r->family;
-    out[39] = r->max_fragment;
-    memcpy(out + 40, r->addr, sizeof r->addr);
-    tb_put16(out + 56, r->port);
-    tb_put16(out + 58, r->tcp_mss);
-    tb_put16(out + 60, r->dtls_timeout_min_ms);
-    tb_put16(out + 62, r->dtls_timeout_max_ms);
-    tb_put16(out + 64, r->dtls_mtu);
-    tb_put16(out + 66, r->experiment);
+    tb_run_request_pack(r, out);
 }
 
 /* ---------------------------------------------------------------- REP */
@@ -367,67 +317,31 @@ static size_t tb_rep_reason_len(const tb_rep_result *r) {
 
 void tb_rep_header_encode(const tb_rep_result *r, uint32_t n_records, uint32_t dropped,
                           uint8_t out[TB_REP_HEADER_SIZE]) {
-    tb_put32(out, r->config_id);
-    tb_put32(out + 4, r->index);
-    out[8] = r->status;
-    out[9] = r->failed_peer;
-    tb_put16(out + 10, r->client_port);
-    tb_put32(out + 12, r->flags);
-    tb_put32(out + 16, (uint32_t)r->error);
-    tb_put32(out + 20, n_records);
-    tb_put32(out + 24, dropped);
-    tb_put16(out + 28, r->server_port);
-    tb_put16(out + 30, (uint16_t)tb_rep_reason_len(r));
-    tb_put64(out + 32, r->bytes_c2s);
-    tb_put64(out + 40, r->bytes_s2c);
-    tb_put64(out + 48, r->start_ns);
-    tb_put64(out + 56, r->handshake_wall_ns);
-    tb_put64(out + 64, r->handshake_cpu_ns);
-    tb_put32(out + 72, r->packets_c2s);
-    tb_put32(out + 76, r->packets_s2c);
-    tb_put32(out + 80, r->retransmissions);
-    out[84] = r->role;
-    out[85] = out[86] = out[87] = 0;
-    tb_put64(out + 88, r->repetition_wall_ns);
+    tb_rep_result h = *r;
+    h.n_records = n_records;
+    h.dropped = dropped;
+    h.reason_len = (uint16_t)tb_rep_reason_len(r);
+    tb_rep_header_pack(&h, out);
 }
 
 int tb_rep_header_decode(const uint8_t *p, size_t len, tb_rep_result *out, uint32_t *n_records,
                          uint32_t *dropped) {
     if (len < TB_REP_HEADER_SIZE)
         return -1;
-    uint32_t n = tb_get32(p + 20);
-    uint16_t reason_len = tb_get16(p + 30);
-    if (reason_len > TB_REP_REASON_MAX || len < TB_REP_HEADER_SIZE + (size_t)reason_len)
+    tb_rep_result h;
+    tb_rep_header_unpack(p, &h);
+    if (h.reason_len > TB_REP_REASON_MAX || len < TB_REP_HEADER_SIZE + (size_t)h.reason_len)
         return -1;
-    size_t records = len - TB_REP_HEADER_SIZE - reason_len;
-    if (records / sizeof(tb_record) != n || records % sizeof(tb_record))
+    size_t records = len - TB_REP_HEADER_SIZE - h.reason_len;
+    if (records / TB_RECORD_SIZE != h.n_records || records % TB_RECORD_SIZE)
         return -1;
-    if (memchr(p + len - reason_len, 0, reason_len)) /* text: a NUL would cut it short */
+    if (memchr(p + len - h.reason_len, 0, h.reason_len)) /* text: a NUL would cut it short */
         return -1;
-    *out = (tb_rep_result){
-        .config_id = tb_get32(p),
-        .index = tb_get32(p + 4),
-        .status = p[8],
-        .failed_peer = p[9],
-        .flags = tb_get32(p + 12),
-        .error = (int32_t)tb_get32(p + 16),
-        .bytes_c2s = tb_get64(p + 32),
-        .bytes_s2c = tb_get64(p + 40),
-        .start_ns = tb_get64(p + 48),
-        .handshake_wall_ns = tb_get64(p + 56),
-        .handshake_cpu_ns = tb_get64(p + 64),
-        .packets_c2s = tb_get32(p + 72),
-        .packets_s2c = tb_get32(p + 76),
-        .retransmissions = tb_get32(p + 80),
-        .role = p[84],
-        .repetition_wall_ns = tb_get64(p + 88),
-        .client_port = tb_get16(p + 10),
-        .server_port = tb_get16(p + 28),
-    };
-    memcpy(out->reason, p + len - reason_len, reason_len);
-    out->reason[reason_len] = '\0';
-    *n_records = n;
-    *dropped = tb_get32(p + 24);
+    memcpy(h.reason, p + len - h.reason_len, h.reason_len);
+    h.reason[h.reason_len] = '\0';
+    *out = h;
+    *n_records = h.n_records;
+    *dropped = h.dropped;
     return 0;
 }
 

@@ -68,7 +68,7 @@ static int tb_rep_fail(tb_rep *rep, uint8_t status, uint8_t peer, int32_t lib, c
         return -1;
     rep->res.status = status;
     rep->res.failed_peer = peer;
-    rep->res.error = lib;
+    rep->res.error_code = lib;
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(rep->err, sizeof rep->err, fmt, ap);

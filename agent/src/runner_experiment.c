@@ -40,11 +40,11 @@ static const char *tb_group_fault_text(int32_t code) {
 static void tb_xrep_verdict(tb_xrep *x, int rc, int32_t fault) {
     if (rc != 0) {
         x->res.status = TB_STATUS_DISCARDED;
-        x->res.error = rc;
+        x->res.error_code = rc;
         snprintf(x->err, sizeof x->err, "%s: the measured block returned %d", x->e->name, rc);
     } else if (fault != 0) {
         x->res.status = TB_STATUS_DISCARDED;
-        x->res.error = fault;
+        x->res.error_code = fault;
         snprintf(x->err, sizeof x->err, "%s: discarded (%ld): %s", x->e->name, (long)fault,
                  tb_group_fault_text(fault));
     }

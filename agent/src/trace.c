@@ -5,11 +5,8 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The record's memory layout is the wire layout: no byte swapping on the hot path. */
-_Static_assert(sizeof(tb_record) == 32, "tb_record must be 32 bytes (docs/protocol.md)");
-_Static_assert(offsetof(tb_record, seq) == 4 && offsetof(tb_record, t_ns) == 8 &&
-                   offsetof(tb_record, cpu_ns) == 16 && offsetof(tb_record, value) == 24,
-               "tb_record field offsets must match docs/protocol.md");
+/* The record's memory layout is the wire layout ([layout.record], checked field by field in
+ * layout_gen.h): no byte swapping on the hot path. */
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "tlsbench ships trace records as memory images: little-endian targets only"
 #endif

@@ -5,8 +5,13 @@
 #define TLSBENCH_TB_TEST_H
 #include <stdio.h>
 
+#ifdef TB_TEST_SHARED /* a test program of several files (tests/backend/): one file defines them */
+extern int tb_test_failures;
+extern int tb_test_checks;
+#else
 static int tb_test_failures;
 static int tb_test_checks;
+#endif
 
 #define CHECK(cond)                                                                \
     do {                                                                           \
@@ -36,7 +41,7 @@ static int tb_test_checks;
                 tb_test_failures == tb_before_ ? "ok" : "FAILED"); \
     } while (0)
 
-static int tb_test_report(void) {
+static inline int tb_test_report(void) {
     fprintf(stderr, "%d checks, %d failed\n", tb_test_checks, tb_test_failures);
     return tb_test_failures ? 1 : 0;
 }

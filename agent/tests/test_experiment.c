@@ -289,7 +289,7 @@ static void test_run_lifecycle(void) {
         CHECK_EQ_U(p->config_id, 9);
         CHECK_EQ_U(p->status, TB_STATUS_OK);
         CHECK_EQ_U(p->flags, 0);
-        CHECK_EQ_U(p->error, 0);
+        CHECK_EQ_U(p->error_code, 0);
         CHECK_EQ_U(p->failed_peer, TB_PEER_NONE);
         CHECK_EQ_U(p->role, TB_ROLE_BOTH);
         CHECK(p->bytes_c2s == 0 && p->bytes_s2c == 0 && p->packets_c2s == 0);
@@ -342,7 +342,7 @@ static void test_nonzero_return_discards(void) {
     CHECK_EQ_U(sum.failed, 3);
     CHECK(strstr(sum.first_error, "two-groups: the measured block returned 3") != NULL);
     CHECK_EQ_U(got.rep[0].status, TB_STATUS_DISCARDED);
-    CHECK_EQ_U(got.rep[0].error, 3);
+    CHECK_EQ_U(got.rep[0].error_code, 3);
     if (TB_TRACE_ENABLED && got.count[0] == 8) {
         CHECK_EQ_U(got.rec[0][6].label, TB_L_MEASURED_BLOCK);
         CHECK_EQ_U(got.rec[0][6].value, 3);
@@ -366,7 +366,7 @@ static void test_bad_group_marks(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         seen got = run_one(cases[i].id, 16);
         CHECK_EQ_U(got.rep[0].status, TB_STATUS_DISCARDED);
-        CHECK_EQ_U((uint32_t)got.rep[0].error, (uint32_t)cases[i].error);
+        CHECK_EQ_U((uint32_t)got.rep[0].error_code, (uint32_t)cases[i].error);
         if (!TB_TRACE_ENABLED)
             continue;
         CHECK(well_formed(got.rec[0], got.count[0]));
@@ -374,7 +374,7 @@ static void test_bad_group_marks(void) {
         for (uint32_t k = 0; k < got.count[0]; k++)
             starts += got.rec[0][k].label == TB_L_USER_GROUP && got.rec[0][k].kind == TB_KIND_START;
         CHECK_EQ_U(starts, cases[i].group_spans);
-        if (starts != cases[i].group_spans || (uint32_t)got.rep[0].error != (uint32_t)cases[i].error)
+        if (starts != cases[i].group_spans || (uint32_t)got.rep[0].error_code != (uint32_t)cases[i].error)
             fprintf(stderr, "  case %zu (%s)\n", i, tb_experiment_get(cases[i].id)->name);
     }
     /* the marks are re-armed per repetition: a good run right after is OK */

@@ -5,7 +5,7 @@
  * built against every backend that lists "primitives" in tb_add_backend_tests. */
 #include <string.h>
 
-#include "common.h"
+#include "../src/primitives/common.h" /* not src/backends/common.h */
 #include "tb_test.h"
 #include "tlsbench/experiment_run.h"
 #include "tlsbench/trace.h"

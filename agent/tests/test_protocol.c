@@ -345,7 +345,7 @@ static void test_run_experiment_fields(void) {
 
 static void test_rep_header_and_frame(void) {
     tb_rep_result r = {.config_id = 7, .index = 41, .status = TB_STATUS_HANDSHAKE_FAILED,
-                       .failed_peer = TB_PEER_SERVER, .flags = TB_FLAG_TRACE_OVERFLOW, .error = -0x7780,
+                       .failed_peer = TB_PEER_SERVER, .flags = TB_FLAG_TRACE_OVERFLOW, .error_code = -0x7780,
                        .bytes_c2s = 1ull << 40, .bytes_s2c = 5, .start_ns = 123456789012345ull,
                        .handshake_wall_ns = 6000000, .handshake_cpu_ns = 5900000,
                        .packets_c2s = 11, .packets_s2c = 0x10203, .retransmissions = 2,
@@ -380,7 +380,7 @@ static void test_rep_header_and_frame(void) {
     CHECK(tb_rep_header_decode(f.payload, f.length, &back, &n, &dropped) == 0);
     CHECK_EQ_U(n, tb_trace_buffer.count);
     CHECK_EQ_U(dropped, 0);
-    CHECK(back.error == -0x7780 && back.bytes_c2s == r.bytes_c2s && back.start_ns == r.start_ns);
+    CHECK(back.error_code == -0x7780 && back.bytes_c2s == r.bytes_c2s && back.start_ns == r.start_ns);
     CHECK(back.handshake_cpu_ns == r.handshake_cpu_ns && back.index == 41 && back.flags == r.flags);
     CHECK(back.packets_c2s == 11 && back.packets_s2c == 0x10203 && back.retransmissions == 2);
     CHECK(back.role == TB_ROLE_SERVER && back.repetition_wall_ns == r.repetition_wall_ns);

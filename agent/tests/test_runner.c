@@ -191,7 +191,7 @@ static void test_full_run(void) {
     CHECK_EQ_U(got.last.status, TB_STATUS_OK);
     CHECK_EQ_U(got.last.failed_peer, TB_PEER_NONE);
     CHECK_EQ_U(got.last.config_id, 5);
-    CHECK(got.last.error == 0 && (got.last.flags & TB_FLAG_WARMUP) == 0);
+    CHECK(got.last.error_code == 0 && (got.last.flags & TB_FLAG_WARMUP) == 0);
     CHECK(got.last.handshake_cpu_ns > 0 && got.last.handshake_wall_ns > 0);
     CHECK(got.last.bytes_c2s > 10000 && got.last.bytes_s2c > 10000); /* records plus TLS overhead */
     if (!TB_TRACE_ENABLED)

@@ -101,15 +101,16 @@ def executable_name(library: str) -> str:
     return AGENT_PREFIX + library
 
 
-def _search_dirs(agent_dir: str | Path | None) -> list[Path]:
-    """Where agents are looked for, in order: --agent-dir / $TLSBENCH_AGENT_DIR alone when
-    given; else next to the Python interpreter (where `make` installs agents: .venv/bin),
-    then PATH, then the source tree's build/agent."""
+def _search_dirs(agent_dir: str | Path | None, build_dir: Path = SOURCE_BUILD_DIR) -> list[Path]:
+    """Where agents (and the programs installed with them) are looked for, in order:
+    --agent-dir / $TLSBENCH_AGENT_DIR alone when given; else next to the Python interpreter
+    (where `make` installs them: .venv/bin), then PATH, then the source tree's build folder
+    (build/agent; build/link for tlsbench-link)."""
     explicit = agent_dir or os.environ.get(AGENT_DIR_ENV)
     if explicit:
         return [Path(explicit)]
     on_path = [Path(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
-    return [Path(sys.executable).parent, *on_path, SOURCE_BUILD_DIR]
+    return [Path(sys.executable).parent, *on_path, build_dir]
 
 
 def available_agents(agent_dir: str | Path | None = None) -> list[str]:
@@ -132,14 +133,15 @@ def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
     return find_program(executable_name(library), agent_dir)
 
 
-def find_program(name: str, agent_dir: str | Path | None = None) -> Path:
-    """An agent, or a program installed with them (tlsbench-link)."""
-    for folder in _search_dirs(agent_dir):
+def find_program(name: str, agent_dir: str | Path | None = None, build_dir: Path = SOURCE_BUILD_DIR) -> Path:
+    """An agent, or a program installed with them (tlsbench-link, built in `build_dir`)."""
+    for folder in _search_dirs(agent_dir, build_dir):
         if os.access(folder / name, os.X_OK) and (folder / name).is_file():
             return folder / name
     found = available_agents(agent_dir)
     where = (f"{agent_dir or os.environ.get(AGENT_DIR_ENV)} (from --agent-dir or ${AGENT_DIR_ENV})"
-             if agent_dir or os.environ.get(AGENT_DIR_ENV) else f"{Path(sys.executable).parent}, PATH, build/agent")
+             if agent_dir or os.environ.get(AGENT_DIR_ENV)
+             else f"{Path(sys.executable).parent}, PATH, build/{build_dir.name}")
     return _missing(name, where, found)
 
 

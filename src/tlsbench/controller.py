@@ -37,12 +37,6 @@ from tlsbench.store.sqlite import (DB_FILE, ConfigRow, Experiment, PeerRepetitio
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 # The exit reason of agent rows a killed host left open, written by the next run (resume).
 STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was full)"
-# Key exchanges that negotiate a group, and the IANA Supported Groups ranges they draw
-# from (1-255 elliptic curves, 256-511 finite-field groups, RFC 7919). A TLS 1.3 suite fixes
-# no key exchange, so any group applies: SUITES says "any" ("(EC)DHE" from older OpenSSL agents).
-EC_GROUPS, FF_GROUPS = range(1, 256), range(256, 512)
-GROUP_RANGES = {"ECDHE": (EC_GROUPS,), "DHE": (FF_GROUPS,), "(EC)DHE": (EC_GROUPS, FF_GROUPS),
-                "ANY": (EC_GROUPS, FF_GROUPS)}
 # ERROR codes that mean "this configuration cannot run here" (skip it, report it) rather
 # than a controller bug.
 SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
@@ -98,10 +92,8 @@ class Resolution:
 
 
 def group_applies(key_exchange: str, group: int) -> bool:
-    if group == 0:  # the agent's default for the suite
-        return True
-    allowed = GROUP_RANGES.get(key_exchange.split("-")[0].upper(), ())
-    return any(group in r for r in allowed)
+    """Whether a suite's key exchange takes the group (spec [key_exchange])."""
+    return specmod.load().group_applies(key_exchange, group)
 
 
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Frames between agent and controller (byte layouts: docs/protocol.md).
+"""Frames between agent and controller (byte layouts: spec/protocol.toml [layout.*],
+shown in docs/protocol.md).
 
 Decoding never guesses: every problem raises FrameError naming what was wrong and the
 stream offset of the frame, so a corrupt stream is reported, never silently stored."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import struct
@@ -14,13 +16,13 @@ from typing import Any, BinaryIO, Iterator
 
 from tlsbench import spec as specmod
 
-FRAME_HEADER = struct.Struct("<HBBI")  # magic, version, type, payload length
-FRAME_CRC = struct.Struct("<I")
-RUN = struct.Struct("<IHHBBBBIIIIIIBBBB16sHHHHHHI")  # 72 bytes (protocol 3), see RunRequest
-REP_HEADER = struct.Struct("<IIBBHIiIIHH5QIIIB3xQ")  # 96 bytes (protocol 4), see RepHeader
-RECORD_SIZE = 32
+_LAYOUTS = specmod.load().layouts
+FRAME_HEADER = _LAYOUTS["frame_header"].struct  # magic, version, type, payload length
+FRAME_CRC = struct.Struct("<I")  # the CRC-32 after the payload
+RUN = _LAYOUTS["run_request"]  # see RunRequest
+REP_HEADER = _LAYOUTS["rep_header"]  # see RepHeader
+RECORD_SIZE = _LAYOUTS["record"].size
 REASON_MAX = 255  # bytes of failure text after a REP's records
-assert RUN.size == 72 and REP_HEADER.size == 96
 
 
 class FrameError(Exception):
@@ -162,18 +164,13 @@ class RunRequest:
     experiment: int = 0
 
     def encode(self) -> bytes:
-        payload = RUN.pack(self.config_id, self.suite_id, self.group, self.credential, self.direction,
-                           self.transport, self.options, self.repetitions, self.warmup,
-                           self.total_bytes, self.record_size, self.first_index, 0,
-                           self.role, self.protocol, self.family, self.max_fragment, self.addr,
-                           self.port, self.tcp_mss, self.dtls_timeout_min_ms, self.dtls_timeout_max_ms,
-                           self.dtls_mtu, self.experiment, 0)
-        return encode_frame(specmod.load().frames.RUN, payload)
+        return encode_frame(specmod.load().frames.RUN, RUN.pack(dataclasses.asdict(self)))
 
 
 @dataclass(frozen=True)
 class RepHeader:
-    """The 96-byte header of a REP frame (protocols 2 and 4 appended the fields with defaults)."""
+    """The header of a REP frame, one field per [layout.rep_header] field (protocol 2
+    appended the fields with defaults)."""
 
     config_id: int
     index: int
@@ -196,6 +193,7 @@ class RepHeader:
     # Protocol 4: the connection it ran on (two-process mode; 0 = none), docs/networks.md "Identity".
     client_port: int = 0
     server_port: int = 0
+    reason_len: int = 0  # bytes of failure text after the records (Rep.reason)
 
     @property
     def connection(self) -> tuple[int, int]:
@@ -217,9 +215,8 @@ def decode_rep(frame: Frame) -> Rep:
     payload = frame.payload
     if len(payload) < REP_HEADER.size:
         raise FrameError("short REP", frame.offset, f"{len(payload)} bytes, header alone is {REP_HEADER.size}")
-    (config_id, index, status, failed_peer, client_port, flags, error_code, n_records, dropped, server_port,
-     reason_len, c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role,
-     rep_wall) = REP_HEADER.unpack_from(payload)
+    header = RepHeader(**REP_HEADER.unpack(payload))
+    n_records, status, reason_len = header.n_records, header.status, header.reason_len
     records = payload[REP_HEADER.size:len(payload) - reason_len]
     if reason_len > REASON_MAX or len(payload) != REP_HEADER.size + n_records * RECORD_SIZE + reason_len:
         raise FrameError("REP size mismatch", frame.offset,
@@ -231,18 +228,12 @@ def decode_rep(frame: Frame) -> Rep:
         raise FrameError("bad REP reason", frame.offset, f"not UTF-8: {exc}") from None
     if status not in specmod.load().status.by_value:
         raise FrameError("bad REP status", frame.offset, f"{status} is not in spec [status]")
-    header = RepHeader(config_id, index, status, failed_peer, flags, error_code, n_records, dropped,
-                       c2s, s2c, start_ns, wall_ns, cpu_ns, p_c2s, p_s2c, retrans, role, rep_wall,
-                       client_port, server_port)
     return Rep(header, bytes(records), reason)
 
 
 def encode_rep(header: RepHeader, records: bytes, reason: str = "") -> bytes:
     """A REP frame (what the agent sends); used by tests and benchmarks."""
-    h = header
     text = reason.encode()[:REASON_MAX]
-    payload = REP_HEADER.pack(h.config_id, h.index, h.status, h.failed_peer, h.client_port, h.flags, h.error_code,
-                              len(records) // RECORD_SIZE, h.dropped, h.server_port, len(text), h.bytes_c2s,
-                              h.bytes_s2c, h.start_ns, h.handshake_wall_ns, h.handshake_cpu_ns, h.packets_c2s,
-                              h.packets_s2c, h.retransmissions, h.role, h.repetition_wall_ns)
+    payload = REP_HEADER.pack({**dataclasses.asdict(header), "n_records": len(records) // RECORD_SIZE,
+                               "reason_len": len(text)})
     return encode_frame(specmod.load().frames.REP, payload + records + text)

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Typed access to spec/labels.toml and spec/protocol.toml: the one declaration of every
-trace label and wire enumeration. Nothing in the host tool spells a label or enum string
-that is not read from here."""
+trace label, wire enumeration, group family and byte layout. Nothing in the host tool spells
+a label or enum string, or a struct format, that is not read from here."""
 from __future__ import annotations
 
 import functools
+import re
+import struct
 import tomllib
 import zlib
 from dataclasses import dataclass
@@ -75,6 +77,90 @@ class NameTable:
         raise AttributeError(attr)
 
 
+# Layout field types: struct codes of the scalars; bytesN is N raw bytes.
+_STRUCT_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i32": "i"}
+_NUMPY_CODES = {"u8": "u1", "u16": "<u2", "u32": "<u4", "u64": "<u8", "i32": "<i4"}
+
+
+@dataclass(frozen=True)
+class LayoutField:
+    """One field of a byte layout ([layout.*] fields): a name (the dataclass field the host
+    decodes it into; "reserved" carries nothing), its type, offset and size."""
+
+    name: str
+    type: str  # u8 u16 u32 u64 i32 or bytesN
+    offset: int
+    size: int
+    doc: str
+
+    @property
+    def reserved(self) -> bool:
+        return self.name == "reserved"
+
+    @property
+    def struct_code(self) -> str:
+        if self.reserved:
+            return f"{self.size}x"  # skipped on unpack, zero on pack
+        return _STRUCT_CODES.get(self.type) or f"{self.size}s"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A binary structure on the wire (little-endian), fields in wire order."""
+
+    name: str
+    size: int
+    meaning: str
+    fields: tuple[LayoutField, ...]
+
+    @functools.cached_property
+    def struct(self) -> struct.Struct:
+        return struct.Struct("<" + "".join(f.struct_code for f in self.fields))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The fields that carry something, in wire order."""
+        return tuple(f.name for f in self.fields if not f.reserved)
+
+    def pack(self, values: Mapping[str, Any]) -> bytes:
+        """Every named field from `values` (extra keys are ignored); reserved bytes are 0."""
+        return self.struct.pack(*(values[name] for name in self.names))
+
+    def unpack(self, data: bytes, offset: int = 0) -> dict[str, Any]:
+        return dict(zip(self.names, self.struct.unpack_from(data, offset)))
+
+    @property
+    def numpy_fields(self) -> list[tuple[str, str]]:
+        """(name, dtype code) of every field: a structured numpy dtype of the layout, for
+        layouts without reserved fields (trace records)."""
+        return [(f.name, _NUMPY_CODES[f.type]) for f in self.fields]
+
+
+def _field_size(kind: str) -> int:
+    return int(kind[5:]) if re.fullmatch(r"bytes[1-9][0-9]*", kind) else struct.calcsize(_STRUCT_CODES[kind])
+
+
+def _layout(name: str, raw: Mapping[str, Any]) -> Layout:
+    """The agent's build checks that offsets follow from order and sizes (genspec.py); the
+    struct format follows from order and types alone."""
+    fields = tuple(LayoutField(f["name"], f["type"], f["offset"], _field_size(f["type"]), f.get("doc", ""))
+                   for f in raw["fields"])
+    return Layout(name, raw["size"], raw.get("meaning", ""), fields)
+
+
+@dataclass(frozen=True)
+class KeyExchange:
+    """Which groups a suite's key exchange takes ([key_exchange])."""
+
+    name: str  # as SUITES spells it (compared case-insensitively)
+    families: tuple[range, ...]  # group value ranges ([group_family])
+    default: str  # what group 0 means: a [group] name, or "credential"
+    takes: str
+
+    def applies(self, group: int) -> bool:
+        return group == 0 or any(group in r for r in self.families)
+
+
 @dataclass(frozen=True)
 class Spec:
     """Everything both spec files declare, plus their CRC-32s (compared with HELLO)."""
@@ -95,6 +181,8 @@ class Spec:
     protocol_kinds: NameTable  # tls / dtls
     groups: NameTable
     network: Mapping[str, int]  # [network]: client port scheme and the waits of two-process RUNs
+    key_exchanges: Mapping[str, KeyExchange]  # by upper-case name
+    layouts: Mapping[str, Layout]  # frame_header, run_request, rep_header, record
     protocol_version: int
     magic: int
     max_payload: int
@@ -112,6 +200,12 @@ class Spec:
     def label_ids(self, category: str) -> frozenset[int]:
         """Ids of every label of one category (e.g. all step labels)."""
         return frozenset(l.id for l in self.labels if l.category == category)
+
+    def group_applies(self, key_exchange: str, group: int) -> bool:
+        """Whether a suite of this key exchange (SUITES `key_exchange`; "ECDHE-PSK" counts as
+        ECDHE) takes the group: 0 (the agent's default) always; else by [key_exchange]."""
+        kex = self.key_exchanges.get(key_exchange.split("-")[0].upper())
+        return group == 0 or (kex is not None and kex.applies(group))
 
     def flag_names(self, mask: int) -> list[str]:
         return [name for name, bit in self.flags.by_name.items() if mask & bit]
@@ -139,6 +233,12 @@ def _table(section: str, raw: Mapping[str, Any], key: str | None = None) -> Name
     )
 
 
+def _key_exchanges(proto: Mapping[str, Any]) -> dict[str, KeyExchange]:
+    families = {name: range(f["first"], f["last"] + 1) for name, f in proto["group_family"].items()}
+    return {name.upper(): KeyExchange(name, tuple(families[f] for f in k["families"]), k["default"], k["takes"])
+            for name, k in proto["key_exchange"].items()}
+
+
 def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
     """Builds a Spec from the two files' bytes (their CRC-32 is taken on exactly these)."""
     labels = tomllib.loads(labels_bytes.decode())
@@ -163,6 +263,8 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         protocol_kinds=_table("protocol kind", proto["protocol_kind"]),
         groups=_table("group", proto["group"]),
         network=dict(proto["network"]),
+        key_exchanges=_key_exchanges(proto),
+        layouts={name: _layout(name, raw) for name, raw in proto["layout"].items()},
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],
         max_payload=proto["protocol"]["max_payload"],

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Framed messages between agent and controller; byte layouts in docs/protocol.md.
+/* Framed messages between agent and controller. The byte layouts are declared in
+ * spec/protocol.toml [layout.*]: sizes and offsets come from spec_gen.h, the pack/unpack of
+ * the structs below from layout_gen.h (docs/protocol.md shows the same tables).
  * Decoding is pure (buffer in, result out) so it can be unit-tested and fuzzed. */
 #ifndef TLSBENCH_PROTOCOL_H
 #define TLSBENCH_PROTOCOL_H
@@ -8,10 +10,7 @@
 #include "tlsbench/port.h"
 #include "tlsbench/trace.h"
 
-#define TB_FRAME_HEADER_SIZE 8
-#define TB_FRAME_TRAILER_SIZE 4
-#define TB_RUN_REQUEST_SIZE 72
-#define TB_REP_HEADER_SIZE 96
+#define TB_FRAME_TRAILER_SIZE 4 /* the CRC-32 after the payload */
 #define TB_REP_REASON_MAX 255 /* bytes of failure text after a REP's records */
 #define TB_MAX_RECORD_SIZE 16384 /* TLS plaintext limit: the RUN record_size range is 1 .. this */
 
@@ -47,7 +46,7 @@ tb_frame_status tb_frame_read(tb_channel *ch, uint8_t *buf, size_t cap, tb_frame
 typedef struct tb_part { const void *data; size_t len; } tb_part;
 int tb_frame_write(tb_channel *ch, uint8_t type, const tb_part *parts, size_t n);
 
-/* RUN request (docs/protocol.md). */
+/* RUN request: [layout.run_request], member for member (reserved fields aside). */
 typedef struct tb_run_request {
     uint32_t config_id;
     uint16_t suite_id;
@@ -83,14 +82,16 @@ typedef struct tb_run_request {
 int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen);
 void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]);
 
-/* Outcome of one repetition (the REP header without the record count). */
+/* Outcome of one repetition: [layout.rep_header], member for member (reserved fields aside). */
 typedef struct tb_rep_result {
     uint32_t config_id;
     uint32_t index;
     uint8_t status;      /* TB_STATUS_* */
     uint8_t failed_peer; /* TB_PEER_* */
     uint32_t flags;      /* TB_FLAG_* */
-    int32_t error;       /* library code */
+    int32_t error_code;  /* library code */
+    uint32_t n_records;  /* trace records that follow: set when the REP is sent */
+    uint32_t dropped;    /* records the trace buffer had no room for: set when the REP is sent */
     uint64_t bytes_c2s;
     uint64_t bytes_s2c;
     uint64_t start_ns;
@@ -106,9 +107,10 @@ typedef struct tb_rep_result {
     uint64_t repetition_wall_ns;
     /* Protocol 4: the connection this repetition ran on (two-process mode; 0 = none, e.g. the
      * server never got its client), so the controller pairs the two agents' REPs by identity,
-     * and why it failed ("" when OK), shipped after the records. */
+     * and why it failed ("" when OK), shipped after the records (reason_len: set when sent). */
     uint16_t client_port;
     uint16_t server_port;
+    uint16_t reason_len;
     char reason[TB_REP_REASON_MAX + 1];
 } tb_rep_result;
 

@@ -30,6 +30,7 @@
 #include "mbedtls/version.h"
 #include "mbedtls/x509_crt.h"
 
+#include "common.h"
 #include "mbedtls_internal.h"
 #include "tlsbench/backend.h"
 #include "tlsbench/credentials.h"
@@ -43,8 +44,6 @@
 #endif
 
 #define TB_MBED_MAX_SUITES 256
-#define TB_MBED_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
-#define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---------------------------------------------------------------- state -> step label */
 
@@ -82,44 +81,33 @@ uint16_t tb_mbedtls_state_label(int state) {
 
 /* ---------------------------------------------------------------- key exchanges */
 
-/* Which key-exchange group a suite's `group` setting chooses. */
-typedef enum tb_mbed_group_kind {
-    TB_MBED_GROUPS_NONE,      /* no group (RSA, PSK): only the default is accepted */
-    TB_MBED_GROUPS_EC,        /* ephemeral ECDH: any curve of the build, default P-256 */
-    TB_MBED_GROUPS_EC_STATIC, /* static ECDH: the certificate's curve, nothing else */
-    TB_MBED_GROUPS_FFDHE      /* DHE: an RFC 7919 group set on the server, default ffdhe2048 */
-} tb_mbed_group_kind;
-
+/* Which groups each key exchange takes is the spec's ([key_exchange], by name). */
 typedef struct tb_mbed_kex {
     const char *key_exchange;
     const char *authentication;
-    tb_mbed_group_kind groups;
     bool psk; /* the pre-shared key is configured on both peers */
     uint8_t credentials[TB_MAX_SUITE_CREDENTIALS];
     uint8_t n_credentials;
     const char *why_unsupported;
 } tb_mbed_kex;
 
-#define TB_CREDS(...) .credentials = {__VA_ARGS__}, .n_credentials = sizeof((uint8_t[]){__VA_ARGS__})
 #define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
 #define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384)
 
 /* Indexed by mbedtls_key_exchange_type_t. */
 static const tb_mbed_kex tb_mbed_kex_table[] = {
-    [MBEDTLS_KEY_EXCHANGE_NONE] = {"NONE", "NONE", TB_MBED_GROUPS_NONE, false,
-                                   .why_unsupported = "the suite has no key exchange"},
-    [MBEDTLS_KEY_EXCHANGE_RSA] = {"RSA", "RSA", TB_MBED_GROUPS_NONE, false, TB_RSA_CREDS},
-    [MBEDTLS_KEY_EXCHANGE_DHE_RSA] = {"DHE", "RSA", TB_MBED_GROUPS_FFDHE, false, TB_RSA_CREDS},
-    [MBEDTLS_KEY_EXCHANGE_ECDHE_RSA] = {"ECDHE", "RSA", TB_MBED_GROUPS_EC, false, TB_RSA_CREDS},
-    [MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA] = {"ECDHE", "ECDSA", TB_MBED_GROUPS_EC, false, TB_ECDSA_CREDS},
-    [MBEDTLS_KEY_EXCHANGE_PSK] = {"PSK", "PSK", TB_MBED_GROUPS_NONE, true, TB_CREDS(TB_CREDENTIAL_PSK)},
-    [MBEDTLS_KEY_EXCHANGE_DHE_PSK] = {"DHE", "PSK", TB_MBED_GROUPS_FFDHE, true, TB_CREDS(TB_CREDENTIAL_PSK)},
-    [MBEDTLS_KEY_EXCHANGE_RSA_PSK] = {"RSA", "PSK", TB_MBED_GROUPS_NONE, true, TB_RSA_CREDS},
-    [MBEDTLS_KEY_EXCHANGE_ECDHE_PSK] = {"ECDHE", "PSK", TB_MBED_GROUPS_EC, true, TB_CREDS(TB_CREDENTIAL_PSK)},
-    [MBEDTLS_KEY_EXCHANGE_ECDH_RSA] = {"ECDH", "RSA", TB_MBED_GROUPS_EC_STATIC, false,
-                                       TB_CREDS(TB_CREDENTIAL_ECDH_RSA)},
-    [MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA] = {"ECDH", "ECDSA", TB_MBED_GROUPS_EC_STATIC, false, TB_ECDSA_CREDS},
-    [MBEDTLS_KEY_EXCHANGE_ECJPAKE] = {"ECJPAKE", "ECJPAKE", TB_MBED_GROUPS_EC, false,
+    [MBEDTLS_KEY_EXCHANGE_NONE] = {"NONE", "NONE", false, .why_unsupported = "the suite has no key exchange"},
+    [MBEDTLS_KEY_EXCHANGE_RSA] = {"RSA", "RSA", false, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_DHE_RSA] = {"DHE", "RSA", false, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECDHE_RSA] = {"ECDHE", "RSA", false, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA] = {"ECDHE", "ECDSA", false, TB_ECDSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_PSK] = {"PSK", "PSK", true, TB_CREDS(TB_CREDENTIAL_PSK)},
+    [MBEDTLS_KEY_EXCHANGE_DHE_PSK] = {"DHE", "PSK", true, TB_CREDS(TB_CREDENTIAL_PSK)},
+    [MBEDTLS_KEY_EXCHANGE_RSA_PSK] = {"RSA", "PSK", true, TB_RSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECDHE_PSK] = {"ECDHE", "PSK", true, TB_CREDS(TB_CREDENTIAL_PSK)},
+    [MBEDTLS_KEY_EXCHANGE_ECDH_RSA] = {"ECDH", "RSA", false, TB_CREDS(TB_CREDENTIAL_ECDH_RSA)},
+    [MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA] = {"ECDH", "ECDSA", false, TB_ECDSA_CREDS},
+    [MBEDTLS_KEY_EXCHANGE_ECJPAKE] = {"ECJPAKE", "ECJPAKE", false,
                                       .why_unsupported = "EC J-PAKE needs a shared password set up "
                                                          "with mbedtls_ssl_set_hs_ecjpake_password(), "
                                                          "which this agent does not configure"},
@@ -145,44 +133,35 @@ static const uint8_t tb_ffdhe_g[] = MBEDTLS_DHM_RFC7919_FFDHE2048_G_BIN; /* 2 fo
 
 typedef struct tb_mbed_group {
     uint16_t group; /* TB_GROUP_* (IANA) */
-    tb_mbed_group_kind kind;
     mbedtls_ecp_group_id ec; /* EC groups */
     const uint8_t *p;        /* FFDHE groups: the prime */
     size_t p_len;
 } tb_mbed_group;
 
 static const tb_mbed_group tb_mbed_groups[] = {
-    {TB_GROUP_SECP256R1, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_SECP256R1, NULL, 0},
-    {TB_GROUP_SECP384R1, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_SECP384R1, NULL, 0},
-    {TB_GROUP_SECP521R1, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_SECP521R1, NULL, 0},
-    {TB_GROUP_X25519, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_CURVE25519, NULL, 0},
-    {TB_GROUP_X448, TB_MBED_GROUPS_EC, MBEDTLS_ECP_DP_CURVE448, NULL, 0},
-    {TB_GROUP_FFDHE2048, TB_MBED_GROUPS_FFDHE, MBEDTLS_ECP_DP_NONE, tb_ffdhe2048_p, sizeof tb_ffdhe2048_p},
-    {TB_GROUP_FFDHE3072, TB_MBED_GROUPS_FFDHE, MBEDTLS_ECP_DP_NONE, tb_ffdhe3072_p, sizeof tb_ffdhe3072_p},
-    {TB_GROUP_FFDHE4096, TB_MBED_GROUPS_FFDHE, MBEDTLS_ECP_DP_NONE, tb_ffdhe4096_p, sizeof tb_ffdhe4096_p},
+    {TB_GROUP_SECP256R1, MBEDTLS_ECP_DP_SECP256R1, NULL, 0},
+    {TB_GROUP_SECP384R1, MBEDTLS_ECP_DP_SECP384R1, NULL, 0},
+    {TB_GROUP_SECP521R1, MBEDTLS_ECP_DP_SECP521R1, NULL, 0},
+    {TB_GROUP_X25519, MBEDTLS_ECP_DP_CURVE25519, NULL, 0},
+    {TB_GROUP_X448, MBEDTLS_ECP_DP_CURVE448, NULL, 0},
+    {TB_GROUP_FFDHE2048, MBEDTLS_ECP_DP_NONE, tb_ffdhe2048_p, sizeof tb_ffdhe2048_p},
+    {TB_GROUP_FFDHE3072, MBEDTLS_ECP_DP_NONE, tb_ffdhe3072_p, sizeof tb_ffdhe3072_p},
+    {TB_GROUP_FFDHE4096, MBEDTLS_ECP_DP_NONE, tb_ffdhe4096_p, sizeof tb_ffdhe4096_p},
 };
 
-/* What group 0 (default) means per kind; 0 for static ECDH = the certificate's curve. */
-static const uint16_t tb_mbed_default_group[] = {
-    [TB_MBED_GROUPS_NONE] = 0,
-    [TB_MBED_GROUPS_EC] = TB_GROUP_SECP256R1,
-    [TB_MBED_GROUPS_EC_STATIC] = 0,
-    [TB_MBED_GROUPS_FFDHE] = TB_GROUP_FFDHE2048,
-};
+_Static_assert(offsetof(tb_mbed_group, group) == 0, "tb_row_find reads a group row's id first");
+static const tb_mbed_group *tb_mbed_group_find(uint16_t group) {
+    return tb_row_find(tb_mbed_groups, TB_COUNT(tb_mbed_groups), sizeof tb_mbed_groups[0], group);
+}
 
-static const char *const tb_mbed_group_kind_names[] = {
-    [TB_MBED_GROUPS_NONE] = "no group", [TB_MBED_GROUPS_EC] = "an elliptic-curve group",
-    [TB_MBED_GROUPS_EC_STATIC] = "the certificate's curve", [TB_MBED_GROUPS_FFDHE] = "an FFDHE group"};
-
-/* The curve of each credential's key (MBEDTLS_ECP_DP_NONE = 0 for RSA and PSK). */
-static const mbedtls_ecp_group_id tb_mbed_cred_curve[TB_MBED_CRED_SLOTS] = {
-    [TB_CREDENTIAL_ECDSA_P256] = MBEDTLS_ECP_DP_SECP256R1,
-    [TB_CREDENTIAL_ECDSA_P384] = MBEDTLS_ECP_DP_SECP384R1,
-    [TB_CREDENTIAL_ECDH_RSA] = MBEDTLS_ECP_DP_SECP256R1,
-};
+/* The curve of a credential's key (spec [credential_group]); MBEDTLS_ECP_DP_NONE for RSA and PSK. */
+static mbedtls_ecp_group_id tb_mbed_cred_curve(uint8_t id) {
+    const tb_mbed_group *g = tb_mbed_group_find(tb_credential_group(id));
+    return g ? g->ec : MBEDTLS_ECP_DP_NONE;
+}
 
 /* Credentials whose certificates need RSA: an RSA key, or (ecdh-rsa) an RSA-signed chain. */
-static const bool tb_mbed_cred_rsa[TB_MBED_CRED_SLOTS] = {
+static const bool tb_mbed_cred_rsa[TB_CREDENTIAL_SLOTS] = {
     [TB_CREDENTIAL_RSA2048] = true,
     [TB_CREDENTIAL_RSA3072] = true,
     [TB_CREDENTIAL_ECDH_RSA] = true,
@@ -191,17 +170,17 @@ static const bool tb_mbed_cred_rsa[TB_MBED_CRED_SLOTS] = {
 /* Whether the linked build has what a credential needs (its key's curve; RSA where used).
  * A stripped build offers only these, so a plan's `auto` never picks one it cannot parse. */
 static bool tb_mbed_cred_usable(uint8_t id) {
-    mbedtls_ecp_group_id curve = id < TB_MBED_CRED_SLOTS ? tb_mbed_cred_curve[id] : MBEDTLS_ECP_DP_NONE;
-    bool rsa = id < TB_MBED_CRED_SLOTS && tb_mbed_cred_rsa[id];
+    mbedtls_ecp_group_id curve = tb_mbed_cred_curve(id);
+    bool rsa = id < TB_CREDENTIAL_SLOTS && tb_mbed_cred_rsa[id];
     return (curve == MBEDTLS_ECP_DP_NONE || mbedtls_ecp_curve_info_from_grp_id(curve) != NULL) &&
            (!rsa || mbedtls_pk_info_from_type(MBEDTLS_PK_RSA) != NULL);
 }
 
-static const tb_mbed_group *tb_mbed_group_find(uint16_t group) {
-    for (size_t i = 0; i < TB_COUNT(tb_mbed_groups); i++)
-        if (tb_mbed_groups[i].group == group)
-            return &tb_mbed_groups[i];
-    return NULL;
+static tb_group_support tb_mbed_group_support(uint16_t group) {
+    const tb_mbed_group *g = tb_mbed_group_find(group);
+    if (!g)
+        return TB_GROUP_UNKNOWN;
+    return g->p || mbedtls_ecp_curve_info_from_grp_id(g->ec) ? TB_GROUP_READY : TB_GROUP_NOT_BUILT;
 }
 
 /* ---------------------------------------------------------------- process state */
@@ -221,13 +200,11 @@ typedef struct tb_mbed_cred {
 } tb_mbed_cred;
 
 static struct {
-    bool suites_built;
     bool initialized;
-    size_t n_suites;
     tb_mbed_suite suites[TB_MBED_MAX_SUITES];
     mbedtls_entropy_context entropy;
     mbedtls_ctr_drbg_context drbg;
-    tb_mbed_cred creds[TB_MBED_CRED_SLOTS];
+    tb_mbed_cred creds[TB_CREDENTIAL_SLOTS];
 } tb_mbed;
 
 struct tb_session {
@@ -245,6 +222,8 @@ struct tb_session {
     uint8_t peer_id[20];        /* the client's transport id (server cookies) */
     uint8_t peer_id_len;
 };
+
+mbedtls_ssl_context *tb_mbedtls_session_ssl(tb_session *s) { return &s->ssl; }
 
 /* ---------------------------------------------------------------- optional modules */
 
@@ -313,33 +292,21 @@ static void tb_mbed_suite_fill(tb_mbed_suite *s, const mbedtls_ssl_ciphersuite_t
                                   : s->kex->why_unsupported;
 }
 
-/* Idempotent: suite_count() may be called before init(). */
-static void tb_mbed_suites_build(void) {
-    if (tb_mbed.suites_built)
-        return;
-    for (const int *id = mbedtls_ssl_list_ciphersuites(); *id && tb_mbed.n_suites < TB_MBED_MAX_SUITES; id++) {
+/* The library's suites in its preference order. */
+static void tb_mbed_suites_build(tb_suite_cache *c) {
+    tb_mbed_suite *s;
+    for (const int *id = mbedtls_ssl_list_ciphersuites(); *id; id++) {
         const mbedtls_ssl_ciphersuite_t *cs = mbedtls_ssl_ciphersuite_from_id(*id);
-        if (cs)
-            tb_mbed_suite_fill(&tb_mbed.suites[tb_mbed.n_suites++], cs);
+        if (cs && (s = tb_suite_cache_add(c)) != NULL)
+            tb_mbed_suite_fill(s, cs);
     }
-    tb_mbed.suites_built = true;
 }
 
-static size_t tb_mbed_suite_count(void) {
-    tb_mbed_suites_build();
-    return tb_mbed.n_suites;
-}
-
-static const tb_suite_info *tb_mbed_suite_at(size_t index) {
-    tb_mbed_suites_build();
-    return index < tb_mbed.n_suites ? &tb_mbed.suites[index].info : NULL;
-}
-
-/* The core's lookup, back to our row: `info` is its first member. */
 _Static_assert(offsetof(tb_mbed_suite, info) == 0, "tb_mbed_suite must start with its tb_suite_info");
-static const tb_mbed_suite *tb_mbed_suite_find(uint16_t id) {
-    return (const tb_mbed_suite *)tb_suite_by_id(&tb_linked_backend, id);
-}
+static tb_suite_cache tb_mbed_suites = TB_SUITE_CACHE(tb_mbed.suites, tb_mbed_suites_build);
+
+static size_t tb_mbed_suite_count(void) { return tb_suite_cache_count(&tb_mbed_suites); }
+static const tb_suite_info *tb_mbed_suite_at(size_t index) { return tb_suite_cache_at(&tb_mbed_suites, index); }
 
 /* ---------------------------------------------------------------- describe */
 
@@ -393,7 +360,7 @@ static void tb_mbed_describe_config(tb_json *out) {
 static void tb_mbed_describe_credentials(tb_json *out) {
     tb_json_key(out, "credentials");
     tb_json_begin_object(out);
-    for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
+    for (uint8_t id = 0; id < TB_CREDENTIAL_SLOTS; id++) {
         const tb_mbed_cred *c = tb_mbed_cred_at(id);
         if (c)
             tb_json_kv_string(out, tb_credential_name(id), c->ready ? "ready" : c->why);
@@ -484,13 +451,13 @@ static void tb_mbed_cred_free(tb_mbed_cred *c) {
 
 /* A parsed credential (after init), or NULL for slots without certificates (PSK, unused). */
 static const tb_mbed_cred *tb_mbed_cred_at(uint8_t id) {
-    return tb_mbed.initialized && id < TB_MBED_CRED_SLOTS && tb_credential_pem_find(id) ? &tb_mbed.creds[id] : NULL;
+    return tb_mbed.initialized && id < TB_CREDENTIAL_SLOTS && tb_credential_pem_find(id) ? &tb_mbed.creds[id] : NULL;
 }
 
 static int tb_mbed_init(char *err, size_t errlen) {
     if (tb_mbed.initialized)
         return 0;
-    tb_mbed_suites_build();
+    tb_mbed_suite_count(); /* the suite table, before any repetition */
     mbedtls_entropy_init(&tb_mbed.entropy);
     mbedtls_ctr_drbg_init(&tb_mbed.drbg);
     static const char pers[] = "tlsbench-agent-mbedtls";
@@ -502,7 +469,7 @@ static int tb_mbed_init(char *err, size_t errlen) {
         snprintf(err, errlen, "seeding CTR_DRBG failed: %s", text);
         return -1;
     }
-    for (uint8_t id = 0; id < TB_MBED_CRED_SLOTS; id++) {
+    for (uint8_t id = 0; id < TB_CREDENTIAL_SLOTS; id++) {
         const tb_credential_pem *pem = tb_credential_pem_find(id);
         if (pem)
             tb_mbed_cred_load(&tb_mbed.creds[id], id, pem);
@@ -514,7 +481,7 @@ static int tb_mbed_init(char *err, size_t errlen) {
 static void tb_mbed_deinit(void) {
     if (!tb_mbed.initialized)
         return;
-    for (size_t i = 0; i < TB_MBED_CRED_SLOTS; i++)
+    for (size_t i = 0; i < TB_CREDENTIAL_SLOTS; i++)
         if (tb_credential_pem_find((uint8_t)i))
             tb_mbed_cred_free(&tb_mbed.creds[i]);
     mbedtls_ctr_drbg_free(&tb_mbed.drbg);
@@ -539,79 +506,33 @@ static int tb_mbed_recv(void *ctx, unsigned char *buf, size_t len) {
 
 /* ---------------------------------------------------------------- sessions */
 
-static const char *tb_mbed_group_label(uint16_t group) {
-    const char *name = tb_group_name(group);
-    return name ? name : "unknown";
+/* Why a parsed credential cannot be used; NULL when it can (or has no certificates). */
+static const char *tb_mbed_credential_why(uint8_t id) {
+    const tb_mbed_cred *c = tb_mbed_cred_at(id);
+    return c && !c->ready ? c->why : NULL;
 }
 
-/* Chooses the curve list (s->curves) and, for DHE, the FFDHE group (*dh).
- * Returns 0, or -1 with a message. */
-static int tb_mbed_pick_group(tb_session *s, const tb_mbed_suite *suite, const tb_conn_config *cfg,
-                              const tb_mbed_group **dh, char *err, size_t errlen) {
-    tb_mbed_group_kind kind = suite->kex->groups;
-    mbedtls_ecp_group_id cert_curve = tb_mbed_cred_curve[cfg->credential];
-    uint16_t group = cfg->group ? cfg->group : tb_mbed_default_group[kind];
+static const tb_backend_rules tb_mbed_rules = {
+    .library_name = "mbed TLS",
+    .suites = &tb_mbed_suites,
+    .initialized = &tb_mbed.initialized,
+    .credential_why = tb_mbed_credential_why,
+    .group_support = tb_mbed_group_support,
+};
+
+/* The curve list (s->curves) and, for DHE, the FFDHE group (*dh) of the chosen group. The
+ * forced group first: the server picks the first curve of the client's list that it also
+ * has. An ECDSA/ECDH certificate's curve must be in the list too (mbed TLS checks it). */
+static void tb_mbed_use_group(tb_session *s, uint16_t group, uint8_t credential, const tb_mbed_group **dh) {
     const tb_mbed_group *g = group ? tb_mbed_group_find(group) : NULL;
-    /* The kind the chosen group fits: the default always fits; an EC group fits static ECDH. */
-    tb_mbed_group_kind g_kind = !g ? kind
-                                : g->kind == TB_MBED_GROUPS_EC && kind == TB_MBED_GROUPS_EC_STATIC ? kind
-                                : g->kind;
-    *dh = NULL;
-    if (group && !g) {
-        snprintf(err, errlen, "group %u (%s) is not supported by the mbed TLS agent", group, tb_mbed_group_label(group));
-        return -1;
-    }
-    if (g_kind != kind) {
-        snprintf(err, errlen, "group %s does not fit suite %s: its %s key exchange takes %s; use group default",
-                 tb_mbed_group_label(group), suite->info.name, suite->info.key_exchange, tb_mbed_group_kind_names[kind]);
-        return -1;
-    }
-    if (g && g->kind == TB_MBED_GROUPS_EC && !mbedtls_ecp_curve_info_from_grp_id(g->ec)) {
-        snprintf(err, errlen, "group %s is not in this mbed TLS build", tb_mbed_group_label(group));
-        return -1;
-    }
-    if (g && kind == TB_MBED_GROUPS_EC_STATIC && g->ec != cert_curve) {
-        snprintf(err, errlen, "static ECDH (%s) computes on the certificate's curve; credential %s has no %s key",
-                 suite->info.name, tb_credential_name(cfg->credential), tb_mbed_group_label(group));
-        return -1;
-    }
-    /* The forced group first: the server picks the first curve of the client's list that it
-     * also has. An ECDSA/ECDH certificate's curve must be in the list too (mbed TLS checks it). */
+    mbedtls_ecp_group_id cert_curve = tb_mbed_cred_curve(credential);
     size_t n = 0;
-    if (g && g->kind == TB_MBED_GROUPS_EC)
+    if (g && g->ec != MBEDTLS_ECP_DP_NONE)
         s->curves[n++] = g->ec;
     if (cert_curve != MBEDTLS_ECP_DP_NONE && (n == 0 || s->curves[0] != cert_curve))
         s->curves[n++] = cert_curve;
     s->curves[n] = MBEDTLS_ECP_DP_NONE;
-    *dh = g && g->kind == TB_MBED_GROUPS_FFDHE ? g : NULL;
-    return 0;
-}
-
-/* Checks that the suite exists, can run, and takes the credential. */
-static const tb_mbed_suite *tb_mbed_check(const tb_conn_config *cfg, char *err, size_t errlen) {
-    const tb_mbed_suite *suite = tb_mbed_suite_find(cfg->suite_id);
-    if (!suite) {
-        snprintf(err, errlen, "suite 0x%04X is not in this mbed TLS build", cfg->suite_id);
-        return NULL;
-    }
-    if (suite->info.n_credentials == 0) {
-        snprintf(err, errlen, "suite %s cannot run here: %s", suite->info.name, suite->info.why_unsupported);
-        return NULL;
-    }
-    bool fits = false;
-    for (size_t i = 0; i < suite->info.n_credentials; i++)
-        fits = fits || suite->info.credentials[i] == cfg->credential;
-    const tb_mbed_cred *cred = cfg->credential < TB_MBED_CRED_SLOTS ? &tb_mbed.creds[cfg->credential] : NULL;
-    if (!fits || !cred) {
-        snprintf(err, errlen, "credential %u (%s) does not fit suite %s", cfg->credential,
-                 tb_credential_name(cfg->credential) ? tb_credential_name(cfg->credential) : "unknown", suite->info.name);
-        return NULL;
-    }
-    if (tb_credential_pem_find(cfg->credential) && !cred->ready) {
-        snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), cred->why);
-        return NULL;
-    }
-    return suite;
+    *dh = g && g->p ? g : NULL;
 }
 
 /* Options a stripped build may lack: then there is nothing to turn off. */
@@ -831,11 +752,8 @@ static void tb_mbed_session_free(tb_session *s) {
 }
 
 static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
-    if (!tb_mbed.initialized) {
-        snprintf(err, errlen, "the mbed TLS backend is not initialized");
-        return NULL;
-    }
-    const tb_mbed_suite *suite = tb_mbed_check(cfg, err, errlen);
+    uint16_t group = 0;
+    const tb_mbed_suite *suite = tb_backend_check(&tb_mbed_rules, cfg, &group, err, errlen);
     if (!suite)
         return NULL;
     tb_session *s = calloc(1, sizeof *s);
@@ -846,13 +764,9 @@ static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, 
     mbedtls_ssl_init(&s->ssl);
     mbedtls_ssl_config_init(&s->conf);
     s->io = io;
-    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
-    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
+    s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     const tb_mbed_group *dh = NULL;
-    if (tb_mbed_pick_group(s, suite, cfg, &dh, err, errlen) != 0) {
-        tb_mbed_session_free(s);
-        return NULL;
-    }
+    tb_mbed_use_group(s, group, cfg->credential, &dh);
     int ret = tb_mbed_configure(s, peer, suite, cfg, dh);
     if (ret != 0) {
         char text[100];

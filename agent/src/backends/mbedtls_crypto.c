@@ -10,6 +10,7 @@
 #include "mbedtls/ssl_internal.h" /* mbedtls_ssl_derive_keys, mbedtls_ssl_psk_derive_premaster */
 #include "mbedtls/x509_crt.h"
 
+#include "common.h"
 #include "tlsbench/trace.h"
 
 /* Declared by ssl_internal.h only when a PSK key exchange is built; a stripped build without
@@ -21,20 +22,8 @@ int mbedtls_ssl_psk_derive_premaster(mbedtls_ssl_context *ssl, mbedtls_key_excha
 typedef int (*tb_rng_fn)(void *, unsigned char *, size_t);
 typedef int (*tb_vrfy_fn)(void *, mbedtls_x509_crt *, int, uint32_t *);
 
-/* The static assertion catches a parameter list that drifted from the library's prototype
- * (the wrapper would silently pass garbage otherwise). __real_ is weak: a stripped build
- * (`tlsbench build mbedtls`) may lack the function (no DHM, no PSK); then nothing calls
- * the wrapper either, and the link still succeeds. */
-#define TB_WRAP(sym, label, params, args)                                                   \
-    int __real_##sym params __attribute__((weak));                                          \
-    int __wrap_##sym params;                                                                \
-    _Static_assert(__builtin_types_compatible_p(__typeof__(sym), __typeof__(__real_##sym)), \
-                   #sym ": the wrapper's parameters differ from the library's");           \
-    int __wrap_##sym params {                                                               \
-        tb_begin(TB_L_##label);                                                             \
-        int ret = __real_##sym args;                                                        \
-        tb_end(TB_L_##label, (uint64_t)(int64_t)ret);                                       \
-        return ret;                                                                         \
-    }
+/* __real_ is weak: a stripped build (`tlsbench build mbedtls`) may lack the function (no
+ * DHM, no PSK); then nothing calls the wrapper either, and the link still succeeds. */
+#define TB_WRAP(sym, label, params, args) TB_TRACED_WRAP(sym, label, params, args, 1, __attribute__((weak)))
 #include "mbedtls_wrap.h"
 #undef TB_WRAP

@@ -32,14 +32,13 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "common.h"
 #include "openssl_internal.h"
 #include "tlsbench/backend.h"
 #include "tlsbench/credentials.h"
 #include "tlsbench/trace.h"
 
 #define TB_OSSL_MAX_SUITES 256
-#define TB_OSSL_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
-#define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Every TLS 1.3 suite RFC 8446 defines: the build keeps those it has (there is no API that
  * lists the TLS 1.3 suites a build could enable, only those a context has enabled). */
@@ -119,41 +118,31 @@ uint16_t tb_openssl_state_label(int state) {
 
 /* ---------------------------------------------------------------- key exchange and authentication */
 
-/* Which key-exchange group a suite's `group` setting chooses. */
-typedef enum tb_ossl_group_kind {
-    TB_OSSL_GROUPS_NONE,  /* no group (RSA, PSK): only the default is accepted */
-    TB_OSSL_GROUPS_EC,    /* TLS 1.2 ECDHE: an elliptic curve, default secp256r1 */
-    TB_OSSL_GROUPS_FFDHE, /* TLS 1.2 DHE: an RFC 7919 group set on the server, default ffdhe2048 */
-    TB_OSSL_GROUPS_ANY    /* TLS 1.3: any supported group, default x25519 */
-} tb_ossl_group_kind;
-
+/* Which groups each key exchange takes is the spec's ([key_exchange], by name). */
 typedef struct tb_ossl_kex {
     int nid;                /* SSL_CIPHER_get_kx_nid() */
     const char *name;
     const char *auth_name;  /* overrides the authentication name (RSA-PSK: "PSK"), or NULL */
-    tb_ossl_group_kind groups;
     bool psk;               /* the pre-shared key is configured on both peers */
     const char *why_unsupported;
 } tb_ossl_kex;
 
 static const tb_ossl_kex tb_ossl_kex_table[] = {
-    {NID_kx_ecdhe, "ECDHE", NULL, TB_OSSL_GROUPS_EC, false, NULL},
-    {NID_kx_dhe, "DHE", NULL, TB_OSSL_GROUPS_FFDHE, false, NULL},
-    {NID_kx_rsa, "RSA", NULL, TB_OSSL_GROUPS_NONE, false, NULL},
-    {NID_kx_psk, "PSK", NULL, TB_OSSL_GROUPS_NONE, true, NULL},
-    {NID_kx_ecdhe_psk, "ECDHE", NULL, TB_OSSL_GROUPS_EC, true, NULL},
-    {NID_kx_dhe_psk, "DHE", NULL, TB_OSSL_GROUPS_FFDHE, true, NULL},
-    {NID_kx_rsa_psk, "RSA", "PSK", TB_OSSL_GROUPS_NONE, true, NULL},
-    {NID_kx_any, "any", NULL, TB_OSSL_GROUPS_ANY, false, NULL},
-    {NID_kx_srp, "SRP", NULL, TB_OSSL_GROUPS_NONE, false,
+    {NID_kx_ecdhe, "ECDHE", NULL, false, NULL},
+    {NID_kx_dhe, "DHE", NULL, false, NULL},
+    {NID_kx_rsa, "RSA", NULL, false, NULL},
+    {NID_kx_psk, "PSK", NULL, true, NULL},
+    {NID_kx_ecdhe_psk, "ECDHE", NULL, true, NULL},
+    {NID_kx_dhe_psk, "DHE", NULL, true, NULL},
+    {NID_kx_rsa_psk, "RSA", "PSK", true, NULL},
+    {NID_kx_any, "any", NULL, false, NULL},
+    {NID_kx_srp, "SRP", NULL, false,
      "SRP needs a password verifier database, which this agent does not set up"},
-    {NID_kx_gost, "GOST", NULL, TB_OSSL_GROUPS_NONE, false, "GOST needs the GOST engine/provider"},
-    {NID_kx_gost18, "GOST", NULL, TB_OSSL_GROUPS_NONE, false, "GOST needs the GOST engine/provider"},
+    {NID_kx_gost, "GOST", NULL, false, "GOST needs the GOST engine/provider"},
+    {NID_kx_gost18, "GOST", NULL, false, "GOST needs the GOST engine/provider"},
 };
-static const tb_ossl_kex tb_ossl_kex_unknown = {NID_undef, "unknown", NULL, TB_OSSL_GROUPS_NONE, false,
+static const tb_ossl_kex tb_ossl_kex_unknown = {NID_undef, "unknown", NULL, false,
                                                 "a key exchange this agent does not know"};
-
-#define TB_CREDS(...) .credentials = {__VA_ARGS__}, .n_credentials = sizeof((uint8_t[]){__VA_ARGS__})
 
 typedef struct tb_ossl_auth {
     int nid; /* SSL_CIPHER_get_auth_nid() */
@@ -229,6 +218,7 @@ typedef struct tb_ossl_group {
     bool ffdhe;
 } tb_ossl_group;
 
+_Static_assert(offsetof(tb_ossl_group, group) == 0, "tb_row_find reads a group row's id first");
 static const tb_ossl_group tb_ossl_groups[] = {
     {TB_GROUP_X25519, NID_X25519, "X25519", false},
     {TB_GROUP_SECP256R1, NID_X9_62_prime256v1, "P-256", false},
@@ -240,32 +230,16 @@ static const tb_ossl_group tb_ossl_groups[] = {
     {TB_GROUP_FFDHE4096, NID_ffdhe4096, "ffdhe4096", true},
 };
 
-static const uint16_t tb_ossl_default_group[] = {
-    [TB_OSSL_GROUPS_NONE] = 0,
-    [TB_OSSL_GROUPS_EC] = TB_GROUP_SECP256R1,
-    [TB_OSSL_GROUPS_FFDHE] = TB_GROUP_FFDHE2048,
-    [TB_OSSL_GROUPS_ANY] = TB_GROUP_X25519,
-};
-
-static const char *const tb_ossl_group_kind_names[] = {
-    [TB_OSSL_GROUPS_NONE] = "no group",
-    [TB_OSSL_GROUPS_EC] = "an elliptic-curve group",
-    [TB_OSSL_GROUPS_FFDHE] = "an FFDHE group",
-    [TB_OSSL_GROUPS_ANY] = "any group",
-};
-
-/* The curve of each credential's key: TLS 1.2 checks an ECDSA certificate's curve against
- * the client's supported groups, so it must be in the list. 0 = not an EC credential. */
-static const int tb_ossl_cred_curve[TB_OSSL_CRED_SLOTS] = {
-    [TB_CREDENTIAL_ECDSA_P256] = NID_X9_62_prime256v1,
-    [TB_CREDENTIAL_ECDSA_P384] = NID_secp384r1,
-};
-
 static size_t tb_ossl_group_index(uint16_t group) {
-    for (size_t i = 0; i < TB_COUNT(tb_ossl_groups); i++)
-        if (tb_ossl_groups[i].group == group)
-            return i;
-    return SIZE_MAX;
+    const tb_ossl_group *g = tb_row_find(tb_ossl_groups, TB_COUNT(tb_ossl_groups), sizeof tb_ossl_groups[0], group);
+    return g ? (size_t)(g - tb_ossl_groups) : SIZE_MAX;
+}
+
+/* The group of a credential's key as OpenSSL names it (spec [credential_group]): TLS 1.2
+ * checks an ECDSA certificate's curve against the client's groups. 0 = no EC key. */
+static int tb_ossl_cred_curve(uint8_t credential) {
+    size_t g = tb_ossl_group_index(tb_credential_group(credential));
+    return g == SIZE_MAX ? 0 : tb_ossl_groups[g].nid;
 }
 
 /* ---------------------------------------------------------------- process state */
@@ -287,14 +261,12 @@ typedef struct tb_ossl_cred {
 } tb_ossl_cred;
 
 static struct {
-    bool suites_built;
     bool initialized;
-    size_t n_suites;
     tb_ossl_suite suites[TB_OSSL_MAX_SUITES];
     BIO_METHOD *bio_method;
     bool group_available[TB_COUNT(tb_ossl_groups)];
     EVP_PKEY *ffdhe_params[TB_COUNT(tb_ossl_groups)]; /* DH parameters for TLS 1.2 DHE */
-    tb_ossl_cred creds[TB_OSSL_CRED_SLOTS];
+    tb_ossl_cred creds[TB_CREDENTIAL_SLOTS];
 } tb_ossl;
 
 /* Step tracing state of one session (see "step tracing"). */
@@ -426,37 +398,25 @@ static SSL_CTX *tb_ossl_all_suites_ctx(const SSL_METHOD *method) {
     return ctx;
 }
 
-/* Idempotent: suite_count() may be called before init(). In the library's preference order. */
-static void tb_ossl_suites_build(void) {
-    if (tb_ossl.suites_built)
-        return;
+/* The build's suites in the library's preference order. */
+static void tb_ossl_suites_build(tb_suite_cache *c) {
+    tb_ossl_suite *s;
     SSL_CTX *tls = tb_ossl_all_suites_ctx(TLS_method());
     SSL_CTX *dtls = tb_ossl_all_suites_ctx(DTLS_method());
     STACK_OF(SSL_CIPHER) *list = tls ? SSL_CTX_get_ciphers(tls) : NULL;
     STACK_OF(SSL_CIPHER) *dtls_list = dtls ? SSL_CTX_get_ciphers(dtls) : NULL;
-    for (int i = 0; list && i < sk_SSL_CIPHER_num(list) && tb_ossl.n_suites < TB_OSSL_MAX_SUITES; i++)
-        tb_ossl_suite_fill(&tb_ossl.suites[tb_ossl.n_suites++], sk_SSL_CIPHER_value(list, i), dtls_list);
+    for (int i = 0; list && i < sk_SSL_CIPHER_num(list) && (s = tb_suite_cache_add(c)) != NULL; i++)
+        tb_ossl_suite_fill(s, sk_SSL_CIPHER_value(list, i), dtls_list);
     /* SSL_CIPHERs live in libssl's static tables: the pointers outlive the contexts. */
     SSL_CTX_free(tls);
     SSL_CTX_free(dtls);
-    tb_ossl.suites_built = true;
 }
 
-static size_t tb_ossl_suite_count(void) {
-    tb_ossl_suites_build();
-    return tb_ossl.n_suites;
-}
-
-static const tb_suite_info *tb_ossl_suite_at(size_t index) {
-    tb_ossl_suites_build();
-    return index < tb_ossl.n_suites ? &tb_ossl.suites[index].info : NULL;
-}
-
-/* The core's lookup, back to our row: `info` is its first member. */
 _Static_assert(offsetof(tb_ossl_suite, info) == 0, "tb_ossl_suite must start with its tb_suite_info");
-static const tb_ossl_suite *tb_ossl_suite_find(uint16_t id) {
-    return (const tb_ossl_suite *)tb_suite_by_id(&tb_linked_backend, id);
-}
+static tb_suite_cache tb_ossl_suites = TB_SUITE_CACHE(tb_ossl.suites, tb_ossl_suites_build);
+
+static size_t tb_ossl_suite_count(void) { return tb_suite_cache_count(&tb_ossl_suites); }
+static const tb_suite_info *tb_ossl_suite_at(size_t index) { return tb_suite_cache_at(&tb_ossl_suites, index); }
 
 /* ---------------------------------------------------------------- describe */
 
@@ -917,7 +877,7 @@ static int tb_ossl_init(char *err, size_t errlen) {
         snprintf(err, errlen, "OPENSSL_init_ssl failed");
         return -1;
     }
-    tb_ossl_suites_build();
+    tb_ossl_suite_count(); /* the suite table, before any repetition */
     tb_ossl.bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "tlsbench tb_io");
     if (!tb_ossl.bio_method || BIO_meth_set_read(tb_ossl.bio_method, tb_ossl_bio_read) != 1 ||
         BIO_meth_set_write(tb_ossl.bio_method, tb_ossl_bio_write) != 1 ||
@@ -926,7 +886,7 @@ static int tb_ossl_init(char *err, size_t errlen) {
         return -1;
     }
     tb_ossl_groups_probe();
-    for (uint8_t id = 1; id < TB_OSSL_CRED_SLOTS; id++)
+    for (uint8_t id = 1; id < TB_CREDENTIAL_SLOTS; id++)
         if (tb_credential_pem_find(id) || id == TB_CREDENTIAL_PSK)
             tb_ossl_cred_load(&tb_ossl.creds[id], id);
     tb_ossl.initialized = true;
@@ -936,7 +896,7 @@ static int tb_ossl_init(char *err, size_t errlen) {
 static void tb_ossl_deinit(void) {
     if (!tb_ossl.initialized)
         return;
-    for (size_t i = 0; i < TB_OSSL_CRED_SLOTS; i++) {
+    for (size_t i = 0; i < TB_CREDENTIAL_SLOTS; i++) {
         SSL_CTX_free(tb_ossl.creds[i].ctx[0]);
         SSL_CTX_free(tb_ossl.creds[i].ctx[1]);
         SSL_CTX_free(tb_ossl.creds[i].dtls[0]);
@@ -954,90 +914,35 @@ static void tb_ossl_deinit(void) {
 
 /* ---------------------------------------------------------------- sessions */
 
-static const char *tb_ossl_group_label(uint16_t group) {
-    const char *name = tb_group_name(group);
-    return name ? name : "unknown";
+static const char *tb_ossl_credential_why(uint8_t credential) {
+    const tb_ossl_cred *c = credential < TB_CREDENTIAL_SLOTS ? &tb_ossl.creds[credential] : NULL;
+    return c && !c->ready ? c->why : NULL;
 }
 
-/* Checks that the suite exists, can run, and takes the credential. */
-static const tb_ossl_suite *tb_ossl_check(const tb_conn_config *cfg, char *err, size_t errlen) {
-    const tb_ossl_suite *suite = tb_ossl_suite_find(cfg->suite_id);
-    if (!suite) {
-        snprintf(err, errlen, "suite 0x%04X is not in this OpenSSL build", cfg->suite_id);
-        return NULL;
-    }
-    if (suite->info.n_credentials == 0) {
-        snprintf(err, errlen, "suite %s cannot run here: %s", suite->info.name, suite->info.why_unsupported);
-        return NULL;
-    }
-    bool fits = false;
-    for (size_t i = 0; i < suite->info.n_credentials; i++)
-        fits = fits || suite->info.credentials[i] == cfg->credential;
-    const tb_ossl_cred *cred = cfg->credential < TB_OSSL_CRED_SLOTS ? &tb_ossl.creds[cfg->credential] : NULL;
-    if (!fits || !cred) {
-        const char *name = tb_credential_name(cfg->credential);
-        snprintf(err, errlen, "credential %u (%s) does not fit suite %s", cfg->credential, name ? name : "unknown",
-                 suite->info.name);
-        return NULL;
-    }
-    if (!cred->ready) {
-        snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), cred->why);
-        return NULL;
-    }
-    return suite;
+static tb_group_support tb_ossl_group_support(uint16_t group) {
+    size_t g = tb_ossl_group_index(group);
+    return g == SIZE_MAX ? TB_GROUP_UNKNOWN : tb_ossl.group_available[g] ? TB_GROUP_READY : TB_GROUP_NOT_BUILT;
 }
 
-/* The group to force, as an index into tb_ossl_groups (SIZE_MAX: none). 0, or -1 with a message. */
-static int tb_ossl_pick_group(const tb_ossl_suite *suite, const tb_conn_config *cfg, size_t *out, char *err,
-                              size_t errlen) {
-    tb_ossl_group_kind kind = suite->kex->groups;
-    uint16_t group = cfg->group ? cfg->group : tb_ossl_default_group[kind];
-    size_t g = group ? tb_ossl_group_index(group) : SIZE_MAX;
-    *out = SIZE_MAX;
-    if (group && g == SIZE_MAX) {
-        snprintf(err, errlen, "group %u (%s) is not supported by the OpenSSL agent", group, tb_ossl_group_label(group));
-        return -1;
-    }
-    bool fits = g == SIZE_MAX || kind == TB_OSSL_GROUPS_ANY ||
-                (kind == TB_OSSL_GROUPS_EC && !tb_ossl_groups[g].ffdhe) ||
-                (kind == TB_OSSL_GROUPS_FFDHE && tb_ossl_groups[g].ffdhe);
-    if (!fits) {
-        snprintf(err, errlen, "group %s does not fit suite %s: its %s key exchange takes %s; use group default",
-                 tb_ossl_group_label(group), suite->info.name, suite->info.key_exchange,
-                 tb_ossl_group_kind_names[kind]);
-        return -1;
-    }
-    if (g != SIZE_MAX && !tb_ossl.group_available[g]) {
-        snprintf(err, errlen, "group %s is not in this OpenSSL build", tb_ossl_group_label(group));
-        return -1;
-    }
-    if (g != SIZE_MAX && kind == TB_OSSL_GROUPS_FFDHE && !tb_ossl.ffdhe_params[g]) {
-        snprintf(err, errlen, "group %s: OpenSSL cannot create its DH parameters", tb_ossl_group_label(group));
-        return -1;
-    }
-    *out = g;
-    return 0;
-}
+static const tb_backend_rules tb_ossl_rules = {
+    .library_name = "OpenSSL",
+    .suites = &tb_ossl_suites,
+    .initialized = &tb_ossl.initialized,
+    .credential_why = tb_ossl_credential_why,
+    .group_support = tb_ossl_group_support,
+};
 
 static unsigned int tb_ossl_psk_client_cb(SSL *ssl, const char *hint, char *identity, unsigned int max_identity_len,
                                           unsigned char *psk, unsigned int max_psk_len) {
     (void)ssl;
     (void)hint;
-    size_t id_len = strlen(tb_psk_identity);
-    if (id_len + 1 > max_identity_len || TB_PSK_LEN > max_psk_len)
-        return 0;
-    memcpy(identity, tb_psk_identity, id_len + 1);
-    memcpy(psk, tb_psk_key, TB_PSK_LEN);
-    return TB_PSK_LEN;
+    return tb_psk_client(identity, max_identity_len, psk, max_psk_len);
 }
 
 static unsigned int tb_ossl_psk_server_cb(SSL *ssl, const char *identity, unsigned char *psk,
                                           unsigned int max_psk_len) {
     (void)ssl;
-    if (!identity || strcmp(identity, tb_psk_identity) != 0 || TB_PSK_LEN > max_psk_len)
-        return 0;
-    memcpy(psk, tb_psk_key, TB_PSK_LEN);
-    return TB_PSK_LEN;
+    return tb_psk_server(identity, psk, max_psk_len);
 }
 
 /* Everything that can fail in OpenSSL's per-connection configuration, in order; 1 = ok. */
@@ -1055,7 +960,7 @@ static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb
     size_t n = 0;
     if (g != SIZE_MAX && (suite->tls13 || !tb_ossl_groups[g].ffdhe))
         nids[n++] = tb_ossl_groups[g].nid;
-    int curve = !suite->tls13 && cfg->credential < TB_OSSL_CRED_SLOTS ? tb_ossl_cred_curve[cfg->credential] : 0;
+    int curve = !suite->tls13 ? tb_ossl_cred_curve(cfg->credential) : 0;
     if (curve && (n == 0 || nids[0] != curve))
         nids[n++] = curve;
     ok = ok && (n == 0 || SSL_set1_groups(ssl, nids, n) == 1);
@@ -1085,14 +990,16 @@ static void tb_ossl_session_free(tb_session *s) {
 }
 
 static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
-    if (!tb_ossl.initialized) {
-        snprintf(err, errlen, "the OpenSSL backend is not initialized");
+    uint16_t group = 0;
+    const tb_ossl_suite *suite = tb_backend_check(&tb_ossl_rules, cfg, &group, err, errlen);
+    if (!suite)
+        return NULL;
+    size_t g = group ? tb_ossl_group_index(group) : SIZE_MAX;
+    /* OpenSSL 3.0 does not negotiate FFDHE in TLS 1.2: the server sends the group's parameters. */
+    if (g != SIZE_MAX && !suite->tls13 && tb_ossl_groups[g].ffdhe && !tb_ossl.ffdhe_params[g]) {
+        snprintf(err, errlen, "group %s: OpenSSL cannot create its DH parameters", tb_ossl_groups[g].name);
         return NULL;
     }
-    const tb_ossl_suite *suite = tb_ossl_check(cfg, err, errlen);
-    size_t g = SIZE_MAX;
-    if (!suite || tb_ossl_pick_group(suite, cfg, &g, err, errlen) != 0)
-        return NULL;
     tb_session *s = calloc(1, sizeof *s);
     const tb_ossl_cred *cred = &tb_ossl.creds[cfg->credential];
     bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
@@ -1105,8 +1012,7 @@ static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, 
     s->io = io;
     s->peer = peer;
     s->dtls = dtls;
-    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
-    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
+    s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     BIO *bio = BIO_new(tb_ossl.bio_method);
     if (bio) {
         BIO_set_data(bio, s);

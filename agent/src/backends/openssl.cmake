@@ -22,20 +22,13 @@ include(${TB_OPENSSL_DIR}/../../creds/creds.cmake)
 include(${TB_OPENSSL_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED)
 
-# The wrapped symbols, read from the X-macro list the C file expands.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_OPENSSL_DIR}/openssl_wrap.h)
-file(STRINGS ${TB_OPENSSL_DIR}/openssl_wrap.h tb_openssl_wrap_lines REGEX "^TB_WRAP\\(")
-set(TB_OPENSSL_WRAP)
-foreach(line IN LISTS tb_openssl_wrap_lines)
-  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
-  list(APPEND TB_OPENSSL_WRAP ${sym})
-endforeach()
+tb_wrapped_symbols(${TB_OPENSSL_DIR}/openssl_wrap.h TB_OPENSSL_WRAP)
 
 # Order matters for static archives: ssl needs crypto; crypto needs dlopen and threads.
 set(TB_OPENSSL_LIBS tb_credentials tb_primitives_kat ${TB_OPENSSL_SSL_LIB} ${TB_OPENSSL_CRYPTO_LIB} ${CMAKE_DL_LIBS} Threads::Threads)
 
 tb_add_agent(NAME openssl
-  SOURCES ${TB_OPENSSL_DIR}/openssl.c ${TB_OPENSSL_DIR}/openssl_crypto.c
+  SOURCES ${TB_OPENSSL_DIR}/common.c ${TB_OPENSSL_DIR}/openssl.c ${TB_OPENSSL_DIR}/openssl_crypto.c
           ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/openssl.c
   LIBS ${TB_OPENSSL_LIBS}
   WRAP ${TB_OPENSSL_WRAP}
@@ -43,9 +36,9 @@ tb_add_agent(NAME openssl
 
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_OPENSSL_EXPECTED_SUITES 0 CACHE STRING
-    "Suite count test_openssl_suites expects (0: whatever the linked build lists)")
+    "Suite count the openssl conformance test expects (0: whatever the linked build lists)")
 tb_add_backend_tests(NAME openssl BACKEND tb_backend_openssl
-  TESTS suites states session primitives
+  TESTS conformance primitives
   LIBS ${TB_OPENSSL_LIBS}
   WRAP ${TB_OPENSSL_WRAP}
   INCLUDES ${TB_OPENSSL_DIR} ${TB_OPENSSL_INCLUDE} ${TB_PRIMITIVES_DIR}

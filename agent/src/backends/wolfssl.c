@@ -30,14 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "tlsbench/backend.h"
 #include "tlsbench/credentials.h"
 #include "tlsbench/trace.h"
 #include "wolfssl_internal.h"
 
 #define TB_WOLF_MAX_SUITES 128
-#define TB_WOLF_CRED_SLOTS 16 /* > every TB_CREDENTIAL_* value */
-#define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---------------------------------------------------------------- build options
  * Read once here, as constants, so function bodies carry no #ifdef. */
@@ -126,19 +125,12 @@ static unsigned int tb_wolf_psk_client(WOLFSSL *ssl, const char *hint, char *ide
                                        unsigned char *key, unsigned int key_max) {
     (void)ssl;
     (void)hint;
-    if (strlen(tb_psk_identity) >= id_max || key_max < TB_PSK_LEN)
-        return 0;
-    strcpy(identity, tb_psk_identity);
-    memcpy(key, tb_psk_key, TB_PSK_LEN);
-    return TB_PSK_LEN;
+    return tb_psk_client(identity, id_max, key, key_max);
 }
 static unsigned int tb_wolf_psk_server(WOLFSSL *ssl, const char *identity, unsigned char *key,
                                        unsigned int key_max) {
     (void)ssl;
-    if (!identity || strcmp(identity, tb_psk_identity) != 0 || key_max < TB_PSK_LEN)
-        return 0;
-    memcpy(key, tb_psk_key, TB_PSK_LEN);
-    return TB_PSK_LEN;
+    return tb_psk_server(identity, key, key_max);
 }
 static void tb_wolf_ctx_psk(WOLFSSL_CTX *ctx, uint8_t peer) {
     if (peer == TB_PEER_CLIENT)
@@ -162,29 +154,21 @@ uint16_t tb_wolfssl_turn_label(uint32_t turn) {
 
 /* ---------------------------------------------------------------- key exchanges */
 
-/* Which key-exchange groups a suite's `group` setting may choose. */
-typedef enum tb_wolf_group_kind {
-    TB_WOLF_GROUPS_NONE,  /* no group (PSK, RSA): only the default is accepted */
-    TB_WOLF_GROUPS_EC,    /* TLS 1.2 ECDHE: a curve (X25519/X448 included), default P-256 */
-    TB_WOLF_GROUPS_EC_PSK, /* TLS 1.2 ECDHE-PSK: as EC, X25519/X448 only where they work */
-    TB_WOLF_GROUPS_FFDHE, /* TLS 1.2 DHE: an RFC 7919 group set on the server, default ffdhe2048 */
-    TB_WOLF_GROUPS_TLS13  /* TLS 1.3: any group (key share), default X25519 */
-} tb_wolf_group_kind;
-
 /* DTLS 1.2 is a "version" here only for its contexts (DTLS methods); suites are TLS 1.2/1.3. */
 typedef enum tb_wolf_version { TB_WOLF_TLS1_2, TB_WOLF_TLS1_3, TB_WOLF_DTLS1_2, TB_WOLF_N_VERSIONS } tb_wolf_version;
 
+/* Which groups each key exchange takes is the spec's ([key_exchange], by name);
+ * no_montgomery is this library's own limit on top. */
 typedef struct tb_wolf_kex {
     const char *iana;           /* what the IANA name holds between "TLS_" and "_WITH_" */
     const char *key_exchange;
     const char *authentication;
-    tb_wolf_group_kind groups;
     uint8_t credentials[TB_MAX_SUITE_CREDENTIALS];
     uint8_t n_credentials;
     const char *why_unsupported;
+    bool no_montgomery;         /* X25519/X448 fail with it (TB_WOLF_PSK_MONTGOMERY) */
 } tb_wolf_kex;
 
-#define TB_CREDS(...) .credentials = {__VA_ARGS__}, .n_credentials = sizeof((uint8_t[]){__VA_ARGS__})
 #define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
 #define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384)
 #if TB_WOLF_ED25519
@@ -199,17 +183,17 @@ typedef struct tb_wolf_kex {
 
 /* The first entry is TLS 1.3 (no "_WITH_" in the name); the last catches what is not listed. */
 static const tb_wolf_kex tb_wolf_kex_table[] = {
-    {"", "any", "any", TB_WOLF_GROUPS_TLS13, TB_TLS13_CREDS, NULL},
-    {"ECDHE_ECDSA", "ECDHE", "ECDSA", TB_WOLF_GROUPS_EC, TB_ECDSA_CREDS, NULL},
-    {"ECDHE_RSA", "ECDHE", "RSA", TB_WOLF_GROUPS_EC, TB_RSA_CREDS, NULL},
-    {"DHE_RSA", "DHE", "RSA", TB_WOLF_GROUPS_FFDHE, TB_RSA_CREDS, NULL},
-    {"RSA", "RSA", "RSA", TB_WOLF_GROUPS_NONE, TB_RSA_CREDS, NULL},
-    {"ECDHE_PSK", "ECDHE", "PSK", TB_WOLF_GROUPS_EC_PSK, TB_PSK_CREDS, NULL},
-    {"DHE_PSK", "DHE", "PSK", TB_WOLF_GROUPS_FFDHE, TB_PSK_CREDS, NULL},
-    {"PSK", "PSK", "PSK", TB_WOLF_GROUPS_NONE, TB_PSK_CREDS, NULL},
-    {"DH_anon", "DHE", "anon", TB_WOLF_GROUPS_FFDHE, .n_credentials = 0,
+    {"", "any", "any", TB_TLS13_CREDS, NULL},
+    {"ECDHE_ECDSA", "ECDHE", "ECDSA", TB_ECDSA_CREDS, NULL},
+    {"ECDHE_RSA", "ECDHE", "RSA", TB_RSA_CREDS, NULL},
+    {"DHE_RSA", "DHE", "RSA", TB_RSA_CREDS, NULL},
+    {"RSA", "RSA", "RSA", TB_RSA_CREDS, NULL},
+    {"ECDHE_PSK", "ECDHE", "PSK", TB_PSK_CREDS, NULL, .no_montgomery = !TB_WOLF_PSK_MONTGOMERY},
+    {"DHE_PSK", "DHE", "PSK", TB_PSK_CREDS, NULL},
+    {"PSK", "PSK", "PSK", TB_PSK_CREDS, NULL},
+    {"DH_anon", "DHE", "anon", .n_credentials = 0,
      .why_unsupported = "anonymous Diffie-Hellman authenticates nobody; tlsbench has no anonymous credential"},
-    {NULL, "unknown", "unknown", TB_WOLF_GROUPS_NONE, .n_credentials = 0,
+    {NULL, "unknown", "unknown", .n_credentials = 0,
      .why_unsupported = "not an IANA TLS suite, or a key exchange the wolfSSL agent does not configure"},
 };
 
@@ -305,39 +289,9 @@ static const tb_wolf_group tb_wolf_groups[] = {
     {TB_GROUP_FFDHE4096, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE4096, TB_FFDHE4096_GET},
 };
 
-/* What group 0 (default) means per kind. */
-static const uint16_t tb_wolf_default_group[] = {
-    [TB_WOLF_GROUPS_NONE] = 0,
-    [TB_WOLF_GROUPS_EC] = TB_GROUP_SECP256R1,
-    [TB_WOLF_GROUPS_EC_PSK] = TB_GROUP_SECP256R1,
-    [TB_WOLF_GROUPS_FFDHE] = TB_GROUP_FFDHE2048,
-    [TB_WOLF_GROUPS_TLS13] = TB_GROUP_X25519,
-};
-
-static const char *const tb_wolf_group_kind_names[] = {
-    [TB_WOLF_GROUPS_NONE] = "no group",
-    [TB_WOLF_GROUPS_EC] = "an elliptic-curve group",
-    [TB_WOLF_GROUPS_EC_PSK] = TB_WOLF_PSK_MONTGOMERY ? "an elliptic-curve group"
-                                                     : "a NIST curve (before wolfSSL 5.7.0, ECDHE-PSK over X25519/X448 "
-                                                       "fails: the curve OID is not set, wolfSSL PR #7132)",
-    [TB_WOLF_GROUPS_FFDHE] = "an FFDHE group",
-    [TB_WOLF_GROUPS_TLS13] = "any group",
-};
-
-/* Whether a group of a family fits a suite's kind: [kind][family]. */
-static const bool tb_wolf_group_fits[][3] = {
-    [TB_WOLF_GROUPS_NONE] = {false, false, false},
-    [TB_WOLF_GROUPS_EC] = {[TB_WOLF_FAMILY_EC] = true, [TB_WOLF_FAMILY_MONT] = true},
-    [TB_WOLF_GROUPS_EC_PSK] = {[TB_WOLF_FAMILY_EC] = true, [TB_WOLF_FAMILY_MONT] = TB_WOLF_PSK_MONTGOMERY},
-    [TB_WOLF_GROUPS_FFDHE] = {[TB_WOLF_FAMILY_FF] = true},
-    [TB_WOLF_GROUPS_TLS13] = {true, true, true},
-};
-
+_Static_assert(offsetof(tb_wolf_group, group) == 0, "tb_row_find reads a group row's id first");
 static const tb_wolf_group *tb_wolf_group_find(uint16_t group) {
-    for (size_t i = 0; i < TB_COUNT(tb_wolf_groups); i++)
-        if (tb_wolf_groups[i].group == group)
-            return &tb_wolf_groups[i];
-    return NULL;
+    return tb_row_find(tb_wolf_groups, TB_COUNT(tb_wolf_groups), sizeof tb_wolf_groups[0], group);
 }
 
 static bool tb_wolf_group_built(const tb_wolf_group *g) {
@@ -361,11 +315,9 @@ typedef struct tb_wolf_ctx {
 } tb_wolf_ctx;
 
 static struct {
-    bool suites_built;
     bool initialized;
-    size_t n_suites;
     tb_wolf_suite suites[TB_WOLF_MAX_SUITES];
-    tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_WOLF_CRED_SLOTS];
+    tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_CREDENTIAL_SLOTS];
 } tb_wolf;
 
 /* wolfSSL 5.5 drops every epoch-0 record once its handshake is done (DtlsShouldDrop; 5.6
@@ -457,43 +409,31 @@ static void tb_wolf_suite_fill(tb_wolf_suite *s, const char *wolf_name, const ch
     memcpy(s->info.credentials, s->kex->credentials, sizeof s->info.credentials);
 }
 
-/* Idempotent: suite_count() may be called before init(). wolfSSL_get_ciphers lists every
- * suite of the build (with name aliases such as ...-CCM8, skipped), preference order. */
-static void tb_wolf_suites_build(void) {
+/* wolfSSL_get_ciphers lists every suite of the build (with name aliases such as ...-CCM8,
+ * skipped), preference order. */
+static void tb_wolf_suites_build(tb_suite_cache *c) {
     static char names[8192];
-    if (tb_wolf.suites_built)
-        return;
-    tb_wolf.suites_built = true;
+    tb_wolf_suite *s;
     if (wolfSSL_get_ciphers(names, (int)sizeof names) != WOLFSSL_SUCCESS)
         return;
-    for (char *save = NULL, *name = strtok_r(names, ":", &save); name && tb_wolf.n_suites < TB_WOLF_MAX_SUITES;
-         name = strtok_r(NULL, ":", &save)) {
+    for (char *save = NULL, *name = strtok_r(names, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
         unsigned char cs0 = 0, cs1 = 0;
         int flags = 0;
         if (wolfSSL_get_cipher_suite_from_name(name, &cs0, &cs1, &flags) != 0 ||
             (flags & WOLFSSL_CIPHER_SUITE_FLAG_NAMEALIAS))
             continue;
         const char *iana = wolfSSL_get_cipher_name_iana_from_suite(cs0, cs1);
-        tb_wolf_suite_fill(&tb_wolf.suites[tb_wolf.n_suites++], name, iana ? iana : name,
-                           (uint16_t)(cs0 << 8 | cs1));
+        if ((s = tb_suite_cache_add(c)) == NULL)
+            return;
+        tb_wolf_suite_fill(s, name, iana ? iana : name, (uint16_t)(cs0 << 8 | cs1));
     }
 }
 
-static size_t tb_wolf_suite_count(void) {
-    tb_wolf_suites_build();
-    return tb_wolf.n_suites;
-}
-
-static const tb_suite_info *tb_wolf_suite_at(size_t index) {
-    tb_wolf_suites_build();
-    return index < tb_wolf.n_suites ? &tb_wolf.suites[index].info : NULL;
-}
-
-/* The core's lookup, back to our row: `info` is its first member. */
 _Static_assert(offsetof(tb_wolf_suite, info) == 0, "tb_wolf_suite must start with its tb_suite_info");
-static const tb_wolf_suite *tb_wolf_suite_find(uint16_t id) {
-    return (const tb_wolf_suite *)tb_suite_by_id(&tb_linked_backend, id);
-}
+static tb_suite_cache tb_wolf_suites = TB_SUITE_CACHE(tb_wolf.suites, tb_wolf_suites_build);
+
+static size_t tb_wolf_suite_count(void) { return tb_suite_cache_count(&tb_wolf_suites); }
+static const tb_suite_info *tb_wolf_suite_at(size_t index) { return tb_suite_cache_at(&tb_wolf_suites, index); }
 
 /* ---------------------------------------------------------------- describe */
 
@@ -617,10 +557,10 @@ static int tb_wolf_init(char *err, size_t errlen) {
         snprintf(err, errlen, "wolfSSL_Init failed");
         return -1;
     }
-    tb_wolf_suites_build();
+    tb_wolf_suite_count(); /* the suite table, before any repetition */
     for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
         for (uint8_t peer = TB_PEER_CLIENT; peer <= TB_PEER_SERVER; peer++)
-            for (uint8_t cred = 1; cred < TB_WOLF_CRED_SLOTS; cred++)
+            for (uint8_t cred = 1; cred < TB_CREDENTIAL_SLOTS; cred++)
                 if (tb_credential_pem_find(cred) || cred == TB_CREDENTIAL_PSK)
                     tb_wolf_ctx_build(&tb_wolf.ctx[v][peer][cred], (tb_wolf_version)v, peer, cred);
     tb_wolf.initialized = true;
@@ -632,7 +572,7 @@ static void tb_wolf_deinit(void) {
         return;
     for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
         for (int peer = 0; peer < 2; peer++)
-            for (int cred = 0; cred < TB_WOLF_CRED_SLOTS; cred++) {
+            for (int cred = 0; cred < TB_CREDENTIAL_SLOTS; cred++) {
                 wolfSSL_CTX_free(tb_wolf.ctx[v][peer][cred].ctx);
                 tb_wolf.ctx[v][peer][cred].ctx = NULL;
             }
@@ -756,58 +696,30 @@ static uint32_t tb_wolf_retransmissions(tb_session *s) { return s->retransmissio
 
 /* ---------------------------------------------------------------- sessions */
 
-static const char *tb_wolf_group_label(uint16_t group) {
-    const char *name = tb_group_name(group);
-    return name ? name : "unknown";
+static tb_group_support tb_wolf_group_support(uint16_t group) {
+    const tb_wolf_group *g = tb_wolf_group_find(group);
+    return !g ? TB_GROUP_UNKNOWN : tb_wolf_group_built(g) ? TB_GROUP_READY : TB_GROUP_NOT_BUILT;
 }
 
-/* The group a session uses (0 = none), or NULL with a message. */
-static const tb_wolf_group *tb_wolf_pick_group(const tb_wolf_suite *suite, const tb_conn_config *cfg, bool *none,
-                                               char *err, size_t errlen) {
-    tb_wolf_group_kind kind = suite->kex->groups;
-    uint16_t group = cfg->group ? cfg->group : tb_wolf_default_group[kind];
-    const tb_wolf_group *g = group ? tb_wolf_group_find(group) : NULL;
-    *none = group == 0;
-    if (*none)
-        return NULL;
-    if (!g) {
-        snprintf(err, errlen, "group %u (%s) is not supported by the wolfSSL agent", group, tb_wolf_group_label(group));
-        return NULL;
-    }
-    if (!tb_wolf_group_fits[kind][g->family]) {
-        snprintf(err, errlen, "group %s does not fit suite %s: its %s key exchange takes %s; use group default",
-                 tb_wolf_group_label(group), suite->info.name, suite->info.key_exchange, tb_wolf_group_kind_names[kind]);
-        return NULL;
-    }
-    if (!tb_wolf_group_built(g)) {
-        snprintf(err, errlen, "group %s is not in this wolfSSL build", tb_wolf_group_label(group));
-        return NULL;
-    }
-    return g;
+/* wolfSSL before 5.7.0 fails ECDHE-PSK over X25519/X448 in the client ("Bad ECC Peer Key"):
+ * refused up front, by name, instead of failing in the handshake. */
+static const char *tb_wolf_group_limit(const void *suite_row, uint16_t group) {
+    const tb_wolf_suite *suite = suite_row;
+    const tb_wolf_group *g = tb_wolf_group_find(group);
+    if (suite->kex->no_montgomery && g && g->family == TB_WOLF_FAMILY_MONT)
+        return "a NIST curve (before wolfSSL 5.7.0, ECDHE-PSK over X25519/X448 fails: the curve OID is not set, "
+               "wolfSSL PR #7132)";
+    return NULL;
 }
 
-/* Checks that the suite exists, can run, and takes the credential; returns its context. */
-static const tb_wolf_suite *tb_wolf_check(const tb_conn_config *cfg, char *err, size_t errlen) {
-    const tb_wolf_suite *suite = tb_wolf_suite_find(cfg->suite_id);
-    if (!suite) {
-        snprintf(err, errlen, "suite 0x%04X is not in this wolfSSL build", cfg->suite_id);
-        return NULL;
-    }
-    if (suite->info.n_credentials == 0) {
-        snprintf(err, errlen, "suite %s cannot run here: %s", suite->info.name, suite->info.why_unsupported);
-        return NULL;
-    }
-    bool fits = false;
-    for (size_t i = 0; i < suite->info.n_credentials; i++)
-        fits = fits || suite->info.credentials[i] == cfg->credential;
-    if (!fits || cfg->credential >= TB_WOLF_CRED_SLOTS) {
-        const char *name = tb_credential_name(cfg->credential);
-        snprintf(err, errlen, "credential %u (%s) does not fit suite %s", cfg->credential, name ? name : "unknown",
-                 suite->info.name);
-        return NULL;
-    }
-    return suite;
-}
+/* Credentials are loaded into per-(version, peer) contexts: checked in session_new. */
+static const tb_backend_rules tb_wolf_rules = {
+    .library_name = "wolfSSL",
+    .suites = &tb_wolf_suites,
+    .initialized = &tb_wolf.initialized,
+    .group_support = tb_wolf_group_support,
+    .group_limit = tb_wolf_group_limit,
+};
 
 /* Group settings on one SSL object. TLS 1.3: the one group on both peers, so the client's
  * only key share is in it (no HelloRetryRequest). TLS 1.2 ECDHE: the client offers only
@@ -836,15 +748,11 @@ static void tb_wolf_session_free(tb_session *s) {
 }
 
 static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
-    if (!tb_wolf.initialized) {
-        snprintf(err, errlen, "the wolfSSL backend is not initialized");
+    uint16_t group = 0;
+    const tb_wolf_suite *suite = tb_backend_check(&tb_wolf_rules, cfg, &group, err, errlen);
+    if (!suite)
         return NULL;
-    }
-    const tb_wolf_suite *suite = tb_wolf_check(cfg, err, errlen);
-    bool no_group = false;
-    const tb_wolf_group *g = suite ? tb_wolf_pick_group(suite, cfg, &no_group, err, errlen) : NULL;
-    if (!suite || (!g && !no_group))
-        return NULL;
+    const tb_wolf_group *g = group ? tb_wolf_group_find(group) : NULL;
     bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
     if (dtls && (cfg->dtls_mtu || cfg->max_fragment)) {
         snprintf(err, errlen, "this wolfSSL build has no wolfSSL_dtls_set_mtu; max_fragment is not wired yet");
@@ -867,8 +775,7 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     s->io = io;
     s->peer = peer;
     s->dtls = dtls;
-    s->peer_id_len = cfg->peer_id_len < sizeof s->peer_id ? cfg->peer_id_len : (uint8_t)sizeof s->peer_id;
-    memcpy(s->peer_id, cfg->peer_id, s->peer_id_len);
+    s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     s->ssl = wolfSSL_new(c->ctx);
     const char *what = "wolfSSL_new";
     int ret = s->ssl ? WOLFSSL_SUCCESS : WOLFSSL_FAILURE;

@@ -22,14 +22,7 @@ include(${TB_WOLFSSL_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED) # wolfSSL's mutexes and thread-local error queue
 find_library(TB_LIBM m)         # the static library's math (the shared one links it itself)
 
-# The wrapped symbols, read from the X-macro list the C file expands.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TB_WOLFSSL_DIR}/wolfssl_wrap.h)
-file(STRINGS ${TB_WOLFSSL_DIR}/wolfssl_wrap.h tb_wolfssl_wrap_lines REGEX "^TB_WRAP\\(")
-set(TB_WOLFSSL_WRAP)
-foreach(line IN LISTS tb_wolfssl_wrap_lines)
-  string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
-  list(APPEND TB_WOLFSSL_WRAP ${sym})
-endforeach()
+tb_wrapped_symbols(${TB_WOLFSSL_DIR}/wolfssl_wrap.h TB_WOLFSSL_WRAP)
 
 set(TB_WOLFSSL_LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL_LIB} Threads::Threads)
 if(TB_LIBM)
@@ -37,7 +30,7 @@ if(TB_LIBM)
 endif()
 
 tb_add_agent(NAME wolfssl
-  SOURCES ${TB_WOLFSSL_DIR}/wolfssl.c ${TB_WOLFSSL_DIR}/wolfssl_crypto.c
+  SOURCES ${TB_WOLFSSL_DIR}/common.c ${TB_WOLFSSL_DIR}/wolfssl.c ${TB_WOLFSSL_DIR}/wolfssl_crypto.c
           ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c
   LIBS ${TB_WOLFSSL_LIBS}
   WRAP ${TB_WOLFSSL_WRAP}
@@ -45,9 +38,9 @@ tb_add_agent(NAME wolfssl
 
 # Backend unit tests: the same objects and link flags as the agent.
 set(TB_WOLFSSL_EXPECTED_SUITES 61 CACHE STRING
-    "Suite count test_wolfssl_suites expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
+    "Suite count the wolfssl conformance test expects (61: Debian's 5.5.4 build, name aliases skipped; 0: any)")
 tb_add_backend_tests(NAME wolfssl BACKEND tb_backend_wolfssl
-  TESTS suites session trace primitives
+  TESTS conformance trace primitives
   LIBS ${TB_WOLFSSL_LIBS}
   WRAP ${TB_WOLFSSL_WRAP}
   INCLUDES ${TB_WOLFSSL_DIR} ${TB_WOLFSSL_INCLUDE} ${TB_PRIMITIVES_DIR}

@@ -13,20 +13,9 @@
 #include <wolfssl/wolfcrypt/kdf.h>
 #include <wolfssl/wolfcrypt/rsa.h>
 
+#include "common.h"
 #include "tlsbench/trace.h"
 
-/* The static assertion catches a parameter list that drifted from the library's prototype
- * (the wrapper would silently pass garbage otherwise). */
-#define TB_WRAP(sym, label, params, args)                                                   \
-    int __real_##sym params;                                                                \
-    int __wrap_##sym params;                                                                \
-    _Static_assert(__builtin_types_compatible_p(__typeof__(sym), __typeof__(__real_##sym)), \
-                   #sym ": the wrapper's parameters differ from the library's");           \
-    int __wrap_##sym params {                                                               \
-        tb_begin(TB_L_##label);                                                             \
-        int ret = __real_##sym args;                                                        \
-        tb_end(TB_L_##label, (uint64_t)(int64_t)ret);                                       \
-        return ret;                                                                         \
-    }
+#define TB_WRAP(sym, label, params, args) TB_TRACED_WRAP(sym, label, params, args, 1, )
 #include "wolfssl_wrap.h"
 #undef TB_WRAP

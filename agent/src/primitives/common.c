@@ -3,14 +3,12 @@
  * buffers, the one-time checks against published vectors), the measured block (groups
  * around the library's calls only, known-answer checks between and after them), teardown.
  * The calls themselves come from tb_prim_library_ops (src/primitives/<library>.c). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/common.h" /* TB_COUNT, tb_fail */
 #include "common.h"
-
-#define TB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 const uint32_t tb_prim_sizes[] = {16, 64, 256, 1024, 4096, TB_PRIM_MAX_SIZE, 0};
 
@@ -186,14 +184,6 @@ typedef struct tb_prim_run {
     uint8_t flip; /* XORed into peer 1's ECDH secret before the comparison (tests only) */
     tb_prim_aead_msg msg;
 } tb_prim_run;
-
-static int tb_fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static int tb_check(const uint8_t *got, const uint8_t *want, size_t n) {
     return memcmp(got, want, n) == 0 ? TB_PRIM_OK : TB_PRIM_ERR_KAT;

@@ -14,6 +14,7 @@ endif()
 set(tb_primitives_kat_c ${TB_GEN_DIR}/primitives_kat_gen.c)
 add_custom_command(
   OUTPUT ${tb_primitives_kat_c}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${TB_GEN_DIR}
   COMMAND Python3::Interpreter ${TB_AGENT_DIR}/tools/gen_kat.py ${tb_primitives_kat_c}
   DEPENDS ${TB_AGENT_DIR}/tools/gen_kat.py
   COMMENT "Generating the primitives' known answers (hashlib, hmac)"

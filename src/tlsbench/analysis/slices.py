@@ -17,13 +17,12 @@ from typing import Sequence
 
 import numpy as np
 
+from tlsbench import spec
+
 from .vocab import VALUE_MEANING, Vocab, vocab
 
-RECORD_DTYPE = np.dtype(
-    [("label", "<u2"), ("kind", "u1"), ("peer", "u1"), ("seq", "<u4"),
-     ("t_ns", "<u8"), ("cpu_ns", "<u8"), ("value", "<u8")]
-)
-assert RECORD_DTYPE.itemsize == 32
+RECORD_DTYPE = np.dtype(spec.load().layouts["record"].numpy_fields)  # spec [layout.record]
+assert RECORD_DTYPE.itemsize == spec.load().layouts["record"].size
 
 
 def decode(blob: bytes | memoryview) -> np.ndarray:

@@ -27,11 +27,12 @@ from tlsbench.network.plan import Link
 from tlsbench.store.sqlite import LinkTraffic
 
 LINK_BINARY = "tlsbench-link"
+LINK_BUILD_DIR = Path(__file__).resolve().parents[3] / "build" / "link"  # `make link` in a source checkout
 DEVICE_ADDRESS, PEER_ADDRESS = "10.77.0.1", "10.77.0.2"  # fixed by tlsbench-link up
 EXIT_NOT_PRIVILEGED = 77
 NOT_PRIVILEGED = ("an emulated link (plan [[network.links]]) needs root and /dev/net/tun: run as root, or drop "
                   "the links to measure over loopback; memory mode keeps working")
-# 32-byte records of `tlsbench-link run --packet-log` (agent/link/link.h).
+# 32-byte records of `tlsbench-link run --packet-log` (link/link.h).
 PACKET = np.dtype([("arrival_ns", "<u8"), ("done_ns", "<u8"), ("bytes", "<u4"), ("fragments", "<u2"),
                    ("dir", "u1"), ("fate", "u1"), ("dev_port", "<u2"), ("peer_port", "<u2"), ("proto", "u1"),
                    ("pad", "V3")])
@@ -47,9 +48,9 @@ class LinkUnavailable(RuntimeError):
 
 
 def link_binary(agent_dir: str | Path | None = None) -> Path:
-    """tlsbench-link, installed where the agents are."""
+    """tlsbench-link, installed where the agents are (or built in build/link)."""
     try:
-        return find_program(LINK_BINARY, agent_dir)
+        return find_program(LINK_BINARY, agent_dir, LINK_BUILD_DIR)
     except AgentError as exc:
         raise LinkUnavailable(str(exc)) from None
 
