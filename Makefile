@@ -8,7 +8,7 @@ BUILD   := build/agent
 PLAN    ?=
 RESULTS ?= results
 
-.PHONY: run test deps agent test-agent test-host bench clean
+.PHONY: run test deps agent libs test-agent test-host bench clean
 
 run: agent
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
@@ -30,6 +30,16 @@ agent: deps
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
+
+# The current library versions from Debian 13 sources (docs/libraries.md), built once into
+# ~/.cache/tlsbench; the agent build then uses them (tlsbench-agent-openssl-3.5 joins the agents).
+libs: deps
+	$(BIN)/tlsbench libs build
+	cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	    -DTB_OPENSSL35_PREFIX=$$($(BIN)/tlsbench libs path openssl@3.5) \
+	    -DTB_WOLFSSL57_PREFIX=$$($(BIN)/tlsbench libs path wolfssl@5.7) \
+	    -DTB_MBEDTLS36_PREFIX=$$($(BIN)/tlsbench libs path mbedtls@3.6) >/dev/null
+	$(MAKE) agent
 
 test-agent: agent
 	ctest --test-dir $(BUILD) --output-on-failure
