@@ -97,6 +97,8 @@ class SourceArchive:
         staging.mkdir(parents=True)
         run(["apt-get", *self.apt_options(), "source", "-qq", "--only-source", f"{package}={version}"],
             f"apt-get source {package}={version} (Debian {self.suite})", cwd=staging, log=log)
+        for archive in staging.glob("*.tar.*"):  # unpacked: the tree is what builds use
+            archive.unlink()
         shutil.rmtree(folder, ignore_errors=True)
         staging.rename(folder)
         tree = _tree_in(folder, package)

@@ -378,7 +378,9 @@ def _build(rec: Recipe, version: str, source: Path, cache: Path, jobs: int, log:
            fetched: float) -> CachedLibrary:
     prefix = cache / "libs" / entry_name(rec, version)
     work = cache / "work" / prefix.name
-    for stale in (prefix, work):  # an earlier attempt's leftovers never mix with this build
+    # An earlier attempt's leftovers never mix with this build; failed builds of the series
+    # (their trees kept for inspection until now) go too: the series lock is ours.
+    for stale in [prefix, *(cache / "work").glob(f"{rec.name}-{rec.series}.*")]:
         shutil.rmtree(stale, ignore_errors=True)
     t, cpu = time.monotonic(), _children_cpu()
     rec.steps(Job(rec, source, work, prefix, jobs, log))
