@@ -9,7 +9,7 @@ LINK    := build/link
 PLAN    ?=
 RESULTS ?= results
 
-.PHONY: run test deps agent link test-agent test-link test-host bench clean
+.PHONY: run test deps agent libs link test-agent test-link test-host bench clean
 
 run: agent link
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
@@ -37,6 +37,16 @@ link: deps
 	@test -f $(LINK)/CMakeCache.txt || cmake -S link -B $(LINK) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(LINK) -j2
 	@cmake --install $(LINK) --prefix $(VENV) >/dev/null
+
+# The current library versions from Debian 13 sources (docs/libraries.md), built once into
+# ~/.cache/tlsbench; the agent build then uses them (tlsbench-agent-openssl-3.5 joins the agents).
+libs: deps
+	$(BIN)/tlsbench libs build
+	cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	    -DTB_OPENSSL35_PREFIX=$$($(BIN)/tlsbench libs path openssl@3.5) \
+	    -DTB_WOLFSSL57_PREFIX=$$($(BIN)/tlsbench libs path wolfssl@5.7) \
+	    -DTB_MBEDTLS36_PREFIX=$$($(BIN)/tlsbench libs path mbedtls@3.6) >/dev/null
+	$(MAKE) agent
 
 test-agent: agent
 	ctest --test-dir $(BUILD) --output-on-failure

@@ -322,6 +322,11 @@ from tlsbench.energy.commands import energy as _energy  # noqa: E402
 
 main.add_command(_energy)
 
+# Current library versions built from Debian 13 sources (docs/libraries.md).
+from tlsbench.build.commands import libs as _libs  # noqa: E402
+
+main.add_command(_libs)
+
 
 if __name__ == "__main__":
     main()

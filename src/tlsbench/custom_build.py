@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tlsbench.build.shell import BuildError
+from tlsbench.build.shell import query as _query
+from tlsbench.build.shell import run as _run
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT_SOURCE = REPO / "agent"
@@ -29,10 +32,6 @@ DEB_SRC_FILE = APT_SOURCES / "tlsbench-deb-src.sources"
 DEV_PACKAGE = "libmbedtls-dev"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.]*")  # no '-': agent names split on it
 SUPPORTED_SERIES = "2.28."
-
-
-class BuildError(RuntimeError):
-    """A step of the custom build failed; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -67,37 +66,6 @@ def check_name(name: str) -> str:
         raise BuildError(f"build name {name!r}: use letters, digits, '_' and '.' (it becomes "
                          f"tlsbench-agent-mbedtls-<name>); pass --name")
     return name
-
-
-# ---------------------------------------------------------------- commands
-
-def _excerpt(output: str) -> str:
-    """The compiler's error lines when there are some (an #error naming what the config lacks
-    comes first), else the output's tail."""
-    lines = output.strip().splitlines()
-    errors = sorted((line for line in lines if "error:" in line), key=lambda line: "#error" not in line)
-    return "\n".join(errors[:12] if errors else lines[-25:])
-
-
-def _run(cmd: list[str], what: str, cwd: Path | None = None, log: Path | None = None) -> None:
-    """Runs a command; on failure raises with its errors (the full log is kept)."""
-    try:
-        done = subprocess.run(cmd, check=False, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True)
-    except FileNotFoundError:
-        raise BuildError(f"{what}: {cmd[0]} is not installed (scripts/install-deps.sh installs it)") from None
-    if log:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a") as f:
-            f.write(f"$ {' '.join(cmd)}\n{done.stdout}\n")
-    if done.returncode != 0:
-        where = f" (full log: {log})" if log else ""
-        raise BuildError(f"{what} failed (exit {done.returncode}){where}:\n{_excerpt(done.stdout)}")
-
-
-def _query(cmd: list[str]) -> str:
-    done = subprocess.run(cmd, check=False, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 # ---------------------------------------------------------------- Debian's source package

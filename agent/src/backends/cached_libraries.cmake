@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: Apache-2.0
+# Agents against the current library versions that `tlsbench libs build` compiles from
+# Debian 13 sources into its cache (docs/libraries.md), next to the Debian 12 agents:
+#
+#   cmake -S agent -B build/agent -DTB_OPENSSL35_PREFIX=$(tlsbench libs path openssl@3.5)
+#
+# A prefix is a cache entry (include/ lib/ bin/ build.json); empty (the default) builds
+# nothing here, so the Debian 12 agents are unaffected. tb_cached_library() reads an entry;
+# the agents whose backend already works with that version are added below (OpenSSL 3.5),
+# the others wait for their backend (the prefix is only checked).
+set(TB_OPENSSL35_PREFIX "" CACHE PATH "openssl@3.5 build (tlsbench libs path openssl@3.5); empty: no agent")
+set(TB_WOLFSSL57_PREFIX "" CACHE PATH "wolfssl@5.7 build (tlsbench libs path wolfssl@5.7); empty: no agent")
+set(TB_MBEDTLS36_PREFIX "" CACHE PATH "mbedtls@3.6 build (tlsbench libs path mbedtls@3.6); empty: none")
+set(TB_BACKENDS_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# tb_cached_library(<prefix> <spec> <out libs> <out version>)
+# The static archives of a complete cache entry in link order, then the system libraries
+# they need, as build.json lists them; stops with the command to run when the entry is not
+# a finished build of <spec>.
+function(tb_cached_library prefix spec out_libs out_version)
+  set(stamp ${prefix}/build.json)
+  if(NOT EXISTS ${stamp})
+    message(FATAL_ERROR "${prefix} is not a finished ${spec} build (no build.json): run "
+                        "`tlsbench libs build ${spec}` and pass `tlsbench libs path ${spec}`")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${stamp})
+  file(READ ${stamp} json)
+  string(JSON built GET ${json} spec)
+  if(NOT built STREQUAL spec)
+    message(FATAL_ERROR "${prefix} holds ${built}, not ${spec}: pass `tlsbench libs path ${spec}`")
+  endif()
+  string(JSON version GET ${json} version)
+  set(libs)
+  foreach(list archives system_libs)
+    string(JSON n LENGTH ${json} ${list})
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE ${last})
+      string(JSON item GET ${json} ${list} ${i})
+      if(list STREQUAL "archives")
+        set(item ${prefix}/lib/${item})
+      endif()
+      list(APPEND libs ${item})
+    endforeach()
+  endforeach()
+  set(${out_libs} ${libs} PARENT_SCOPE)
+  set(${out_version} ${version} PARENT_SCOPE)
+endfunction()
+
+# tb_wrap_symbols(<out> <backend>_wrap.h): the symbols of the X-macro list, for --wrap.
+function(tb_wrap_symbols out header)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${header})
+  file(STRINGS ${header} lines REGEX "^TB_WRAP\\(")
+  set(symbols)
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
+    list(APPEND symbols ${sym})
+  endforeach()
+  set(${out} ${symbols} PARENT_SCOPE)
+endfunction()
+
+if(TB_OPENSSL35_PREFIX OR TB_WOLFSSL57_PREFIX OR TB_MBEDTLS36_PREFIX)
+  include(${TB_BACKENDS_DIR}/../../creds/creds.cmake)
+  include(${TB_BACKENDS_DIR}/../primitives/primitives.cmake)
+endif()
+
+# OpenSSL 3.5: the OpenSSL 3 backend compiles and runs unchanged (docs/libraries.md).
+if(TB_OPENSSL35_PREFIX)
+  tb_cached_library(${TB_OPENSSL35_PREFIX} openssl@3.5 tb_libs tb_version)
+  tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/openssl_wrap.h)
+  message(STATUS "OpenSSL ${tb_version} from ${TB_OPENSSL35_PREFIX}: tlsbench-agent-openssl-3.5")
+  tb_add_agent(NAME openssl-3.5
+    SOURCES ${TB_BACKENDS_DIR}/openssl.c ${TB_BACKENDS_DIR}/openssl_crypto.c
+            ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/openssl.c
+    LIBS tb_credentials tb_primitives_kat ${tb_libs}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_OPENSSL35_PREFIX}/include)
+endif()
+
+# wolfSSL 5.7 and mbed TLS 3.6: their backends do not compile against these versions yet
+# (wolfSSL: two wrapped prototypes changed; mbed TLS: a new backend), docs/libraries.md. The
+# entry is checked, so a backend added later finds TB_<LIB>_LIBS ready.
+foreach(tb_entry WOLFSSL57=wolfssl@5.7 MBEDTLS36=mbedtls@3.6)
+  string(REPLACE "=" ";" tb_entry ${tb_entry})
+  list(GET tb_entry 0 tb_lib)
+  list(GET tb_entry 1 tb_spec)
+  if(TB_${tb_lib}_PREFIX)
+    tb_cached_library(${TB_${tb_lib}_PREFIX} ${tb_spec} TB_${tb_lib}_LIBS tb_version)
+    message(STATUS "${tb_spec} ${tb_version} from ${TB_${tb_lib}_PREFIX}: checked; no agent until its "
+                   "backend supports it (docs/libraries.md)")
+  endif()
+endforeach()
