@@ -550,6 +550,12 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
                              (unsigned)req->record_size, (unsigned)TB_MAX_RECORD_SIZE);
     if (req->repetitions == 0)
         return tb_check_fail(code, "bad_request", err, errlen, "repetitions must be at least 1");
+    uint8_t missing = (uint8_t)(req->options & ~(TB_OPTIONS_BASE | b->options));
+    if (missing) {
+        unsigned lowest = missing & (0u - missing); /* name one bit: each is checked in turn */
+        return tb_check_fail(code, "unsupported", err, errlen, "option %s is not implemented by the %s backend",
+                             tb_option_name(lowest), b->library_name);
+    }
     return 0;
 }
 

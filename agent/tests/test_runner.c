@@ -142,6 +142,16 @@ static void test_check_rejects(void) {
     r.group = 1234;
     CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strcmp(code, "bad_request") == 0);
 
+    /* an option the backend does not implement: "unsupported", naming it */
+    for (unsigned bit = 1; bit < 256; bit <<= 1) {
+        if ((TB_OPTIONS_BASE | B->options) & bit)
+            continue;
+        r = request(s);
+        r.options = (uint8_t)bit;
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strcmp(code, "unsupported") == 0);
+        CHECK(strstr(err, tb_option_name(bit)) != NULL);
+    }
+
     /* a credential the suite does not list: "unsupported", naming the allowed ones */
     r = request(s);
     for (unsigned c = 1; c < 256; c++) {

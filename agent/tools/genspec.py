@@ -201,6 +201,7 @@ def spec_header(labels_raw: bytes, protocol_raw: bytes) -> str:
     out += name_table("tb_peer_name", labels["peers"])
     out += name_table("tb_kind_name", labels["kinds"])
     out += name_table("tb_status_name", {k: v["value"] for k, v in proto["status"].items()})
+    out += name_table("tb_option_name", options)  # one bit's name
     for section in ("direction", "credential", "transport", "group", "role", "protocol_kind"):
         out += name_table(f"tb_{section}_name", proto[section])
     out += [""] + group_families(proto)

@@ -68,11 +68,17 @@ typedef enum tb_step_result {
 
 typedef struct tb_session tb_session; /* one peer's connection; defined by the backend */
 
+/* The RUN options every backend honours (the transport or the common code applies them). */
+#define TB_OPTIONS_BASE (TB_OPTION_COLD_CACHES | TB_OPTION_NODELAY | TB_OPTION_QUICKACK | TB_OPTION_DTLS_COOKIES)
+
 typedef struct tb_backend {
     const char *name;         /* "mbedtls": agent binary suffix, plan `library` value */
     const char *library_name; /* "mbed TLS" */
     const char *(*version)(void);
     const char *step_granularity; /* "state" (one library state per step) or "flight" */
+    /* RUN options (TB_OPTION_*) the backend implements beyond TB_OPTIONS_BASE, which every
+     * backend honours (caches, TCP, cookies); a RUN asking for another is refused. */
+    uint8_t options;
 
     /* Adds build facts (enabled protocol versions, options) as members of an open JSON object. */
     void (*describe_build)(tb_json *out);
