@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import agents, custom_build, spec
+from tlsbench import spec
+from tlsbench.build import custom as custom_build
+from tlsbench.run import agents
 from tlsbench.cli import main
 from tlsbench.store.sqlite import DB_FILE
 
