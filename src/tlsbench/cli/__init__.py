@@ -17,27 +17,16 @@ from typing import NoReturn
 
 import click
 from rich.console import Console
-from rich.text import Text
 
 from tlsbench import __version__, files
 from tlsbench.cli import build, energy, report, run
+from tlsbench.cli.options import fail
 from tlsbench.errors import UserError
 
 err_console = Console(stderr=True)
 # click's own ways out (usage errors, --help, exit codes): click reports them itself.
 CLICK_EXITS = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
 TRACEBACK_PREFIX = "tlsbench-traceback-"
-
-def say_error(message: str) -> None:
-    """One error line on stderr; the message is plain text, never rich markup (a `[kMG]` or a
-    `[network]` in it is printed as written)."""
-    err_console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    say_error(message)
-    sys.exit(code)
-
 
 def _traceback_file(exc: BaseException) -> Path | None:
     """Writes the traceback of an unexpected error where it can (the temporary folder, else

@@ -3,10 +3,13 @@
 wait, and an experiment analysed for reading."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 import click
+from rich.console import Console
+from rich.text import Text
 
 from tlsbench.plan.model import load as load_plan
 from tlsbench.run.agents import AGENT_DIR_ENV
@@ -15,6 +18,7 @@ from tlsbench.store.progress import find_experiment
 from tlsbench.store.sqlite import DB_FILE
 
 EXPERIMENT_HELP = "An experiment folder or name, or a tlsbench.db file."
+err_console = Console(stderr=True)
 
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=AGENT_DIR_ENV,
                                 help=f"Directory of the agent binaries (default: ${AGENT_DIR_ENV}, "
@@ -59,3 +63,14 @@ def analyze_experiment(experiment: str, output: str | None, include_flagged: boo
     from tlsbench.analysis.pipeline import analyze
 
     return analyze(load(store_path(experiment, output)), include_flagged=include_flagged)
+
+
+def say_error(message: str) -> None:
+    """One error line on stderr; the message is plain text, never rich markup (a `[kMG]` or a
+    `[network]` in it is printed as written)."""
+    err_console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    say_error(message)
+    sys.exit(code)

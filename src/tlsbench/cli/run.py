@@ -18,7 +18,7 @@ import tomli_w
 from rich.console import Console
 
 from tlsbench.cli import views
-from tlsbench.cli.options import agent_dir_option, default_output, output_option, timeout_option
+from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, timeout_option
 from tlsbench.cli.report import report_after_run
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES, LoadedPlan

@@ -93,9 +93,11 @@ class LocalAgentExchange:
         return rep
 
     def _died(self, idx: int, reason: str) -> AgentDied:
-        """Stops the agent and ends its row; the next batch starts a new one."""
+        """Stops the agent, ends its row and starts the next agent at once (the batch goes on
+        with the next repetition)."""
         dead_id = self.agent_id
         self._end(f"died: {reason}", kill=True)
+        self._running()
         return AgentDied(idx, reason, dead_id)
 
     def _end(self, reason: str, kill: bool = False) -> None:
