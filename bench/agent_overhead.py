@@ -24,8 +24,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench import protocol, spec  # noqa: E402
-from tlsbench.agents import find_agent  # noqa: E402
+from tlsbench import spec  # noqa: E402
+from tlsbench.run import protocol  # noqa: E402
+from tlsbench.run.agents import find_agent  # noqa: E402
 from tlsbench.analysis.slices import decode  # noqa: E402
 
 ECDSA_SUITE = "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"

@@ -24,7 +24,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench import plan, precision  # noqa: E402
+from tlsbench import plan  # noqa: E402
+from tlsbench.analysis import precision  # noqa: E402
 from tlsbench.analysis.load import load  # noqa: E402
 
 

@@ -21,7 +21,9 @@ from _common import machine, today, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from tlsbench import agents, controller, plan, spec  # noqa: E402
+from tlsbench import plan, spec
+from tlsbench.cli.run import run_experiment  # noqa: E402
+from tlsbench.run import agents  # noqa: E402
 
 
 def standalone(agent: Path, suite: str, reps: int) -> float:
@@ -37,7 +39,7 @@ def swept(agent: Path, suite: str, reps: int, rounds: int) -> float:
                         f'suites = ["{suite}"]\n', "harness.toml")
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        summary = controller.run_experiment(loaded, tmp, agent_dir=agent.parent)
+        summary = run_experiment(loaded, tmp, agent_dir=agent.parent)
         elapsed = time.perf_counter() - started
     assert summary.stored == reps and summary.failed == 0
     return reps / elapsed

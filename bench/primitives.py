@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench import experiments  # noqa: E402
+from tlsbench.plan import experiments  # noqa: E402
 from tlsbench.analysis.primitives import analyze_store  # noqa: E402
 
 TARGET_CI_PCT = 1.0  # for every result with a median >= 1 µs

@@ -63,7 +63,7 @@ def count(store: Path) -> tuple[int, int]:
 
 def phases(store: Path) -> dict[str, float]:
     from tlsbench.analysis.load import load
-    from tlsbench.analysis.results import analyze
+    from tlsbench.analysis.pipeline import analyze
     from tlsbench.report.html import build_html
 
     t = {}

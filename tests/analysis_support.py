@@ -10,7 +10,7 @@ import pytest
 
 from fixtures import synth
 from tlsbench.analysis.load import load
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.slices import RECORD_DTYPE
 from tlsbench.analysis.vocab import vocab
 

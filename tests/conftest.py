@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import agents, plan
+from tlsbench import plan
+from tlsbench.run import agents
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,8 @@
 """Decode the frame stream the real agent writes (`run --out FILE`) with the host codec."""
 import subprocess
 
-from tlsbench import protocol, spec
+from tlsbench import spec
+from tlsbench.run import protocol
 
 S = spec.load()
 SUITE = "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"

@@ -68,9 +68,9 @@ def test_run_status_and_trace_show(tmp_path, agent_path):
 
 
 def test_timeouts_come_from_the_option_or_the_environment(agent_path):
-    from tlsbench import agents
+    from tlsbench.run import agents, timeouts
 
-    assert agents.parse_timeouts(["greeting=5", "silence=600"]) == agents.Timeouts(greeting=5, silence=600)
+    assert timeouts.parse_timeouts(["greeting=5", "silence=600"]) == timeouts.Timeouts(greeting=5, silence=600)
     out = CliRunner().invoke(main, ["suites", "--timeout", "greeting=0"])
     assert out.exit_code == 2 and "greeting=0.0: input should be greater than 0" in out.output
     out = CliRunner().invoke(main, ["suites", "--json"], env={"TLSBENCH_TIMEOUT": "greeting=20 ready=5",

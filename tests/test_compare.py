@@ -10,7 +10,7 @@ from analysis_support import GOLDEN_DB, golden  # noqa: F401
 from fixtures import synth
 from tlsbench.analysis.compare import compare
 from tlsbench.analysis.load import load
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 
 
 def test_an_experiment_against_itself_shows_no_difference(golden):  # noqa: F811

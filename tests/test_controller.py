@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 
 from conftest import small_plan
-from tlsbench import controller, plan, schedule, spec
-from tlsbench.controller import Configuration, Controller, run_experiment
+from tlsbench import plan, spec
+from tlsbench.run import controller, schedule
+from tlsbench.cli.run import run_experiment
+from tlsbench.plan.configs import Configuration
+from tlsbench.run.session import start
+from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.sqlite import PlanMismatch, Store
 
 S = spec.load()
@@ -117,15 +121,16 @@ class KillOnBatch(controller.QuietObserver):
         self.target, self.controller = target, None
 
     def batch(self, config, round, first_index, count):
-        if config == self.target and self.controller.agent is not None:
-            os.kill(self.controller.agent.pid, signal.SIGKILL)
+        agent = self.controller.exchange_for(config).agent if config == self.target else None
+        if agent is not None:
+            os.kill(agent.pid, signal.SIGKILL)
 
 
 def test_config_is_given_up_after_consecutive_deaths(tmp_path, agent_path):
     loaded = small_plan(repetitions=6, rounds=2)
     with Store.in_folder(tmp_path / "small") as st:
         observer = KillOnBatch(target="")
-        ctl = Controller(loaded, st, agent_path, observer)
+        ctl = start(loaded, st, agent_path, observer)
         observer.controller = ctl
         ctl.prepare()
         observer.target = sorted(ctl.configs)[0]
@@ -146,7 +151,7 @@ def test_agent_error_frame_skips_and_reports_the_config(tmp_path, agent_path):
     the plan resolver would never produce) is skipped with the agent's message."""
     loaded = small_plan(repetitions=2, rounds=1)
     with Store.in_folder(tmp_path / "small") as st:
-        ctl = Controller(loaded, st, agent_path)
+        ctl = start(loaded, st, agent_path)
         ctl.prepare()
         key = next(k for k in ctl.configs if "PSK" in k)
         good = ctl.configs[key]
@@ -175,7 +180,7 @@ def test_hung_agent_is_killed_by_the_watchdog(tmp_path, agent_path):
     loaded = small_plan(repetitions=4, rounds=1)
     freezer = Freezer(after=1)
     with Store.in_folder(tmp_path / "small") as st:
-        summary = Controller(loaded, st, agent_path, freezer, hang_timeout=1.0).run()
+        summary = start(loaded, st, agent_path, freezer, timeouts=Timeouts(silence=1.0)).run()
         died = st.conn.execute("SELECT error_text FROM repetition WHERE status = ?", (DIED,)).fetchall()
     assert summary.agent_deaths == 1 and len(died) == 1
     assert "killed as hung" in died[0][0]

@@ -29,7 +29,7 @@ from typing import Iterator
 
 import pytest
 
-from tlsbench import controller, protocol
+from tlsbench.run import controller, protocol
 from tlsbench.store.sqlite import DB_FILE
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -666,7 +666,8 @@ def test_unexpected_error_is_one_line_and_a_traceback_file(tmp_path, good, monke
     line naming a file that holds the traceback; square brackets survive."""
     from click.testing import CliRunner
 
-    from tlsbench import cli as cli_module, status
+    from tlsbench import cli as cli_module
+    from tlsbench.store import progress as status
 
     def boom(folder):
         raise RuntimeError("boom [x] [red]not markup[/]")

@@ -12,10 +12,11 @@ from click.testing import CliRunner
 
 from analysis_support import TraceBuilder, store_with_trace
 from tlsbench.analysis.load import load
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
-from tlsbench.energy import profiles as P
-from tlsbench.energy.report import collect, html_section
+from tlsbench.analysis.energy import profiles as P
+from tlsbench.analysis.energy.results import collect
+from tlsbench.report.energy import html_section
 from tlsbench.report.html import build_html
 
 PROFILE = '''

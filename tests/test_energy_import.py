@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from energy_support import (Model, Synthetic, run_marked, synthesize, write_generic, write_joulescope,
                             write_ppk2)
 from tlsbench.analysis.load import load
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
-from tlsbench.energy.measure import repetition_windows
-from tlsbench.energy.report import collect
+from tlsbench.analysis.energy.measure import repetition_windows
+from tlsbench.analysis.energy.results import collect
 
 REPS = 4
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"]'

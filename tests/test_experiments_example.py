@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from tlsbench import agents, controller, plan
+from tlsbench import plan
+from tlsbench.cli.run import run_experiment
+from tlsbench.run import agents
 from tlsbench.analysis.load import load
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 from tlsbench.report.html import build_html
 from tlsbench.store.sqlite import DB_FILE, Store
 
@@ -39,7 +41,7 @@ def shipped_plan(**changes) -> plan.LoadedPlan:
 def test_the_shipped_example_plan_runs_end_to_end(tmp_path, example_dir):
     loaded = shipped_plan()
     assert loaded.plan.libraries == [EXAMPLE] and loaded.plan.suites is None
-    summary = controller.run_experiment(loaded, tmp_path, agent_dir=example_dir)
+    summary = run_experiment(loaded, tmp_path, agent_dir=example_dir)
     assert not summary.interrupted and not summary.skipped_configs and summary.stored == 8 * 6
     db = tmp_path / loaded.plan.name / DB_FILE
     with Store.open(db, create=False) as st:
@@ -62,7 +64,7 @@ def test_the_shipped_example_plan_runs_end_to_end(tmp_path, example_dir):
 
 def test_a_size_the_experiments_setup_refuses_is_skipped_with_its_reason(tmp_path, example_dir):
     loaded = shipped_plan(name="example-refusal", experiments={"include": ["sensor-json"], "sizes": [8, 64]})
-    summary = controller.run_experiment(loaded, tmp_path, agent_dir=example_dir)
+    summary = run_experiment(loaded, tmp_path, agent_dir=example_dir)
     (key,) = summary.skipped_configs
     assert key == "example|experiment|sensor-json|8" and "unsupported" in summary.skipped_configs[key]
     assert summary.stored == 6  # the 64-byte configuration ran

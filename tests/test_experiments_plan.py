@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tlsbench import experiments, plan
+from tlsbench import plan
+from tlsbench.plan import experiments
 
 HELLO = {"experiments": [
     {"id": 1, "name": "sha256", "description": "SHA-256", "groups": ["hash"], "sizes": [16, 64, 4096],

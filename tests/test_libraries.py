@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import agents, controller, plan, spec
-from tlsbench.controller import Controller, run_experiment
+from tlsbench import plan, spec
+from tlsbench.run import agents, controller
+from tlsbench.cli.run import run_experiment
+from tlsbench.plan.suites import resolve as resolve_suites
+from tlsbench.run.session import start
 from tlsbench.store.sqlite import Store
 
 S = spec.load()
@@ -45,7 +48,7 @@ def parse(body: str, name: str = "libs") -> plan.LoadedPlan:
 def test_unknown_library_lists_the_agents_found(agent_dir):
     loaded = parse('libraries = ["openssl", "boringssl"]')
     with pytest.raises(plan.PlanError) as info:
-        plan.locate_agents(loaded, agent_dir)
+        agents.locate_agents(loaded, agent_dir)
     first, found = info.value.problems
     assert first.startswith("libraries[1]: 'boringssl'") and "tlsbench-agent-boringssl" in first
     assert found.startswith("agents found:") and all(lib in found for lib in PAIR + ("mbedtls",))
@@ -67,7 +70,7 @@ def test_custom_agent_name_is_a_library(tmp_path, agent_dir):
     """Any installed tlsbench-agent-<name> (e.g. a custom mbed TLS build) is a library."""
     (tmp_path / "tlsbench-agent-mbedtls-small").symlink_to((agent_dir / "tlsbench-agent-mbedtls").resolve())  # a relative agent dir too
     loaded = parse('libraries = ["mbedtls-small"]')
-    assert plan.locate_agents(loaded, tmp_path) == {"mbedtls-small": tmp_path / "tlsbench-agent-mbedtls-small"}
+    assert agents.locate_agents(loaded, tmp_path) == {"mbedtls-small": tmp_path / "tlsbench-agent-mbedtls-small"}
     assert "mbedtls-small" in agents.available_agents(tmp_path)
 
 
@@ -107,7 +110,7 @@ def test_a_library_left_without_suites_is_an_error(suites_of):
 def test_protocol_filter_and_tls13_groups_across_libraries(suites_of):
     loaded = parse('libraries = ["openssl", "wolfssl"]\ngroups = ["x25519", "ffdhe2048"]\n'
                    'credentials = ["ecdsa-p256", "psk"]\n[suites]\ninclude = "0x1301"\nprotocol = "TLS1.3"')
-    res = controller.resolve(loaded, {lib: suites_of[lib] for lib in PAIR})
+    res = resolve_suites(loaded, {lib: suites_of[lib] for lib in PAIR})
     cells = sorted((c.row.library, c.row.grp, c.row.credential) for c in res.configs)
     # a TLS 1.3 suite takes any group: its key exchange is "any"
     assert cells == [(lib, g, "ecdsa-p256") for lib in PAIR for g in ("ffdhe2048", "x25519")]
@@ -165,10 +168,10 @@ class StopAfter(controller.QuietObserver):
 
 def test_resume_across_two_libraries(tmp_path, agent_dir):
     loaded = parse(TWO_LIBS.replace('groups = "x25519"', 'groups = ["x25519", "secp256r1"]'), "resume")
-    paths = plan.locate_agents(loaded, agent_dir)
+    paths = agents.locate_agents(loaded, agent_dir)
     stop = controller.StopFlag()
     with Store.in_folder(tmp_path / "resume") as st:
-        first = Controller(loaded, st, paths, StopAfter(5, stop), stop).run()
+        first = start(loaded, st, paths, StopAfter(5, stop), stop).run()
     assert first.interrupted and first.stored == 5
     again = run_experiment(loaded, tmp_path, resume=True, agent_dir=agent_dir)
     assert again.already == 5 and again.stored == 16 - 5 and not again.interrupted
@@ -185,7 +188,7 @@ def test_resume_across_two_libraries(tmp_path, agent_dir):
 @pytest.fixture(scope="module")
 def two_library_analysis(two_library_run):
     from tlsbench.analysis.load import load
-    from tlsbench.analysis.results import analyze
+    from tlsbench.analysis.pipeline import analyze
 
     return analyze(load(two_library_run / "tlsbench.db"))
 
@@ -259,7 +262,7 @@ def test_report_cli_winners_option(two_library_run, tmp_path):
 def test_one_library_report_has_no_library_sections():
     from analysis_support import GOLDEN_DB
     from tlsbench.analysis.load import load
-    from tlsbench.analysis.results import analyze
+    from tlsbench.analysis.pipeline import analyze
     from tlsbench.report.html import build_html
 
     html = build_html(analyze(load(GOLDEN_DB)))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import agents
+from tlsbench.run import agents
 from tlsbench.build import libraries
 from tlsbench.build.shell import BuildError
 from tlsbench.cli import main

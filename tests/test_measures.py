@@ -148,7 +148,7 @@ def test_configurations_above_the_plans_precision_target_are_named(tmp_path, tar
     import sqlite3
 
     from fixtures import synth
-    from tlsbench.analysis.results import analyze
+    from tlsbench.analysis.pipeline import analyze
 
     db = synth.make_store(tmp_path / "p.db", reps=6, suites=synth.SUITES[:1])
     plan = {"precision": {"target_ci_percent": target, "max_repetitions": 6}} if target else {}

@@ -17,15 +17,16 @@ import numpy as np
 import pytest
 
 from conftest import small_plan
-from tlsbench import plan, protocol, spec
+from tlsbench import plan, spec
+from tlsbench.run import protocol
 from tlsbench.analysis import load, measures
 from tlsbench.analysis.network import network_results
-from tlsbench.controller import run_experiment
-from tlsbench.network.link import PACKET, Window, attribute
-from tlsbench.network.pair import pair_outcome
-from tlsbench.network.plan import variants
+from tlsbench.cli.run import run_experiment
+from tlsbench.run.link import PACKET, Window, attribute
+from tlsbench.run.records import pair_outcome
+from tlsbench.plan.network import variants
 from tlsbench.store.sqlite import PeerRepetition
-from tlsbench.report.commands import report_after_run
+from tlsbench.cli.report import report_after_run
 
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]'
 PRIVILEGED = os.geteuid() == 0 and os.path.exists("/dev/net/tun")
@@ -252,8 +253,8 @@ def test_a_link_without_privileges_fails_clearly(agent_path):
 def test_links_are_checked_by_the_emulator_before_a_run(agent_path):
     """`tlsbench-link check` judges a plan's links with the emulator's own presets and
     ranges; its reason reaches the plan error, naming the link."""
-    from tlsbench.network.link import check_links
-    from tlsbench.network.plan import Link
+    from tlsbench.run.link import check_links
+    from tlsbench.plan.network import Link
 
     good = [Link(preset="ieee802154", loss=5), Link(preset="lte-m", d2p={"delay": 10})]
     check_links(good, agent_path.parent, "p.toml")

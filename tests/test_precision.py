@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from analysis_support import GOLDEN_DB
-from tlsbench import precision
+from tlsbench.analysis import precision
 from tlsbench.analysis.load import load
 from tlsbench.analysis.measures import METRIC, measures
-from tlsbench.analysis.results import split_samples
+from tlsbench.analysis.samples import split_samples
 
 
 def simple_bootstrap_half_width_pct(x: np.ndarray, seed: int, resamples: int = 20_000) -> float:

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from fixtures import synth_experiments as se
-from tlsbench import protocol, spec
+from tlsbench import spec
+from tlsbench.run import protocol
 from tlsbench.analysis.load import load
 from tlsbench.analysis.primitives import analyze_store, merged_order
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 from tlsbench.export import exporter
 from tlsbench.report.html import build_html
 from tlsbench.report.primitives import summary_table

@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import agents, controller, plan, spec
+from tlsbench import plan, spec
+from tlsbench.cli.run import run_experiment
+from tlsbench.run import agents, controller
+from tlsbench.run.session import start
 from tlsbench.analysis.load import load
 from tlsbench.analysis.primitives import analyze_store
-from tlsbench.analysis.results import analyze
+from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
 from tlsbench.store.sqlite import DB_FILE, Store
 
@@ -97,12 +100,12 @@ sizes = [64]
 
 def test_an_interrupted_experiment_run_resumes_exactly_once(tmp_path, agent_dir):
     loaded = plan.parse(EXPERIMENTS_ONLY, "resume.toml")
-    paths = plan.locate_agents(loaded, agent_dir)
+    paths = agents.locate_agents(loaded, agent_dir)
     stop = controller.StopFlag()
     with Store.in_folder(tmp_path / "resume-primitives") as st:
-        first = controller.Controller(loaded, st, paths, StopAfter(stop, 7), stop).run()
+        first = start(loaded, st, paths, StopAfter(stop, 7), stop).run()
     assert first.interrupted and first.stored == 7
-    again = controller.run_experiment(loaded, tmp_path, resume=True, agent_dir=agent_dir)
+    again = run_experiment(loaded, tmp_path, resume=True, agent_dir=agent_dir)
     assert not again.interrupted and again.already == 7 and again.stored == 4 * 6 - 7
     counts = stored_once(tmp_path / "resume-primitives" / DB_FILE)
     assert len(counts) == 4 * 6 and set(counts.values()) == {1}
@@ -112,7 +115,7 @@ def test_handshakes_and_experiments_in_one_plan_are_analysed_apart(tmp_path, age
     loaded = plan.parse('name = "mixed"\nrepetitions = 4\nrounds = 2\nwarmup = 0\n'
                         'suites = ["TLS-PSK-WITH-AES-128-GCM-SHA256"]\n'
                         '[experiments]\ninclude = "aes128-gcm"\nsizes = 1024\n', "mixed.toml")
-    summary = controller.run_experiment(loaded, tmp_path, agent_dir=agent_dir)
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_dir)
     assert summary.stored == 2 * 4 and summary.failed == 0
     a = analyze(load(tmp_path / "mixed" / DB_FILE))
     assert [c.suite_name for c in a.results.configs.values()] == ["TLS-PSK-WITH-AES-128-GCM-SHA256"]
@@ -126,6 +129,6 @@ def test_precision_target_grows_experiment_configurations(tmp_path, agent_dir):
     loaded = plan.parse('name = "precise"\nrepetitions = 4\nrounds = 2\nwarmup = 0\n'
                         '[experiments]\ninclude = "sha256"\nsizes = [64]\n'
                         '[precision]\ntarget_ci_percent = 1e-6\nmax_repetitions = 6\n', "precise.toml")
-    summary = controller.run_experiment(loaded, tmp_path, agent_dir=agent_dir)
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_dir)
     assert not summary.interrupted and summary.stored == 6
     assert set(stored_once(tmp_path / "precise" / DB_FILE)) == {("mbedtls|experiment|sha256|64", i) for i in range(6)}

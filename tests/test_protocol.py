@@ -9,7 +9,8 @@ import zlib
 import pytest
 from hypothesis import given, strategies as st
 
-from tlsbench import protocol, spec
+from tlsbench import spec
+from tlsbench.run import protocol
 
 S = spec.load()
 

@@ -3,7 +3,7 @@ from collections import Counter
 
 from hypothesis import given, strategies as st
 
-from tlsbench import schedule
+from tlsbench.run import schedule
 
 KEYS = [f"c{i}" for i in range(7)]
 

@@ -24,11 +24,11 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tlsbench import plan
-from tlsbench.energy import EnergyError
-from tlsbench.energy import capture as cap
-from tlsbench.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
-from tlsbench.network.plan import variants
+from tlsbench.plan import model as plan
+from tlsbench.analysis.energy import EnergyError
+from tlsbench.analysis.energy import capture as cap
+from tlsbench.analysis.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
+from tlsbench.plan.network import variants
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = Path(tempfile.mkdtemp(prefix="tlsbench-fuzz-"))  # one file per target, rewritten per input

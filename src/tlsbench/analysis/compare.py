@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import bdtrc
 
 from .measures import METRIC, METRICS, NO_LABEL
-from .results import Analysis
+from .samples import Measured
 from .stats import NOISE_FLOOR, Ratio, ratio_of_medians, ratio_of_medians_by_round, rng_for
 from .vocab import vocab
 
@@ -45,25 +45,26 @@ class Comparison:
     warnings: list[str] = field(default_factory=list)
 
 
-def _pairs(a: Analysis, b: Analysis, config_a: int | None, config_b: int | None):
+def _pairs(a: Measured, b: Measured, config_a: int | None, config_b: int | None
+           ) -> tuple[list[tuple[int, int, str]], list[str]]:
     """Matched (config A, config B, display name): by config key, or the two given ids."""
     if config_a is not None and config_b is not None:
-        return [(config_a, config_b, f"{a.results.config_labels[config_a]} vs {b.results.config_labels[config_b]}")], []
+        return [(config_a, config_b, f"{a.labels[config_a]} vs {b.labels[config_b]}")], []
     kb = {c.key: cid for cid, c in b.ds.configs.items()}
     ka = {c.key for c in a.ds.configs.values()}
-    pairs = [(cid, kb[c.key], a.results.config_labels[cid]) for cid, c in a.ds.configs.items() if c.key in kb]
+    pairs = [(cid, kb[c.key], a.labels[cid]) for cid, c in a.ds.configs.items() if c.key in kb]
     unmatched = sorted(ka ^ set(kb))
     return pairs, unmatched
 
 
-def compare(a: Analysis, b: Analysis, seed: int = 0, noise_floor: float = NOISE_FLOOR,
+def compare(a: Measured, b: Measured, seed: int = 0, noise_floor: float = NOISE_FLOOR,
             config_a: int | None = None, config_b: int | None = None,
             metrics: tuple[str, ...] = COMPARED) -> Comparison:
     pairs, unmatched = _pairs(a, b, config_a, config_b)
     return compare_pairs(a, b, pairs, seed, noise_floor, metrics, unmatched)
 
 
-def compare_pairs(a: Analysis, b: Analysis, pairs: list[tuple[int, int, str]], seed: int = 0,
+def compare_pairs(a: Measured, b: Measured, pairs: list[tuple[int, int, str]], seed: int = 0,
                   noise_floor: float = NOISE_FLOOR, metrics: tuple[str, ...] = COMPARED,
                   unmatched: list[str] | None = None, names: tuple[str, str] | None = None) -> Comparison:
     """B/A per measure for given (config of A, config of B, display name) pairs; A and B may

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .load import Dataset
-from .results import Samples
+from .samples import Samples
 from .stats import Summary, rng_for, summarize
 from .winners import QUESTIONS, Question, question_samples
 
@@ -31,8 +31,8 @@ class GroupTable:
     rows: list[GroupRow]
 
 
-def group_by(ds: Dataset, smp: Samples, q: Question, by: tuple[str, ...], seed: int) -> GroupTable:
-    vals = question_samples(smp, q)
+def group_by(ds: Dataset, samples: Samples, q: Question, by: tuple[str, ...], seed: int) -> GroupTable:
+    vals = question_samples(samples, q)
     keyed: dict[tuple[str, ...], list[int]] = {}
     for cid in vals:
         keyed.setdefault(tuple(str(getattr(ds.configs[cid], p)) for p in by), []).append(cid)
@@ -43,14 +43,14 @@ def group_by(ds: Dataset, smp: Samples, q: Question, by: tuple[str, ...], seed: 
     return GroupTable(q, by, rows)
 
 
-def default_group_tables(ds: Dataset, smp: Samples, seed: int) -> list[GroupTable]:
+def default_group_tables(ds: Dataset, samples: Samples, seed: int) -> list[GroupTable]:
     """Each winners question grouped by each property, coloured by the cipher (or the MAC
     when grouping by cipher), skipping groupings with a single group."""
     out = []
     for q in QUESTIONS:
         for p in PROPERTIES:
             colour = "mac" if p == "cipher" else "cipher"
-            t = group_by(ds, smp, q, (p, colour), seed)
+            t = group_by(ds, samples, q, (p, colour), seed)
             if len({r.key[0] for r in t.rows}) > 1:
                 out.append(t)
     return out

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from .compare import Comparison, compare_pairs
 from .load import Config
-from .results import Analysis
+from .samples import Measured
 from .winners import Winner, find_winners
 
 # Measures compared across libraries (see the module docstring); steps are added when the
@@ -38,8 +39,8 @@ class AgentInfo:
     library_name: str       # e.g. "wolfSSL"
     version: str
     step_granularity: str   # "state" or "turn" (HELLO)
-    build: dict             # HELLO build block
-    tracer: dict            # HELLO tracer block: the calibration subtracted from this agent's traces
+    build: dict[str, Any]   # HELLO build block
+    tracer: dict[str, Any]  # HELLO tracer block: the calibration subtracted from this agent's traces
     exit_reason: str
 
 
@@ -47,7 +48,7 @@ class AgentInfo:
 class Cell:
     """One matrix cell and the configuration measuring it in each library."""
 
-    key: tuple              # (suite IANA id, group, credential, transport, direction, bytes, record size, options...)
+    key: tuple[Any, ...]    # (suite IANA id, group, credential, transport, direction, bytes, record size, options...)
     label: str              # display name: suite (its IANA-style name when a library has one) [group, credential]
     configs: dict[str, int]  # library -> config id
 
@@ -81,18 +82,18 @@ class Libraries:
         return [c for c in self.cells if library in c.configs]
 
 
-def library_order(a: Analysis) -> list[str]:
+def library_order(measured: Measured) -> list[str]:
     """The plan's libraries in its order (`libraries`, or the older `library`), then any
     other library the store holds."""
-    plan = json.loads(a.ds.experiment.get("plan_json") or "{}")
+    plan = json.loads(measured.ds.experiment.get("plan_json") or "{}")
     named = plan.get("libraries") or ([plan["library"]] if plan.get("library") else [])
-    stored = sorted({c.library for c in a.ds.configs.values()})
+    stored = sorted({c.library for c in measured.ds.configs.values()})
     return [lib for lib in named if lib in stored] + [lib for lib in stored if lib not in named]
 
 
-def agent_infos(a: Analysis) -> list[AgentInfo]:
+def agent_infos(measured: Measured) -> list[AgentInfo]:
     out = []
-    for aid, row in sorted(a.ds.agents.items()):
+    for aid, row in sorted(measured.ds.agents.items()):
         hello = row.get("hello", {})
         out.append(AgentInfo(aid, row["library"], row["executable"], hello.get("library_name", row["library"]),
                              str(hello.get("library_version", "")), str(hello.get("step_granularity", "?")),
@@ -100,7 +101,7 @@ def agent_infos(a: Analysis) -> list[AgentInfo]:
     return out
 
 
-def cell_key(c: Config) -> tuple:
+def cell_key(c: Config) -> tuple[Any, ...]:
     """The configuration key without library and suite name, with the IANA id instead:
     equal for the same cell in every library."""
     parts = c.key.split("|")
@@ -114,9 +115,9 @@ def _cell_label(configs: list[Config], varying: list[int]) -> str:
     return f"{name} [{', '.join(str(parts[i]) for i in varying)}]" if varying else name
 
 
-def build_cells(a: Analysis, order: list[str]) -> list[Cell]:
-    grouped: dict[tuple, dict[str, Config]] = {}
-    for cid, c in a.ds.configs.items():
+def build_cells(measured: Measured, order: list[str]) -> list[Cell]:
+    grouped: dict[tuple[Any, ...], dict[str, Config]] = {}
+    for cid, c in measured.ds.configs.items():
         grouped.setdefault(cell_key(c), {})[c.library] = c
     keys = list(grouped)
     # Show group, credential, payload... only where they vary, as config labels do.
@@ -129,7 +130,7 @@ def build_cells(a: Analysis, order: list[str]) -> list[Cell]:
     return sorted(cells, key=lambda c: c.label)
 
 
-def compare_libraries(a: Analysis, libs: Libraries, seed: int) -> list[LibraryComparison]:
+def compare_libraries(measured: Measured, libs: Libraries, seed: int) -> list[LibraryComparison]:
     """Each library against the first (baseline) on the cells both measured."""
     base = libs.order[0]
     out = []
@@ -140,24 +141,24 @@ def compare_libraries(a: Analysis, libs: Libraries, seed: int) -> list[LibraryCo
                  if base in c.configs and other in c.configs]
         unmatched = [f"{c.label} ({', '.join(c.configs)} only)" for c in libs.cells
                      if (base in c.configs) != (other in c.configs)]
-        out.append(LibraryComparison(base, other, same, compare_pairs(a, a, pairs, seed, metrics=metrics,
+        out.append(LibraryComparison(base, other, same, compare_pairs(measured, measured, pairs, seed, metrics=metrics,
                                                                       unmatched=unmatched, names=(base, other))))
     return out
 
 
-def analyze_libraries(a: Analysis, seed: int) -> Libraries:
+def analyze_libraries(measured: Measured, seed: int) -> Libraries:
     """The library sections of a report; comparisons and per-library winners only when the
     experiment has several libraries."""
-    order = library_order(a)
-    agents = agent_infos(a)
+    order = library_order(measured)
+    agents = agent_infos(measured)
     granularity: dict[str, str] = {}
     for info in agents:
         granularity.setdefault(info.library, info.step_granularity)
-    libs = Libraries(order, agents, granularity, build_cells(a, order))
+    libs = Libraries(order, agents, granularity, build_cells(measured, order))
     if libs.several:
-        libs.comparisons = compare_libraries(a, libs, seed)
-        res = a.results
-        libs.winners = {lib: find_winners(res, a.samples, seed,
-                                          among={cid for cid, c in res.configs.items() if c.library == lib})
+        libs.comparisons = compare_libraries(measured, libs, seed)
+        configs = measured.ds.configs
+        libs.winners = {lib: find_winners(measured.labels, measured.samples, seed,
+                                          among={cid for cid, c in configs.items() if c.library == lib})
                         for lib in order}
     return libs

@@ -7,14 +7,18 @@ docs/benchmarks.md), so no derived table can go stale and no migration is needed
 """
 from __future__ import annotations
 
+import contextlib
 import json
-import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from tlsbench.store.sqlite import ConfigRow, open_readonly
+from tlsbench.run.records import LinkTraffic
+from tlsbench.store.energy import StoredCapture, WindowEnergies
+from tlsbench.store.reader import Kind, StoreReader, StoredConfig
+from tlsbench.store.sqlite import Store
 
 from .slices import Events, Slices, build_slices, decode_many
 from .vocab import vocab
@@ -29,16 +33,7 @@ class Calibration:
     known: bool            # False: the HELLO had none, nothing is subtracted
 
 
-@dataclass(frozen=True)
-class Config(ConfigRow):
-    """One measured configuration: a row of the `config` table with its id."""
-
-    id: int = -1
-
-    @property
-    def label(self) -> str:
-        """Short display name: the suite, plus group/credential when they vary."""
-        return f"{self.suite_name} [{self.grp}, {self.credential}]"
+Config = StoredConfig  # one measured configuration: a row of the `config` table with its id
 
 
 @dataclass
@@ -68,13 +63,17 @@ class Dataset:
     """Everything one report needs from one store."""
 
     path: Path
-    experiment: dict            # the experiment row (host_json parsed into "host")
-    agents: dict[int, dict]     # agent id -> row with "hello" parsed
+    experiment: dict[str, Any]            # the experiment row (host_json parsed into "host")
+    agents: dict[int, dict[str, Any]]     # agent id -> row with "hello" parsed
     configs: dict[int, Config]
     reps: Reps
     events: Events
     slices: Slices
     calib: dict[int, Calibration] = field(default_factory=dict)  # agent id -> calibration
+    link_traffic: dict[int, LinkTraffic] = field(default_factory=dict)  # repetition id -> the link's (network)
+    capture: StoredCapture | None = None  # a measured energy capture (`tlsbench energy import`)
+    energies: WindowEnergies | None = None  # its window energies
+    experiments: "Dataset | None" = None  # with a handshake dataset: the store's experiments, if any
 
     @property
     def name(self) -> str:
@@ -87,9 +86,9 @@ class Dataset:
     def start_values(self, spans: np.ndarray) -> np.ndarray:
         """The START record's value of each slice (a slice keeps its STOP's): a USER_GROUP's
         group index."""
-        ev, sl = self.events, self.slices
-        first = ev.rep_first[np.searchsorted(ev.rep_ids, sl.rep[spans])]
-        return ev.rec["value"][first + sl.start_pos[spans]].astype(np.int64)
+        ev, slices = self.events, self.slices
+        first = ev.rep_first[np.searchsorted(ev.rep_ids, slices.rep[spans])]
+        return ev.rec["value"][first + slices.start_pos[spans]].astype(np.int64)
 
     def excluded_mask(self, include_flagged: bool = False) -> np.ndarray:
         """Per repetition: True when excluded from statistics (status != OK, a
@@ -105,14 +104,14 @@ class Dataset:
         in the middle, so its step times hold someone else's work. Only meaningful where
         both peers run in the agent's one thread (in-memory transport), where a repetition
         never waits for anything else."""
-        sl = self.slices
+        slices = self.slices
         in_thread = np.array([self.configs[c].transport == IN_THREAD_TRANSPORT if c in self.configs else False
                               for c in self.reps.config_id], dtype=bool)
-        sel = np.flatnonzero((sl.label == vocab().role_label("repetition")) & (sl.cpu >= 0))
-        lost = sl.dur[sel] - sl.cpu[sel]
-        late = lost > np.maximum(DESCHEDULED_FRACTION * sl.dur[sel], DESCHEDULED_MIN_NS)
+        sel = np.flatnonzero((slices.label == vocab().role_label("repetition")) & (slices.cpu >= 0))
+        lost = slices.dur[sel] - slices.cpu[sel]
+        late = lost > np.maximum(DESCHEDULED_FRACTION * slices.dur[sel], DESCHEDULED_MIN_NS)
         mask = np.zeros(len(self.reps), dtype=bool)
-        mask[self.rep_index(sl.rep[sel][late])] = True
+        mask[self.rep_index(slices.rep[sel][late])] = True
         return mask & in_thread
 
 
@@ -133,12 +132,6 @@ def excluding_flags() -> int:
     return f["TRACE_OVERFLOW"] | f["RETRANSMITTED"]
 
 
-def connect_ro(path: str | Path) -> sqlite3.Connection:
-    """Open a store read-only, checked first (store/sqlite.py): a missing, empty, damaged or
-    foreign file is one clear StoreError, and nothing is ever written to it."""
-    return open_readonly(Path(path))
-
-
 def _calibration(hello: dict) -> Calibration:
     tr = hello.get("tracer") or {}
     e, c = tr.get("empty_span_ns"), tr.get("event_cost_ns")
@@ -147,67 +140,62 @@ def _calibration(hello: dict) -> Calibration:
     return Calibration(float(c if c is not None else e), float(e), True)
 
 
-def _col(rows: list[sqlite3.Row], name: str, dtype, default=-1) -> np.ndarray:
-    return np.array([default if r[name] is None else r[name] for r in rows], dtype=dtype)
+def _array(values: Sequence[int | None], dtype: type, default: int = -1) -> np.ndarray:
+    return np.array([default if v is None else v for v in values], dtype=dtype)
 
 
-ALL_ROWS = "1"  # an SQL condition every row meets
+@contextlib.contextmanager
+def reading(source: str | Path | StoreReader) -> Iterator[StoreReader]:
+    """A store to read: an open one as it is, a path opened (checked, read-only) and closed
+    after: a missing, empty, damaged or foreign file is one clear StoreError, and nothing is
+    ever written to it."""
+    if not isinstance(source, (str, Path)):
+        yield source
+        return
+    with Store.open_readonly(Path(source)) as store:
+        yield store
 
 
-def _configs_where(db: sqlite3.Connection, experiments: bool | None) -> str:
-    """SQL condition selecting handshake configurations, or experiment ones (the `experiment`
-    column of migration 004); ALL_ROWS when the store holds only the kind asked for, or
-    `experiments` is None (both kinds)."""
-    if experiments is None:
-        return ALL_ROWS
-    if not any(col["name"] == "experiment" for col in db.execute("PRAGMA table_info(config)")):
-        return "0" if experiments else ALL_ROWS  # a store from before experiments
-    kind = f"experiment IS {'NOT ' if experiments else ''}NULL"
-    other = db.execute(f"SELECT 1 FROM config WHERE NOT ({kind}) LIMIT 1").fetchone()
-    return kind if other else ALL_ROWS
+KINDS: dict[bool | None, Kind] = {False: "handshakes", True: "experiments", None: "all"}
 
 
-def load(path: str | Path, rep_ids: list[int] | None = None, experiments: bool | None = False) -> Dataset:
-    """Load a store; ``rep_ids`` restricts the traces decoded (exports of a few reps).
-    The handshake configurations and their repetitions, or with ``experiments`` those of the
-    experiments (analysis/primitives.py): each analysis sees only its own kind. None loads
-    both (aligning a power capture, whose marker pulses mark every repetition)."""
-    db = connect_ro(path)
-    where = _configs_where(db, experiments)
-    mine = ALL_ROWS if where == ALL_ROWS else f"config_id IN (SELECT id FROM config WHERE {where})"
-    exp = dict(db.execute("SELECT * FROM experiment").fetchone() or {})
-    exp["host"] = json.loads(exp.get("host_json") or "{}")
-    agents = {}
-    for r in db.execute("SELECT * FROM agent ORDER BY id"):
-        a = dict(r)
-        a["hello"] = json.loads(a.get("hello_json") or "{}")
-        agents[a["id"]] = a
-    cfields = Config.__dataclass_fields__
-    configs = {r["id"]: Config(**{k: r[k] for k in cfields if k in r.keys()})  # older stores lack later columns
-               for r in db.execute(f"SELECT * FROM config WHERE {where} ORDER BY id")}
-    rows = db.execute(f"SELECT * FROM repetition WHERE {mine} ORDER BY id").fetchall()
-    reps = Reps(
-        id=_col(rows, "id", np.int64), config_id=_col(rows, "config_id", np.int64),
-        idx=_col(rows, "idx", np.int64), round=_col(rows, "round", np.int64),
-        agent_id=_col(rows, "agent_id", np.int64),
-        status=np.array([r["status"] for r in rows], dtype=object),
-        flags=_col(rows, "flags", np.int64, 0), error_code=_col(rows, "error_code", np.int64, 0),
-        bytes_c2s=_col(rows, "bytes_c2s", np.int64), bytes_s2c=_col(rows, "bytes_s2c", np.int64),
-        dropped=_col(rows, "dropped_events", np.int64, 0),
-        handshake_wall_ns=_col(rows, "handshake_wall_ns", np.int64),
-        handshake_cpu_ns=_col(rows, "handshake_cpu_ns", np.int64),
-    )
-    traced = ALL_ROWS if mine == ALL_ROWS else f"repetition_id IN (SELECT id FROM repetition WHERE {mine})"
-    q = f"SELECT repetition_id, records FROM trace WHERE {traced} ORDER BY repetition_id"
-    if rep_ids is not None:
-        wanted = sorted({int(r) for r in rep_ids})
-        q = (f"SELECT repetition_id, records FROM trace WHERE {traced} AND "
-             f"repetition_id IN ({','.join('?' * len(wanted))}) ORDER BY repetition_id")
-        traces = db.execute(q, wanted).fetchall()
-    else:
-        traces = db.execute(q).fetchall()
-    db.close()
+def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, experiments: bool | None = False,
+         path: Path | None = None) -> Dataset:
+    """Load a store; ``rep_ids`` restricts the traces decoded (a precision check of a few
+    configurations). The handshake configurations and their repetitions, or with
+    ``experiments`` those of the experiments (analysis/primitives.py): each analysis sees only
+    its own kind; a whole handshake dataset carries the store's experiments along, read in
+    the same visit. None loads both kinds (aligning a power capture, whose marker pulses
+    mark every repetition)."""
+    with reading(source) as store:
+        path = path or store.path
+        kind = KINDS[experiments]
+        row = store.experiment()
+        exp = asdict(row) if row else {}
+        exp["host"] = json.loads(exp.get("host_json") or "{}")
+        agents = {}
+        for row in store.agent_rows():
+            agents[row.id] = {**asdict(row), "hello": json.loads(row.hello_json or "{}")}
+        configs = {c.id: c for c in store.config_rows(kind)}
+        cols = store.repetition_columns(kind)
+        reps = Reps(
+            id=_array(cols.id, np.int64), config_id=_array(cols.config_id, np.int64),
+            idx=_array(cols.idx, np.int64), round=_array(cols.round, np.int64),
+            agent_id=_array(cols.agent_id, np.int64), status=np.array(cols.status, dtype=object),
+            flags=_array(cols.flags, np.int64, 0), error_code=_array(cols.error_code, np.int64, 0),
+            bytes_c2s=_array(cols.bytes_c2s, np.int64), bytes_s2c=_array(cols.bytes_s2c, np.int64),
+            dropped=_array(cols.dropped_events, np.int64, 0),
+            handshake_wall_ns=_array(cols.handshake_wall_ns, np.int64),
+            handshake_cpu_ns=_array(cols.handshake_cpu_ns, np.int64),
+        )
+        traces = store.traces(kind, rep_ids)
+        capture = store.energy_capture()
+        energies = store.window_energies(capture.id) if capture else None
+        link = store.link_traffic() if kind != "experiments" else {}
+        companion = (load(store, experiments=True, path=path)
+                     if kind == "handshakes" and rep_ids is None and store.has_experiments() else None)
     events = decode_many([t[1] for t in traces], [t[0] for t in traces])
-    return Dataset(path=Path(path), experiment=exp, agents=agents, configs=configs, reps=reps,
+    return Dataset(path=path, experiment=exp, agents=agents, configs=configs, reps=reps,
                    events=events, slices=build_slices(events),
-                   calib={aid: _calibration(a["hello"]) for aid, a in agents.items()})
+                   calib={aid: _calibration(a["hello"]) for aid, a in agents.items()},
+                   link_traffic=link, capture=capture, energies=energies, experiments=companion)

@@ -100,30 +100,30 @@ def _ancestor_walk(parent: np.ndarray, start: np.ndarray):
 
 def slice_costs(ds: Dataset, voc: Vocab | None = None) -> SliceCosts:
     voc = voc or vocab()
-    sl = ds.slices
-    n = len(sl)
-    agent = ds.reps.agent_id[ds.rep_index(sl.rep)] if n else np.empty(0, np.int64)
+    slices = ds.slices
+    n = len(slices)
+    agent = ds.reps.agent_id[ds.rep_index(slices.rep)] if n else np.empty(0, np.int64)
     e_by, c_by = {a: k.empty_span_ns for a, k in ds.calib.items()}, {a: k.event_cost_ns for a, k in ds.calib.items()}
     uniq, inv = np.unique(agent, return_inverse=True)
     e = np.array([e_by.get(int(a), 0.0) for a in uniq])[inv] if n else np.empty(0)
     c = np.array([c_by.get(int(a), 0.0) for a in uniq])[inv] if n else np.empty(0)
-    inside = np.maximum(sl.stop_pos - sl.start_pos - 1, 0)
-    overhead = np.where(sl.instant, 0.0, e + c * inside)
-    is_io = sl.category == voc.role_cat("io")
-    is_rec = sl.category == voc.role_cat("record")
+    inside = np.maximum(slices.stop_pos - slices.start_pos - 1, 0)
+    overhead = np.where(slices.instant, 0.0, e + c * inside)
+    is_io = slices.category == voc.role_cat("io")
+    is_rec = slices.category == voc.role_cat("record")
     io_idx = np.flatnonzero(is_io)
     nested_in_io = np.zeros(n, dtype=bool)
-    for m, a in _ancestor_walk(sl.parent, io_idx):
+    for m, a in _ancestor_walk(slices.parent, io_idx):
         nested_in_io[m] |= is_io[a]
     top_io = is_io & ~nested_in_io
-    true_io = np.where(top_io, sl.dur - overhead, 0.0)
+    true_io = np.where(top_io, slices.dur - overhead, 0.0)
     io = true_io.copy()
-    for m, a in _ancestor_walk(sl.parent, np.flatnonzero(top_io)):
+    for m, a in _ancestor_walk(slices.parent, np.flatnonzero(top_io)):
         io += np.bincount(a, weights=true_io[m], minlength=n)
     io[is_io & ~top_io] = 0.0
-    processing = np.where(is_io, 0.0, sl.dur - overhead - io)
+    processing = np.where(is_io, 0.0, slices.dur - overhead - io)
     rec_parent = np.full(n, -1, dtype=np.int64)
-    for m, a in _ancestor_walk(sl.parent, io_idx):
+    for m, a in _ancestor_walk(slices.parent, io_idx):
         hit = (rec_parent[m] < 0) & is_rec[a]
         rec_parent[m[hit]] = a[hit]
     return SliceCosts(processing, io, overhead, top_io, rec_parent, e, c)
@@ -151,38 +151,38 @@ class _Rows:
         return MeasureTable(*cols, incomplete_records=incomplete)
 
 
-def _per_rep_peer_label(sl: Slices, idx: np.ndarray, values: np.ndarray, with_label: bool = True):
+def _per_rep_peer_label(slices: Slices, idx: np.ndarray, values: np.ndarray, with_label: bool = True):
     """Sum values of slices idx per (rep, peer[, label]); returns (rep, peer, label, sum)."""
-    key = (sl.rep[idx].astype(np.int64) * 256 + sl.peer[idx]) * 65536
+    key = (slices.rep[idx].astype(np.int64) * 256 + slices.peer[idx]) * 65536
     if with_label:
-        key = key + sl.label[idx]
+        key = key + slices.label[idx]
     uk, s = _group_sum(key, values)
     return uk // 65536 // 256, (uk // 65536) % 256, uk % 65536 if with_label else NO_LABEL, s
 
 
-def _handshake_windows(sl: Slices, voc: Vocab):
+def _handshake_windows(slices: Slices, voc: Vocab):
     """Per repetition: the HANDSHAKE slice (first one) index, by rep id."""
-    hs = np.flatnonzero((sl.label == voc.role_label("handshake")) & ~sl.open)
-    reps, first = np.unique(sl.rep[hs], return_index=True)
+    hs = np.flatnonzero((slices.label == voc.role_label("handshake")) & ~slices.open)
+    reps, first = np.unique(slices.rep[hs], return_index=True)
     return reps, hs[first]
 
 
-def _records(sl: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
+def _records(slices: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
     """Record write/read latency types over logical records; returns incomplete calls."""
     incomplete = 0
     is_top_io = k.top_io
-    end = sl.ts + sl.dur
+    end = slices.ts + slices.dur
     for role, io_role, metrics in (
         ("record_write", "send", ("write_processing", "write_processing_post", "write_total")),
         ("record_read", "recv", ("read_processing", "read_processing_pre", "read_total")),
     ):
         lab = voc.role_label(role)
-        calls = np.flatnonzero((sl.label == lab) & ~sl.open)
+        calls = np.flatnonzero((slices.label == lab) & ~slices.open)
         if not len(calls):
             continue
-        calls = calls[np.lexsort((sl.start_pos[calls], sl.peer[calls], sl.rep[calls]))]
-        done = sl.value[calls].view(np.int64) > 0
-        gk = sl.rep[calls] * 256 + sl.peer[calls]
+        calls = calls[np.lexsort((slices.start_pos[calls], slices.peer[calls], slices.rep[calls]))]
+        done = slices.value[calls].view(np.int64) > 0
+        gk = slices.rep[calls] * 256 + slices.peer[calls]
         # A logical record = consecutive calls of one (rep, peer) up to the first that
         # moved plaintext (earlier ones returned WANT_READ/WANT_WRITE).
         boundary = np.r_[True, (gk[1:] != gk[:-1]) | done[:-1]]
@@ -192,36 +192,36 @@ def _records(sl: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
         run_last = np.r_[run_first[1:], len(calls)] - 1
         complete = done[run_last]
         incomplete += int(np.count_nonzero(~complete))
-        pos_in = np.full(len(sl), -1, dtype=np.int64)
+        pos_in = np.full(len(slices), -1, dtype=np.int64)
         pos_in[calls] = np.arange(len(calls))
         # The I/O slices of interest and the call they belong to.
         io_lab = voc.role_label(io_role)
         ios = np.flatnonzero(is_top_io & (k.record_parent >= 0))
         ios = ios[pos_in[k.record_parent[ios]] >= 0]
         owner = pos_in[k.record_parent[ios]]
-        io_true = sl.dur[ios] - k.overhead[ios]
+        io_true = slices.dur[ios] - k.overhead[ios]
         proc_call = k.processing[calls]
         if role == "record_write":
             # L2 = START of the first SEND of the call.
-            sends = ios[sl.label[ios] == io_lab]
+            sends = ios[slices.label[ios] == io_lab]
             own_s, first = np.unique(pos_in[k.record_parent[sends]], return_index=True)
             has = np.zeros(len(calls), dtype=bool)
             has[own_s] = True
             l2 = np.full(len(calls), np.inf)
-            l2[own_s] = sl.ts[sends[first]]
+            l2[own_s] = slices.ts[sends[first]]
             l2_pos = np.zeros(len(calls), dtype=np.int64)
-            l2_pos[own_s] = sl.start_pos[sends[first]]
+            l2_pos[own_s] = slices.start_pos[sends[first]]
             before = end[ios] <= l2[owner]
             io_win = np.bincount(owner[before], weights=io_true[before], minlength=len(calls))
-            inside = np.maximum(l2_pos - sl.start_pos[calls] - 1, 0)
-            win = (l2 - sl.ts[calls]) - (k.e[calls] + k.c[calls] * inside) - io_win
+            inside = np.maximum(l2_pos - slices.start_pos[calls] - 1, 0)
+            win = (l2 - slices.ts[calls]) - (k.e[calls] + k.c[calls] * inside) - io_win
             s = np.cumsum(has)
             s_before_run = np.r_[0, s][run_first][run]
             earlier = s - has - s_before_run  # calls with a SEND before this one in the run
             part = np.where(earlier > 0, 0.0, np.where(has, win, proc_call))
         else:
             # L2' = STOP of the last RECV of the call that delivered bytes.
-            recvs = ios[(sl.label[ios] == io_lab) & (sl.value[ios].view(np.int64) > 0)]
+            recvs = ios[(slices.label[ios] == io_lab) & (slices.value[ios].view(np.int64) > 0)]
             rowner = pos_in[k.record_parent[recvs]]
             rev = np.arange(len(recvs))[::-1]
             own_r, last_rev = np.unique(rowner[rev], return_index=True)
@@ -231,11 +231,11 @@ def _records(sl: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
             l2 = np.full(len(calls), -np.inf)
             l2[own_r] = end[last]
             l2_pos = np.zeros(len(calls), dtype=np.int64)
-            l2_pos[own_r] = sl.stop_pos[last]
-            after = sl.ts[ios] >= l2[owner]
+            l2_pos[own_r] = slices.stop_pos[last]
+            after = slices.ts[ios] >= l2[owner]
             io_win = np.bincount(owner[after], weights=io_true[after], minlength=len(calls))
             c_end = end[calls]
-            inside = np.maximum(sl.stop_pos[calls] - l2_pos - 1, 0)
+            inside = np.maximum(slices.stop_pos[calls] - l2_pos - 1, 0)
             win = (c_end - l2) - (k.e[calls] + k.c[calls] * inside) - io_win
             s = np.cumsum(has)
             later = s[run_last][run] - s  # calls delivering bytes after this one in the run
@@ -246,9 +246,9 @@ def _records(sl: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
         only = np.bincount(run, weights=part, minlength=n_runs)
         incl = np.bincount(run, weights=proc_call, minlength=n_runs)
         ovh = np.bincount(run, weights=k.overhead[calls], minlength=n_runs)
-        total = end[calls][run_last] - sl.ts[calls][run_first] - ovh
-        rep = sl.rep[calls][run_last][complete]
-        peer = sl.peer[calls][run_last][complete]
+        total = end[calls][run_last] - slices.ts[calls][run_first] - ovh
+        rep = slices.rep[calls][run_last][complete]
+        peer = slices.peer[calls][run_last][complete]
         for name, vals in zip(metrics, (only, incl, total)):
             rows.add(name, rep, peer, lab, vals[complete])
     return incomplete
@@ -257,46 +257,46 @@ def _records(sl: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
 def measures(ds: Dataset, costs: SliceCosts | None = None, voc: Vocab | None = None) -> MeasureTable:
     """All measures of all repetitions of a dataset."""
     voc = voc or vocab()
-    sl = ds.slices
+    slices = ds.slices
     k = costs or slice_costs(ds, voc)
     rows = _Rows()
-    closed = ~sl.open
-    steps = np.flatnonzero((sl.category == voc.role_cat("step")) & closed)
-    r, p, lab, s = _per_rep_peer_label(sl, steps, k.processing[steps])
+    closed = ~slices.open
+    steps = np.flatnonzero((slices.category == voc.role_cat("step")) & closed)
+    r, p, lab, s = _per_rep_peer_label(slices, steps, k.processing[steps])
     rows.add("step", r, p, lab, s)
-    r, p, lab, s = _per_rep_peer_label(sl, steps, k.io[steps])
+    r, p, lab, s = _per_rep_peer_label(slices, steps, k.io[steps])
     rows.add("step_io", r, p, lab, s)
-    crypto = np.flatnonzero((sl.category == voc.role_cat("crypto")) & closed)
-    rows.add("crypto", sl.rep[crypto], sl.peer[crypto], sl.label[crypto], k.processing[crypto])
+    crypto = np.flatnonzero((slices.category == voc.role_cat("crypto")) & closed)
+    rows.add("crypto", slices.rep[crypto], slices.peer[crypto], slices.label[crypto], k.processing[crypto])
     for metric, vals in (("handshake_processing", k.processing), ("handshake_overhead", k.overhead)):
-        r, p, _, s = _per_rep_peer_label(sl, steps, vals[steps], with_label=False)
+        r, p, _, s = _per_rep_peer_label(slices, steps, vals[steps], with_label=False)
         rows.add(metric, r, p, NO_LABEL, s)
     # Whole-handshake window: stop–start time, and the I/O of each peer inside it.
-    hs_rep, hs = _handshake_windows(sl, voc)
-    hs_time = sl.dur[hs] - k.overhead[hs]
+    hs_rep, hs = _handshake_windows(slices, voc)
+    hs_time = slices.dur[hs] - k.overhead[hs]
     rows.add("handshake_time", hs_rep, NO_PEER, NO_LABEL, hs_time)
-    cpu_ok = sl.cpu[hs] >= 0
-    rows.add("handshake_cpu", hs_rep[cpu_ok], NO_PEER, NO_LABEL, sl.cpu[hs][cpu_ok].astype(float))
+    cpu_ok = slices.cpu[hs] >= 0
+    rows.add("handshake_cpu", hs_rep[cpu_ok], NO_PEER, NO_LABEL, slices.cpu[hs][cpu_ok].astype(float))
     if len(hs):
         io = np.flatnonzero(k.top_io & closed)
-        w = np.searchsorted(hs_rep, sl.rep[io])
+        w = np.searchsorted(hs_rep, slices.rep[io])
         w_ok = w < len(hs_rep)
         io, w = io[w_ok], w[w_ok]
-        w_ok = hs_rep[w] == sl.rep[io]
+        w_ok = hs_rep[w] == slices.rep[io]
         io, w = io[w_ok], w[w_ok]
         h = hs[w]
-        inside = (sl.ts[io] >= sl.ts[h]) & (sl.ts[io] + sl.dur[io] <= sl.ts[h] + sl.dur[h])
+        inside = (slices.ts[io] >= slices.ts[h]) & (slices.ts[io] + slices.dur[io] <= slices.ts[h] + slices.dur[h])
         io = io[inside]
-        r, p, _, s = _per_rep_peer_label(sl, io, sl.dur[io] - k.overhead[io], with_label=False)
+        r, p, _, s = _per_rep_peer_label(slices, io, slices.dur[io] - k.overhead[io], with_label=False)
         rows.add("handshake_io", r, p, NO_LABEL, s)
         per_rep = np.bincount(np.searchsorted(hs_rep, r), weights=s, minlength=len(hs_rep))
         with np.errstate(divide="ignore", invalid="ignore"):
             rows.add("io_share", hs_rep, NO_PEER, NO_LABEL, np.where(hs_time > 0, per_rep / hs_time, np.nan))
-        sends = io[sl.label[io] == voc.role_label("send")]
-        r, p, _, s = _per_rep_peer_label(sl, sends, sl.value[sends].view(np.int64).astype(float), with_label=False)
+        sends = io[slices.label[io] == voc.role_label("send")]
+        r, p, _, s = _per_rep_peer_label(slices, sends, slices.value[sends].view(np.int64).astype(float), with_label=False)
         rows.add("handshake_bytes", r, p, NO_LABEL, s)
     for metric, col in (("bytes_c2s", ds.reps.bytes_c2s), ("bytes_s2c", ds.reps.bytes_s2c)):
         ok = col >= 0
         rows.add(metric, ds.reps.id[ok], NO_PEER, NO_LABEL, col[ok].astype(float))
-    incomplete = _records(sl, k, voc, rows)
+    incomplete = _records(slices, k, voc, rows)
     return rows.table(incomplete)

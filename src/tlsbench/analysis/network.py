@@ -18,13 +18,12 @@ device computed, from the same repetitions (docs/networks.md, "What the report s
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .load import Dataset, connect_ro, excluding_flags, ok_status
+from .load import Dataset, excluding_flags, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
@@ -66,22 +65,15 @@ class NetworkRow:
 
 def _link_traffic(ds: Dataset) -> dict[int, tuple[float, float]]:
     """repetition id -> (bytes, packets) on the link, both directions."""
-    db = connect_ro(ds.path)
-    try:
-        rows = db.execute("SELECT repetition_id, d2p_bytes + p2d_bytes, d2p_packets + p2d_packets "
-                          "FROM link_traffic").fetchall()
-    except sqlite3.OperationalError:  # a store from before 003_network.sql: no such table
-        rows = []
-    finally:
-        db.close()
-    return {int(r[0]): (float(r[1]), float(r[2])) for r in rows}
+    return {rep: (float(t.d2p_bytes + t.p2d_bytes), float(t.d2p_packets + t.p2d_packets))
+            for rep, t in ds.link_traffic.items()}
 
 
 def _summary(values: np.ndarray, seed: int, *key: object) -> Summary | None:
     return summarize(values, rng_for(seed, *key), mean_ci=False) if len(values) else None
 
 
-def network_results(ds: Dataset, mt: MeasureTable, seed: int, include_flagged: bool = False) -> list[NetworkRow]:
+def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged: bool = False) -> list[NetworkRow]:
     """One row per two-process configuration, in config order."""
     configs = {cid: c for cid, c in ds.configs.items() if getattr(c, "network_json", None)}
     if not configs:
@@ -91,14 +83,14 @@ def network_results(ds: Dataset, mt: MeasureTable, seed: int, include_flagged: b
     retransmitted = (reps.flags & vocab().flags["RETRANSMITTED"]) != 0
     invariant = ok & (include_flagged | ((reps.flags & excluding_flags()) == 0))
     link = _link_traffic(ds)
-    hp = mt.metric == METRIC["handshake_processing"]
+    hp = table.metric == METRIC["handshake_processing"]
     rows = []
     for cid, c in configs.items():
         mine = reps.config_id == cid
         sel = np.flatnonzero(mine & ok)
         device_peer = peers[c.device_role]
         inv_ids = reps.id[mine & invariant]
-        proc = mt.value[hp & (mt.peer == device_peer) & (mt.label == NO_LABEL) & np.isin(mt.rep, inv_ids)]
+        proc = table.value[hp & (table.peer == device_peer) & (table.label == NO_LABEL) & np.isin(table.rep, inv_ids)]
         on_link = [link[i] for i in reps.id[sel] if i in link]
         if on_link:
             wire = np.array(on_link)

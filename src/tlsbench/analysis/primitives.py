@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 import math
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .. import spec as specmod
-from .load import Dataset, connect_ro, load
+from ..store.reader import StoreReader
+from .load import Dataset, load, reading
 from .measures import slice_costs
 from .stats import Ratio, Summary, ratio_of_medians, rng_for, summarize
 from .vocab import vocab
@@ -143,9 +143,9 @@ class GroupValues:
 def group_values(ds: Dataset, include_flagged: bool = False) -> GroupValues:
     """Each repetition's processing per group (sum over the group's spans), excluded
     repetitions left out."""
-    sl = ds.slices
-    spans = np.flatnonzero((sl.label == vocab().role_label("user_group")) & ~sl.open)
-    rep = sl.rep[spans]
+    slices = ds.slices
+    spans = np.flatnonzero((slices.label == vocab().role_label("user_group")) & ~slices.open)
+    rep = slices.rep[spans]
     keep = ~ds.excluded_mask(include_flagged)[ds.rep_index(rep)]
     spans, rep = spans[keep], rep[keep]
     group = ds.start_values(spans)
@@ -243,21 +243,15 @@ def _cells(results: list[GroupResult], gv: GroupValues, experiments: list[Experi
     return cells
 
 
-def _skip_reasons(path: Path) -> dict[int, str | None]:
-    with closing(connect_ro(path)) as db:
-        return {r["id"]: r["skip_reason"] for r in db.execute("SELECT id, skip_reason FROM config")}
-
-
 def _counts(ds: Dataset, include_flagged: bool) -> list[ConfigCounts]:
     excluded = ds.excluded_mask(include_flagged)
     discarded = ds.reps.status == discarded_status()
-    skipped = _skip_reasons(ds.path)
     out = []
     for cid in sorted(ds.configs):
         c, mine = ds.configs[cid], ds.reps.config_id == cid
         out.append(ConfigCounts(cid, c.library, c.experiment, c.total_bytes, int(mine.sum()),
                                 int((mine & ~excluded).sum()), int((mine & discarded).sum()),
-                                int((mine & excluded & ~discarded).sum()), skipped.get(cid)))
+                                int((mine & excluded & ~discarded).sum()), c.skip_reason))
     return out
 
 
@@ -293,18 +287,12 @@ def analyze_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> Pr
     return p
 
 
-def has_experiments(path: str | Path) -> bool:
-    """Whether a store holds experiment configurations (cheap: every report asks)."""
-    with closing(connect_ro(path)) as db:
-        if not any(col["name"] == "experiment" for col in db.execute("PRAGMA table_info(config)")):
-            return False  # a store from before migration 004
-        return db.execute("SELECT 1 FROM config WHERE experiment IS NOT NULL LIMIT 1").fetchone() is not None
-
-
-def analyze_store(path: str | Path, seed: int | None = None, include_flagged: bool = False) -> Primitives | None:
+def analyze_store(source: str | Path | StoreReader, seed: int | None = None,
+                  include_flagged: bool = False) -> Primitives | None:
     """The experiments of a store, or None when it holds none (a handshake-only store)."""
-    if not has_experiments(path):
-        return None
-    ds = load(path, experiments=True)
+    with reading(source) as store:
+        if not store.has_experiments():
+            return None
+        ds = load(store, experiments=True)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     return analyze_dataset(ds, seed, include_flagged)

@@ -267,7 +267,7 @@ def format_value(category: int, value: int, voc: Vocab | None = None) -> str:
     return f"value={int(value)}" if value else ""
 
 
-def format_tree(sl: Slices, rep: int | None = None, voc: Vocab | None = None,
+def format_tree(slices: Slices, rep: int | None = None, voc: Vocab | None = None,
                 processing_ns: np.ndarray | None = None) -> str:
     """One repetition as an indented text tree: label, peer, duration (µs), value.
 
@@ -277,30 +277,30 @@ def format_tree(sl: Slices, rep: int | None = None, voc: Vocab | None = None,
     """
     voc = voc or vocab()
     if rep is None:
-        rep = int(sl.rep[0]) if len(sl) else 0
-    idx = np.flatnonzero(sl.rep == rep)
+        rep = int(slices.rep[0]) if len(slices) else 0
+    idx = np.flatnonzero(slices.rep == rep)
     none_peer = voc.peers["none"]
-    phase_idx = idx[sl.peer[idx] == none_peer]
-    p_ts, p_end = sl.ts[phase_idx], sl.ts[phase_idx] + sl.dur[phase_idx]
+    phase_idx = idx[slices.peer[idx] == none_peer]
+    p_ts, p_end = slices.ts[phase_idx], slices.ts[phase_idx] + slices.dur[phase_idx]
     lines = []
     head = f"{'span':<44} {'peer':<7} {'dur µs':>11}"
     head += f" {'proc µs':>11}" if processing_ns is not None else ""
     lines.append(head + "  value")
-    order = idx[np.lexsort((sl.start_pos[idx], sl.ts[idx]))]
+    order = idx[np.lexsort((slices.start_pos[idx], slices.ts[idx]))]
     for i in order.tolist():
-        indent = int(sl.depth[i])
-        if sl.peer[i] != none_peer:  # nest under the phases enclosing it
-            indent += int(np.count_nonzero((p_ts <= sl.ts[i]) & (p_end >= sl.ts[i] + sl.dur[i])))
-        name = ("· " if sl.instant[i] else "") + voc.name(sl.label[i])
-        row = f"{'  ' * indent + name:<44} {voc.peer_name(sl.peer[i]):<7} {sl.dur[i] / 1e3:>11.3f}"
+        indent = int(slices.depth[i])
+        if slices.peer[i] != none_peer:  # nest under the phases enclosing it
+            indent += int(np.count_nonzero((p_ts <= slices.ts[i]) & (p_end >= slices.ts[i] + slices.dur[i])))
+        name = ("· " if slices.instant[i] else "") + voc.name(slices.label[i])
+        row = f"{'  ' * indent + name:<44} {voc.peer_name(slices.peer[i]):<7} {slices.dur[i] / 1e3:>11.3f}"
         if processing_ns is not None:
             row += f" {processing_ns[i] / 1e3:>11.3f}"
-        row += "  " + ("OPEN (no STOP recorded)" if sl.open[i] else format_value(int(sl.category[i]), int(sl.value[i]), voc))
+        row += "  " + ("OPEN (no STOP recorded)" if slices.open[i] else format_value(int(slices.category[i]), int(slices.value[i]), voc))
         lines.append(row.rstrip())
     notes = []
-    if sl.orphan_stops.get(rep):
-        notes.append(f"{sl.orphan_stops[rep]} STOP record(s) without a START (events dropped)")
-    if rep in sl.unbalanced_reps:
+    if slices.orphan_stops.get(rep):
+        notes.append(f"{slices.orphan_stops[rep]} STOP record(s) without a START (events dropped)")
+    if rep in slices.unbalanced_reps:
         notes.append("unbalanced trace: spans without a STOP were closed at the last timestamp")
     lines += [f"! {n}" for n in notes]
     return "\n".join(lines)

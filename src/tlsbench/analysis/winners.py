@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .measures import NO_LABEL, NO_PEER
-from .results import Results, Samples
-from .stats import NOISE_FLOOR, Ratio, Summary, ratio_of_medians, rng_for, separation_advice
+from .measures import METRICS, NO_LABEL, NO_PEER
+from .samples import Samples
+from .stats import (NOISE_FLOOR, Ratio, Summary, boot_medians, percentile_ci, ratio_of_medians, rng_for,
+                    separation_advice)
 from .vocab import vocab
 
 
@@ -59,13 +60,12 @@ class Winner:
         return self.places[0] if self.places else None
 
 
-def question_samples(smp: Samples, q: Question) -> dict[int, np.ndarray]:
+def question_samples(samples: Samples, q: Question) -> dict[int, np.ndarray]:
     """Per config: the values answering a question (both peers pooled for "any")."""
     voc = vocab()
     peers = [p for p in voc.peers.values() if p != voc.peers["none"]] if q.peer == "any" else [voc.peers[q.peer]]
     out: dict[int, np.ndarray] = {}
-    for (cid, peer, metric, label), v in smp.values.items():
-        from .measures import METRICS  # local: avoid a cycle at import
+    for (cid, peer, metric, label), v in samples.values.items():
         if METRICS[metric].name == q.metric and peer in peers:
             out[cid] = np.concatenate([out[cid], v]) if cid in out else v
     return {c: v for c, v in out.items() if len(v)}
@@ -74,8 +74,6 @@ def question_samples(smp: Samples, q: Question) -> dict[int, np.ndarray]:
 def rank(values: dict[int, np.ndarray], q: Question, labels: dict[int, str], seed: int,
          noise_floor: float = NOISE_FLOOR) -> Winner:
     """Rank configurations by median; compare each runner-up with the winner."""
-    from .stats import boot_medians, percentile_ci
-
     meds = sorted((float(np.median(v)), cid) for cid, v in values.items())
     places, warnings = [], []
     best = meds[0][1] if meds else None
@@ -101,15 +99,15 @@ def _as_summary(p: Place) -> Summary:
     return Summary(p.n, p.median, nan, nan, nan, nan, nan, nan, nan, nan, p.median_ci, (nan, nan), 0, 0)
 
 
-def find_winners(res: Results, smp: Samples, seed: int, questions=QUESTIONS,
+def find_winners(labels: dict[int, str], samples: Samples, seed: int, questions: tuple[Question, ...] = QUESTIONS,
                  among: set[int] | None = None) -> list[Winner]:
     """Winners per question, among all configurations or only those in `among` (e.g. one
     library's)."""
     out = []
     for q in questions:
-        vals = {c: v for c, v in question_samples(smp, q).items() if among is None or c in among}
+        vals = {c: v for c, v in question_samples(samples, q).items() if among is None or c in among}
         if vals:
-            out.append(rank(vals, q, res.config_labels, seed))
+            out.append(rank(vals, q, labels, seed))
     return out
 
 

@@ -25,7 +25,7 @@ DEFAULT_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 def system_mirror() -> tuple[str, Path]:
     """The Debian mirror (URI, keyring) the system's apt already uses, so a proxy or a
     local mirror keeps working; deb.debian.org when there is none."""
-    from tlsbench.custom_build import apt_entries  # the system's sources, parsed once there
+    from tlsbench.build.custom import apt_entries  # the system's sources, parsed once there
 
     for entry in apt_entries():
         uri = entry.get("URIs", "").split()[0] if entry.get("URIs") else ""

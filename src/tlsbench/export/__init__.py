@@ -15,7 +15,7 @@ class Exporter(Protocol):
 
     suffix: str  # file name suffix, e.g. ".csv"
 
-    def export(self, a: Analysis, reps: list[int] | None = None) -> str: ...
+    def export(self, analysis: Analysis, reps: list[int] | None = None) -> str: ...
 
 
 def exporter(fmt: str) -> Exporter:

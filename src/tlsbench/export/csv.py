@@ -12,8 +12,8 @@ COLUMNS = ("config_id", "config", "peer", "metric", "label", "unit", "n", "exclu
            "mean_ci_hi", "sd", "q1", "q3", "iqr", "min", "p95", "max", "outliers_mild", "outliers_severe")
 
 
-def row_values(a: Analysis, r: Row) -> list:
-    return _values(r.config_id, a.results.config_labels[r.config_id], r.peer, r.metric, r.label, r.unit, r.summary)
+def row_values(analysis: Analysis, r: Row) -> list:
+    return _values(r.config_id, analysis.results.config_labels[r.config_id], r.peer, r.metric, r.label, r.unit, r.summary)
 
 
 def _values(config_id: int, config: str, peer: str, metric: str, label: str, unit: str, s) -> list:
@@ -27,8 +27,8 @@ def _values(config_id: int, config: str, peer: str, metric: str, label: str, uni
 EXPERIMENT_METRIC = "experiment_group"
 
 
-def experiment_rows(a: Analysis) -> list[list]:
-    p = a.results.primitives
+def experiment_rows(analysis: Analysis) -> list[list]:
+    p = analysis.results.primitives
     return [_values(r.config_id, f"{r.library} {r.experiment} {r.size}", "none", EXPERIMENT_METRIC, r.group, "ns",
                     r.summary) for r in (p.results if p else [])]
 
@@ -42,11 +42,11 @@ def _fmt(v) -> str:
 class CsvExporter:
     suffix = ".csv"
 
-    def export(self, a: Analysis, reps: list[int] | None = None) -> str:
+    def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(COLUMNS)
-        rows = sorted(a.results.rows, key=lambda r: (r.config_id, r.peer, r.metric, r.label))
-        for values in [row_values(a, r) for r in rows] + experiment_rows(a):
+        rows = sorted(analysis.results.rows, key=lambda r: (r.config_id, r.peer, r.metric, r.label))
+        for values in [row_values(analysis, r) for r in rows] + experiment_rows(analysis):
             w.writerow([_fmt(v) for v in values])
         return buf.getvalue()

@@ -33,8 +33,8 @@ def plain(x):
 class JsonExporter:
     suffix = ".json"
 
-    def export(self, a: Analysis, reps: list[int] | None = None) -> str:
-        r = a.results
+    def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
+        r = analysis.results
         doc = {"context": plain(r.context),
                "configs": {str(k): {**plain(v), "display": r.config_labels[k]} for k, v in r.configs.items()},
                "rows": plain(r.rows), "winners": plain(r.winners), "groups": plain(r.groups),

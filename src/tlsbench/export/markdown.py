@@ -2,9 +2,9 @@
 """Markdown: the winners table and the per-configuration table, for a README or a paper draft."""
 from __future__ import annotations
 
+from ..analysis.primitives import Primitives
 from ..analysis.results import Analysis
-from ..report.html import SUITE_COLUMNS
-from ..report.primitives import markdown_lines
+from ..analysis.tables import SUITE_COLUMNS, table_rows
 
 
 def _cell(s, scale: float) -> str:
@@ -16,8 +16,8 @@ def _cell(s, scale: float) -> str:
 class MarkdownExporter:
     suffix = ".md"
 
-    def export(self, a: Analysis, reps: list[int] | None = None) -> str:
-        res, lab = a.results, a.results.config_labels
+    def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
+        res, lab = analysis.results, analysis.results.config_labels
         out = [f"# {res.context.experiment}", "", "## Winners", "",
                "| Question | Winner | Median | 95% CI | Lead | Runner-up (ratio [CI]) |",
                "|---|---|---:|---:|---|---|"]
@@ -35,20 +35,19 @@ class MarkdownExporter:
         for cid in sorted(res.configs, key=lambda c: lab[c]):
             cells = []
             for _, metric, peer, scale, _ in SUITE_COLUMNS:
-                row = (res.find(cid, metric, peer) if peer != "any"
-                       else next((r for r in res.rows if r.config_id == cid and r.metric == metric), None))
+                row = res.cell(cid, metric, peer)
                 cells.append(_cell(row.summary if row else None, scale))
             out.append(f"| {lab[cid]} | " + " | ".join(cells) + " |")
-        out += self._libraries(a)
+        out += self._libraries(analysis)
         out += markdown_lines(res.primitives) if res.primitives else []
         if res.warnings:
             out += ["", "## Warnings", ""] + [f"- {w}" for w in res.warnings]
         return "\n".join(out) + "\n"
 
     @staticmethod
-    def _libraries(a: Analysis) -> list[str]:
+    def _libraries(analysis: Analysis) -> list[str]:
         """Handshake processing per library and peer, one row per matrix cell (several libraries only)."""
-        res, libs = a.results, a.results.libraries
+        res, libs = analysis.results, analysis.results.libraries
         if libs is None or not libs.several:
             return []
         heads = [f"{lib} {peer} (ms)" for lib in libs.order for peer in ("client", "server")]
@@ -62,3 +61,15 @@ class MarkdownExporter:
                     cells.append(_cell(row.summary if row else None, 1e6))
             out.append(f"| {cell.label} | " + " | ".join(cells) + " |")
         return out
+
+
+def markdown_lines(p: Primitives) -> list[str]:
+    """The time-per-operation table for `tlsbench export --format markdown`."""
+    heads = [f"{lib} (µs)" for lib in p.libraries]
+    out = ["", "## Crypto primitives and experiments: time per operation (median ± 95% CI half-width)", "",
+           "| Experiment | Payload | Group | " + " | ".join(heads) + " |", "|---|---:|---|" + "---:|" * len(heads)]
+    for row in table_rows(p):
+        cells = [f"{v.median} ±{v.pct.lstrip('±')}" + (f" ({v.vs_fastest})" if v.vs_fastest else "") if v else "–"
+                 for v in row.values.values()]
+        out.append(f"| {row.experiment} | {row.size} | {row.group} | " + " | ".join(cells) + " |")
+    return out

@@ -12,61 +12,60 @@ import json
 
 import numpy as np
 
+from ..analysis.pipeline import representative_rep
 from ..analysis.results import Analysis
 from ..analysis.slices import format_value
 from ..analysis.vocab import vocab
 
 
-def trace_events(a: Analysis, reps: list[int]) -> list[dict]:
-    voc, sl, ds = vocab(), a.ds.slices, a.ds
+def trace_events(analysis: Analysis, reps: list[int]) -> list[dict]:
+    voc, slices, ds = vocab(), analysis.ds.slices, analysis.ds
     events: list[dict] = []
-    proc = a.costs.processing
+    proc = analysis.costs.processing
     for rep in reps:
         pos = ds.rep_index(np.array([rep]))[0]
         cfg = ds.configs.get(int(ds.reps.config_id[pos])) if pos < len(ds.reps) else None
-        pname = f"rep {rep}" + (f" {a.results.config_labels[cfg.id]}" if cfg else "")
+        pname = f"rep {rep}" + (f" {analysis.results.config_labels[cfg.id]}" if cfg else "")
         events.append({"name": "process_name", "ph": "M", "pid": rep, "tid": 0, "args": {"name": pname}})
-        idx = np.flatnonzero(sl.rep == rep)
-        for peer in np.unique(sl.peer[idx]).tolist():
+        idx = np.flatnonzero(slices.rep == rep)
+        for peer in np.unique(slices.peer[idx]).tolist():
             events.append({"name": "thread_name", "ph": "M", "pid": rep, "tid": peer,
                            "args": {"name": voc.peer_name(peer)}})
             events.append({"name": "thread_sort_index", "ph": "M", "pid": rep, "tid": peer,
                            "args": {"sort_index": (peer + 1) % 256}})
             stack: list[int] = []
-            for i in idx[sl.peer[idx] == peer].tolist():
-                while stack and stack[-1] != sl.parent[i]:
-                    events.append(_end(sl, stack.pop(), rep))
-                cat = voc.categories[sl.category[i]] if sl.category[i] >= 0 else "unknown"
-                args = {"value": format_value(int(sl.category[i]), int(sl.value[i])),
+            for i in idx[slices.peer[idx] == peer].tolist():
+                while stack and stack[-1] != slices.parent[i]:
+                    events.append(_end(slices, stack.pop(), rep))
+                cat = voc.categories[slices.category[i]] if slices.category[i] >= 0 else "unknown"
+                args = {"value": format_value(int(slices.category[i]), int(slices.value[i])),
                         "processing_us": round(float(proc[i]) / 1e3, 3)}
-                if sl.open[i]:
+                if slices.open[i]:
                     args["open"] = "no STOP recorded; closed at the last timestamp"
-                ev = {"name": voc.name(sl.label[i]), "cat": cat, "pid": rep, "tid": peer,
-                      "ts": sl.ts[i] / 1e3, "args": args}
-                if sl.instant[i]:
+                ev = {"name": voc.name(slices.label[i]), "cat": cat, "pid": rep, "tid": peer,
+                      "ts": slices.ts[i] / 1e3, "args": args}
+                if slices.instant[i]:
                     events.append({**ev, "ph": "i", "s": "t"})
                     continue
                 events.append({**ev, "ph": "B"})
                 stack.append(i)
             while stack:
-                events.append(_end(sl, stack.pop(), rep))
+                events.append(_end(slices, stack.pop(), rep))
     return events
 
 
-def _end(sl, i: int, rep: int) -> dict:
-    return {"name": vocab().name(sl.label[i]), "ph": "E", "pid": rep, "tid": int(sl.peer[i]),
-            "ts": (sl.ts[i] + sl.dur[i]) / 1e3}
+def _end(slices, i: int, rep: int) -> dict:
+    return {"name": vocab().name(slices.label[i]), "ph": "E", "pid": rep, "tid": int(slices.peer[i]),
+            "ts": (slices.ts[i] + slices.dur[i]) / 1e3}
 
 
 class PerfettoExporter:
     suffix = ".json"
 
-    def export(self, a: Analysis, reps: list[int] | None = None) -> str:
+    def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
         if not reps:
-            from ..report.figures import representative_rep
-
-            r = representative_rep(a)
+            r = representative_rep(analysis)
             reps = [r] if r is not None else []
-        doc = {"traceEvents": trace_events(a, reps), "displayTimeUnit": "ns",
-               "otherData": {"experiment": a.ds.name, "repetitions": reps}}
+        doc = {"traceEvents": trace_events(analysis, reps), "displayTimeUnit": "ns",
+               "otherData": {"experiment": analysis.ds.name, "repetitions": reps}}
         return json.dumps(doc, separators=(",", ":"))

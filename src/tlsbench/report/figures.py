@@ -6,6 +6,7 @@ turns it into bytes. Times are shown in µs (ms for handshakes), error bars are 
 """
 from __future__ import annotations
 
+import base64
 import io
 from dataclasses import dataclass
 
@@ -14,10 +15,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from ..analysis.groups import GroupTable  # noqa: E402
 from ..analysis.measures import METRIC, NO_LABEL  # noqa: E402
+from ..analysis.pipeline import representative_rep  # noqa: E402
 from ..analysis.results import Analysis  # noqa: E402
 from ..analysis.vocab import vocab  # noqa: E402
 from ..analysis.winners import QUESTIONS, question_samples  # noqa: E402
@@ -41,16 +44,24 @@ class FigureSpec:
     name: str
     title: str
     caption: str
-    figure: object  # matplotlib.figure.Figure
+    figure: Figure
 
 
-def render(fig, fmt: str) -> bytes:
+def render(fig: Figure, fmt: str) -> bytes:
     """Figure -> bytes in 'svg', 'png' or 'pdf' (no timestamps: reproducible bytes)."""
     buf = io.BytesIO()
     meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}[fmt]
     with plt.rc_context(STYLE):
         fig.savefig(buf, format=fmt, bbox_inches="tight", metadata=meta)
     return buf.getvalue()
+
+
+def data_uri(fig: Figure) -> str:
+    """A figure as an embedded SVG (the report fetches nothing); closed once rendered, which
+    keeps memory flat."""
+    svg = render(fig, "svg")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
 
 
 def kde(sample: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -69,16 +80,16 @@ def _short(name: str, width: int = 46) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def step_stacks(a: Analysis) -> list[FigureSpec]:
+def step_stacks(analysis: Analysis) -> list[FigureSpec]:
     """Per-suite stacked median step processing, one panel per peer, bars sorted by total."""
     voc = vocab()
-    res, smp = a.results, a.samples
+    res, samples = analysis.results, analysis.samples
     step = METRIC["step"]
     out = []
     for peer_name in ("client", "server"):
         peer = voc.peers[peer_name]
         per_cfg: dict[int, dict[int, float]] = {}
-        for (cid, p, m, lab), v in smp.values.items():
+        for (cid, p, m, lab), v in samples.values.items():
             if m == step and p == peer and len(v):
                 per_cfg.setdefault(cid, {})[lab] = float(np.median(v))
         if not per_cfg:
@@ -105,11 +116,11 @@ def step_stacks(a: Analysis) -> list[FigureSpec]:
     return out
 
 
-def record_distributions(a: Analysis, seed: int = 0) -> list[FigureSpec]:
+def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
     """Histogram with a density estimate of record write and read processing per config."""
     out = []
     for q in QUESTIONS[:2]:
-        vals = question_samples(a.samples, q)
+        vals = question_samples(analysis.samples, q)
         if not vals:
             continue
         order = sorted(vals, key=lambda c: np.median(vals[c]))[:MAX_CONFIGS_DENSITY]
@@ -128,7 +139,7 @@ def record_distributions(a: Analysis, seed: int = 0) -> list[FigureSpec]:
                 sub = rng.choice(v, KDE_POINTS, replace=False) if len(v) > KDE_POINTS else v
                 if len(sub) > 2 and np.ptp(sub) > 0:
                     ax.plot(grid, kde(sub, grid), color=cmap(i % 10), linewidth=1.2,
-                            label=f"{_short(a.results.config_labels[c], 40)} (median {np.median(v):.1f} µs)")
+                            label=f"{_short(analysis.results.config_labels[c], 40)} (median {np.median(v):.1f} µs)")
             ax.set_xlabel(f"{q.title.lower()} processing per record (µs)")
             ax.set_ylabel("density (1/µs)")
             ax.set_title(f"{q.title}: distribution per configuration")
@@ -164,7 +175,7 @@ def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
     ax.grid(axis="x", visible=False)
 
 
-def group_bars(a: Analysis, tables: list[GroupTable]) -> FigureSpec:
+def group_bars(analysis: Analysis, tables: list[GroupTable]) -> FigureSpec:
     """One question's measure grouped by each suite property (one panel each): medians of
     the pooled configurations of a group, coloured by a second property, with 95% CIs."""
     q = tables[0].question
@@ -180,20 +191,20 @@ def group_bars(a: Analysis, tables: list[GroupTable]) -> FigureSpec:
                       "property); error bars: 95% bootstrap CI of the median.", fig)
 
 
-def io_share(a: Analysis) -> FigureSpec | None:
+def io_share(analysis: Analysis) -> FigureSpec | None:
     """Handshake stop–start time split into client processing, server processing, I/O and
     the rest (harness, turn switching), medians per configuration, as shares."""
-    smp, res, voc = a.samples, a.results, vocab()
+    samples, res, voc = analysis.samples, analysis.results, vocab()
     parts = []
     for cid in res.configs:
-        total = smp.get(cid, "handshake_time")
+        total = samples.get(cid, "handshake_time")
         if not len(total):
             continue
         # A two-process configuration traces one peer only: the other one's share is 0 here.
         cp, sp = (np.median(x) if len(x) else 0.0
-                  for x in (smp.get(cid, "handshake_processing", voc.peers[p]) for p in ("client", "server")))
-        io_ = sum(np.median(smp.get(cid, "handshake_io", voc.peers[p])) for p in ("client", "server")
-                  if len(smp.get(cid, "handshake_io", voc.peers[p])))
+                  for x in (samples.get(cid, "handshake_processing", voc.peers[p]) for p in ("client", "server")))
+        io_ = sum(np.median(samples.get(cid, "handshake_io", voc.peers[p])) for p in ("client", "server")
+                  if len(samples.get(cid, "handshake_io", voc.peers[p])))
         t = float(np.median(total))
         parts.append((cid, np.array([cp, sp, io_, max(t - cp - sp - io_, 0.0)]) / t * 100, t))
     if not parts:
@@ -218,13 +229,13 @@ def io_share(a: Analysis) -> FigureSpec | None:
                       "(shown in parentheses).", fig)
 
 
-def timeline(a: Analysis, rep: int) -> FigureSpec:
+def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     """One repetition: peers as lanes, spans nested by depth, coloured by category."""
-    voc, sl = vocab(), a.ds.slices
-    idx = np.flatnonzero((sl.rep == rep) & ~sl.instant)
-    t0 = sl.ts[idx].min() if len(idx) else 0
+    voc, slices = vocab(), analysis.ds.slices
+    idx = np.flatnonzero((slices.rep == rep) & ~slices.instant)
+    t0 = slices.ts[idx].min() if len(idx) else 0
     lanes = [voc.peers[p] for p in ("none", "client", "server")]
-    depth_max = {p: int(sl.depth[idx][sl.peer[idx] == p].max(initial=0)) + 1 for p in lanes}
+    depth_max = {p: int(slices.depth[idx][slices.peer[idx] == p].max(initial=0)) + 1 for p in lanes}
     base, y = {}, 0.0
     for p in lanes:
         base[p] = y
@@ -233,22 +244,22 @@ def timeline(a: Analysis, rep: int) -> FigureSpec:
     cat_colour = {c: cmap(i) for i, c in enumerate(voc.categories)}
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(11, 0.5 + 0.32 * y))
-        span_us = (sl.ts[idx].max() + sl.dur[idx].max() - t0) / 1e3 if len(idx) else 1
+        span_us = (slices.ts[idx].max() + slices.dur[idx].max() - t0) / 1e3 if len(idx) else 1
         for i in idx.tolist():
-            x0, w = (sl.ts[i] - t0) / 1e3, sl.dur[i] / 1e3
-            yy = base[int(sl.peer[i])] + int(sl.depth[i])
-            cat = voc.categories[sl.category[i]] if sl.category[i] >= 0 else "phase"
+            x0, w = (slices.ts[i] - t0) / 1e3, slices.dur[i] / 1e3
+            yy = base[int(slices.peer[i])] + int(slices.depth[i])
+            cat = voc.categories[slices.category[i]] if slices.category[i] >= 0 else "phase"
             ax.add_patch(Rectangle((x0, yy), max(w, span_us * 1e-4), 0.9, color=cat_colour[cat],
                                    alpha=0.85, linewidth=0))
             if w > span_us * 0.04:
-                ax.text(x0 + w / 2, yy + 0.45, voc.name(sl.label[i]), ha="center", va="center",
+                ax.text(x0 + w / 2, yy + 0.45, voc.name(slices.label[i]), ha="center", va="center",
                         fontsize=6, color="white", clip_on=True)
         ax.set_xlim(0, span_us * 1.01)
         ax.set_ylim(y, -0.3)
         ax.set_yticks([base[p] + depth_max[p] / 2 for p in lanes], [voc.peer_name(p) for p in lanes])
         ax.set_xlabel("time since the repetition started (µs)")
         ax.set_title(f"Timeline of repetition {rep}")
-        used = sorted({voc.categories[c] for c in sl.category[idx] if c >= 0}, key=voc.categories.index)
+        used = sorted({voc.categories[c] for c in slices.category[idx] if c >= 0}, key=voc.categories.index)
         ax.legend(handles=[Patch(color=cat_colour[c], label=c) for c in used], ncol=len(used),
                   loc="lower center", bbox_to_anchor=(0.5, 1.04), frameon=False)
         ax.grid(axis="y", visible=False)
@@ -257,29 +268,10 @@ def timeline(a: Analysis, rep: int) -> FigureSpec:
                       "`tlsbench export --format perfetto` opens the same repetition in a trace viewer.", fig)
 
 
-def representative_rep(a: Analysis) -> int | None:
-    """The included repetition whose client handshake processing is closest to the median of
-    the winning initiator configuration (else any included repetition)."""
-    mt, ds = a.table, a.ds
-    ok = ~ds.excluded_mask(a.results.context.include_flagged)
-    good = set(ds.reps.id[ok].tolist()) & set(np.unique(ds.slices.rep).tolist())
-    if not good:
-        return None
-    sel = (mt.metric == METRIC["handshake_processing"]) & (mt.peer == vocab().peers["client"]) & (mt.label == NO_LABEL)
-    win = next((w for w in a.results.winners if w.question.peer == "client"), None)
-    if win and win.winner:
-        cfg_reps = set(ds.reps.id[ds.reps.config_id == win.winner.config_id].tolist()) & good
-        sel &= np.isin(mt.rep, list(cfg_reps))
-    if not sel.any():
-        return min(good)
-    v, r = mt.value[sel], mt.rep[sel]
-    return int(r[np.argmin(np.abs(v - np.median(v)))])
-
-
-def library_bars(a: Analysis) -> FigureSpec | None:
+def library_bars(analysis: Analysis) -> FigureSpec | None:
     """Handshake processing per configuration (matrix cell), one bar per library, one panel
     per peer; error bars: 95% bootstrap CI of the median. Only with several libraries."""
-    libs, res = a.results.libraries, a.results
+    libs, res = analysis.results.libraries, analysis.results
     if libs is None or not libs.several:
         return None
     cells = libs.cells
@@ -314,16 +306,16 @@ def library_bars(a: Analysis) -> FigureSpec | None:
                       "bootstrap CI of the median.", fig)
 
 
-def all_figures(a: Analysis, seed: int = 0) -> list[FigureSpec]:
-    figs = [f for f in (library_bars(a),) if f] + step_stacks(a) + record_distributions(a, seed)
-    share = io_share(a)
+def all_figures(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
+    figs = [f for f in (library_bars(analysis),) if f] + step_stacks(analysis) + record_distributions(analysis, seed)
+    share = io_share(analysis)
     if share:
         figs.append(share)
     by_q: dict = {}
-    for t in a.results.groups:
+    for t in analysis.results.groups:
         by_q.setdefault(t.question, []).append(t)
-    figs += [group_bars(a, ts) for ts in by_q.values()]
-    rep = representative_rep(a)
+    figs += [group_bars(analysis, ts) for ts in by_q.values()]
+    rep = representative_rep(analysis)
     if rep is not None:
-        figs.append(timeline(a, rep))
+        figs.append(timeline(analysis, rep))
     return figs

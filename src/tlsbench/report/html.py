@@ -3,7 +3,6 @@
 (no CDN, no web fonts; figures are embedded as data URIs)."""
 from __future__ import annotations
 
-import base64
 import math
 from pathlib import Path
 
@@ -12,43 +11,25 @@ import numpy as np
 
 from .. import __version__
 from ..files import write_atomic
-from ..analysis.compare import Comparison
+from ..analysis.compare import Comparison, compare
 from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.measures import METRICS
 from ..analysis.results import Analysis
+from ..analysis.tables import SUITE_COLUMNS
 from ..analysis.stats import N_BOOT
 from ..analysis.vocab import vocab
 from . import WINNERS_MODES
-from . import figures as F
+from .figures import FigureSpec, all_figures, data_uri
+from .energy import html_section
 from .network import network_section
-from . import primitives as P
-
-# Columns of the per-suite table: (heading, metric, peer, scale, unit).
-SUITE_COLUMNS = (
-    ("Client handshake processing", "handshake_processing", "client", 1e6, "ms"),
-    ("Server handshake processing", "handshake_processing", "server", 1e6, "ms"),
-    ("Handshake stop–start", "handshake_time", "none", 1e6, "ms"),
-    ("Record write, processing only", "write_processing", "any", 1e3, "µs"),
-    ("Record write, incl. post", "write_processing_post", "any", 1e3, "µs"),
-    ("Record write, total", "write_total", "any", 1e3, "µs"),
-    ("Record read, processing only", "read_processing", "any", 1e3, "µs"),
-    ("Record read, incl. pre", "read_processing_pre", "any", 1e3, "µs"),
-    ("Record read, total", "read_total", "any", 1e3, "µs"),
-)
-
+from . import primitives
 
 def _num(x: float, digits: int = 1) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:,.{digits}f}"
 
 
-def _data_uri(fig) -> str:
-    svg = F.render(fig, "svg")
-    F.plt.close(fig)  # figures are rendered once; keep memory flat
-    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
-
-
-def _figure(f: F.FigureSpec) -> dict:
-    return {"title": f.title, "caption": f.caption, "name": f.name, "uri": _data_uri(f.figure)}
+def _figure(f: FigureSpec) -> dict[str, str]:
+    return {"title": f.title, "caption": f.caption, "name": f.name, "uri": data_uri(f.figure)}
 
 
 def _env() -> jinja2.Environment:
@@ -61,19 +42,18 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def _suite_rows(a: Analysis) -> list[dict]:
-    res = a.results
+def _suite_rows(analysis: Analysis) -> list[dict]:
+    res = analysis.results
     rows = []
     order = sorted(res.configs, key=lambda c: res.config_labels[c])
     for cid in order:
         cells = []
         for _, metric, peer, scale, unit in SUITE_COLUMNS:
-            row = (res.find(cid, metric, peer) if peer != "any"
-                   else next((r for r in res.rows if r.config_id == cid and r.metric == metric), None))
+            row = res.cell(cid, metric, peer)
             cells.append((row.summary if row else None, scale))
         share = res.find(cid, "io_share", "none")
         rows.append({"config": res.config_labels[cid], "cfg": res.configs[cid], "cells": cells,
-                     "used": a.samples.used_reps.get(cid, 0), "excluded": a.samples.excluded_reps.get(cid, 0),
+                     "used": analysis.samples.used_reps.get(cid, 0), "excluded": analysis.samples.excluded_reps.get(cid, 0),
                      "io_share": share.summary.median * 100 if share else math.nan,
                      "bytes_c2s": _med(res.find(cid, "bytes_c2s")), "bytes_s2c": _med(res.find(cid, "bytes_s2c"))})
     return rows
@@ -82,9 +62,9 @@ def _suite_rows(a: Analysis) -> list[dict]:
 HANDSHAKE_PEERS = ("client", "server")
 
 
-def _side_by_side(a: Analysis) -> list[dict]:
+def _side_by_side(analysis: Analysis) -> list[dict]:
     """Per matrix cell: each library's handshake processing summary per peer (None: not measured)."""
-    res, libs = a.results, a.results.libraries
+    res, libs = analysis.results, analysis.results.libraries
     rows = []
     for cell in libs.cells:
         per_lib = {}
@@ -100,9 +80,9 @@ def _med(row) -> float:
     return row.summary.median if row else math.nan
 
 
-def _step_tables(a: Analysis) -> list[dict]:
+def _step_tables(analysis: Analysis) -> list[dict]:
     """Per configuration: step and crypto rows, in the spec's label order."""
-    res, voc = a.results, vocab()
+    res, voc = analysis.results, vocab()
     order_of = {lab: i for i, lab in enumerate(sorted(voc.label_name))}
     out = []
     libs = res.libraries.order
@@ -117,33 +97,44 @@ def _step_tables(a: Analysis) -> list[dict]:
     return out
 
 
-def build_html(a: Analysis, comparison: Comparison | None = None, figures: list | None = None,
+def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
                winners: str = WINNERS_MODES[0], energy: dict | None = None) -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
-    `energy` is the energy section (tlsbench.energy.report.html_section), None for none."""
-    res = a.results
-    figs = F.all_figures(a, res.context.seed) if figures is None else figures
+    `energy` is the energy section (report/energy.py html_section), None for none."""
+    res = analysis.results
+    figs = all_figures(analysis, res.context.seed) if figures is None else figures
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
     ctx = res.context
-    hello = next(iter(a.ds.agents.values()), {}).get("hello", {})
+    hello = next(iter(analysis.ds.agents.values()), {}).get("hello", {})
     tpl = _env().get_template("report.html.j2")
-    network = network_section(a)
+    network = network_section(analysis)
     return tpl.render(
         network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
-        r=res, ctx=ctx, a=a, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(a),
-        step_tables=_step_tables(a), metrics={m.name: m for m in METRICS},
+        r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis),
+        step_tables=_step_tables(analysis), metrics={m.name: m for m in METRICS},
         figures=[_figure(f) for f in figs],
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
-        libs=res.libraries, side_by_side=_side_by_side(a), granularity_meaning=GRANULARITY_MEANING,
+        libs=res.libraries, side_by_side=_side_by_side(analysis), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
-        primitives=P.section(res.primitives, _data_uri, energy["res"].rows if energy else []) if res.primitives else None,
+        primitives=primitives.section(res.primitives, data_uri, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy,
     )
 
 
-def write_report(a: Analysis, out: str | Path, comparison: Comparison | None = None,
+def write_report(analysis: Analysis, out: str | Path, comparison: Comparison | None = None,
                  winners: str = WINNERS_MODES[0], energy: dict | None = None, where: str = "--out") -> Path:
     """Writes the report atomically (files.write_atomic): a failure leaves no truncated file;
     `where` names the option that writes it elsewhere."""
-    return write_atomic(out, build_html(a, comparison, winners=winners, energy=energy), where)
+    return write_atomic(out, build_html(analysis, comparison, winners=winners, energy=energy), where)
+
+
+def write_html(analysis: Analysis, target: Path, other: Analysis | None = None, winners: str = WINNERS_MODES[0],
+               profile: str | None = None, where: str = "--out") -> Path:
+    """The HTML report of an analysed experiment: with a B/A section when `other` is given;
+    `winners`: both, overall or per-library winners sections; an energy section when the
+    store holds a capture or a power `profile` is named. `where`: how to write it elsewhere,
+    for the message when it cannot be written."""
+    comparison = compare(analysis, other, analysis.results.context.seed) if other else None
+    analysis.results.comparison = comparison
+    return write_report(analysis, target, comparison, winners, html_section(analysis, profile), where)

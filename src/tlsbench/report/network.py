@@ -70,9 +70,9 @@ def sweep(rows: list[NetworkRow], param: str) -> FigureSpec:
                       "the emulated link (headers, ACKs and retransmissions included).", fig)
 
 
-def network_section(a: Analysis) -> dict:
+def network_section(analysis: Analysis) -> dict:
     """What the template's network section needs (empty rows: no section)."""
-    rows = network_results(a.ds, a.table, a.results.context.seed)
+    rows = network_results(analysis.ds, analysis.table, analysis.results.context.seed)
     if not rows:
         return {"rows": [], "figures": []}
     figs = [duration_vs_processing(rows)] + [sweep(rows, p) for p in swept_parameters(rows)]

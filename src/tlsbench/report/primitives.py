@@ -16,85 +16,12 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 from rich.table import Table
 
-from ..analysis.primitives import Cell, GroupResult, Primitives
-from ..analysis.stats import Ratio
-from ..energy.table import EnergyRow
-from . import figures as F
+from ..analysis.energy.table import EnergyRow
+from ..analysis.primitives import Primitives
+from ..analysis.tables import MB, fmt_mbps, fmt_us, headline, headline_cells, size_label, table_rows
+from .figures import STYLE, FigureSpec, plt
 
-MB = 1e6  # throughput unit: MB/s
-FASTEST = "fastest"
 LINE_STYLES = ("-", "--", ":", "-.")  # one per group of an experiment (encrypt, decrypt...)
-
-
-def fmt_us(ns: float) -> str:
-    """A time in µs with 3–4 significant digits (0.381, 40.02, 1,234.5)."""
-    if ns is None or not math.isfinite(ns):
-        return "–"
-    us = ns / 1e3
-    digits = 3 if us < 10 else 2 if us < 100 else 1
-    return f"{us:,.{digits}f}"
-
-
-def fmt_mbps(bps: float) -> str:
-    return "–" if not math.isfinite(bps) else f"{bps / MB:,.1f}"
-
-
-def size_label(size: int) -> str:
-    """16 B, 1 KiB, 16 KiB; – for an experiment without a payload."""
-    if not size:
-        return "–"
-    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} B"
-
-
-def ratio_text(r: Ratio) -> str:
-    return f"×{r.ratio:.2f} [{r.ci[0]:.2f}–{r.ci[1]:.2f}]" if math.isfinite(r.ratio) else "–"
-
-
-# ---------------------------------------------------------------------- tables
-@dataclass(frozen=True)
-class LibraryValue:
-    """One library's entry in a row of the time-per-operation table."""
-
-    median: str        # µs
-    ci: str            # "[lo, hi]" µs
-    pct: str           # ± % of the median
-    n: int
-    vs_fastest: str    # FASTEST, or "×ratio [CI]"
-    verdict: str       # FASTEST, a stats verdict, or "" when no other library measured it
-    throughput: str    # MB/s at the median ("–" without a payload)
-    throughput_ci: str
-
-
-@dataclass(frozen=True)
-class TableRow:
-    experiment: str
-    size: str
-    group: str
-    sized: bool
-    values: dict[str, LibraryValue | None]  # library -> value; None: not measured there
-
-
-def _value(cell: Cell, library: str) -> LibraryValue | None:
-    r = cell.by_library.get(library)
-    if r is None or not r.summary.n:
-        return None
-    s = r.summary
-    several = len([v for v in cell.by_library.values() if v.summary.n]) > 1
-    if library == cell.fastest:
-        vs, verdict = (FASTEST, FASTEST) if several else ("", "")
-    else:
-        ratio = cell.vs_fastest[library]
-        vs, verdict = ratio_text(ratio), ratio.verdict
-    lo, hi = r.throughput_ci
-    return LibraryValue(fmt_us(s.median), f"[{fmt_us(s.median_ci[0])}, {fmt_us(s.median_ci[1])}]",
-                        f"±{s.median_ci_pct:.1f}%", s.n, vs, verdict, fmt_mbps(r.throughput),
-                        f"[{fmt_mbps(lo)}, {fmt_mbps(hi)}]" if r.size else "")
-
-
-def table_rows(p: Primitives) -> list[TableRow]:
-    sized = {m.name: m.sized for m in p.experiments}
-    return [TableRow(c.experiment, size_label(c.size), c.group, sized[c.experiment],
-                     {lib: _value(c, lib) for lib in p.libraries}) for c in p.cells]
 
 
 @dataclass(frozen=True)
@@ -114,7 +41,7 @@ def fmt_uj(j: float) -> str:
 
 def energy_tables(p: Primitives, energy: Sequence[EnergyRow]) -> list[dict]:
     """Energy per operation, one table per source (measured first, then estimate): never
-    mixed in one table. `energy`: the energy results' rows (tlsbench.energy.report.collect)."""
+    mixed in one table. `energy`: the energy results' rows (tlsbench.analysis.energy.results.collect)."""
     ops = [e for e in energy if e.kind == "operation"]
     by_key = {(e.config_id, e.label, e.source): e for e in ops}
     tables = []
@@ -132,11 +59,11 @@ def energy_tables(p: Primitives, energy: Sequence[EnergyRow]) -> list[dict]:
 
 # ---------------------------------------------------------------------- figures
 def _colours(p: Primitives) -> dict[str, tuple]:
-    cmap = F.plt.get_cmap("tab10")
+    cmap = plt.get_cmap("tab10")
     return {lib: cmap(i % 10) for i, lib in enumerate(p.libraries)}
 
 
-def throughput_figure(p: Primitives) -> F.FigureSpec | None:
+def throughput_figure(p: Primitives) -> FigureSpec | None:
     """Throughput over payload size, one panel per sized algorithm, one line per library
     (colour) and group (line style); error bars: the median's 95% CI as throughput."""
     sized = [m for m in p.experiments if m.sized]
@@ -145,8 +72,8 @@ def throughput_figure(p: Primitives) -> F.FigureSpec | None:
     colours = _colours(p)
     cols = min(3, len(sized))
     rows = -(-len(sized) // cols)
-    with F.plt.rc_context(F.STYLE):
-        fig, axes = F.plt.subplots(rows, cols, figsize=(3.6 * cols + 0.6, 2.7 * rows + 0.8), squeeze=False)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 0.6, 2.7 * rows + 0.8), squeeze=False)
         for ax, m in zip(axes.flat, sized):
             for lib in p.libraries:
                 for g, group in enumerate(m.groups):
@@ -177,14 +104,14 @@ def throughput_figure(p: Primitives) -> F.FigureSpec | None:
                     for g, names in sorted(styles.items())]
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
         fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
-    return F.FigureSpec("primitives_throughput", "Throughput over payload size",
+    return FigureSpec("primitives_throughput", "Throughput over payload size",
                         "Payload bytes per second at the median time per operation, one panel per algorithm, "
                         "one colour per library, one line style per group (e.g. encrypt solid, decrypt dashed); "
                         "error bars: the 95% bootstrap CI of the median carried over to throughput. "
                         "Small payloads pay the per-call setup; large ones approach the bulk rate.", fig)
 
 
-def asymmetric_figure(p: Primitives) -> F.FigureSpec | None:
+def asymmetric_figure(p: Primitives) -> FigureSpec | None:
     """Experiments without a payload (signatures, key agreement, sender/receiver): median
     time per group, one bar per library, log scale, 95% CI error bars."""
     rows = [c for c in p.cells if c.size == 0 and any(r.summary.n for r in c.by_library.values())]
@@ -192,8 +119,8 @@ def asymmetric_figure(p: Primitives) -> F.FigureSpec | None:
         return None
     colours = _colours(p)
     height = 0.8 / len(p.libraries)
-    with F.plt.rc_context(F.STYLE):
-        fig, ax = F.plt.subplots(figsize=(8.5, 0.9 + 0.22 * len(rows) * max(1, len(p.libraries)) ** 0.8))
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.22 * len(rows) * max(1, len(p.libraries)) ** 0.8))
         for j, lib in enumerate(p.libraries):
             pts = [(i, c.by_library[lib].summary) for i, c in enumerate(rows)
                    if lib in c.by_library and c.by_library[lib].summary.n]
@@ -212,14 +139,14 @@ def asymmetric_figure(p: Primitives) -> F.FigureSpec | None:
         ax.set_xlabel("median time per operation (µs, log scale), tracer overhead excluded")
         ax.legend(ncol=len(p.libraries), loc="lower left", bbox_to_anchor=(0, 1.04), frameon=False)
         ax.grid(axis="y", visible=False)
-    return F.FigureSpec("primitives_asymmetric", "Asymmetric operations per library",
+    return FigureSpec("primitives_asymmetric", "Asymmetric operations per library",
                         "Median time per operation of the experiments without a payload (signatures, key "
                         "agreement, the sender and receiver scenarios), one bar per library on a log scale; "
                         "error bars: 95% bootstrap CI of the median. A missing bar: the library does not "
                         "offer it.", fig)
 
 
-def figures(p: Primitives) -> list[F.FigureSpec]:
+def figures(p: Primitives) -> list[FigureSpec]:
     return [f for f in (throughput_figure(p), asymmetric_figure(p)) if f is not None]
 
 
@@ -235,20 +162,6 @@ def section(p: Primitives, data_uri: Callable[[object], str], energy: Sequence[E
 
 
 # ---------------------------------------------------------------------- terminal and Markdown
-def headline_cells(p: Primitives) -> list[Cell]:
-    """One row per (experiment, group): the largest payload of a sized experiment."""
-    largest: dict[str, int] = {m.name: max(m.sizes) for m in p.experiments}
-    return [c for c in p.cells if c.size == largest[c.experiment]]
-
-
-def _headline(r: GroupResult | None) -> str:
-    if r is None or not r.summary.n:
-        return "–"
-    if r.size:
-        return f"{fmt_mbps(r.throughput)} MB/s ±{r.summary.median_ci_pct:.1f}%"
-    return f"{fmt_us(r.summary.median)} µs ±{r.summary.median_ci_pct:.1f}%"
-
-
 def summary_table(p: Primitives) -> Table:
     """The short table `tlsbench primitives` prints: throughput at the largest payload for
     sized experiments, time per operation for the others; the fastest library in bold."""
@@ -258,21 +171,9 @@ def summary_table(p: Primitives) -> Table:
     for lib in p.libraries:
         t.add_column(lib, justify="right", no_wrap=True)
     for c in headline_cells(p):
-        values = [_headline(c.by_library.get(lib)) for lib in p.libraries]
+        values = [headline(c.by_library.get(lib)) for lib in p.libraries]
         if len(p.libraries) > 1 and c.fastest:
             i = p.libraries.index(c.fastest)
             values[i] = f"[bold]{values[i]}[/]"
         t.add_row(c.experiment, c.group, size_label(c.size), *values)
     return t
-
-
-def markdown_lines(p: Primitives) -> list[str]:
-    """The time-per-operation table for `tlsbench export --format markdown`."""
-    heads = [f"{lib} (µs)" for lib in p.libraries]
-    out = ["", "## Crypto primitives and experiments: time per operation (median ± 95% CI half-width)", "",
-           "| Experiment | Payload | Group | " + " | ".join(heads) + " |", "|---|---:|---|" + "---:|" * len(heads)]
-    for row in table_rows(p):
-        cells = [f"{v.median} ±{v.pct.lstrip('±')}" + (f" ({v.vs_fastest})" if v.vs_fastest else "") if v else "–"
-                 for v in row.values.values()]
-        out.append(f"| {row.experiment} | {row.size} | {row.group} | " + " | ".join(cells) + " |")
-    return out

@@ -17,14 +17,20 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
+
+from tlsbench.errors import UserError
+from tlsbench.plan.configs import ConfigRow
+from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
+from tlsbench.store.reader import AgentRow, Kind, RepetitionColumns, StoredConfig
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d+)_.*\.sql$")
 
 
-class StoreError(RuntimeError):
+class StoreError(UserError, RuntimeError):
     """The store cannot be opened or written; what is already committed is intact."""
 
 
@@ -45,130 +51,21 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
-@dataclass(frozen=True)
-class Experiment:
-    """The `experiment` row."""
-
-    name: str
-    plan_toml: str  # the plan as written
-    plan_json: str  # the resolved plan
-    plan_hash: str  # sha256 of plan_json
-    seed: int
-    host_json: str
-    created_at: str = ""
-
-
-@dataclass(frozen=True)
-class ConfigRow:
-    """A `config` row (without id and skip_reason); `key` identifies it across resumes."""
-
-    key: str
-    library: str
-    suite_id: int
-    suite_name: str
-    key_exchange: str
-    authentication: str
-    cipher: str
-    mac: str
-    min_version: str
-    max_version: str
-    grp: str
-    credential: str
-    transport: str
-    direction: str
-    total_bytes: int
-    record_size: int
-    repetitions: int
-    options: int = 0  # RUN options bits (spec [options])
-    network_json: str | None = None  # two-process configurations (003_network.sql)
-    device_role: str | None = None
-    peer_library: str | None = None
-    link_label: str | None = None
-    # Experiment configurations only (migration 004; None on handshakes). total_bytes is the
-    # payload size (0: the experiment takes none); suite_name repeats the experiment's name.
-    experiment: str | None = None  # HELLO experiments[].name
-    experiment_groups: str | None = None  # JSON array of group names (USER_GROUP START value = index)
-    experiment_source: str | None = None  # "primitive" or "user"
-    experiment_description: str | None = None
-
-
-@dataclass(frozen=True)
-class RepetitionRow:
-    """A `repetition` row; names (status, failed_peer) are spec names."""
-
-    config_id: int
-    idx: int
-    round: int
-    agent_id: int | None
-    status: str
-    failed_peer: str | None
-    error_code: int
-    error_text: str | None
-    flags: int
-    bytes_c2s: int | None
-    bytes_s2c: int | None
-    start_ns: int | None
-    handshake_wall_ns: int | None
-    handshake_cpu_ns: int | None
-    n_events: int
-    dropped_events: int
-    packets_c2s: int | None = None
-    packets_s2c: int | None = None
-    retransmissions: int | None = None
-    role: str | None = None  # spec [role] name
-    repetition_wall_ns: int | None = None
-    client_port: int | None = None  # two-process mode: the connection this REP names (006)
-    server_port: int | None = None
-
-
-@dataclass(frozen=True)
-class PeerRepetition:
-    """A `peer_repetition` row: the other agent's REP of a two-process repetition."""
-
-    agent_id: int | None
-    role: str
-    status: str
-    error_code: int
-    flags: int
-    bytes_c2s: int
-    bytes_s2c: int
-    packets_c2s: int
-    packets_s2c: int
-    retransmissions: int
-    start_ns: int
-    handshake_wall_ns: int
-    repetition_wall_ns: int
-    records: bytes
-    client_port: int | None = None  # the connection the peer agent's REP names (006)
-    server_port: int | None = None
-    error_text: str | None = None  # the peer agent's failure reason
-
-
-@dataclass(frozen=True)
-class LinkTraffic:
-    """A `link_traffic` row: what the emulated link carried for one repetition."""
-
-    d2p_packets: int
-    d2p_bytes: int
-    d2p_fragments: int
-    d2p_lost: int
-    p2d_packets: int
-    p2d_bytes: int
-    p2d_fragments: int
-    p2d_lost: int
-    first_ns: int
-    last_ns: int
-
-
 def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
     return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
 _INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)])
-_INSERT_LINK = _insert("link_traffic", ["repetition_id"] + [f.name for f in fields(LinkTraffic)], "INSERT OR REPLACE")
+_INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(f.name for f in fields(LinkTraffic))}) "
+                f"SELECT id, {', '.join('?' * len(fields(LinkTraffic)))} FROM repetition WHERE config_id = ? AND idx = ?")
 _CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
 _REP_COLUMNS = [f.name for f in fields(RepetitionRow)] + ["stored_at"]
 _INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '.join('?' * len(_REP_COLUMNS))})"
+
+
+_KIND_FILTERS = {"handshakes": "experiment IS NULL", "experiments": "experiment IS NOT NULL"}
+_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0"}
+_IDS_PER_QUERY = 500  # below every SQLite build's limit of bound parameters
 
 
 def migrations() -> list[tuple[int, Path]]:
@@ -428,8 +325,13 @@ class Store:
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def end_agent(self, agent_id: int, reason: str) -> None:
-        with self.transaction() as c:
-            c.execute("UPDATE agent SET ended_at = ?, exit_reason = ? WHERE id = ?", (now_iso(), reason, agent_id))
+        """Best effort: when the disk refuses (full), the row stays open and the next run
+        closes it (close_stale_agents); the repetitions already stored are what counts."""
+        try:
+            with self.transaction() as c:
+                c.execute("UPDATE agent SET ended_at = ?, exit_reason = ? WHERE id = ?", (now_iso(), reason, agent_id))
+        except StoreError:
+            pass
 
     def close_stale_agents(self, reason: str) -> int:
         """Ends the agent rows a host left open (killed before it could close them); only
@@ -468,14 +370,27 @@ class Store:
             c.execute(_INSERT_PEER, (rep_id,) + astuple(peer))
         return int(rep_id)  # type: ignore[arg-type]
 
-    def add_link_traffic(self, rows: Sequence[tuple[int, "LinkTraffic"]]) -> None:
-        """(repetition id, traffic) of a batch, in one transaction; a repeat replaces."""
+    def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
+        """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""
         with self.transaction() as c:
-            c.executemany(_INSERT_LINK, [(rep_id,) + astuple(t) for rep_id, t in rows])
+            c.executemany(_INSERT_LINK, [astuple(t) + (config_id, idx) for idx, t in sorted(traffic.items())])
+
+    def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
+        """An energy capture and its window energies, replacing the stored one, in one
+        transaction (store/energy.py); returns the capture id."""
+        with self.transaction() as c:
+            return write_capture(c, capture, energies, now_iso())
 
     # ------------------------------------------------------------------ reading
     def configs(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM config ORDER BY id").fetchall()
+
+    def stored_indices(self) -> dict[str, set[int]]:
+        """config key -> repetition indices already stored: what a resume skips."""
+        out: dict[str, set[int]] = defaultdict(set)
+        for key, idx in self.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id"):
+            out[key].add(idx)
+        return dict(out)
 
     def done(self) -> dict[int, set[int]]:
         """config id -> repetition indices already stored."""
@@ -505,6 +420,81 @@ class Store:
 
     def agents(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM agent ORDER BY id").fetchall()
+
+    # ------------------------------------------------------------------ StoreReader (store/reader.py)
+    def _columns(self, table: str) -> set[str]:
+        return {col["name"] for col in self.conn.execute("SELECT name FROM pragma_table_info(?)", (table,))}
+
+    def _kind_filter(self, kind: Kind) -> str:
+        """A fixed condition on `config` for a kind (never a value: a choice among constants);
+        a store from before migration 004 holds handshakes only."""
+        if kind == "all":
+            return ""
+        if "experiment" not in self._columns("config"):
+            return _KIND_BEFORE_EXPERIMENTS[kind]
+        return _KIND_FILTERS[kind]
+
+    def agent_rows(self) -> list[AgentRow]:
+        names = [f.name for f in fields(AgentRow)]
+        return [AgentRow(**{n: r[n] for n in names}) for r in self.conn.execute("SELECT * FROM agent ORDER BY id")]
+
+    def config_rows(self, kind: Kind = "all") -> list[StoredConfig]:
+        """Older stores lack later columns: they keep their defaults."""
+        where = self._kind_filter(kind)
+        rows = self.conn.execute("SELECT * FROM config" + (f" WHERE {where}" if where else "") + " ORDER BY id")
+        names = [f.name for f in fields(StoredConfig)]
+        return [StoredConfig(**{n: r[n] for n in names if n in r.keys()}) for r in rows]
+
+    def _of_kind(self, kind: Kind, column: str) -> str:
+        where = self._kind_filter(kind)
+        return f" WHERE {column} IN (SELECT id FROM config WHERE {where})" if where else ""
+
+    def repetition_columns(self, kind: Kind = "all") -> RepetitionColumns:
+        names = [f.name for f in fields(RepetitionColumns)]
+        rows = self.conn.execute(f"SELECT {', '.join(names)} FROM repetition" + self._of_kind(kind, "config_id")
+                                 + " ORDER BY id").fetchall()
+        columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in names]
+        return RepetitionColumns(*columns)
+
+    def traces(self, kind: Kind = "all", rep_ids: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
+        """(repetition id, raw records) in id order; with `rep_ids`, only those."""
+        mine = self._of_kind(kind, "config_id")
+        query = ("SELECT t.repetition_id, t.records FROM trace t JOIN repetition r ON r.id = t.repetition_id"
+                 + mine.replace("config_id", "r.config_id"))
+        if rep_ids is None:
+            return [(r[0], r[1]) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
+        wanted = sorted({int(r) for r in rep_ids})
+        joiner = " AND " if mine else " WHERE "
+        out: list[tuple[int, bytes]] = []
+        for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
+            chunk = wanted[start:start + _IDS_PER_QUERY]
+            out += [(r[0], r[1]) for r in self.conn.execute(
+                query + joiner + f"t.repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY t.repetition_id",
+                chunk)]
+        return out
+
+    def repetition_ids(self, config_keys: Sequence[str]) -> list[int]:
+        return [row[0] for key in config_keys for row in self.conn.execute(
+            "SELECT r.id FROM repetition r JOIN config c ON c.id = r.config_id WHERE c.key = ?", (key,))]
+
+    def has_experiments(self) -> bool:
+        if "experiment" not in self._columns("config"):
+            return False  # a store from before migration 004
+        return self.conn.execute("SELECT 1 FROM config WHERE experiment IS NOT NULL LIMIT 1").fetchone() is not None
+
+    def link_traffic(self) -> dict[int, LinkTraffic]:
+        """repetition id -> what the link carried (none in a store from before 003_network.sql)."""
+        if not self._columns("link_traffic"):
+            return {}
+        names = [f.name for f in fields(LinkTraffic)]
+        return {r[0]: LinkTraffic(*r[1:]) for r in self.conn.execute(
+            f"SELECT repetition_id, {', '.join(names)} FROM link_traffic ORDER BY repetition_id")}
+
+    def energy_capture(self) -> StoredCapture | None:
+        return read_capture(self.conn)
+
+    def window_energies(self, capture_id: int) -> WindowEnergies:
+        return read_energies(self.conn, capture_id)
 
     def integrity_check(self) -> str:
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])

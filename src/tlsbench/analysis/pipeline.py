@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The analysis of one dataset, in order: slice costs, measures, samples, statistics, then
+winners, group-bys, libraries and the experiments' primitives, into one `Results`."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from . import groups, libraries, primitives, winners
+from .load import Dataset, ok_status
+from .measures import METRIC, NO_LABEL, MeasureTable, measures, slice_costs
+from .results import Analysis, Context, Results
+from .samples import Measured, config_labels, split_samples, summarize_all
+from .vocab import vocab
+
+
+def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False) -> Analysis:
+    """Measures, statistics, winners, group-bys, libraries and primitives of one dataset
+    (its experiments come with it: load() reads them in the same visit to the store)."""
+    costs = slice_costs(ds)
+    table = measures(ds, costs)
+    samples = split_samples(ds, table, include_flagged)
+    seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
+    labels = config_labels(ds.configs)
+    res = Results(context(ds, table, include_flagged), ds.configs, labels, summarize_all(samples, seed))
+    res.winners = winners.find_winners(labels, samples, seed)
+    res.groups = groups.default_group_tables(ds, samples, seed)
+    res.warnings = (_warnings(res) + _precision_warnings(ds, table, res)
+                    + [w for win in res.winners for w in win.warnings])
+    measured = Measured(ds, costs, table, samples, labels)
+    res.libraries = libraries.analyze_libraries(measured, seed)
+    res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
+    res.warnings += res.primitives.warnings if res.primitives else []
+    return Analysis(ds, costs, table, samples, labels, res)
+
+
+def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
+    voc = vocab()
+    hello = next(iter(ds.agents.values()), {}).get("hello", {})
+    libs = sorted({f"{agent['hello'].get('library_name', agent['library'])} {agent['hello'].get('library_version', '')}".strip()
+                   for agent in ds.agents.values()})
+    statuses, counts = np.unique(ds.reps.status.astype(str), return_counts=True)
+    return Context(
+        experiment=ds.name, created_at=str(ds.experiment.get("created_at", "")),
+        seed=int(ds.experiment.get("seed", 0) or 0), host=ds.experiment.get("host", {}),
+        libraries=libs, clock=hello.get("clock", {}), calibration=hello.get("tracer", {}),
+        overhead_known=all(c.known for c in ds.calib.values()) and bool(ds.calib),
+        n_reps=len(ds.reps), status_counts=dict(zip(statuses.tolist(), counts.tolist())),
+        flag_counts={f: int(np.count_nonzero(ds.reps.flags & bit)) for f, bit in voc.flags.items()},
+        excluded=int(np.count_nonzero(ds.excluded_mask(include_flagged))),
+        descheduled=int(np.count_nonzero(ds.descheduled_mask())),
+        include_flagged=include_flagged, unbalanced_reps=len(ds.slices.unbalanced_reps),
+        orphan_stops=sum(ds.slices.orphan_stops.values()),
+        dropped_events=int(ds.reps.dropped.sum()), incomplete_records=table.incomplete_records,
+    )
+
+
+def _warnings(res: Results) -> list[str]:
+    c = res.context
+    out = []
+    if c.excluded:
+        out.append(f"{c.excluded} of {c.n_reps} repetitions excluded from statistics (status not "
+                   f"{ok_status()}, flagged or descheduled); rerun the report with --include-flagged to keep them.")
+    if not c.overhead_known:
+        out.append("The agent reported no tracer calibration: tracer overhead was not subtracted.")
+    if c.unbalanced_reps:
+        out.append(f"{c.unbalanced_reps} traces were unbalanced (failed handshakes or dropped events); "
+                   "their open spans were closed at the last timestamp and left out of step measures.")
+    if c.dropped_events:
+        out.append(f"{c.dropped_events} trace records were dropped for lack of buffer space; "
+                   "raise the agent's trace capacity.")
+    return out
+
+
+def _precision_warnings(ds: Dataset, table: MeasureTable, res: Results) -> list[str]:
+    """Configurations whose median handshake processing missed the plan's precision target,
+    with how far apart the medians of their rounds are (what widened the interval)."""
+    target = (json.loads(ds.experiment.get("plan_json") or "{}").get("precision") or {}).get("target_ci_percent")
+    if not target:
+        return []
+    metric = METRIC["handshake_processing"]
+    out = []
+    for row in res.rows:
+        if row.metric != "handshake_processing" or not row.summary.median_ci_pct > target:
+            continue
+        sel = (table.metric == metric) & (table.peer == vocab().peers[row.peer])
+        pos = ds.rep_index(table.rep[sel])
+        mine = (ds.reps.config_id[pos] == row.config_id) & ~ds.excluded_mask()[pos]
+        rounds, values = ds.reps.round[pos][mine], table.value[sel][mine]
+        medians = np.array([np.median(values[rounds == r]) for r in np.unique(rounds)])
+        spread = 100 * (medians.max() - medians.min()) / np.median(values)
+        out.append(f"{res.config_labels[row.config_id]}, {row.peer}: median handshake processing known to "
+                   f"±{row.summary.median_ci_pct:.2f}% (n = {row.summary.n}), above the plan's ±{target:g}%; "
+                   f"the medians of its rounds span {spread:.0f}% of the median: its cost changed between "
+                   "rounds, as when other work shares the machine; a quieter machine or more "
+                   "repetitions narrow it.")
+    return out
+
+
+def representative_rep(analysis: Analysis) -> int | None:
+    """The included repetition whose client handshake processing is closest to the median of
+    the winning initiator configuration (else any included repetition): the one a timeline
+    figure and a trace export show."""
+    table, ds = analysis.table, analysis.ds
+    ok = ~ds.excluded_mask(analysis.results.context.include_flagged)
+    good = set(ds.reps.id[ok].tolist()) & set(np.unique(ds.slices.rep).tolist())
+    if not good:
+        return None
+    sel = ((table.metric == METRIC["handshake_processing"]) & (table.peer == vocab().peers["client"])
+           & (table.label == NO_LABEL))
+    win = next((w for w in analysis.results.winners if w.question.peer == "client"), None)
+    if win and win.winner:
+        config_reps = set(ds.reps.id[ds.reps.config_id == win.winner.config_id].tolist()) & good
+        sel &= np.isin(table.rep, list(config_reps))
+    if not sel.any():
+        return min(good)
+    values, reps = table.value[sel], table.rep[sel]
+    return int(reps[np.argmin(np.abs(values - np.median(values)))])

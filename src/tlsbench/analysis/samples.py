@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Samples: the values of every measure per (configuration, peer, metric, label) after
+exclusions, their statistics, and the intermediate products (`Measured`) that winners,
+group-bys, libraries and comparisons are computed from."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .load import Config, Dataset
+from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts
+from .stats import Summary, rng_for, summarize
+from .vocab import vocab
+
+# Measures whose mean CI is shown (the mean's resampling costs n draws per resample).
+HEADLINE = frozenset({"handshake_processing", "handshake_time", "write_processing",
+                      "write_processing_post", "write_total", "read_processing",
+                      "read_processing_pre", "read_total"})
+
+GroupKey = tuple[int, int, int, int]  # (config id, peer, metric code, label)
+
+
+@dataclass
+class Samples:
+    """Values per (config, peer, metric, label) after exclusions."""
+
+    values: dict[GroupKey, np.ndarray]
+    excluded_reps: dict[int, int]      # config id -> repetitions excluded
+    used_reps: dict[int, int]          # config id -> repetitions used
+    rounds: dict[GroupKey, np.ndarray] = field(default_factory=dict)  # the round of each value
+
+    def get(self, config: int, metric: str, peer: int = NO_PEER, label: int = NO_LABEL) -> np.ndarray:
+        return self.values.get((config, peer, METRIC[metric], label), np.empty(0))
+
+
+def split_samples(ds: Dataset, mt: MeasureTable, include_flagged: bool = False) -> Samples:
+    excl = ds.excluded_mask(include_flagged)
+    rep_pos = ds.rep_index(mt.rep)
+    keep = ~excl[rep_pos]
+    cfg = ds.reps.config_id[rep_pos][keep]
+    peer, metric, label, value = mt.peer[keep], mt.metric[keep], mt.label[keep], mt.value[keep]
+    order = np.lexsort((label, metric, peer, cfg))
+    cols = [a[order] for a in (cfg, peer, metric, label)]
+    value, rounds = value[order], ds.reps.round[rep_pos][keep][order]
+    change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(value) else np.empty(0, bool)
+    starts = np.flatnonzero(change)
+    ends = np.r_[starts[1:], len(value)]
+    keys = [tuple(int(c[s]) for c in cols) for s in starts]
+    ex_cfg = ds.reps.config_id[excl]
+    return Samples({k: value[s:e] for k, s, e in zip(keys, starts, ends)},
+                   excluded_reps={c: int(np.count_nonzero(ex_cfg == c)) for c in ds.configs},
+                   used_reps={c: int(np.count_nonzero((ds.reps.config_id == c) & ~excl)) for c in ds.configs},
+                   rounds={k: rounds[s:e] for k, s, e in zip(keys, starts, ends)})
+
+
+@dataclass(frozen=True)
+class Row:
+    """Statistics of one measure of one configuration."""
+
+    config_id: int
+    peer: str            # spec peer name
+    metric: str          # a METRICS name
+    label: str           # step/crypto/record label name, "" for whole-peer measures
+    unit: str
+    summary: Summary
+
+
+def config_labels(configs: dict[int, Config]) -> dict[int, str]:
+    """Display names: the suite name plus only the fields that vary between configs."""
+    varying = [f for f in ("library", "grp", "credential", "direction", "record_size", "total_bytes", "transport",
+                           "device_role", "link_label")
+               if len({getattr(c, f, None) for c in configs.values()}) > 1]
+    out = {}
+    for cid, c in configs.items():
+        extra = ", ".join(str(getattr(c, f, None)) for f in varying)
+        out[cid] = c.suite_name + (f" [{extra}]" if extra else "")
+    if len(set(out.values())) < len(out):  # still ambiguous: add the id
+        out = {cid: f"{name} #{cid}" for cid, name in out.items()}
+    return out
+
+
+def summarize_all(samples: Samples, seed: int) -> list[Row]:
+    voc = vocab()
+    rows = []
+    for (cid, peer, metric, label), vals in samples.values.items():
+        m = METRICS[metric]
+        rng = rng_for(seed, cid, peer, m.name, label)
+        rows.append(Row(cid, voc.peer_name(peer), m.name, voc.name(label) if label != NO_LABEL else "",
+                        m.unit, summarize(vals, rng, mean_ci=m.name in HEADLINE,
+                                          excluded=samples.excluded_reps.get(cid, 0))))
+    return rows
+
+
+
+
+@dataclass
+class Measured:
+    """The intermediate products of one dataset, kept for figures and comparisons."""
+
+    ds: Dataset
+    costs: SliceCosts
+    table: MeasureTable
+    samples: Samples
+    labels: dict[int, str]  # configuration id -> display name (config_labels)

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The tlsbench command line: a table of contents of the pipeline.
+
+    plan (TOML) -> run (controller, agents, store) -> status / trace -> report / export
+
+`main` is the error boundary of every command; the commands live in this package's modules
+(run.py, report.py, energy.py, build.py), each a few calls into the stage that does the work."""
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+
+from tlsbench import __version__, files
+from tlsbench.cli import build, energy, report, run
+from tlsbench.cli.options import fail
+from tlsbench.errors import UserError
+
+err_console = Console(stderr=True)
+# click's own ways out (usage errors, --help, exit codes): click reports them itself.
+CLICK_EXITS = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
+TRACEBACK_PREFIX = "tlsbench-traceback-"
+
+def _traceback_file(exc: BaseException) -> Path | None:
+    """Writes the traceback of an unexpected error where it can (the temporary folder, else
+    ~/.cache/tlsbench); None when no place takes it (a full disk)."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    text = f"tlsbench {__version__}, {' '.join(sys.argv)}\n\n" + "".join(traceback.format_exception(exc))
+    for folder in (Path(tempfile.gettempdir()), Path.home() / ".cache" / "tlsbench"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            return files.write_atomic(folder / f"{TRACEBACK_PREFIX}{stamp}-{os.getpid()}.txt", text)
+        except (OSError, files.OutputError):
+            continue
+    return None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def unexpected(exc: Exception) -> NoReturn:
+    """A failure no check foresaw: one line (with the disk's advice when the disk caused it),
+    the traceback in a file for the bug report."""
+    advice = files.disk_advice(exc)
+    where = _traceback_file(exc)
+    kept = f"the full traceback is in {where}" if where else "the traceback could not be saved either"
+    what = advice or f"unexpected {type(exc).__name__}: {_one_line(str(exc))}"
+    fail(f"{what} ({kept}; please report it if the cause is not yours)")
+
+
+class Group(click.Group):
+    """The error boundary of every command (those attached from report/, energy/ and build
+    included): user errors become one plain line, unexpected ones one line and a traceback
+    file; never a traceback on the terminal."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except CLICK_EXITS:
+            raise
+        except UserError as exc:  # what a user can act on: one clear message, exit status 1
+            fail(str(exc))
+        except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as rich does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        except KeyboardInterrupt:  # a second Ctrl-C: stored repetitions are safe (one transaction each)
+            err_console.print("stopped at once; every stored repetition is intact. "
+                              "Run the same command with --resume to continue.", style="yellow", markup=False)
+            sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the boundary: nothing else may reach the terminal
+            unexpected(exc)
+
+
+@click.group(cls=Group)
+@click.version_option(__version__, prog_name="tlsbench")
+def main() -> None:
+    """Measure what TLS costs on a constrained device, per handshake step and crypto operation."""
+
+
+# The table of contents: every command in pipeline order.
+COMMANDS = (run.suites, run.experiments_command, run.plan_group, run.run, run.primitives, run.status_command,
+            run.trace, report.report, report.export, report.compare, energy.energy, build.build_group, build.libs)
+for _command in COMMANDS:
+    main.add_command(_command)
+

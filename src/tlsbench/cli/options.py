@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Options and look-ups the commands share: where agents and experiments are, how long to
+wait, and an experiment analysed for reading."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn, Sequence
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from tlsbench.plan.model import load as load_plan
+from tlsbench.run.agents import AGENT_DIR_ENV
+from tlsbench.run.timeouts import TIMEOUT_ENV, Timeouts, parse_timeouts
+from tlsbench.store.progress import find_experiment
+from tlsbench.store.sqlite import DB_FILE
+
+EXPERIMENT_HELP = "An experiment folder or name, or a tlsbench.db file."
+err_console = Console(stderr=True)
+
+agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=AGENT_DIR_ENV,
+                                help=f"Directory of the agent binaries (default: ${AGENT_DIR_ENV}, "
+                                     "next to the Python interpreter, PATH).")
+output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
+                             help="Parent folder of experiment folders (default: the plan's `output`).")
+flagged_option = click.option("--include-flagged", is_flag=True,
+                              help="Keep failed and flagged repetitions in the statistics (excluded by default).")
+
+
+def _parse_timeouts(ctx: click.Context, param: click.Parameter, items: Sequence[str]) -> Timeouts:
+    try:
+        return parse_timeouts(items)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+timeout_option = click.option(
+    "--timeout", "timeouts", multiple=True, metavar="NAME=SECONDS", envvar=TIMEOUT_ENV,
+    callback=_parse_timeouts,
+    help=f"How long to wait for an agent (repeat for several): greeting (HELLO and SUITES, default "
+         f"{Timeouts().greeting:g}), ready (a network server's READY, {Timeouts().ready:g}), silence "
+         f"(no frame during a batch, {Timeouts().silence:g}); default ${TIMEOUT_ENV}, space-separated.")
+
+
+def default_output() -> str:
+    """The default plan's output folder: where experiments named without a path are."""
+    return load_plan().plan.output
+
+
+def store_path(experiment: str, output: str | None) -> Path:
+    """A store file given directly, or the experiment folder's store."""
+    path = Path(experiment)
+    if path.is_file():
+        return path
+    return find_experiment(experiment, output or default_output()) / DB_FILE
+
+
+def analyze_experiment(experiment: str, output: str | None, include_flagged: bool):  # -> Analysis
+    """An experiment loaded (one visit to its store) and analysed; numpy and scipy load here."""
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.pipeline import analyze
+
+    return analyze(load(store_path(experiment, output)), include_flagged=include_flagged)
+
+
+def say_error(message: str) -> None:
+    """One error line on stderr; the message is plain text, never rich markup (a `[kMG]` or a
+    `[network]` in it is printed as written)."""
+    err_console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    say_error(message)
+    sys.exit(code)

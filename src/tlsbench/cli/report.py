@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`tlsbench report`, `export` and `compare`: a few calls each into analysis, report, export
+(numpy, scipy and matplotlib load only when a command runs)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tlsbench.cli.options import analyze_experiment, flagged_option, output_option, store_path
+from tlsbench.files import make_folder, write_atomic
+from tlsbench.report import WINNERS_MODES
+
+def report_after_run(store: Path) -> Path:
+    """The report `tlsbench run` writes when a sweep ends: report.html next to the store."""
+    from tlsbench.report.html import write_html
+
+    return write_html(analyze_experiment(str(store), None, False), store.parent / "report.html",
+                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`")
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store).")
+@click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
+@click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
+@click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
+              help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
+@click.option("--profile", help="Add energy estimates from a power profile: a built-in (`tlsbench energy profiles`), "
+                                "NAME-<F>mhz, or a TOML file. Measured energy (`tlsbench energy import`) is shown anyway.")
+@flagged_option
+@output_option
+def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None, winners: str,
+           profile: str | None, include_flagged: bool, output: str | None) -> None:
+    """Write the self-contained offline HTML report of an experiment."""
+    from tlsbench.report import figures
+    from tlsbench.report.energy import energy_figures
+    from tlsbench.report.html import write_html
+
+    analysis = analyze_experiment(experiment, output, include_flagged)
+    other_analysis = analyze_experiment(other, output, include_flagged) if other else None
+    target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
+                        other_analysis, winners, profile)
+    click.echo(f"report: {target}")
+    if pdf_dir:
+        d = Path(pdf_dir)
+        make_folder(d, "--pdf DIR")
+        from tlsbench.report.primitives import figures as primitives_figures
+
+        extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
+        for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
+            for fmt in ("pdf", "svg", "png"):
+                write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), "--pdf DIR")
+            figures.plt.close(f.figure)
+        click.echo(f"figures: {d}")
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto"]), default="csv", show_default=True)
+@click.option("--rep", "reps", type=int, multiple=True,
+              help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default: standard output).")
+@flagged_option
+@output_option
+def export(experiment: str, fmt: str, reps: tuple[int, ...], out: str | None, include_flagged: bool,
+           output: str | None) -> None:
+    """Export statistics (csv, json, markdown) or traces (perfetto trace-event JSON)."""
+    from tlsbench.export import exporter
+
+    analysis = analyze_experiment(experiment, output, include_flagged)
+    text = exporter(fmt).export(analysis, list(reps) or None)
+    if out:
+        write_atomic(out, text)
+        click.echo(f"{fmt}: {out}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b", required=False)
+@click.option("--config", "configs", type=int, nargs=2, help="Compare two configuration ids of experiment A instead.")
+@click.option("--noise-floor", type=float, default=0.01, show_default=True, help="Ratios within ±this of 1 are 'no difference'.")
+@click.option("--all", "show_all", is_flag=True, help="Show every row, not only the significant ones and the totals.")
+@flagged_option
+@output_option
+def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
+            include_flagged: bool, output: str | None) -> None:
+    """Ratio B/A per configuration and step, with bootstrap CIs and a verdict."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tlsbench.analysis.compare import compare as do_compare
+
+    if not b and not configs:
+        raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
+    an = analyze_experiment(a, output, include_flagged)
+    bn = analyze_experiment(b, output, include_flagged) if b else an
+    cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor,
+                      *(configs if configs else (None, None)))
+    t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
+    for col in ("configuration", "peer", "measure", "label", "A µs", "B µs", "B/A", "95% CI", "verdict"):
+        t.add_column(col, justify="left" if col in ("configuration", "peer", "measure", "label", "verdict") else "right")
+    for r in cmp_.rows:
+        if not show_all and not r.ratio.significant and r.metric not in ("handshake_processing", "write_processing_post", "read_processing_pre"):
+            continue
+        colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
+        t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), f"{r.median_a / 1e3:,.2f}",
+                  f"{r.median_b / 1e3:,.2f}", f"{r.ratio.ratio:.3f}", escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"),
+                  f"[{colour}]{r.ratio.verdict}[/]" if colour else r.ratio.verdict)
+    Console(width=None if sys.stdout.isatty() else 200).print(t)
+    if cmp_.unmatched:
+        click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
+    for warning in cmp_.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+

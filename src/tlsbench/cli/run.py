@@ -1,0 +1,251 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Commands that run agents or read a run: suites, experiments, plan show, run, primitives,
+status, trace show; and `run_experiment`, the whole pipeline from a plan to a filled store,
+which joins the stages: plan (resolved against the greeted agents), run (the controller),
+store (the sink, the resume state) and analysis (the precision measurement)."""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import threading
+import signal
+from pathlib import Path
+from typing import Collection
+
+import click
+import tomli_w
+from rich.console import Console
+
+from tlsbench.cli import views
+from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, timeout_option
+from tlsbench.cli.report import report_after_run
+from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
+from tlsbench.plan.model import LIBRARIES, LoadedPlan
+from tlsbench.plan.model import load as load_plan
+from tlsbench.run.agents import locate_agents, query_suites
+from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary
+from tlsbench.run.exchange import StopFlag
+from tlsbench.run.link import check_links
+from tlsbench.run.precision import Precision
+from tlsbench.run.session import open_run, resolve_plan
+from tlsbench.run.timeouts import Timeouts
+from tlsbench.store.lock import refuse_if_busy, writer_lock
+from tlsbench.store import progress
+from tlsbench.store.progress import find_experiment, read_repetition
+from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
+
+console = Console()
+
+
+def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
+    return Path(output if output is not None else loaded.plan.output) / loaded.plan.name
+
+
+def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir: str | Path | None) -> None:
+    """What can be refused without an agent, refused before any is started: another writer,
+    nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
+    refuse_if_busy(folder)
+    db = folder / DB_FILE
+    stored = stored_experiment(db) if db.exists() else None  # raises for a damaged or foreign file
+    if resume and stored is None:
+        why = f"{db} holds no experiment (an empty store: a start that stored nothing)" if db.exists() else \
+            f"there is no {db}"
+        raise ControllerError(f"nothing to resume in {folder}: {why}; run without --resume to start it")
+    if stored is not None and stored.plan_hash != loaded.plan.hash():
+        raise plan_mismatch(folder, stored, loaded.plan.hash())
+    if loaded.plan.network and loaded.plan.network.links:
+        check_links(loaded.plan.network.links, agent_dir, loaded.source)
+
+
+def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
+    def measure(only: Collection[str] | None) -> dict[str, Precision]:
+        from tlsbench.analysis import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
+
+        return precision.measure(db, seed, only)
+    return measure
+
+
+def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
+                   agent_dir: str | Path | None = None, observer: Observer | None = None,
+                   timeouts: Timeouts = Timeouts()) -> RunSummary:
+    """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
+    the output folder before the plan is resolved against the agents, so a plan that fails
+    there leaves nothing behind; the store is then written under its writer lock. The agents
+    are started from this thread, whose end they do not outlive (docs/host.md)."""
+    folder = experiment_folder(loaded, output)
+    check_before_start(loaded, folder, resume, agent_dir)
+    paths = locate_agents(loaded, agent_dir)
+    stop = StopFlag()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, stop) if in_main else None
+    greeted = None
+    try:
+        greeted = resolve_plan(loaded, paths, timeouts)
+        with writer_lock(folder), Store.in_folder(folder) as store:
+            controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer or QuietObserver(),
+                                  stop, timeouts, agent_dir, store.stored_indices(),
+                                  _precision_of(store.path, loaded.plan.seed))
+            summary = controller.run()
+        summary.folder = folder
+        return summary
+    finally:
+        if greeted is not None:
+            greeted.close()
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
+@click.command()
+@click.option("--library", default=LIBRARIES[0], show_default=True,
+              help=f"An agent name: {', '.join(LIBRARIES)}, or a custom build's (tlsbench-agent-NAME).")
+@click.option("--json", "as_json", is_flag=True, help="Print the agent (HELLO) and its SUITES frame as JSON.")
+@agent_dir_option
+@timeout_option
+def suites(library: str, as_json: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
+    """List the cipher suites an agent's build supports (from its SUITES frame)."""
+    hello, suite_list = query_suites(library, agent_dir, timeouts)
+    if as_json:
+        click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
+    else:
+        console.print(views.suites_table(hello, suite_list))
+
+
+@click.command()
+@click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
+@click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
+@click.option("--report/--no-report", default=True, show_default=True,
+              help="Write report.html next to the store when the sweep is complete.")
+@output_option
+@agent_dir_option
+@timeout_option
+def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None,
+        timeouts: Timeouts) -> None:
+    """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
+    loaded = load_plan(plan_file)
+    with views.ProgressObserver(console) as observer:
+        summary = run_experiment(loaded, output, resume, agent_dir, observer, timeouts)
+    views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
+    if summary.interrupted:
+        sys.exit(130)
+    _fail_if_given_up(summary)
+    if report:
+        console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False, markup=False)
+
+
+@click.command()
+@click.option("--library", "libraries", multiple=True, metavar="NAME",
+              help="An agent name (repeat for several; default: the plan's mbedtls, openssl, wolfssl).")
+@click.option("--reps", type=click.IntRange(min=1),
+              help="Exactly this many repetitions per configuration (default: the plan's 60, "
+                   "extended up to 300 where a median is not yet known to ±1%).")
+@click.option("--experiment", "names", multiple=True, metavar="NAME",
+              help="Only these experiments (names or fnmatch patterns; repeat for several).")
+@click.option("--size", "sizes", multiple=True, type=click.IntRange(min=1), metavar="BYTES",
+              help="Payload sizes instead of each experiment's own (repeat for several).")
+@output_option
+@agent_dir_option
+@timeout_option
+def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, ...], sizes: tuple[int, ...],
+               output: str | None, agent_dir: str | None, timeouts: Timeouts) -> None:
+    """Benchmark every crypto primitive of the libraries side by side (the embedded plan
+    primitives.toml: hashes, MACs, ciphers over payload sizes, signatures, key agreement),
+    then write the report and print a short table. Running it again resumes."""
+    from tlsbench.analysis.primitives import analyze_store
+    from tlsbench.report.primitives import summary_table
+
+    loaded = primitives_plan(PrimitivesOverrides(libraries, reps, names, sizes))
+    with views.ProgressObserver(console) as observer:
+        summary = run_experiment(loaded, output, False, agent_dir, observer, timeouts)
+    again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
+             *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
+             *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]
+    views.print_summary(console, summary, shlex.join(again))
+    if summary.interrupted:
+        sys.exit(130)
+    _fail_if_given_up(summary)
+    store = summary.folder / DB_FILE
+    report = report_after_run(store)
+    results = analyze_store(store)
+    if results:
+        Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
+    console.print(f"report: {report}", highlight=False, markup=False)
+
+
+@click.command(name="experiments")
+@click.option("--library", default=LIBRARIES[0], show_default=True,
+              help="An agent name (tlsbench-agent-NAME), e.g. a user agent such as example.")
+@click.option("--json", "as_json", is_flag=True, help="Print the HELLO's experiments as JSON.")
+@agent_dir_option
+@timeout_option
+def experiments_command(library: str, as_json: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
+    """List the experiments an agent offers (primitives, then user experiments), for a plan's [experiments]."""
+    hello, _ = query_suites(library, agent_dir, timeouts)
+    if as_json:
+        click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
+                              indent=2))
+    else:
+        console.print(views.experiments_table(hello))
+
+
+def _fail_if_given_up(summary: RunSummary) -> None:
+    """A run that had to give configurations up (their agent kept dying) failed there: exit
+    status 1, after the summary that names them; what was stored stays."""
+    if summary.given_up:
+        fail(f"{len(summary.given_up)} configuration(s) given up because the agent kept dying (reasons above and "
+             f"in `tlsbench status {summary.folder} --all`); fix the agent, then run the same command to retry them")
+
+
+def _resume_command(plan_file: str | None, output: Path) -> str:
+    parts = ["tlsbench", "run"] + ([plan_file] if plan_file else []) + ["--resume", "--output", str(output)]
+    return shlex.join(parts)
+
+
+@click.command(name="status")
+@click.argument("experiment", required=False)
+@output_option
+@click.option("--all", "all_configs", is_flag=True, help="List every configuration, not only those with problems.")
+def status_command(experiment: str | None, output: str | None, all_configs: bool) -> None:
+    """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
+    default = load_plan().plan
+    folder = find_experiment(experiment or default.name, output or default.output)
+    for table in views.status_tables(progress.read_status(folder), all_configs):
+        console.print(table)
+
+
+@click.group()
+def trace() -> None:
+    """Look at stored traces."""
+
+
+@trace.command(name="show")
+@click.argument("experiment")
+@click.option("--config", "config", help="Configuration key, or a suite name / fnmatch pattern.")
+@click.option("--rep", "rep", type=click.IntRange(min=0), default=0, show_default=True, help="Repetition index.")
+@output_option
+def trace_show(experiment: str, config: str | None, rep: int, output: str | None) -> None:
+    """One repetition as a tree: steps with their crypto operations and I/O, both peers."""
+    from tlsbench.analysis.slices import format_blob  # numpy is only loaded when needed
+
+    folder = find_experiment(experiment, output or default_output())
+    stored = read_repetition(folder, config, rep)
+    row = stored.row
+    console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
+                  + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False, markup=False)
+    click.echo(format_blob(stored.records, int(row["id"])) if stored.records else "(no trace records)")
+
+
+@click.group(name="plan")
+def plan_group() -> None:
+    """Inspect plans."""
+
+
+@plan_group.command(name="show")
+@click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True)
+def plan_show(plan_file: str | None, fmt: str) -> None:
+    """The fully resolved plan, every default filled in."""
+    resolved = load_plan(plan_file).plan.resolved()
+    click.echo(tomli_w.dumps(resolved) if fmt == "toml" else json.dumps(resolved, indent=2))
+
+

@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Experiment plans: TOML files validated with pydantic (format: docs/plan-format.md).
+
+Errors name the field (dotted path), the bad value and what is allowed. Which suites and
+experiments a plan selects is only known once the agents have listed theirs (plan/select.py)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal, Mapping, Sequence
+
+from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
+
+from tlsbench import spec as specmod
+from tlsbench.errors import UserError
+from tlsbench.plan.network import NetworkPlan
+from tlsbench.validation import Strict, dotted, no_duplicates, problem
+from tlsbench.validation import as_list as _as_list
+from tlsbench.validation import spec_name as _spec_name
+
+# The backends this repository builds (`make agent`); a plan may also name any other
+# installed agent `tlsbench-agent-<name>` (a custom build). The first is the default.
+LIBRARIES = ("mbedtls", "openssl", "wolfssl")
+DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
+MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
+U32 = 2**32 - 1
+DEFAULT_ROUNDS = 10
+ALL = "all"
+# Library (agent) names: `tlsbench-agent-<name>` must exist where agents are looked for.
+LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
+PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
+
+
+class PlanError(UserError, ValueError):
+    """A plan is invalid; `problems` holds one line per mistake."""
+
+    def __init__(self, source: str, problems: Sequence[str]):
+        self.source = source
+        self.problems = list(problems)
+        super().__init__(f"plan {source} is invalid:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+def _zero(table: str) -> str:
+    """The name of a spec table's value 0: its neutral default (default group, auto
+    credential, no data, the in-memory transport)."""
+    return getattr(specmod.load(), table).name(0)
+
+
+GroupName = Annotated[str, AfterValidator(_spec_name("groups"))]
+CredentialName = Annotated[str, AfterValidator(_spec_name("credentials"))]
+DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
+TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
+OptionName = Annotated[str, AfterValidator(_spec_name("options"))]
+SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
+
+
+class SuiteSelection(Strict):
+    """Which of the agent's suites to run: include minus exclude, then metadata filters."""
+
+    include: Annotated[list[SuiteRef], BeforeValidator(_as_list), Field(min_length=1)] = [ALL]
+    exclude: Annotated[list[SuiteRef], BeforeValidator(_as_list)] = []
+    key_exchange: Annotated[list[str], BeforeValidator(_as_list)] = []
+    authentication: Annotated[list[str], BeforeValidator(_as_list)] = []
+    cipher: Annotated[list[str], BeforeValidator(_as_list)] = []
+    mac: Annotated[list[str], BeforeValidator(_as_list)] = []
+    min_version: Annotated[list[str], BeforeValidator(_as_list)] = []
+    max_version: Annotated[list[str], BeforeValidator(_as_list)] = []
+    protocol: Annotated[list[str], BeforeValidator(_as_list)] = []  # the version run: TLS1.2, TLS1.3
+
+
+class Payload(Strict):
+    """Application data of each repetition, after the handshake."""
+
+    total_bytes: Annotated[int, Field(ge=0, le=U32)] = 0  # per direction
+    record_size: Annotated[int, Field(ge=1, le=MAX_RECORD_SIZE)] = 1024  # plaintext bytes per write
+    direction: DirectionName = _zero("directions")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Payload":
+        moves = self.total_bytes > 0
+        if moves != (self.direction != _zero("directions")):
+            raise ValueError(f"total_bytes = {self.total_bytes} and direction = {self.direction!r} disagree: "
+                             "data needs a direction and a direction needs total_bytes > 0")
+        return self
+
+
+class PrecisionTarget(Strict):
+    """Adaptive repetitions: after the planned rounds, configurations whose median handshake
+    processing (either peer) is not yet known to `target_ci_percent` get more rounds."""
+
+    target_ci_percent: Annotated[float, Field(gt=0, le=100)] = 1.0  # 95% CI half-width, % of the median
+    max_repetitions: Annotated[int, Field(ge=1, le=10_000_000)]  # per configuration, stored ones included
+
+
+# Fields of the handshake matrix: a plan of experiments only (no `suites`) has none of them.
+HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network")
+EXPERIMENT_SOURCES = ("primitive", "user")  # HELLO experiments[].source: the library's, or linked in by a user
+
+
+class ExperimentSelection(Strict):
+    """Which of the agents' experiments to run (HELLO `experiments`): primitives and user
+    experiments, each over payload sizes (docs/plan-format.md, `[experiments]`)."""
+
+    include: Annotated[list[str], BeforeValidator(_as_list), Field(min_length=1)] = [ALL]  # names, fnmatch patterns
+    exclude: Annotated[list[str], BeforeValidator(_as_list)] = []
+    source: Annotated[list[Literal[EXPERIMENT_SOURCES]], BeforeValidator(_as_list)] = []  # [] = both
+    # Payload sizes (bytes) of the experiments that take one; absent: each experiment's own list.
+    sizes: Annotated[list[Annotated[int, Field(ge=1, le=U32)]], BeforeValidator(_as_list),
+                     Field(min_length=1)] | None = None
+
+    @field_validator("sizes")
+    @classmethod
+    def _distinct_sizes(cls, sizes: list[int] | None) -> list[int] | None:
+        if sizes and len(set(sizes)) < len(sizes):
+            raise ValueError(f"listed twice: {', '.join(str(s) for s in sorted({s for s in sizes if sizes.count(s) > 1}))}")
+        return sizes
+
+
+def _suites_shorthand(value: Any) -> Any:
+    """`suites = "all"` or `suites = [...]` are shorthands for `[suites] include = ...`."""
+    return {"include": _as_list(value)} if isinstance(value, (str, int, list)) else value
+
+
+class Plan(Strict):
+    """A whole experiment; see docs/plan-format.md for every field."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
+    libraries: Annotated[list[Annotated[str, Field(pattern=LIBRARY_PATTERN, max_length=100)]],
+                         BeforeValidator(_as_list), Field(min_length=1)] = [LIBRARIES[0]]
+    # None: no handshakes (a plan with [experiments] and no `suites` key)
+    suites: Annotated[SuiteSelection | None, BeforeValidator(_suites_shorthand)] = SuiteSelection()
+    groups: Annotated[list[GroupName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("groups")]
+    credentials: Annotated[list[CredentialName], BeforeValidator(_as_list), Field(min_length=1)] = [_zero("credentials")]
+    repetitions: Annotated[int, Field(ge=1, le=10_000_000)]
+    warmup: Annotated[int, Field(ge=0, le=U32)] = 2
+    rounds: Annotated[int, Field(ge=1)] = DEFAULT_ROUNDS
+    payload: Annotated[list[Payload], BeforeValidator(_as_list), Field(min_length=1)] = [Payload()]
+    transport: TransportName = _zero("transports")
+    options: Annotated[list[OptionName], BeforeValidator(_as_list)] = []  # spec [options] (RUN bits)
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
+    output: str = "results"
+    precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
+    network: NetworkPlan | None = None  # absent: both peers in one agent, in memory
+    # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
+    experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
+
+    @field_validator("libraries", "groups", "credentials", "options")
+    @classmethod
+    def _no_duplicates(cls, value: list[str]) -> list[str]:
+        return no_duplicates(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _library_shorthand(cls, raw: Any) -> Any:
+        """`library = "x"` is a shorthand for `libraries = ["x"]`."""
+        if not isinstance(raw, dict) or "library" not in raw:
+            return raw
+        if "libraries" in raw:
+            raise ValueError("library and libraries are both given: keep libraries (library = \"x\" "
+                             "is a shorthand for libraries = [\"x\"])")
+        rest = {k: v for k, v in raw.items() if k != "library"}
+        return {**rest, "libraries": raw["library"]}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _experiments_without_handshakes(cls, raw: Any) -> Any:
+        """A plan with [experiments] measures handshakes only when it names `suites` too;
+        without them, the handshake fields would be silently unused: an error."""
+        if not (isinstance(raw, dict) and "experiments" in raw and "suites" not in raw):
+            return raw
+        unused = [f for f in HANDSHAKE_FIELDS if f in raw]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} describe handshakes, and this plan measures none: "
+                             "a plan with an experiments section runs handshakes only when it has `suites` too")
+        return {**raw, "suites": None}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_rounds(cls, raw: Any) -> Any:
+        """rounds defaults to DEFAULT_ROUNDS, or to repetitions when there are fewer."""
+        if isinstance(raw, dict) and "rounds" not in raw and isinstance(raw.get("repetitions"), int):
+            return {**raw, "rounds": max(1, min(DEFAULT_ROUNDS, raw["repetitions"]))}
+        return raw
+
+    @field_validator("precision")
+    @classmethod
+    def _room_to_grow(cls, target: PrecisionTarget | None, info: ValidationInfo) -> PrecisionTarget | None:
+        repetitions = info.data.get("repetitions")
+        if target and repetitions is not None and target.max_repetitions < repetitions:
+            raise ValueError(f"max_repetitions ({target.max_repetitions}) is below repetitions ({repetitions})")
+        return target
+
+    @field_validator("network")
+    @classmethod
+    def _one_transport_setting(cls, network: NetworkPlan | None, info: ValidationInfo) -> NetworkPlan | None:
+        transport = info.data.get("transport")
+        if transport is not None and transport != _zero("transports"):
+            raise ValueError(f"transport = {transport!r}: two-process runs are described by a [network] section "
+                             "(transports = [\"tcp\", \"udp\"]); remove the top-level transport")
+        return network
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds_fit(cls, rounds: int, info: ValidationInfo) -> int:
+        repetitions = info.data.get("repetitions")
+        if repetitions is not None and rounds > repetitions:
+            raise ValueError(f"more rounds than repetitions ({repetitions}): "
+                             "every round needs at least one repetition of each configuration")
+        return rounds
+
+    def resolved(self) -> dict[str, Any]:
+        """The plan with every default filled in (what `plan show` prints); a plan of
+        experiments only shows no handshake fields."""
+        unused = set(HANDSHAKE_FIELDS) if self.suites is None else set()
+        return self.model_dump(mode="json", exclude_none=True, exclude=unused)  # TOML has no null: absent means unset
+
+    def resolved_json(self) -> str:
+        """Canonical JSON of what is measured; `output` (where results go) is left out so
+        the same plan resumes wherever its folder lives."""
+        body = {k: v for k, v in self.resolved().items() if k != "output"}
+        if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
+            body["library"] = body.pop("libraries")[0]
+        if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
+            del body["suites"]["protocol"]
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    def hash(self) -> str:
+        return hashlib.sha256(self.resolved_json().encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    """A validated plan and the text it came from."""
+
+    plan: Plan
+    text: str  # the TOML as written (stored in the experiment row)
+    source: str  # file name, or "default.toml (embedded)"
+
+
+# ---------------------------------------------------------------------- errors
+_UNION_BRANCHES = ("str", "int")  # loc parts pydantic adds for the branches of `str | int`
+
+
+def _problem(err: Mapping[str, Any], raw: Mapping[str, Any]) -> str:
+    if err["loc"] and err["loc"][-1] in _UNION_BRANCHES:  # a suite reference that is neither str nor int
+        return (f"{dotted(err['loc'], raw, PLAN_ITSELF)}: {err['input']!r} is not valid: must be a suite name, "
+                "an fnmatch pattern or an IANA id")
+    return problem(err, Plan, raw, PLAN_ITSELF)
+
+
+def validate(raw: Mapping[str, Any], source: str) -> Plan:
+    try:
+        return Plan.model_validate(raw)
+    except ValidationError as exc:
+        # Union branches report the same mistake twice (as str and as int): keep one.
+        problems = list(dict.fromkeys(_problem(e, raw) for e in exc.errors()))
+        raise PlanError(source, problems) from None
+
+
+def parse(text: str, source: str) -> LoadedPlan:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(source, [f"not valid TOML: {exc}"]) from None
+    return LoadedPlan(validate(raw, source), text, source)
+
+
+def load(path: str | Path | None = None) -> LoadedPlan:
+    """A plan file, or the embedded default plan when path is None."""
+    if path is None:
+        text = resources.files("tlsbench").joinpath("plans", DEFAULT_PLAN).read_text()
+        return parse(text, f"{DEFAULT_PLAN} (embedded)")
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise PlanError(str(path), [f"cannot read it: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(str(path), [f"not UTF-8 text (byte {exc.start}): a plan is a TOML file"]) from None
+    return parse(text, path.name)

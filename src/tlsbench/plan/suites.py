@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The handshake matrix: a plan's suite selection against each library's SUITES list, then
+every cell (library × suite × group × credential × payload × network variant) that applies
+becomes a configuration; cells that cannot apply are counted, not silently dropped."""
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import json
+from typing import Any, Mapping, Sequence
+
+from tlsbench import spec as specmod
+from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
+from tlsbench.plan.model import ALL, LoadedPlan, SuiteSelection
+from tlsbench.plan.network import NetworkPlan, Variant, variants
+from tlsbench.plan.select import Catalog, select
+
+Suite = Mapping[str, Any]  # one entry of an agent's SUITES list (docs/protocol.md)
+# Suite filters of a plan -> the SUITES entry key each one reads. `protocol` is the version
+# a configuration runs: every backend pins a suite's highest version (its max_version).
+METADATA_FILTERS = {"key_exchange": "key_exchange", "authentication": "authentication", "cipher": "cipher",
+                    "mac": "mac", "min_version": "min_version", "max_version": "max_version",
+                    "protocol": "max_version"}
+
+
+def _names_key(text: str) -> str:
+    """Names compare case-insensitively with '-' and '_' alike, so mbed TLS names
+    (TLS-ECDHE-...) and IANA names (TLS_ECDHE_..., OpenSSL and wolfSSL) select the same
+    suites. Not inside a pattern's [...] class, where '-' is a range."""
+    return text.upper() if "[" in text else text.upper().replace("-", "_")
+
+
+def suite_matches(ref: str | int, suite: Suite) -> bool:
+    """A reference is "all", an IANA id (int or "0x..."), a name or an fnmatch pattern."""
+    if isinstance(ref, int):
+        return suite["id"] == ref
+    if ref.lower() == ALL:
+        return True
+    if ref.lower().startswith("0x"):
+        try:
+            return suite["id"] == int(ref, 16)
+        except ValueError:
+            return False
+    return fnmatch.fnmatchcase(_names_key(suite["name"]), _names_key(ref))
+
+
+SUITES: Catalog[Suite, str | int] = Catalog(
+    "suites", suite_matches, lambda suite: str(suite["name"]), lambda ref: str(ref).upper(),
+    lambda where, names: f"suite of {where} (run `tlsbench suites --library NAME` to list them)",
+    lambda library, offered: f"(include minus exclude, then the metadata filters, leaves none of its suites); "
+                             f"widen it or remove {library} from libraries (`tlsbench suites --library {library}` "
+                             "lists its suites)")
+
+
+def _metadata_problems(sel: SuiteSelection, suites: Sequence[Suite], where: str) -> list[str]:
+    problems = []
+    for name, key in METADATA_FILTERS.items():
+        known = sorted({str(s.get(key, "")) for s in suites})
+        for value in getattr(sel, name):
+            if not any(fnmatch.fnmatchcase(k.upper(), value.upper()) for k in known):
+                problems.append(f"suites.{name}: {value!r} matches no suite of {where}; they have: {', '.join(known)}")
+    return problems
+
+
+def _passes_filters(sel: SuiteSelection, suite: Suite) -> bool:
+    return all(not getattr(sel, name) or any(fnmatch.fnmatchcase(str(suite.get(key, "")).upper(), v.upper())
+                                             for v in getattr(sel, name))
+               for name, key in METADATA_FILTERS.items())
+
+
+def select_per_library(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
+                       ) -> dict[str, list[Suite]]:
+    """Per library, its suites the plan selects, in the agent's order (plan/select.py)."""
+    sel = loaded.plan.suites
+    assert sel is not None
+    return select(SUITES, sel.include, sel.exclude, suites_by_library, loaded.source,
+                  keep=lambda suite: _passes_filters(sel, suite),
+                  more_problems=lambda pooled, where: _metadata_problems(sel, pooled, where))
+
+
+def select_suites(loaded: LoadedPlan, suites: Sequence[Suite]) -> list[Suite]:
+    """The selection against one agent's SUITES (the plan's first library)."""
+    return select_per_library(loaded, {loaded.plan.libraries[0]: suites})[loaded.plan.libraries[0]]
+
+
+# ---------------------------------------------------------------------- configurations
+def group_applies(key_exchange: str, group: int) -> bool:
+    """Whether a suite's key exchange takes the group (spec [key_exchange])."""
+    return specmod.load().group_applies(key_exchange, group)
+
+
+def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
+               total_bytes: int, record_size: int, options: Sequence[str] = (), variant: Variant | None = None) -> str:
+    key = f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
+    key += "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
+    return key + (f"|net:{variant.key()}" if variant else "")
+
+
+def network_options(net: NetworkPlan, variant: Variant) -> list[str]:
+    """The spec [options] a network configuration sets (RUN option bits)."""
+    wanted = {"NODELAY": variant.transport == "tcp" and not variant.nagle,
+              "QUICKACK": variant.transport == "tcp" and net.quickack,
+              "DTLS_COOKIES": variant.transport == "udp" and net.dtls.cookies}
+    return [name for name, on in wanted.items() if on]
+
+
+def network_columns(variant: Variant, library: str) -> tuple[str, str, str, str]:
+    """network_json, device_role, peer_library, link_label of a config row."""
+    described = variant.describe()
+    return (json.dumps(described, sort_keys=True), variant.device_role, variant.peer_library or library,
+            described["link_label"])
+
+
+def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]) -> Resolution:
+    """The plan's matrix (library × suite × group × credential × payload) against each
+    library's SUITES. Reasons are prefixed with the library when the plan has several."""
+    out = Resolution()
+    if loaded.plan.suites is None:  # a plan of experiments only
+        return out
+    seen: set[str] = set()
+    several = len(suites_by_library) > 1
+    for library, chosen in select_per_library(loaded, suites_by_library).items():
+        prefix = f"{library}: " if several else ""
+        for suite in chosen:
+            _resolve_suite(loaded, library, suite, prefix, out, seen)
+    return out
+
+
+def _resolve_suite(loaded: LoadedPlan, library: str, suite: Suite, prefix: str, out: Resolution,
+                   seen: set[str]) -> None:
+    """The cells of one suite of one library: group × credential × payload."""
+    s, plan = specmod.load(), loaded.plan
+    usable = list(suite.get("credentials", []))
+    if not usable:
+        out.not_runnable.append(f"{prefix}{suite['name']}: "
+                                f"{suite.get('why_unsupported') or 'no usable credential in this agent'}")
+        return
+    for grp in plan.groups:
+        if not group_applies(suite["key_exchange"], s.groups.value(grp)):
+            out.not_applicable[f"{prefix}group {grp} does not apply to {suite['key_exchange']} key exchange"] += 1
+            continue
+        for wanted in plan.credentials:
+            cred = usable[0] if wanted == s.credentials.name(s.credentials.auto) else wanted
+            if cred not in usable:
+                out.not_applicable[f"{prefix}credential {cred} not usable by the suite"] += 1
+                continue
+            for pay, variant in itertools.product(plan.payload, variants(plan.network) if plan.network else [None]):
+                if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
+                    out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
+                    continue
+                transport = variant.transport if variant else plan.transport
+                options = [*plan.options, *(network_options(plan.network, variant) if variant else [])]
+                key = config_key(library, suite["name"], grp, cred, transport, pay.direction,
+                                 pay.total_bytes, pay.record_size, options, variant)
+                if key in seen:  # e.g. "auto" and the credential it resolves to
+                    continue
+                seen.add(key)
+                bits = sum(s.options.value(o) for o in options)
+                row = ConfigRow(key, library, suite["id"], suite["name"], suite["key_exchange"],
+                                suite["authentication"], suite["cipher"], suite["mac"],
+                                suite["min_version"], suite["max_version"], grp, cred, transport,
+                                pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, bits,
+                                *(network_columns(variant, library) if variant else ()))
+                out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
+                                                 s.directions.value(pay.direction),
+                                                 s.transports.value(transport), bits, variant))

@@ -1,0 +1,320 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Finding, starting and talking to agent processes (one binary per TLS library).
+
+An AgentProcess owns one child process: it reads HELLO and SUITES, checks the agent was
+built from the same spec files, sends RUN/QUIT and hands back decoded frames. Whoever
+uses it decides what a death means (the controller records it and restarts)."""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from tlsbench import spec as specmod
+from tlsbench.errors import UserError
+from tlsbench.plan.model import LoadedPlan, PlanError
+from tlsbench.run import protocol
+from tlsbench.run.timeouts import Timeouts
+
+AGENT_DIR_ENV = "TLSBENCH_AGENT_DIR"
+# Where `cmake --build build/agent` puts binaries; a fallback for a source checkout.
+SOURCE_BUILD_DIR = Path(__file__).resolve().parents[3] / "build" / "agent"
+STDERR_TAIL_BYTES = 2000
+
+
+# The agents and the link forwarder die with the host, however it ends (kill -9 included):
+# the kernel sends them SIGKILL when the thread that started them exits (PR_SET_PDEATHSIG).
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
+
+
+def die_with_host() -> None:
+    """preexec_fn of every child process; the getppid check closes the race in which the
+    host died before the child asked."""
+    host = os.getppid()
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != host:
+        os._exit(1)
+
+
+class AgentError(UserError, RuntimeError):
+    """The agent is missing, died, or answered something the controller cannot use."""
+
+
+class AgentRejected(AgentError):
+    """The agent answered a request with an ERROR frame."""
+
+    def __init__(self, error: dict[str, Any]):
+        self.error = error
+        self.code = str(error.get("code", "?"))
+        hint = f" ({error['hint']})" if error.get("hint") else ""
+        super().__init__(f"agent refused: {self.code}: {error.get('message', '')}{hint}")
+
+
+AGENT_PREFIX = "tlsbench-agent-"  # an agent binary is AGENT_PREFIX + its library name
+
+
+def executable_name(library: str) -> str:
+    return AGENT_PREFIX + library
+
+
+def _search_dirs(agent_dir: str | Path | None, build_dir: Path = SOURCE_BUILD_DIR) -> list[Path]:
+    """Where agents (and the programs installed with them) are looked for, in order:
+    --agent-dir / $TLSBENCH_AGENT_DIR alone when given; else next to the Python interpreter
+    (where `make` installs them: .venv/bin), then PATH, then the source tree's build folder
+    (build/agent; build/link for tlsbench-link)."""
+    explicit = agent_dir or os.environ.get(AGENT_DIR_ENV)
+    if explicit:
+        return [Path(explicit)]
+    on_path = [Path(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    return [Path(sys.executable).parent, *on_path, build_dir]
+
+
+def available_agents(agent_dir: str | Path | None = None) -> list[str]:
+    """Library names of every agent found (`tlsbench-agent-<name>`), first location wins:
+    the names a plan's `libraries` may use, custom builds included."""
+    found: dict[str, None] = {}
+    for folder in _search_dirs(agent_dir):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(AGENT_PREFIX) and entry.is_file() and os.access(entry, os.X_OK):
+                found.setdefault(entry.name.removeprefix(AGENT_PREFIX), None)
+    return sorted(found)
+
+
+def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
+    """The agent binary of a library (search order: `_search_dirs`)."""
+    return find_program(executable_name(library), agent_dir)
+
+
+def find_program(name: str, agent_dir: str | Path | None = None, build_dir: Path = SOURCE_BUILD_DIR) -> Path:
+    """An agent, or a program installed with them (tlsbench-link, built in `build_dir`)."""
+    for folder in _search_dirs(agent_dir, build_dir):
+        if os.access(folder / name, os.X_OK) and (folder / name).is_file():
+            return folder / name
+    found = available_agents(agent_dir)
+    where = (f"{agent_dir or os.environ.get(AGENT_DIR_ENV)} (from --agent-dir or ${AGENT_DIR_ENV})"
+             if agent_dir or os.environ.get(AGENT_DIR_ENV)
+             else f"{Path(sys.executable).parent}, PATH, build/{build_dir.name}")
+    return _missing(name, where, found)
+
+
+def _missing(name: str, where: str, found: list[str]) -> Path:
+    listing = f"agents found: {', '.join(found)}" if found else "no agent found at all"
+    raise AgentError(f"agent {name} not found (looked in {where}; {listing}): "
+                     "run `make` to build and install the agents")
+
+
+PIPE_BYTES = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
+
+
+def _widen_pipe(stream: Any) -> None:
+    """A 1 MiB pipe (instead of 64 KiB) holds ~100 REP frames, so the agent never waits for
+    the controller while SQLite checkpoints its WAL. Best effort: Linux only."""
+    try:
+        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+@dataclass
+class AgentProcess:
+    """A running agent speaking the framed protocol on its stdin/stdout."""
+
+    path: Path
+    proc: subprocess.Popen[bytes]
+    reader: protocol.FrameReader
+    stderr_file: Any  # temporary file: a pipe could fill up and block the agent
+    hello: dict[str, Any] = field(default_factory=dict)
+    suites: list[dict[str, Any]] = field(default_factory=list)
+    hello_raw: str = ""
+    suites_raw: str = ""
+
+    @classmethod
+    def start(cls, path: Path, prefix: Sequence[str] = (), greeting_s: float = Timeouts().greeting
+              ) -> "AgentProcess":
+        """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`), and
+        reads its greeting; an agent that has not greeted within `greeting_s` is killed."""
+        stderr_file = tempfile.TemporaryFile()
+        # Own process group: a Ctrl-C in the terminal reaches only the controller, which
+        # then stops the agent cleanly instead of losing it mid-repetition.
+        proc = subprocess.Popen([*prefix, str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr_file, process_group=0, preexec_fn=die_with_host)
+        _widen_pipe(proc.stdout)
+        agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]
+        timed_out = threading.Event()
+        late = threading.Timer(greeting_s, lambda: (timed_out.set(), agent.kill()))
+        late.start()
+        try:
+            agent._greet()
+        except BaseException as exc:
+            agent.kill()
+            if timed_out.is_set() and not isinstance(exc, KeyboardInterrupt):
+                raise AgentError(f"{path.name} did not greet (HELLO, SUITES) within {greeting_s:g} s and was "
+                                 f"killed: {agent.death_reason()}; is it a tlsbench agent? A slow one needs "
+                                 f"--timeout greeting=SECONDS") from None
+            raise
+        finally:
+            late.cancel()
+        return agent
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _expect_json(self, frame_type: int) -> tuple[dict[str, Any], str]:
+        name = specmod.load().frames.name(frame_type)
+        try:
+            frame = self.reader.read()
+            if frame is None:
+                raise AgentError(f"{self.path.name} exited before its greeting: {self.death_reason()}")
+            if frame.type != frame_type:
+                raise AgentError(f"{self.path.name} sent {frame.type_name} where {name} was expected")
+            return frame.json(), frame.payload.decode()
+        except protocol.FrameError as exc:
+            raise AgentError(f"{self.path.name} sent something that is not a {name} frame ({exc}); "
+                             "is it a tlsbench agent of this version? Rebuild it with make") from None
+
+    def _greet(self) -> None:
+        frames = specmod.load().frames
+        self.hello, self.hello_raw = self._expect_json(frames.HELLO)
+        specmod.load().check_agent(self.hello)
+        suites, self.suites_raw = self._expect_json(frames.SUITES)
+        _check_greeting(self.path.name, self.hello, suites.get("suites", []))
+        self.suites = list(suites.get("suites", []))
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def run(self, request: protocol.RunRequest) -> None:
+        self.send(request.encode())
+
+    def read_frame(self) -> protocol.Frame | None:
+        return self.reader.read()
+
+    def quit(self, timeout: float = 2.0) -> int | None:
+        """QUIT, then wait; an agent busy with a batch is stopped after `timeout`."""
+        try:
+            self.send(protocol.encode_frame(specmod.load().frames.QUIT))
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return self.kill()
+
+    def kill(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        try:
+            return self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def death_reason(self) -> str:
+        """Exit code (or signal) and the tail of stderr: what AGENT_DIED rows record."""
+        try:
+            code = self.proc.wait(2)
+        except subprocess.TimeoutExpired:
+            code = self.kill()
+        how = ("still running, killed" if code is None else
+               f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}")
+        self.stderr_file.seek(0, os.SEEK_END)
+        size = self.stderr_file.tell()
+        self.stderr_file.seek(max(0, size - STDERR_TAIL_BYTES))
+        tail = self.stderr_file.read().decode(errors="replace").strip()
+        return how + (f"; stderr: {tail}" if tail else "")
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        self.stderr_file.close()
+
+
+# What the host reads from HELLO experiments and SUITES entries (docs/protocol.md).
+SUITE_FIELDS = {"id": int, "name": str, "key_exchange": str, "authentication": str, "cipher": str, "mac": str,
+                "min_version": str, "max_version": str}
+EXPERIMENT_FIELDS = {"id": int, "name": str}
+
+
+def _check_greeting(agent: str, hello: dict[str, Any], suites: Any) -> None:
+    """The fields the host relies on are there with their types: a broken agent is one
+    clear error here, not a KeyError deep in the plan's resolution."""
+    listed = [("SUITES suites", suites, SUITE_FIELDS), ("HELLO experiments", hello.get("experiments", []), EXPERIMENT_FIELDS)]
+    for what, entries, wanted in listed:
+        if not isinstance(entries, list):
+            raise AgentError(f"{agent} sent a malformed greeting: {what} is not a list; rebuild it with make")
+        for i, entry in enumerate(entries):
+            bad = [k for k, t in wanted.items() if not isinstance(entry, dict) or not isinstance(entry.get(k), t)]
+            if bad:
+                raise AgentError(f"{agent} sent a malformed greeting: {what}[{i}] lacks {', '.join(bad)}; "
+                                 "rebuild it with make")
+
+
+def query_suites(library: str, agent_dir: str | Path | None = None,
+                 timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """HELLO and SUITES of an agent build (for `tlsbench suites`)."""
+    agent = AgentProcess.start(find_agent(library, agent_dir), greeting_s=timeouts.greeting)
+    try:
+        return agent.hello, agent.suites
+    finally:
+        agent.quit()
+        agent.close()
+
+
+def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None) -> dict[str, Path]:
+    """The agent binary of every library of the plan; one PlanError naming all missing ones
+    (the network peer's included) and listing the agents that were found."""
+    paths: dict[str, Path] = {}
+    problems = []
+    for i, library in enumerate(loaded.plan.libraries):
+        try:
+            paths[library] = find_agent(library, agent_dir)
+        except AgentError:
+            problems.append(f"libraries[{i}]: {library!r} is not valid: no agent {executable_name(library)}")
+    peer = loaded.plan.network.peer_library if loaded.plan.network else None
+    if peer and peer not in paths:  # started only by the first network batch: checked now
+        try:
+            find_agent(peer, agent_dir)
+        except AgentError:
+            problems.append(f"network.peer_library: {peer!r} is not valid: no agent {executable_name(peer)}")
+    if problems:
+        found = available_agents(agent_dir)
+        problems.append(f"agents found: {', '.join(found)}" if found else
+                        "no agent found at all: run `make` to build and install them")
+        raise PlanError(loaded.source, problems)
+    return paths
+
+
+def greet(paths: Mapping[str, Path], timeouts: Timeouts = Timeouts()) -> dict[str, AgentProcess]:
+    """One started agent per library, greeted (HELLO, SUITES): what a plan is resolved
+    against. If one fails to start, those already started are stopped."""
+    started: dict[str, AgentProcess] = {}
+    try:
+        for library, path in paths.items():
+            started[library] = AgentProcess.start(path, greeting_s=timeouts.greeting)
+    except BaseException:
+        for agent in started.values():
+            agent.quit()
+            agent.close()
+        raise
+    return started

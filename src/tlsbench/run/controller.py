@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The controller: configurations -> schedule -> batches on exchanges -> records in a sink.
+
+Design (docs/host.md): every repetition goes to the sink in its own transaction as it
+arrives, so the store is always consistent and a resume only needs the set of stored
+(config, idx). The schedule interleaves the configurations of every library; each batch
+runs on the exchange of its configuration (run/exchange.py). An agent that dies or sends a
+corrupt frame costs exactly the repetition in flight, recorded as AGENT_DIED with the
+reason; the batch goes on with the next repetition on a new agent."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Protocol
+
+from tlsbench import spec as specmod
+from tlsbench.errors import UserError
+from tlsbench.plan.configs import Configuration, Resolution
+from tlsbench.plan.model import LoadedPlan
+from tlsbench.run import schedule
+from tlsbench.run.agents import AgentRejected
+from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
+                                   StopFlag)
+from tlsbench.run.precision import MeasurePrecision, needing_more
+from tlsbench.run.records import died_row, repetition_row
+
+MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
+# The exit reason of agent rows a killed host left open, written by the next run (resume).
+STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was full)"
+# ERROR codes that mean "this configuration cannot run here" (skip it, report it) rather
+# than a controller bug.
+SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
+
+
+class ControllerError(UserError, RuntimeError):
+    """The run cannot go on (after what was stored so far, which stays valid)."""
+
+
+class Observer(Protocol):
+    """What the controller reports while it runs (the CLI draws a progress bar)."""
+
+    def start(self, total: int, done: int, configs: int) -> None: ...
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None: ...
+    def stored(self, config: str, idx: int, status: str, agent: AgentRef) -> None: ...
+    def note(self, message: str) -> None: ...
+    def extend(self, extra: int) -> None: ...
+
+
+class QuietObserver:
+    def start(self, total: int, done: int, configs: int) -> None: pass
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None: pass
+    def stored(self, config: str, idx: int, status: str, agent: AgentRef) -> None: pass
+    def note(self, message: str) -> None: pass
+    def extend(self, extra: int) -> None: pass
+
+
+@dataclass
+class RunSummary:
+    """What one `tlsbench run` did."""
+
+    folder: Path = Path()  # the experiment folder (set by whoever opened the store)
+    planned: int = 0  # repetitions of all runnable configs
+    already: int = 0  # stored before this run started (resume)
+    stored: int = 0  # stored by this run
+    failed: int = 0  # stored with a status other than OK (by this run)
+    agent_deaths: int = 0
+    skipped_configs: dict[str, str] = field(default_factory=dict)  # key -> why
+    not_runnable: list[str] = field(default_factory=list)
+    not_applicable: dict[str, int] = field(default_factory=dict)
+    given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+class Controller:
+    """Runs a resolved plan's configurations through their exchanges into a sink."""
+
+    def __init__(self, loaded: LoadedPlan, resolution: Resolution, sink: Sink,
+                 exchanges: Mapping[str, Exchange], route: Callable[[Configuration], str],
+                 observer: Observer | None = None, stop: StopFlag | None = None,
+                 done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None):
+        """`exchanges` by route, `route` picks one per configuration; `done`: the repetition
+        indices already stored per configuration key (a resume); `measure_precision`: how
+        precisely each configuration is known so far (plans with [precision]; without it,
+        only the planned rounds run)."""
+        self.loaded, self.plan, self.resolution = loaded, loaded.plan, resolution
+        self.sink, self.exchanges, self.route = sink, exchanges, route
+        self.observer = observer or QuietObserver()
+        self.stop = stop or StopFlag()
+        self.done: dict[str, set[int]] = {key: set(indices) for key, indices in (done or {}).items()}
+        self.measure_precision = measure_precision
+        self.spec = specmod.load()
+        self.configs: dict[str, Configuration] = {}
+        self.config_ids: dict[str, int] = {}
+        self.deaths: Counter[str] = Counter()  # consecutive deaths per config
+        self.prepared: list[schedule.Batch] | None = None
+
+    def exchange_for(self, key: str) -> Exchange:
+        """The exchange that runs a configuration's batches."""
+        return self.exchanges[self.route(self.configs[key])]
+
+    def prepare(self) -> list[schedule.Batch]:
+        """Configuration rows (a resume tries skipped ones again) and the pending schedule."""
+        for config in self.resolution.configs:
+            config_id = self.sink.upsert_config(config.row)
+            self.sink.set_skip_reason(config_id, None)
+            self.config_ids[config.key] = config_id
+            self.configs[config.key] = config
+        batches = schedule.build(self.configs, self.plan.repetitions, self.plan.rounds, self.plan.seed)
+        self.prepared = schedule.pending(batches, self.done)
+        return self.prepared
+
+    def close(self) -> None:
+        """Stops every exchange's processes."""
+        for exchange in self.exchanges.values():
+            exchange.close("interrupted" if self.stop.requested else "")
+
+    # ------------------------------------------------------------------ the sweep
+    def run(self) -> RunSummary:
+        started = time.monotonic()
+        summary = RunSummary(not_runnable=self.resolution.not_runnable,
+                             not_applicable=dict(self.resolution.not_applicable))
+        try:
+            batches = self.prepared if self.prepared is not None else self.prepare()
+            summary.planned = len(self.configs) * self.plan.repetitions
+            summary.already = summary.planned - sum(b.count for b in batches)
+            self.observer.start(summary.planned, summary.already, len(self.configs))
+            for batch in batches:
+                if self.stop.requested:
+                    break
+                if batch.config not in summary.skipped_configs:
+                    self._run_batch(batch, summary)
+            if self.plan.precision and self.measure_precision and not self.stop.requested:
+                self._extend_for_precision(summary)
+            summary.interrupted = self.stop.requested
+        finally:
+            self.close()
+            summary.seconds = time.monotonic() - started
+        return summary
+
+    def _extend_for_precision(self, summary: RunSummary) -> None:
+        """Extra rounds, one at a time, for the configurations whose median is not yet known
+        to the plan's target; measured from the store, so a resumed run picks up where an
+        interrupted extension stopped."""
+        target = self.plan.precision
+        assert target is not None and self.measure_precision is not None
+        size = -(-self.plan.repetitions // self.plan.rounds)  # a planned round's size
+        keys = None  # first check: every configuration; then only those that were above target
+        for round_no in range(self.plan.rounds, 10**6):
+            measured = self.measure_precision(keys)
+            keys = [k for k in needing_more(measured, target.target_ci_percent, target.max_repetitions)
+                    if k in self.configs and k not in summary.skipped_configs]
+            if not keys or self.stop.requested:
+                return
+            next_index = {k: max(self.done.get(k, {-1})) + 1 for k in keys}
+            batches = schedule.extension(next_index, size, target.max_repetitions, round_no, self.plan.seed)
+            self.observer.note(f"precision: {len(keys)} configuration(s) above ±{target.target_ci_percent:g}%: "
+                               f"round {round_no + 1} adds up to {size} repetitions each")
+            self.observer.extend(sum(b.count for b in batches))
+            for batch in batches:
+                if self.stop.requested:
+                    return
+                self._run_batch(batch, summary)
+
+    def _run_batch(self, batch: schedule.Batch, summary: RunSummary) -> None:
+        """One batch on its exchange; continues after an agent death with the next repetition."""
+        config, config_id = self.configs[batch.config], self.config_ids[batch.config]
+        exchange = self.exchange_for(batch.config)
+        next_idx, end = batch.first_index, batch.first_index + batch.count
+        while next_idx < end and not self.stop.requested:
+            part = schedule.Batch(batch.config, batch.round, next_idx, end - next_idx)
+            self.observer.batch(batch.config, batch.round, next_idx, part.count)
+            try:
+                for outcome in exchange.run(config_id, config, part, self.plan.warmup):
+                    next_idx = self._take(outcome, part, config_id, summary) or next_idx
+            except AgentRejected as rejected:
+                self._skip(batch.config, config_id, str(rejected), summary,
+                           fatal=rejected.code not in SKIPPABLE_ERRORS)
+                return
+            except AgentDied as died:
+                next_idx = self._record_death(part, config_id, died, summary)
+                if batch.config in summary.skipped_configs:
+                    return
+
+    def _take(self, outcome: Outcome, batch: schedule.Batch, config_id: int, summary: RunSummary) -> int | None:
+        """Stores what an exchange yielded; the index after a stored repetition."""
+        if isinstance(outcome, BatchTraffic):
+            self.sink.add_link_traffic(config_id, outcome.traffic)
+            return None
+        assert isinstance(outcome, Repetition)
+        row = repetition_row(self.spec, outcome.rep, config_id, batch.round, outcome.agent.agent_id, outcome.peer)
+        if outcome.peer is None:
+            self.sink.add_repetition(row, outcome.rep.records)
+        else:
+            self.sink.add_paired_repetition(row, outcome.rep.records, outcome.peer)
+        self.done.setdefault(batch.config, set()).add(row.idx)
+        self.deaths[batch.config] = 0
+        summary.stored += 1
+        summary.failed += row.status != self.spec.status.name(self.spec.status.OK)
+        self.observer.stored(batch.config, row.idx, row.status, outcome.agent)
+        return row.idx + 1
+
+    def _record_death(self, batch: schedule.Batch, config_id: int, died: AgentDied, summary: RunSummary) -> int:
+        """Stores the repetition in flight as AGENT_DIED; returns the next index to run."""
+        self.sink.add_repetition(died_row(self.spec, config_id, died.idx, batch.round, died.agent_id, died.reason),
+                                 b"")
+        self.done.setdefault(batch.config, set()).add(died.idx)
+        summary.stored += 1
+        summary.failed += 1
+        summary.agent_deaths += 1
+        self.deaths[batch.config] += 1
+        self.observer.note(f"agent died during {batch.config} repetition {died.idx}: {died.reason}")
+        if self.deaths[batch.config] >= MAX_CONSECUTIVE_DEATHS:
+            self._skip(batch.config, config_id, f"given up after {MAX_CONSECUTIVE_DEATHS} consecutive agent "
+                                                f"deaths; last: {died.reason}", summary)
+            summary.given_up[batch.config] = summary.skipped_configs[batch.config]
+        return died.idx + 1
+
+    def _skip(self, key: str, config_id: int, why: str, summary: RunSummary, fatal: bool = False) -> None:
+        if fatal:
+            raise ControllerError(f"{key}: {why}")
+        self.sink.set_skip_reason(config_id, why)
+        summary.skipped_configs[key] = why
+        self.observer.note(f"skipping {key}: {why}")

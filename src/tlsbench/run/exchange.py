@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The one interface the controller runs batches through, and the one it stores through.
+
+An Exchange runs a batch of one configuration and yields what happened, repetition by
+repetition, raising AgentDied (the repetition in flight is lost with its agent) or
+AgentRejected (run/agents.py: the agent refused the configuration). It owns its processes
+(agents, namespaces, a link forwarder; next, a QEMU process or a serial port) and cleans
+them up in close(). Implementations: LocalAgentExchange (one agent over a pipe,
+run/local.py) and AgentPairExchange (two agents over a network, run/pair.py).
+
+A Sink takes what a run records (run/records.py); the store implements it, so run/ never
+imports the store."""
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Generic, Iterator, Mapping, Protocol, TypeVar
+
+from tlsbench.plan.configs import ConfigRow, Configuration
+from tlsbench.run import protocol
+from tlsbench.run.agents import AgentProcess
+from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.run.schedule import Batch
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    """The agent process that measured a repetition: its `agent` row and its PID."""
+
+    agent_id: int | None
+    pid: int | None
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """One repetition as an exchange ran it: the measuring (device) agent's REP and, in a
+    two-process run, the peer agent's REP of the same repetition."""
+
+    rep: protocol.Rep
+    agent: AgentRef
+    peer: PeerRepetition | None = None
+
+
+@dataclass(frozen=True)
+class BatchTraffic:
+    """What an emulated link carried for the batch's repetitions, by repetition index (after
+    the batch: the link's packet log is read once the link is quiet)."""
+
+    traffic: Mapping[int, LinkTraffic]
+
+
+Outcome = Repetition | BatchTraffic
+
+
+def run_request(config: Configuration, config_id: int, batch: Batch, warmup: int,
+                **network: object) -> protocol.RunRequest:
+    """The RUN of a batch of a configuration; `network` holds the two-process fields
+    (run/pair.py)."""
+    return protocol.RunRequest(config_id, config.suite_id, config.group, config.credential, config.direction,
+                               config.transport, batch.count, warmup, config.row.total_bytes,
+                               config.row.record_size, batch.first_index, config.options,
+                               experiment=config.experiment_id, **network)  # type: ignore[arg-type]
+
+
+class AgentDied(Exception):
+    """The agent (or either agent of a pair) died, hung or broke the protocol while
+    repetition `idx` ran; the exchange has already stopped it and ended its `agent` row."""
+
+    def __init__(self, idx: int, reason: str, agent_id: int | None = None):
+        super().__init__(reason)
+        self.idx = idx
+        self.reason = reason
+        self.agent_id = agent_id  # the dead agent's row (None: a pair, or none yet)
+
+
+class Exchange(Protocol):
+    """Runs batches of configurations on a measuring target."""
+
+    def run(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> Iterator[Outcome]:
+        """Sends the batch's RUN and yields each repetition in index order (a BatchTraffic
+        may follow the repetitions); returns early, after a repetition, when a stop was
+        requested."""
+        ...
+
+    def close(self, reason: str = "") -> None:
+        """Stops every process (their `agent` rows end with `reason`, or their exit code)."""
+        ...
+
+
+class Sink(Protocol):
+    """Where a run's records go (store/sqlite.py's Store), each write its own transaction."""
+
+    def init_experiment(self, exp: Experiment) -> Experiment: ...
+    def close_stale_agents(self, reason: str) -> int: ...
+    def add_agent(self, library: str, executable: str, pid: int, hello_json: str, suites_json: str) -> int: ...
+    def end_agent(self, agent_id: int, reason: str) -> None: ...
+    def upsert_config(self, row: ConfigRow) -> int: ...
+    def set_skip_reason(self, config_id: int, reason: str | None) -> None: ...
+    def add_repetition(self, rep: RepetitionRow, records: bytes) -> int: ...
+    def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: PeerRepetition) -> int: ...
+    def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None: ...
+
+
+class StopFlag:
+    """Set by the first Ctrl-C; a second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+Tag = TypeVar("Tag")
+Heard = protocol.Frame | protocol.FrameError | None  # a frame, a corrupt stream, or its end
+
+
+class Inbox(Generic[Tag]):
+    """Frames of one or more agents, each read by a thread into one queue, so that every
+    wait for the next frame has a limit (a silent agent is a hung one)."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[tuple[Tag, Heard]] = queue.Queue()
+
+    def listen(self, agent: AgentProcess, tag: Tag) -> None:
+        threading.Thread(target=self._pump, args=(agent, tag), daemon=True).start()
+
+    def _pump(self, agent: AgentProcess, tag: Tag) -> None:
+        try:
+            while (frame := agent.read_frame()) is not None:
+                self.queue.put((tag, frame))
+            self.queue.put((tag, None))
+        except protocol.FrameError as exc:
+            self.queue.put((tag, exc))
+        except (OSError, ValueError):  # the stream was closed under us: the agent was stopped
+            self.queue.put((tag, None))
+
+    def next(self, timeout: float) -> tuple[Tag, Heard]:
+        """The next item; queue.Empty after `timeout` seconds of silence."""
+        return self.queue.get(timeout=timeout)

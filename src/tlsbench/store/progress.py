@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Progress of an experiment, read from its store (`tlsbench status`, `trace show`)."""
+from __future__ import annotations
+
+import fnmatch
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tlsbench.run import schedule
+from tlsbench import spec as specmod
+from tlsbench.store.sqlite import DB_FILE, Store, StoreError
+
+
+@dataclass(frozen=True)
+class ConfigProgress:
+    """One configuration's repetitions."""
+
+    id: int
+    key: str
+    library: str  # the agent that runs it (plans may name several)
+    suite: str
+    group: str
+    credential: str
+    payload: str  # "none" or "<direction> <total_bytes>/<record_size>"
+    planned: int
+    stored: int
+    failed: int  # status other than OK (AGENT_DIED included)
+    flagged: int  # any flag bit set (overflow, retransmission...)
+    skip_reason: str | None
+
+
+@dataclass(frozen=True)
+class RoundProgress:
+    round: int  # 0-based
+    stored: int
+    planned: int  # over the configurations still runnable
+
+
+@dataclass
+class ExperimentStatus:
+    folder: Path
+    name: str
+    created_at: str
+    seed: int
+    agents: int  # agent processes started (restarts included)
+    configs: list[ConfigProgress] = field(default_factory=list)
+    rounds: list[RoundProgress] = field(default_factory=list)
+
+    @property
+    def planned(self) -> int:
+        return sum(c.planned for c in self.configs if not c.skip_reason)
+
+    @property
+    def stored(self) -> int:
+        return sum(c.stored for c in self.configs)
+
+    @property
+    def failed(self) -> int:
+        return sum(c.failed for c in self.configs)
+
+    @property
+    def flagged(self) -> int:
+        return sum(c.flagged for c in self.configs)
+
+
+def find_experiment(experiment: str | Path, output: str | Path) -> Path:
+    """An experiment folder given as a path, or as a name under the output folder."""
+    for candidate in (Path(experiment), Path(output) / experiment):
+        if (candidate / DB_FILE).exists():
+            return candidate
+    raise StoreError(f"no experiment {str(experiment)!r} (looked for {DB_FILE} in {experiment} and "
+                     f"{Path(output) / experiment}); `tlsbench run` creates it")
+
+
+def read_status(folder: Path) -> ExperimentStatus:
+    s = specmod.load()
+    with Store.open_readonly(folder / DB_FILE) as store:  # a checked store with an experiment
+        exp = store.experiment()
+        assert exp is not None
+        plan = json.loads(exp.plan_json)
+        counts = store.repetition_counts(s.status.name(s.status.OK))
+        status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agents()))
+        for row in store.configs():
+            c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
+            payload = (row["direction"] if not row["total_bytes"]
+                       else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
+            if "experiment" in row.keys() and row["experiment"]:  # its payload is its size (migration 004)
+                payload = f"{row['total_bytes']} B" if row["total_bytes"] else "-"
+            status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
+                                                 row["credential"], payload, row["repetitions"], c["stored"],
+                                                 c["failed"], c["flagged"], row["skip_reason"]))
+        per_round = store.stored_per_round()
+    bounds = schedule.round_bounds(plan["repetitions"], plan["rounds"])
+    runnable = sum(1 for c in status.configs if not c.skip_reason)
+    status.rounds = [RoundProgress(r, per_round.get(r, 0), runnable * (stop - start))
+                     for r, (start, stop) in enumerate(bounds)]
+    return status
+
+
+@dataclass(frozen=True)
+class StoredRepetition:
+    """One repetition as `trace show` needs it."""
+
+    config_key: str
+    idx: int
+    row: sqlite3.Row
+    records: bytes
+
+
+def pick_config(store: Store, wanted: str | None) -> sqlite3.Row:
+    """A config by exact key, else by suite name (case-insensitive, fnmatch patterns allowed)."""
+    rows = store.configs()
+    if not rows:
+        raise StoreError("the experiment has no configuration yet")
+    if wanted is None:
+        return rows[0]
+    exact = [r for r in rows if r["key"] == wanted]
+    matches = exact or [r for r in rows if fnmatch.fnmatchcase(r["suite_name"].upper(), wanted.upper())]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise StoreError(f"no configuration matches {wanted!r}; `tlsbench status` lists them")
+    keys = "\n  ".join(r["key"] for r in matches[:20])
+    raise StoreError(f"{wanted!r} matches {len(matches)} configurations; give a key:\n  {keys}")
+
+
+def read_repetition(folder: Path, config: str | None, idx: int) -> StoredRepetition:
+    with Store.open_readonly(folder / DB_FILE) as store:
+        row = pick_config(store, config)
+        found = store.repetition(row["id"], idx)
+        if found is None:
+            raise StoreError(f"repetition {idx} of {row['key']} is not stored (yet)")
+        return StoredRepetition(row["key"], idx, found[0], found[1])
