@@ -77,7 +77,7 @@ static int tb_rep_fail(tb_rep *rep, uint8_t status, uint8_t peer, int32_t lib, c
         char text[128];
         uint32_t mag = lib < 0 ? (uint32_t)(-(int64_t)lib) : (uint32_t)lib;
         rep->b->error_text(lib, text, sizeof text);
-        snprintf(rep->err + n, sizeof rep->err - (size_t)n, ": %s0x%04X %s", lib < 0 ? "-" : "", mag, text);
+        snprintf(rep->err + n, sizeof rep->err - (size_t)n, ": %s0x%04X %s", lib < 0 ? "-" : "", (unsigned)mag, text);
     }
     return -1;
 }
