@@ -17,6 +17,7 @@ set(TB_DEVICE_SOURCES
   src/serve.c
   src/suites.c
   src/runner.c
+  src/footprint.c
   src/experiment.c
   src/runner_experiment.c
   src/experiments/none.c
