@@ -232,17 +232,18 @@ def _compile(source: Path, config: Path, toolchain: Toolchain, work: Path, prefi
 
 def check_attributes(toolchain: Toolchain, archives: list[Path], log: Path | None = None) -> None:
     """Every object of every archive carries the toolchain's CPU and float ABI."""
+    where = f" (log: {log})" if log else ""
     for archive in archives:
         if not archive.is_file():
-            raise BuildError(f"the build installed no {archive.name} (log: {log})")
+            raise BuildError(f"the build installed no {archive.name}{where}")
         lines = [line.strip() for line in query([toolchain.readelf, "-A", str(archive)]).splitlines()]
         for attribute in toolchain.attributes:
             tag = attribute.split(":", 1)[0] + ":"
             found = {line for line in lines if line.startswith(tag)}
             if found != {attribute}:
-                raise BuildError(f"{archive.name} was not built for {toolchain.name} ({tag} "
-                                 f"{', '.join(sorted(found)) or 'missing'}; expected {attribute}): were the "
-                                 f"toolchain file's flags overridden? (log: {log})")
+                raise BuildError(f"{archive.name} was not built for {toolchain.name} (found "
+                                 f"{', '.join(sorted(found)) or f'no {tag}'}; expected {attribute}): "
+                                 f"were the toolchain file's flags overridden?{where}")
 
 
 def source_version(source: Path) -> str:
