@@ -40,11 +40,14 @@ void tb_cm_uart_start(void);
 /* entropy_seeded.c: what tb_port_entropy() draws from, for HELLO. */
 const char *tb_cm_entropy_source(void);
 
-/* system.c: the reset handler's C part, the fault handlers, and the end of the firmware:
- * semihosting's exit on QEMU (a board without a debugger would reset instead). */
+/* system.c: the reset handler and the fault handlers (the board's vector table names them). */
 void tb_reset_handler(void);
 void tb_cm_fault_handler(void);
 void tb_cm_default_handler(void);
+
+/* The board's: a fault's one-line text, and the end of the firmware with tb_serve's code.
+ * semihosting.c under QEMU (stderr, exit status); a board without a debugger resets. */
+void tb_cm_report(const char *text);
 __attribute__((noreturn)) void tb_cm_exit(int code);
 
 /* The firmware's entry point, called by the reset handler (agent/firmware/main.c). */

@@ -1,30 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Start-up, faults and the end of the firmware, for any Cortex-M with an FPU and the linker
- * symbols of cortex_m.h. The C library's own start-up (crt0) is not used (-nostartfiles).
- * Faults end a QEMU run with a message on QEMU's stderr (semihosting), so the host sees a
- * crash as an exit with a reason instead of a silent hang. */
+/* Start-up and faults, for any Cortex-M with an FPU and the linker symbols of cortex_m.h. The
+ * C library's own start-up (crt0) is not used (-nostartfiles). A fault is reported and ends
+ * the firmware through the board's tb_cm_report/tb_cm_exit (semihosting.c under QEMU: a
+ * message on QEMU's stderr and its exit status, so the host sees a crash with a reason
+ * instead of a silent hang). */
 #include "cortex_m.h"
-
-/* ---------------------------------------------------------------- semihosting */
-enum { TB_SH_SYS_WRITE0 = 0x04, TB_SH_SYS_EXIT_EXTENDED = 0x20 };
-#define TB_SH_ADP_STOPPED_APPLICATION_EXIT 0x20026u
-
-/* QEMU (-semihosting-config enable=on) or an attached debugger answers; on a board without
- * one, bkpt faults: such a board replaces tb_cm_exit with a reset. */
-static uint32_t tb_semihost(uint32_t op, const void *arg) {
-    register uint32_t r0 __asm("r0") = op;
-    register const void *r1 __asm("r1") = arg;
-    __asm volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-    return r0;
-}
-
-/* SYS_EXIT_EXTENDED carries the code (QEMU's exit status); plain SYS_EXIT could only say
- * whether it was 0. */
-void tb_cm_exit(int code) {
-    const uint32_t block[2] = {TB_SH_ADP_STOPPED_APPLICATION_EXIT, (uint32_t)code};
-    for (;;)
-        tb_semihost(TB_SH_SYS_EXIT_EXTENDED, block);
-}
 
 /* ---------------------------------------------------------------- reset */
 extern void (*__init_array_start[])(void), (*__init_array_end[])(void);
@@ -73,7 +53,7 @@ static void tb_fault_report(const uint32_t *frame) {
         p = tb_put_hex(tb_put_text(p, end, fields[i].name), end, fields[i].value);
     *p++ = '\n';
     *p = '\0';
-    tb_semihost(TB_SH_SYS_WRITE0, msg);
+    tb_cm_report(msg);
     tb_cm_exit(TB_CM_EXIT_FAULT);
 }
 
@@ -87,6 +67,6 @@ __attribute__((naked)) void tb_cm_fault_handler(void) {
 }
 
 void tb_cm_default_handler(void) {
-    tb_semihost(TB_SH_SYS_WRITE0, "firmware fault: unexpected interrupt\n");
+    tb_cm_report("firmware fault: unexpected interrupt\n");
     tb_cm_exit(TB_CM_EXIT_FAULT);
 }
