@@ -7,7 +7,12 @@ and every REP header field); one sweep of the memory image gives the footprint p
 family. A target that hangs or crashes fails that configuration with the reason, QEMU is
 restarted and the sweep goes on. Updates the "Device under QEMU" section of docs/benchmarks.md.
 
-    .venv/bin/python bench/device_sweep.py [--firmware build/firmware/mbedtls-device-mps2] [--no-update]
+    .venv/bin/python bench/device_sweep.py [--firmware build/firmware/mbedtls-device-mps2]
+                                           [--small-config configs/mbedtls/device-mps2-small.h] [--no-update]
+
+With --small-config (the default), the same firmware built with that config (4 KiB records,
+small ECP window: what a part with little RAM would run) is swept too, over TLS: its
+footprint and what its handshakes cost against the default build.
 
 Drives QEMU with the ctest driver (agent/tests/qemu_device.py); the host tool's own device
 exchange comes later."""
@@ -28,6 +33,7 @@ sys.path.insert(0, str(REPO / "agent" / "tests"))
 from qemu_device import LABELS, DeviceError, QemuDevice, Rep, run_request  # noqa: E402
 
 DEFAULT_FIRMWARE = REPO / "build" / "firmware" / "mbedtls-device-mps2"
+SMALL_CONFIG = REPO / "configs" / "mbedtls" / "device-mps2-small.h"
 STEP_LABELS = {entry["id"] for entry in LABELS["label"] if entry["category"] == "step"}
 PROTOCOLS = {0: "TLS", 1: "DTLS"}
 DTLS_TIMER_MS = 60_000  # counts in instructions: 1 ms = 10^6; no turn of the other peer comes near
@@ -63,17 +69,17 @@ class Sweep:
         return sum(r.header["repetition_wall_ns"] for r in self.reps)
 
 
-def configurations(suites: list[dict]) -> list[tuple[dict, int]]:
+def configurations(suites: list[dict], protocols: tuple[int, ...]) -> list[tuple[dict, int]]:
     runnable = [s for s in suites if s["credentials"]]
-    return [(s, p) for p in PROTOCOLS for s in runnable if p == 0 or s["dtls"]]
+    return [(s, p) for p in protocols for s in runnable if p == 0 or s["dtls"]]
 
 
-def sweep(elf: Path, label: str) -> Sweep:
+def sweep(elf: Path, label: str, protocols: tuple[int, ...] = tuple(PROTOCOLS)) -> Sweep:
     """Every configuration once, one boot (restarted after a failure)."""
     result = Sweep(label)
     t = time.monotonic()
     device = QemuDevice(elf, timeout=HANG_SECONDS).start()
-    for i, (suite, protocol) in enumerate(configurations(device.suites)):
+    for i, (suite, protocol) in enumerate(configurations(device.suites, protocols)):
         outcome = Outcome(suite, protocol)
         try:
             reps, done = device.run(run_request(i + 1, suite["id"], protocol=protocol, reps=1, warmup=0,
@@ -190,11 +196,50 @@ def footprint_table(s: Sweep) -> str:
             + "\n".join(rows) + f"\n\nHeap shared by both peers (parsed credentials, DRBG): {shared:,} bytes.")
 
 
+def small_table(default: Sweep, small_counting: Sweep, small_memory: Sweep, default_memory: Sweep) -> str:
+    """Per family (TLS): the small config's heap peak per peer and its handshake against the
+    default build's (medians over the family's suites)."""
+    def per_family(s: Sweep, value) -> dict[str, float]:
+        fams: dict[str, list[float]] = {}
+        for o in s.outcomes:
+            if o.protocol == 0 and o.rep and o.rep.header["status"] == 0:
+                fams.setdefault(family(o.suite), []).append(value(o.rep))
+        return {k: statistics.median(v) for k, v in fams.items()}
+
+    def peak(r: Rep) -> float:
+        return max(r.values("HEAP_PEAK_HANDSHAKE").values())
+
+    def handshake(r: Rep) -> float:
+        return r.header["handshake_wall_ns"]
+
+    hs, hs_small = per_family(default, handshake), per_family(small_counting, handshake)
+    heap, heap_small = per_family(default_memory, peak), per_family(small_memory, peak)
+    rows = [f"| {f} | {heap[f]:,.0f} | {heap_small[f]:,.0f} | {m(hs[f])} | {m(hs_small[f])} | "
+            f"{hs_small[f] / hs[f]:.2f} |" for f in sorted(hs, key=hs.get) if f in hs_small and f in heap_small]
+    return ("| family | heap peak per peer, default | small | handshake M insn, default | small | ratio |\n"
+            "|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows))
+
+
 def failures(s: Sweep) -> list[str]:
     return [f"{o.suite['name']} {PROTOCOLS[o.protocol]}: {o.error}" for o in s.outcomes if o.error]
 
 
-def body(fw: dict, a: Sweep, b: Sweep, mem: Sweep, compared: int, differing: int) -> str:
+def small_section(small: tuple[dict, Sweep, Sweep] | None, a: Sweep, mem: Sweep) -> str:
+    if not small:
+        return ""
+    fw, counting, memory = small
+    image = {i["variant"]: i for i in fw["images"]}["counting"]
+    return f"""
+The same firmware with `{fw['config']['name']}` (4 KiB records, ECP window 2, no fixed-point
+comb, AES tables in flash; for parts with little RAM), over TLS: flash {image['text'] + image['data']:,},
+bss {image['bss']:,} bytes; medians per family (heap peak = the larger peer's, bytes):
+
+{small_table(a, counting, memory, mem)}
+"""
+
+
+def body(fw: dict, a: Sweep, b: Sweep, mem: Sweep, compared: int, differing: int,
+         small: tuple[dict, Sweep, Sweep] | None = None) -> str:
     counting, memory = ({i["variant"]: i for i in fw["images"]}[v] for v in ("counting", "memory"))
     n = len(a.outcomes)
     ok = sum(1 for o in a.outcomes if not o.error)
@@ -236,7 +281,7 @@ family's suites; heap = what the library, backend and agent asked for, charged t
 call allocated it; stack from the stack's top, the agent's frames included):
 
 {footprint_table(mem)}
-
+{small_section(small, a, mem)}
 <details><summary>Every suite (M instructions; client / server steps = the sum of that peer's
 handshake step spans, I/O and crypto inside them included)</summary>
 
@@ -250,6 +295,8 @@ Rerun: `make firmware && .venv/bin/python bench/device_sweep.py`."""
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--firmware", type=Path, default=DEFAULT_FIRMWARE, help="a firmware build folder (firmware.json)")
+    ap.add_argument("--small-config", type=Path, default=SMALL_CONFIG,
+                    help="also sweep the firmware built with this config (TLS); 'none' to skip")
     ap.add_argument("--no-update", action="store_true", help="print the section instead of writing it")
     args = ap.parse_args()
     record = args.firmware / "firmware.json"
@@ -262,13 +309,27 @@ def main() -> int:
     b = sweep(images["counting"], "sweep 2")
     mem = sweep(images["memory"], "memory")
     compared, differing = compare(a, b)
-    text = body(fw, a, b, mem, compared, differing)
+    small = None
+    if args.small_config.name != "none":
+        small_fw = build_small(args.small_config)
+        small_images = {i["variant"]: Path(small_fw["folder"]) / i["path"] for i in small_fw["images"]}
+        small = (small_fw, sweep(small_images["counting"], "small", (0,)),
+                 sweep(small_images["memory"], "small memory", (0,)))
+    text = body(fw, a, b, mem, compared, differing, small)
     if args.no_update:
         print(text)
     else:
         update_section("Device under QEMU", text)
         print(f"docs/benchmarks.md updated: {compared:,} values compared, {differing} differ")
-    return 0 if differing == 0 and not failures(a) + failures(b) + failures(mem) else 1
+    failed = failures(a) + failures(b) + failures(mem) + (failures(small[1]) + failures(small[2]) if small else [])
+    return 0 if differing == 0 and not failed else 1
+
+
+def build_small(config: Path) -> dict:
+    """The firmware with the small config (the library cross-built once, then ~10 s)."""
+    from tlsbench.build import firmware
+    result = firmware.build_firmware(firmware.FirmwareRequest(config=config))
+    return {**result.to_json(), "folder": str(result.image("counting").path.parent)}
 
 
 if __name__ == "__main__":
