@@ -69,7 +69,7 @@ if(TB_OPENSSL35_PREFIX)
   tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/openssl_wrap.h)
   message(STATUS "OpenSSL ${tb_version} from ${TB_OPENSSL35_PREFIX}: tlsbench-agent-openssl-3.5")
   tb_add_agent(NAME openssl-3.5
-    SOURCES ${TB_BACKENDS_DIR}/openssl.c ${TB_BACKENDS_DIR}/openssl_crypto.c
+    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/openssl.c ${TB_BACKENDS_DIR}/openssl_crypto.c
             ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/openssl.c
     LIBS tb_credentials tb_primitives_kat ${tb_libs}
     WRAP ${tb_wrap}
