@@ -15,6 +15,7 @@ A UART has no end of stream: the firmware waits for bytes forever. So every read
 a deadline; past it the target is called hung, killed, and DeviceError says so."""
 from __future__ import annotations
 
+import json
 import os
 import selectors
 import signal
@@ -157,7 +158,6 @@ class QemuDevice:
     received: int = 0          # UART bytes read from the target
 
     def start(self) -> QemuDevice:
-        import json
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(qemu_command(self.firmware), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._stderr, process_group=0)
@@ -211,7 +211,6 @@ class QemuDevice:
 
     def run(self, request: bytes) -> tuple[list[Rep], dict[str, Any]]:
         """Sends RUN; its REPs and DONE (an ERROR raises DeviceError with the target's words)."""
-        import json
         self.send(encode_frame(FRAME["RUN"], request))
         reps = []
         while True:
