@@ -9,7 +9,7 @@ LINK    := build/link
 PLAN    ?=
 RESULTS ?= results
 
-.PHONY: run test deps agent libs link test-agent test-link test-host bench clean
+.PHONY: run test deps agent firmware libs link test-agent test-link test-host bench clean
 
 run: agent link
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
@@ -32,6 +32,11 @@ agent: deps
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
+# The agent as firmware for the emulated Cortex-M4 (docs/porting.md): mbed TLS cross-built once
+# into ~/.cache/tlsbench, then the counting and memory images into build/firmware/.
+firmware: deps
+	$(BIN)/python -m tlsbench.build.firmware
+
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps
 	@test -f $(LINK)/CMakeCache.txt || cmake -S link -B $(LINK) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -48,7 +53,7 @@ libs: deps
 	    -DTB_MBEDTLS36_PREFIX=$$($(BIN)/tlsbench libs path mbedtls@3.6) >/dev/null
 	$(MAKE) agent
 
-test-agent: agent
+test-agent: agent firmware
 	ctest --test-dir $(BUILD) --output-on-failure
 
 test-link: link

@@ -62,6 +62,7 @@ static void tb_hello_json(tb_json *j, const void *arg) {
     tb_json_kv_string(j, "source", tb_port_clock_name());
     tb_json_kv_uint(j, "resolution_ns", tb_port_clock_resolution_ns());
     tb_json_kv_string(j, "cpu", tb_port_cpu_clock_name());
+    tb_json_kv_string(j, "unit", tb_port_clock_unit());
     tb_json_end_object(j);
     tb_json_key(j, "tracer");
     tb_json_begin_object(j);
@@ -77,6 +78,12 @@ static void tb_hello_json(tb_json *j, const void *arg) {
     tb_transport_names_json(j);
     tb_json_key(j, "experiments"); /* primitives, then user experiments: RUN offset 66 is 1-based here */
     tb_experiments_json(j);
+    if (a->describe_device) {
+        tb_json_key(j, "device");
+        tb_json_begin_object(j);
+        a->describe_device(j);
+        tb_json_end_object(j);
+    }
     tb_json_end_object(j);
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "tlsbench/experiment_run.h"
+#include "tlsbench/footprint.h"
 #include "tlsbench/runner.h"
 #include "tlsbench/transport.h"
 
@@ -60,6 +61,12 @@ void tb_run_on_ready(tb_ready_fn fn, void *ctx) {
 }
 
 static uint8_t tb_other(uint8_t peer) { return peer == TB_PEER_CLIENT ? TB_PEER_SERVER : TB_PEER_CLIENT; }
+
+/* The runner is about to call into peer p: its records, allocations and stack are p's. */
+static void tb_enter(uint8_t p) {
+    tb_trace_set_peer(p);
+    tb_footprint_enter(p);
+}
 static const char *tb_peer_str(uint8_t peer) { return tb_peer_name(peer) ? tb_peer_name(peer) : "?"; }
 
 /* Records the first failure of a repetition: status, peer, library code and a message. */
@@ -77,7 +84,7 @@ static int tb_rep_fail(tb_rep *rep, uint8_t status, uint8_t peer, int32_t lib, c
         char text[128];
         uint32_t mag = lib < 0 ? (uint32_t)(-(int64_t)lib) : (uint32_t)lib;
         rep->b->error_text(lib, text, sizeof text);
-        snprintf(rep->err + n, sizeof rep->err - (size_t)n, ": %s0x%04X %s", lib < 0 ? "-" : "", mag, text);
+        snprintf(rep->err + n, sizeof rep->err - (size_t)n, ": %s0x%04X %s", lib < 0 ? "-" : "", (unsigned)mag, text);
     }
     return -1;
 }
@@ -162,7 +169,7 @@ static int tb_setup(tb_rep *rep) {
         if (!rep->local[p])
             continue;
         rep->raw[rep->slot][p] = rep->tops->endpoint(rep->link, p);
-        tb_trace_set_peer(p);
+        tb_enter(p);
         rep->s[p] = rep->b->session_new(p, &rep->cfg, tb_traced_io(&rep->raw[rep->slot][p]), err, sizeof err);
         if (!rep->s[p])
             return tb_rep_fail(rep, TB_STATUS_SETUP_FAILED, p, 0, "setup: %s: %s", tb_peer_str(p), err);
@@ -173,7 +180,7 @@ static int tb_setup(tb_rep *rep) {
 /* One peer steps until it must wait for the other (or finishes, or fails). */
 static tb_step_result tb_peer_turn(tb_rep *rep, uint8_t p, int32_t *lib) {
     tb_step_result r = TB_STEP_CONTINUE;
-    tb_trace_set_peer(p);
+    tb_enter(p);
     tb_begin(TB_L_PEER_TURN);
     for (uint32_t i = 0; r == TB_STEP_CONTINUE && i < TB_MAX_STEPS_PER_TURN; i++)
         r = rep->b->step(rep->s[p], lib);
@@ -283,7 +290,7 @@ static void tb_pattern(uint8_t *buf, uint32_t offset, uint32_t len, uint8_t writ
 
 static int tb_write_record(tb_rep *rep, uint8_t w, uint32_t len) {
     int32_t lib = 0;
-    tb_trace_set_peer(w);
+    tb_enter(w);
     for (uint32_t sent = 0; sent < len;) {
         tb_begin(TB_L_RECORD_WRITE);
         int n = rep->b->write(rep->s[w], tb_tx + sent, len - sent, &lib);
@@ -302,7 +309,7 @@ static int tb_read_record(tb_rep *rep, uint8_t r, uint32_t len) {
     int32_t lib = 0;
     uint32_t idle = 0;
     uint64_t deadline = rep->one_peer ? tb_deadline(rep) : 0;
-    tb_trace_set_peer(r);
+    tb_enter(r);
     for (uint32_t got = 0; got < len;) {
         tb_begin(TB_L_RECORD_READ);
         int n = rep->b->read(rep->s[r], tb_rx + got, len - got, &lib);
@@ -408,7 +415,7 @@ static int tb_close(tb_rep *rep) {
         if (!rep->local[p])
             continue;
         int32_t lib = 0;
-        tb_trace_set_peer(p);
+        tb_enter(p);
         int rc = rep->b->close_notify(rep->s[p], &lib);
         if (rc != 0)
             return tb_rep_fail(rep, TB_STATUS_CLOSE_FAILED, p, lib, "close: %s: close_notify returned %d",
@@ -422,21 +429,26 @@ static int tb_close(tb_rep *rep) {
 
 typedef int (*tb_phase_fn)(tb_rep *rep);
 
+/* The phases in order; `after` records what the phase left behind (the memory footprint,
+ * where the port measures it), whether or not the phase succeeded. */
 static const struct {
     uint16_t label;
     tb_phase_fn run;
+    void (*after)(void);
 } tb_phases[] = {
-    {TB_L_CONNECTION_SETUP, tb_setup},
-    {TB_L_HANDSHAKE, tb_handshake},
-    {TB_L_APPLICATION_DATA, tb_app_data},
-    {TB_L_CLOSE, tb_close},
+    {TB_L_CONNECTION_SETUP, tb_setup, NULL},
+    {TB_L_HANDSHAKE, tb_handshake, tb_footprint_handshake_end},
+    {TB_L_APPLICATION_DATA, tb_app_data, NULL},
+    {TB_L_CLOSE, tb_close, tb_footprint_connected_end},
 };
 
 /* A phase span (peer NONE, CPU time at both ends); STOP value = the repetition's status. */
-static int tb_phase(tb_rep *rep, uint16_t label, tb_phase_fn run) {
+static int tb_phase(tb_rep *rep, uint16_t label, tb_phase_fn run, void (*after)(void)) {
     tb_trace_set_peer(TB_PEER_NONE);
     tb_begin_phase(label);
     int rc = run(rep);
+    if (after)
+        after();
     tb_trace_set_peer(TB_PEER_NONE);
     tb_end_phase(label, rep->res.status);
     return rc;
@@ -460,10 +472,12 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t conn, uint32_t f
     tb_begin_phase(TB_L_REPETITION);
     if (marked)
         tb_port_marker(1);
+    tb_footprint_begin();
     for (size_t i = 0; i < sizeof tb_phases / sizeof tb_phases[0]; i++)
-        if (tb_phase(rep, tb_phases[i].label, tb_phases[i].run) != 0)
+        if (tb_phase(rep, tb_phases[i].label, tb_phases[i].run, tb_phases[i].after) != 0)
             break;
     tb_teardown(rep);
+    tb_footprint_end();
     tb_trace_set_peer(TB_PEER_NONE);
     if (marked)
         tb_port_marker(0);

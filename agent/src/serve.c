@@ -18,7 +18,10 @@
 
 enum { TB_SERVE_CONTINUE = -1 };
 
-int tb_agent_start(const tb_agent *a, char *err, size_t errlen) { return a->backend->init(err, errlen); }
+int tb_agent_start(const tb_agent *a, char *err, size_t errlen) {
+    tb_trace_reset(); /* peer NONE for whatever the backend's start-up traces */
+    return a->backend->init(err, errlen);
+}
 
 void tb_agent_calibrate(tb_agent *a) { a->calibration = tb_trace_calibrate(TB_CALIBRATION_PAIRS); }
 

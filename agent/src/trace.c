@@ -11,7 +11,10 @@
 #error "tlsbench ships trace records as memory images: little-endian targets only"
 #endif
 
-tb_trace tb_trace_buffer = {.peer = TB_PEER_NONE};
+/* Zero-initialised on purpose: an initialiser would put the whole buffer (records included)
+ * into .data, i.e. into a device's flash image and its start-up copy. The serve loop resets
+ * it (peer NONE) before anything is traced. */
+tb_trace tb_trace_buffer;
 
 void tb_trace_reset(void) {
     tb_trace_buffer.count = 0;

@@ -1,29 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The platform layer: everything the agent needs from a board or an OS.
- * A device port implements these few functions in one file (src/port/<name>.c). */
+/* The platform layer: everything the agent needs from a board or an OS. A port implements
+ * these few functions (src/port/posix.c; src/port/cortex-m/ for a bare-metal Cortex-M);
+ * docs/porting.md walks through them for a new board. */
 #ifndef TLSBENCH_PORT_H
 #define TLSBENCH_PORT_H
 #include <stddef.h>
 #include <stdint.h>
 
-/* Monotonic time in ns. Called twice per traced span: must be cheap (vDSO on Linux). */
+/* ---------------------------------------------------------------- counter */
+/* The counter every trace record carries. Called twice per traced span: must be cheap. On
+ * posix it is CLOCK_MONOTONIC in ns; a device returns its own count (QEMU icount
+ * instructions, DWT cycles) and names the unit below: the functions keep their "ns" names,
+ * but the host reads HELLO's clock.unit and never calls a count a time. */
 uint64_t tb_port_now_ns(void);
 
-/* CPU time of the calling thread in ns; 0 where the platform has none.
- * Expensive on Linux (a system call): the tracer reads it only on phase spans. */
+/* CPU time of the calling thread in the counter's unit; 0 where the platform has none, the
+ * counter itself on bare metal (one thread, nothing preempts it). Expensive on Linux (a
+ * system call): the tracer reads it only on phase spans. */
 uint64_t tb_port_cpu_ns(void);
 
-/* Names and resolution of the two clocks, reported in HELLO. */
+/* Names and resolution (in the counter's unit) of the two clocks, reported in HELLO. */
 const char *tb_port_clock_name(void);
 const char *tb_port_cpu_clock_name(void);
 uint64_t tb_port_clock_resolution_ns(void);
 
+/* The counter's unit, HELLO clock.unit: "ns" (posix), "instructions (QEMU icount)",
+ * "cycles (DWT CYCCNT)". Everything the agent reports in counter values is in this unit. */
+const char *tb_port_clock_unit(void);
+
+/* ---------------------------------------------------------------- marker */
 /* Optional marker output (a GPIO on a board): raised just after each shipped repetition's
  * REPETITION START and lowered just before its STOP (warm-ups leave it low), so a power
  * analyzer's capture can be aligned to the stored repetitions (docs/energy.md). Called in
  * the measured span: keep it as cheap as a pin write. No-op where absent. */
 void tb_port_marker(int level);
 
+/* ---------------------------------------------------------------- controller channel */
 /* A byte channel to the controller (stdin/stdout, a file, a UART...). */
 typedef struct tb_channel {
     /* Reads up to len bytes; returns the count, 0 at end of stream, < 0 on error. Blocks. */
@@ -33,8 +45,38 @@ typedef struct tb_channel {
     void *ctx;
 } tb_channel;
 
-/* The posix port's channels: the process's stdin/stdout, or a file descriptor pair. */
-tb_channel tb_port_stdio_channel(void);
-tb_channel tb_port_fd_channel(int read_fd, int write_fd);
+/* The channel the agent serves its controller on: stdin/stdout on posix, a UART on a
+ * board. A device port holds its counter while a call waits for the host, so the host's
+ * pace never shows in a count (docs/porting.md). */
+tb_channel tb_port_controller_channel(void);
+
+/* ---------------------------------------------------------------- entropy */
+/* len bytes for a TLS library's entropy pool: 0, or -1 when the source failed. A board
+ * without a TRNG (QEMU) returns a seeded generator's bytes: deterministic and NOT secure,
+ * which its HELLO says. */
+int tb_port_entropy(uint8_t *buf, size_t len);
+
+/* ---------------------------------------------------------------- memory probes */
+/* What a port can measure of memory (a device's "memory" firmware image); NULL where it
+ * measures nothing (posix, and a device's counting image: counting allocations costs
+ * instructions). With probes, the runner ships each repetition's footprint per peer as
+ * INSTANT records (spec/labels.toml category "memory"). An owner is TB_PEER_CLIENT,
+ * TB_PEER_SERVER or TB_PEER_NONE (what is allocated outside a peer's calls: the library's
+ * start-up, parsed credentials, the DRBG). */
+typedef struct tb_memory_probes {
+    /* Allocations from now on belong to `owner`; a block is freed to whoever allocated it. */
+    void (*heap_owner)(uint8_t owner);
+    /* Bytes `owner` holds now, and the most it held since the last heap_peaks_restart. */
+    uint32_t (*heap_live)(uint8_t owner);
+    uint32_t (*heap_peak)(uint8_t owner);
+    /* Every owner's peak := what it holds now. */
+    void (*heap_peaks_restart)(void);
+    /* Paints the free stack below the caller; stack_high_water is then the deepest use
+     * since, in bytes from the stack's top (every frame above the caller included). */
+    void (*stack_paint)(void);
+    uint32_t (*stack_high_water)(void);
+} tb_memory_probes;
+
+const tb_memory_probes *tb_port_memory_probes(void);
 
 #endif

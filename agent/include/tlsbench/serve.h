@@ -20,6 +20,9 @@ typedef struct tb_agent {
     const char *name;           /* HELLO `agent`: tlsbench-agent-<library>[-notrace] */
     const tb_backend *backend;  /* the one linked backend */
     tb_calibration calibration; /* set by tb_agent_calibrate */
+    /* A firmware's target, image and options: the members of HELLO's "device" object
+     * (docs/protocol.md). NULL on a host: no "device" object. */
+    void (*describe_device)(tb_json *out);
 } tb_agent;
 
 /* Starts the backend once (RNG, credentials, suite table): 0, or -1 with why in err. */

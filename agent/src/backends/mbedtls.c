@@ -43,7 +43,10 @@
 #error "the mbed TLS agent needs MBEDTLS_CTR_DRBG_C, _ENTROPY_C, _ECP_C, _X509_CRT_PARSE_C, _SSL_CLI_C, _SSL_SRV_C and _SSL_PROTO_TLS1_2"
 #endif
 
+/* Rows of the suite table (a device build sizes it to its config's suites). */
+#ifndef TB_MBED_MAX_SUITES
 #define TB_MBED_MAX_SUITES 256
+#endif
 
 /* ---------------------------------------------------------------- state -> step label */
 

@@ -39,7 +39,7 @@ tb_channel tb_file_channel(FILE *f) { return (tb_channel){tb_file_read, tb_file_
 static int tb_cmd_serve(int argc, char **argv) {
     (void)argc;
     (void)argv;
-    tb_channel ch = tb_port_stdio_channel();
+    tb_channel ch = tb_port_controller_channel();
     return tb_serve(&tb_cli_agent, &ch);
 }
 

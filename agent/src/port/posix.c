@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The posix port: clocks, stdio/fd channels, and a marker that appends to a file. */
+/* The posix port: clocks, the stdin/stdout channel, a marker that appends to a file, the
+ * system's entropy; no memory probes. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@ uint64_t tb_port_now_ns(void) { return tb_clock_ns(CLOCK_MONOTONIC); }
 uint64_t tb_port_cpu_ns(void) { return tb_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 const char *tb_port_clock_name(void) { return "CLOCK_MONOTONIC"; }
 const char *tb_port_cpu_clock_name(void) { return "CLOCK_THREAD_CPUTIME_ID"; }
+const char *tb_port_clock_unit(void) { return "ns"; }
 
 uint64_t tb_port_clock_resolution_ns(void) {
     struct timespec ts;
@@ -102,20 +105,25 @@ static int tb_fd_write(void *ctx, const void *buf, size_t len) {
     return 0;
 }
 
-/* A channel's ctx must outlive the call: a small static pool, reused per fd pair. */
-#define TB_FD_SLOTS 8
-static tb_fd_pair tb_fd_slots[TB_FD_SLOTS];
-static int tb_fd_used;
+/* The process's stdin/stdout. */
+static const tb_fd_pair tb_stdio = {STDIN_FILENO, STDOUT_FILENO};
 
-tb_channel tb_port_fd_channel(int read_fd, int write_fd) {
+tb_channel tb_port_controller_channel(void) {
     /* A vanished controller must give a write error, not kill the agent mid-repetition. */
     signal(SIGPIPE, SIG_IGN);
-    for (int i = 0; i < tb_fd_used; i++)
-        if (tb_fd_slots[i].rfd == read_fd && tb_fd_slots[i].wfd == write_fd)
-            return (tb_channel){tb_fd_read, tb_fd_write, &tb_fd_slots[i]};
-    int slot = tb_fd_used < TB_FD_SLOTS ? tb_fd_used++ : TB_FD_SLOTS - 1;
-    tb_fd_slots[slot] = (tb_fd_pair){read_fd, write_fd};
-    return (tb_channel){tb_fd_read, tb_fd_write, &tb_fd_slots[slot]};
+    return (tb_channel){tb_fd_read, tb_fd_write, (void *)&tb_stdio};
 }
 
-tb_channel tb_port_stdio_channel(void) { return tb_port_fd_channel(STDIN_FILENO, STDOUT_FILENO); }
+/* ---------------------------------------------------------------- entropy, memory */
+int tb_port_entropy(uint8_t *buf, size_t len) {
+    for (size_t done = 0; done < len;) { /* getentropy() takes at most 256 bytes a call */
+        size_t n = len - done < 256 ? len - done : 256;
+        if (getentropy(buf + done, n) != 0)
+            return -1;
+        done += n;
+    }
+    return 0;
+}
+
+/* A process's heap is the C library's and the kernel's: nothing to count here. */
+const tb_memory_probes *tb_port_memory_probes(void) { return NULL; }

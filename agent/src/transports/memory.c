@@ -10,9 +10,16 @@
 #include "tlsbench/spec_gen.h"
 #include "tlsbench/transport.h"
 
-/* A whole flight (certificate chains included) or one 16 KiB record plus its expansion. */
+/* Bytes per direction: a whole flight (certificate chains included) or one record plus its
+ * expansion. The host keeps 64 KiB; a device build sizes it to its library's largest record
+ * (a 16 KiB record needs ~17 KiB), since both queues live in its RAM. */
+#ifndef TB_MEMQ_SIZE
 #define TB_MEMQ_SIZE (64u * 1024u)
-#define TB_MEMQ_DATAGRAMS 256u /* datagrams in flight per direction: a DTLS flight is a few dozen */
+#endif
+/* Datagrams in flight per direction: a DTLS flight is a few dozen. */
+#ifndef TB_MEMQ_DATAGRAMS
+#define TB_MEMQ_DATAGRAMS 256u
+#endif
 
 typedef struct tb_memq {
     uint8_t data[TB_MEMQ_SIZE];

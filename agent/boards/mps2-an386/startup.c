@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The MPS2 AN386 vector table: the Cortex-M system exceptions, served by the Cortex-M port
+ * (src/port/cortex-m/system.c, counter.c). The agent uses no peripheral interrupt, so the
+ * board's IRQ entries are left out. Placed first in flash by the linker script (.vectors). */
+#include "cortex_m.h"
+
+__attribute__((section(".vectors"), used)) static const void *const tb_vectors[16] = {
+    __stack_top,           /* initial SP */
+    tb_reset_handler,      /* Reset */
+    tb_cm_default_handler, /* NMI */
+    tb_cm_fault_handler,   /* HardFault */
+    tb_cm_fault_handler,   /* MemManage */
+    tb_cm_fault_handler,   /* BusFault */
+    tb_cm_fault_handler,   /* UsageFault */
+    0, 0, 0, 0,            /* reserved */
+    tb_cm_default_handler, /* SVCall */
+    tb_cm_default_handler, /* DebugMon */
+    0,                     /* reserved */
+    tb_cm_default_handler, /* PendSV */
+    tb_cm_systick_handler, /* SysTick */
+};
