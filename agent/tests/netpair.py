@@ -211,8 +211,10 @@ def pair(a, labels):
         ps = check_trace(s, SERVER, labels, "server")
         assert 0 < pc < c["hs_wall"] and 0 < ps < s["hs_wall"]
         if not (a.loss or a.drop_last_flight):
-            assert s["retrans"] == 0 and c["retrans"] == 0, f"retransmissions on loopback: {s} {c}"
-            assert not (s["flags"] | c["flags"]) & FLAG_RETRANSMITTED
+            # Loopback loses nothing, but a busy machine can fire TCP's tail-loss probe when the
+            # receiver is descheduled: what must hold is that a counted retransmission is flagged.
+            for r in (s, c):
+                assert bool(r["retrans"]) == bool(r["flags"] & FLAG_RETRANSMITTED), f"flag and counter disagree: {r}"
     if a.loss:
         first = clr[0]
         assert first["retrans"] >= 1 and first["flags"] & FLAG_RETRANSMITTED, f"loss not counted: {first}"
