@@ -113,6 +113,48 @@ static int sink(void *ctx, const tb_rep_result *r, const tb_trace *t) {
     return s->stop_after && s->n >= (uint32_t)s->stop_after;
 }
 
+/* The first runnable suite whose version is (tls13) or is not TLS 1.3 and that lists
+ * credential (0: any), NULL when none. */
+static const tb_suite_info *suite_where(int tls13, uint8_t credential) {
+    for (size_t i = 0; i < B->suite_count(); i++) {
+        const tb_suite_info *u = B->suite_at(i);
+        int listed = credential == 0 && u->n_credentials > 0;
+        for (uint8_t c = 0; c < u->n_credentials; c++)
+            listed |= u->credentials[c] == credential;
+        if (listed && (strcmp(u->max_version, "TLS1.3") == 0) == tls13)
+            return u;
+    }
+    return NULL;
+}
+
+/* One combination of options, suite and credential, refused with code and words. */
+static void check_refused_options(const tb_suite_info *s, uint8_t options, uint8_t credential, const char *code_want,
+                                  const char *words) {
+    if (!s || (options & ~(TB_OPTIONS_BASE | B->options)))
+        return; /* no such suite here, or an option the backend refuses anyway (checked above) */
+    const char *code = NULL;
+    char err[256] = "";
+    tb_run_request r = request(s);
+    r.options = options;
+    r.credential = credential;
+    CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1);
+    CHECK(code && strcmp(code, code_want) == 0);
+    CHECK(strstr(err, words) != NULL);
+    if (!strstr(err, words))
+        fprintf(stderr, "  options 0x%02X suite %s: \"%s\"\n", options, s->name, err);
+}
+
+static void tb_check_option_rules(void) {
+    const tb_suite_info *tls12 = suite_where(0, 0), *tls13 = suite_where(1, 0);
+    const tb_suite_info *psk12 = suite_where(0, TB_CREDENTIAL_PSK), *psk13 = suite_where(1, TB_CREDENTIAL_PSK);
+    check_refused_options(tls12, TB_OPTION_RESUME_ID, TB_CREDENTIAL_AUTO, "bad_request", "needs RESUME");
+    check_refused_options(tls13, TB_OPTION_RESUME | TB_OPTION_RESUME_ID, TB_CREDENTIAL_AUTO, "unsupported",
+                          "no session IDs");
+    check_refused_options(tls12, TB_OPTION_PSK_ONLY, TB_CREDENTIAL_AUTO, "bad_request", "TLS 1.3 suite");
+    check_refused_options(psk12, TB_OPTION_MUTUAL_AUTH, TB_CREDENTIAL_PSK, "unsupported", "certificate credential");
+    check_refused_options(psk13, TB_OPTION_RESUME, TB_CREDENTIAL_PSK, "unsupported", "psk credential on TLS 1.3");
+}
+
 static void test_check_rejects(void) {
     const tb_suite_info *s = runnable_suite();
     CHECK(s != NULL);
@@ -151,6 +193,9 @@ static void test_check_rejects(void) {
         CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strcmp(code, "unsupported") == 0);
         CHECK(strstr(err, tb_option_name(bit)) != NULL);
     }
+
+    /* what options mean together (spec [options]) is refused before any repetition */
+    tb_check_option_rules();
 
     /* a credential the suite does not list: "unsupported", naming the allowed ones */
     r = request(s);

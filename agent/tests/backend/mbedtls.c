@@ -52,6 +52,10 @@ static const tb_expected_suite tb_mbed_known[] = {
 };
 
 static const tb_refusal tb_mbed_refusals[] = {
+    /* 2.28 has no TLS 1.3, so no TLS 1.3 brainpool code points and no post-quantum groups */
+    {{.suite_id = 0xC02B, .group = TB_GROUP_BRAINPOOLP256R1TLS13, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "not supported"},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_X25519MLKEM768, .credential = TB_CREDENTIAL_ECDSA_P256}, "not supported"},
     {{.suite_id = 0x002F, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_RSA2048}, "use group default"},
     /* static ECDH computes on the certificate's key: no other curve */
     {{.suite_id = 0xC004, .group = TB_GROUP_SECP384R1, .credential = TB_CREDENTIAL_ECDSA_P256}, "certificate's curve"},
@@ -68,6 +72,14 @@ static const tb_forced_group tb_mbed_groups[] = {
     {{.suite_id = 0x009E, .group = TB_GROUP_FFDHE4096, .credential = TB_CREDENTIAL_RSA2048}, 0},
     /* static ECDH: naming the certificate's curve is the default */
     {{.suite_id = 0xC004, .group = TB_GROUP_SECP384R1, .credential = TB_CREDENTIAL_ECDSA_P384}, 0},
+    /* the smaller curves constrained devices still use, and brainpool (TLS 1.2 code points) */
+    {{.suite_id = 0xC02B, .group = TB_GROUP_SECP192R1, .credential = TB_CREDENTIAL_ECDSA_P256}, 0},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_SECP224R1, .credential = TB_CREDENTIAL_ECDSA_P256}, 0},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_BRAINPOOLP256R1, .credential = TB_CREDENTIAL_ECDSA_P256}, 0},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_BRAINPOOLP384R1, .credential = TB_CREDENTIAL_ECDSA_P256}, 0},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_BRAINPOOLP512R1, .credential = TB_CREDENTIAL_ECDSA_P256}, 0},
+    {{.suite_id = 0xC02F, .group = TB_GROUP_SECP224R1, .credential = TB_CREDENTIAL_RSA2048}, 0},
+    {{.suite_id = 0x009E, .group = TB_GROUP_FFDHE6144, .credential = TB_CREDENTIAL_RSA2048}, 0},
 };
 
 /* ---------------------------------------------------------------- the library's own tests */
@@ -103,6 +115,19 @@ static void test_crypto_nests_in_steps(void) {
     CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_DHM_CALC_SECRET, S));
 }
 
+/* A session the server does not resume fails the repetition instead of being measured as a
+ * resumption: a ticket session offered to a server that resumes from its session-ID cache. */
+static void test_refused_resumption_fails(void) {
+    tb_conn_config cfg = {.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256, .options = TB_OPTION_RESUME,
+                          .first_connection = true};
+    char why[256] = "";
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
+    cfg = (tb_conn_config){.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256,
+                           .options = TB_OPTION_RESUME | TB_OPTION_RESUME_ID};
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) != 0);
+    CHECK(strstr(why, "did not resume") != NULL);
+}
+
 /* ssl->state at a step's entry names its message. */
 static const tb_state_label tb_mbed_states[] = {
     {MBEDTLS_SSL_HELLO_REQUEST, TB_L_HELLO_REQUEST},
@@ -119,6 +144,7 @@ static const tb_state_label tb_mbed_states[] = {
 
 static const tb_library_test tb_mbed_tests[] = {
     TB_LIBRARY_TEST(test_crypto_nests_in_steps),
+    TB_LIBRARY_TEST(test_refused_resumption_fails),
 };
 
 const tb_expected tb_expected_backend = {

@@ -187,6 +187,21 @@ static void test_tls13_ticket_steps(void) {
     CHECK(tb_nested(TB_L_SERVER_HELLO, TB_L_SHARED_SECRET, S));
 }
 
+/* A session the server does not resume fails the repetition instead of being measured as a
+ * resumption: a TLS 1.2 ticket session offered to a server that resumes from its session-ID
+ * cache. (In memory both TLS 1.3 peers share the ticket key; a ticket of another suite's
+ * hash does not fall back to a full handshake in 3.6 but fails it.) */
+static void test_refused_resumption_fails(void) {
+    tb_conn_config cfg = {.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256, .options = TB_OPTION_RESUME,
+                          .first_connection = true};
+    char why[256] = "";
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
+    cfg = (tb_conn_config){.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256,
+                           .options = TB_OPTION_RESUME | TB_OPTION_RESUME_ID};
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) != 0);
+    CHECK(strstr(why, "did not resume") != NULL);
+}
+
 /* The hook that will count heap bytes per step: mbed TLS's allocations go through it. */
 static void test_heap_counting(void) {
     size_t now = 0, peak = 0;
@@ -239,6 +254,7 @@ static const tb_library_test tb_mbed3_tests[] = {
     TB_LIBRARY_TEST(test_tls13_crypto_nests_in_steps),
     TB_LIBRARY_TEST(test_tls12_crypto_nests_in_steps),
     TB_LIBRARY_TEST(test_tls13_ticket_steps),
+    TB_LIBRARY_TEST(test_refused_resumption_fails),
     TB_LIBRARY_TEST(test_heap_counting),
     TB_LIBRARY_TEST(test_tls12_labels),
 };
