@@ -137,6 +137,12 @@ static const char *tb_mbed3_version_name(uint16_t version) {
 #else
 #define TB_MBED3_TLS13_PSK
 #endif
+/* PSK_ONLY: psk_ke, where the build has that mode. */
+#if defined(MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_ENABLED)
+#define TB_MBED3_PSK_ONLY TB_OPTION_PSK_ONLY
+#else
+#define TB_MBED3_PSK_ONLY 0
+#endif
 #define TB_MBED3_TLS13_CERTS \
     TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072
 static const tb_mbed_kex tb_mbed3_tls13 = {"any", "any", false, TB_CREDS(TB_MBED3_TLS13_CERTS TB_MBED3_TLS13_PSK)};
@@ -654,7 +660,7 @@ const tb_backend tb_linked_backend = {
     .library_name = "mbed TLS",
     .version = tb_mbed_version,
     .step_granularity = "state",
-    .options = TB_OPTION_MUTUAL_AUTH | TB_OPTION_RESUME | TB_OPTION_RESUME_ID | TB_OPTION_PSK_ONLY,
+    .options = TB_OPTION_MUTUAL_AUTH | TB_MBED_RESUME_OPTIONS | TB_MBED3_PSK_ONLY,
     .describe_build = tb_mbed3_describe_build,
     .suite_count = tb_mbed3_suite_count,
     .suite_at = tb_mbed3_suite_at,

@@ -150,6 +150,20 @@ int tb_mbed_resume_offer(mbedtls_ssl_context *ssl, bool first_connection);
 /* After the client's handshake (TLS 1.3: once its ticket arrived): keep its session. */
 int tb_mbed_resume_keep(mbedtls_ssl_context *ssl);
 
+/* The RESUME options this build can honour (backend.h's tb_backend.options): tickets need
+ * the ticket module, resumption by ID the server's session cache. A stripped build without
+ * them refuses the RUN instead of failing every repetition. */
+#if defined(MBEDTLS_SSL_TICKET_C) && defined(MBEDTLS_SSL_SESSION_TICKETS)
+#define TB_MBED_RESUME_OPTIONS (TB_OPTION_RESUME | (TB_MBED_CACHE_BUILT ? TB_OPTION_RESUME_ID : 0))
+#else
+#define TB_MBED_RESUME_OPTIONS 0
+#endif
+#if defined(MBEDTLS_SSL_CACHE_C)
+#define TB_MBED_CACHE_BUILT 1
+#else
+#define TB_MBED_CACHE_BUILT 0
+#endif
+
 /* Agent codes next to mbed TLS's (its codes are -0x0001 .. -0x7FFF). */
 #define TB_MBED_ERR_NO_SESSION (-0x10001)  /* RESUME: no session to offer */
 #define TB_MBED_ERR_NOT_RESUMED (-0x10002) /* RESUME: the server answered with a full handshake */
