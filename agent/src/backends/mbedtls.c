@@ -135,17 +135,11 @@ static struct {
 } tb_mbed;
 
 struct tb_session {
-    mbedtls_ssl_context ssl;
-    mbedtls_ssl_config conf;
-    tb_mbed_link link;
-    int ciphersuites[2];            /* the forced suite, 0-terminated */
+    tb_mbed_session h;              /* what both versions' sessions have (first) */
     mbedtls_ecp_group_id curves[3]; /* the forced group (+ the certificate's curve) */
-    bool resume;                    /* client, RESUME: keep the session after the handshake */
-    bool offered;                   /* client: a saved session was offered */
-    bool full_handshake;            /* client: a key exchange ran (not a resumption) */
 };
 
-mbedtls_ssl_context *tb_mbedtls_session_ssl(tb_session *s) { return &s->ssl; }
+mbedtls_ssl_context *tb_mbedtls_session_ssl(tb_session *s) { return &s->h.ssl; }
 
 /* ---------------------------------------------------------------- suite table */
 
@@ -199,41 +193,18 @@ static const tb_suite_info *tb_mbed_suite_at(size_t index) { return tb_suite_cac
 
 /* ---------------------------------------------------------------- describe */
 
-/* Build facts read from the linked library itself (MBEDTLS_VERSION_FEATURES), so they
- * describe the library that runs, not the headers it was compiled against. */
+/* The build options of 2.28 on top of those both versions have (mbedtls_shared.c). */
 static const tb_mbed_feature_key tb_mbed_features[] = {
     {"tls1_0", "MBEDTLS_SSL_PROTO_TLS1"},
     {"tls1_1", "MBEDTLS_SSL_PROTO_TLS1_1"},
-    {"tls1_2", "MBEDTLS_SSL_PROTO_TLS1_2"},
-    {"dtls", "MBEDTLS_SSL_PROTO_DTLS"},
-    {"dtls_hello_verify", "MBEDTLS_SSL_DTLS_HELLO_VERIFY"},
-    {"max_fragment_length", "MBEDTLS_SSL_MAX_FRAGMENT_LENGTH"},
-    {"encrypt_then_mac", "MBEDTLS_SSL_ENCRYPT_THEN_MAC"},
-    {"extended_master_secret", "MBEDTLS_SSL_EXTENDED_MASTER_SECRET"},
-    {"session_tickets", "MBEDTLS_SSL_SESSION_TICKETS"},
-    {"renegotiation", "MBEDTLS_SSL_RENEGOTIATION"},
-    {"debug_c", "MBEDTLS_DEBUG_C"},
-    {"aesni", "MBEDTLS_AESNI_C"},
-    {"have_asm", "MBEDTLS_HAVE_ASM"},
-    {"ecp_nist_optim", "MBEDTLS_ECP_NIST_OPTIM"},
-    {"ecp_restartable", "MBEDTLS_ECP_RESTARTABLE"},
-    {"ecdsa_deterministic", "MBEDTLS_ECDSA_DETERMINISTIC"},
-    {"use_psa_crypto", "MBEDTLS_USE_PSA_CRYPTO"},
-    {"threading", "MBEDTLS_THREADING_C"},
 };
 
 static void tb_mbed_describe_build(tb_json *out) {
     tb_mbed_describe_library(out, tb_mbed_features, TB_COUNT(tb_mbed_features));
     tb_json_kv_bool(out, "tls1_3", false);
     tb_json_kv_uint(out, "max_content_len", MBEDTLS_SSL_MAX_CONTENT_LEN);
-    tb_json_kv_uint(out, "in_content_len", MBEDTLS_SSL_IN_CONTENT_LEN);
-    tb_json_kv_uint(out, "out_content_len", MBEDTLS_SSL_OUT_CONTENT_LEN);
     tb_json_kv_uint(out, "suites", tb_mbed_suite_count());
-    /* How sessions are configured here (not build options, but they shape every number). */
     tb_json_kv_string(out, "session_versions", "TLS1.2");
-    tb_json_kv_string(out, "session_tickets_used", "only with RESUME (without RESUME_ID)");
-    tb_json_kv_bool(out, "renegotiation_used", false);
-    tb_json_kv_bool(out, "debug_output", false);
     tb_json_kv_string(out, "rng", "CTR_DRBG (AES-256), seeded once from mbedtls_entropy");
     tb_json_kv_string(out, "curves", "forced on both peers: the group, then the certificate's curve");
     tb_mbed_describe_config(out);
@@ -322,134 +293,62 @@ static int tb_mbed_conf_resume(mbedtls_ssl_config *c, bool server, uint8_t optio
     return resume && server ? tb_mbed_conf_resume_server(c, by_id) : 0;
 }
 
-/* Everything that can fail in mbed TLS's configuration calls, in order; 0 or its code. */
-static int tb_mbed_configure(tb_session *s, uint8_t peer, const tb_mbed_suite *suite, const tb_conn_config *cfg,
+/* 2.28's configuration calls (between tb_mbed_session_open's shared ones), in order; 0 or
+ * the library's code. */
+static int tb_mbed_configure(tb_session *s, uint8_t peer, const void *suite_row, const tb_conn_config *cfg,
                              uint16_t group) {
+    const tb_mbed_suite *suite = suite_row;
     bool server = peer == TB_PEER_SERVER;
-    const tb_mbed_cred *cred = tb_mbed_cred_at(cfg->credential);
     const tb_mbed_ffdhe *dh = tb_mbed_ffdhe_find(group);
-    int ret = mbedtls_ssl_config_defaults(&s->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
-                                          s->link.dtls ? MBEDTLS_SSL_TRANSPORT_DATAGRAM : MBEDTLS_SSL_TRANSPORT_STREAM,
-                                          MBEDTLS_SSL_PRESET_DEFAULT);
-    if (ret == 0)
-        ret = tb_mbed_conf_link(&s->conf, &s->link, cfg);
-    if (ret != 0)
-        return ret;
-    mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, tb_mbed_drbg());
-    mbedtls_ssl_conf_min_version(&s->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
-    mbedtls_ssl_conf_max_version(&s->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
-    s->ciphersuites[0] = suite->info.id;
-    s->ciphersuites[1] = 0;
-    mbedtls_ssl_conf_ciphersuites(&s->conf, s->ciphersuites);
+    mbedtls_ssl_conf_min_version(&s->h.conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_max_version(&s->h.conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
     tb_mbed_use_curves(s, group, cfg->credential);
-    mbedtls_ssl_conf_curves(&s->conf, s->curves);
-    tb_mbed_conf_no_renegotiation(&s->conf);
-    tb_mbed_conf_arc4(&s->conf);
-    ret = tb_mbed_conf_credentials(&s->conf, server, cred, cfg->options & TB_OPTION_MUTUAL_AUTH);
+    mbedtls_ssl_conf_curves(&s->h.conf, s->curves);
+    tb_mbed_conf_no_renegotiation(&s->h.conf);
+    tb_mbed_conf_arc4(&s->h.conf);
+    int ret = tb_mbed_conf_credentials(&s->h.conf, server, tb_mbed_cred_at(cfg->credential),
+                                       cfg->options & TB_OPTION_MUTUAL_AUTH);
     if (ret == 0)
-        ret = tb_mbed_conf_resume(&s->conf, server, cfg->options);
+        ret = tb_mbed_conf_resume(&s->h.conf, server, cfg->options);
     if (ret == 0 && dh && server)
-        ret = tb_mbed_conf_dh(&s->conf, dh);
+        ret = tb_mbed_conf_dh(&s->h.conf, dh);
     if (ret == 0 && suite->kex->psk)
-        ret = tb_mbed_conf_psk(&s->conf);
-    if (ret == 0)
-        ret = mbedtls_ssl_setup(&s->ssl, &s->conf);
-    if (ret == 0 && !server)
-        ret = mbedtls_ssl_set_hostname(&s->ssl, TB_CREDENTIAL_HOSTNAME);
-    if (ret == 0 && s->resume)
-        ret = tb_mbed_resume_offer(&s->ssl, cfg->first_connection);
-    if (ret == 0)
-        ret = tb_mbed_setup_link(&s->link, cfg);
+        ret = tb_mbed_conf_psk(&s->h.conf);
     return ret;
-}
-
-static void tb_mbed_session_free(tb_session *s) {
-    if (!s)
-        return;
-    mbedtls_ssl_free(&s->ssl);
-    mbedtls_ssl_config_free(&s->conf);
-    free(s);
 }
 
 static tb_session *tb_mbed_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
     uint16_t group = 0;
     const tb_mbed_suite *suite = tb_backend_check(&tb_mbed_rules, cfg, &group, err, errlen);
-    if (!suite)
-        return NULL;
-    tb_session *s = calloc(1, sizeof *s);
-    if (!s) {
-        tb_fail(err, errlen, "out of memory");
-        return NULL;
-    }
-    mbedtls_ssl_init(&s->ssl);
-    mbedtls_ssl_config_init(&s->conf);
-    tb_mbed_link_init(&s->link, &s->ssl, peer, cfg, io);
-    s->resume = peer == TB_PEER_CLIENT && (cfg->options & TB_OPTION_RESUME);
-    s->offered = s->resume && !cfg->first_connection;
-    int ret = tb_mbed_configure(s, peer, suite, cfg, group);
-    if (ret != 0) {
-        char text[100];
-        tb_mbed_error_text(ret, text, sizeof text);
-        tb_fail(err, errlen, "configuring the %s for %s failed: %s (-0x%04X)", tb_peer_name(peer), suite->info.name,
-                text, (unsigned)-ret);
-        tb_mbed_session_free(s);
-        return NULL;
-    }
-    return s;
+    return suite ? tb_mbed_session_open(sizeof(tb_session), peer, cfg, io, &suite->info, group, tb_mbed_configure, err,
+                                        errlen)
+                 : NULL;
 }
 
 /* ---------------------------------------------------------------- handshake and records */
 
-/* The client's handshake is over: a resumption must have been one (no key exchange), and
- * RESUME keeps the session for the next connection. */
-static tb_step_result tb_mbed_finish(tb_session *s, int32_t *lib_error) {
-    s->link.handshake_over = true;
-    int ret = s->offered && s->full_handshake ? TB_MBED_ERR_NOT_RESUMED : 0;
-    if (ret == 0 && s->resume)
-        ret = tb_mbed_resume_keep(&s->ssl);
-    if (ret == 0)
-        return TB_STEP_DONE;
-    *lib_error = ret;
-    return TB_STEP_ERROR;
-}
-
 static tb_step_result tb_mbed_step(tb_session *s, int32_t *lib_error) {
-    if (s->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER)
+    if (s->h.ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER)
         return TB_STEP_DONE;
-    uint16_t label = tb_mbedtls_state_label(s->ssl.state);
+    uint16_t label = tb_mbedtls_state_label(s->h.ssl.state);
     if (label == 0) {
         *lib_error = MBEDTLS_ERR_SSL_INTERNAL_ERROR; /* a state this table does not know */
         return TB_STEP_ERROR;
     }
     /* A full TLS 1.2 handshake always passes the client's key exchange; a resumed one never does. */
-    s->full_handshake |= s->ssl.state == MBEDTLS_SSL_CLIENT_KEY_EXCHANGE;
+    s->h.full_handshake |= s->h.ssl.state == MBEDTLS_SSL_CLIENT_KEY_EXCHANGE;
     tb_begin(label);
-    int ret = mbedtls_ssl_handshake_step(&s->ssl);
+    int ret = mbedtls_ssl_handshake_step(&s->h.ssl);
     tb_end(label, (uint64_t)(int64_t)ret);
     if (ret == MBEDTLS_ERR_SSL_HELLO_VERIFY_REQUIRED) /* the HelloVerifyRequest is out: start over */
-        ret = tb_mbed_after_hello_verify(&s->link);
+        ret = tb_mbed_after_hello_verify(&s->h.link);
     if (ret == 0)
-        return s->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER ? tb_mbed_finish(s, lib_error) : TB_STEP_CONTINUE;
+        return s->h.ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER ? tb_mbed_finish(s, true, lib_error) : TB_STEP_CONTINUE;
     if (ret == MBEDTLS_ERR_SSL_WANT_READ || ret == MBEDTLS_ERR_SSL_WANT_WRITE)
         return TB_STEP_WANT_READ;
     *lib_error = ret;
     return TB_STEP_ERROR;
 }
-
-static int tb_mbed_write(tb_session *s, const uint8_t *buf, size_t len, int32_t *lib_error) {
-    return tb_mbed_io_result(mbedtls_ssl_write(&s->ssl, buf, len), lib_error);
-}
-
-static int tb_mbed_read(tb_session *s, uint8_t *buf, size_t len, int32_t *lib_error) {
-    return tb_mbed_io_result(mbedtls_ssl_read(&s->ssl, buf, len), lib_error);
-}
-
-static int tb_mbed_close_notify(tb_session *s, int32_t *lib_error) {
-    return tb_mbed_io_result(mbedtls_ssl_close_notify(&s->ssl), lib_error);
-}
-
-static uint32_t tb_mbed_timeout_ms(tb_session *s) { return tb_mbed_link_timeout_ms(&s->link); }
-static uint32_t tb_mbed_retransmissions(tb_session *s) { return s->link.retransmissions; }
 
 const tb_backend tb_linked_backend = {
     .name = "mbedtls",

@@ -289,47 +289,26 @@ void tb_mbedtls3_heap_stats(size_t *now, size_t *peak) {
 
 /* ---------------------------------------------------------------- describe */
 
+/* The build options of 3.6 on top of those both versions have (mbedtls_shared.c). */
 static const tb_mbed_feature_key tb_mbed3_features[] = {
-    {"tls1_2", "MBEDTLS_SSL_PROTO_TLS1_2"},
     {"tls1_3", "MBEDTLS_SSL_PROTO_TLS1_3"},
     {"tls1_3_ephemeral", "MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_EPHEMERAL_ENABLED"},
     {"tls1_3_psk", "MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_ENABLED"},
     {"tls1_3_psk_ephemeral", "MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED"},
     {"tls1_3_compatibility_mode", "MBEDTLS_SSL_TLS1_3_COMPATIBILITY_MODE"},
     {"early_data", "MBEDTLS_SSL_EARLY_DATA"},
-    {"dtls", "MBEDTLS_SSL_PROTO_DTLS"},
-    {"dtls_hello_verify", "MBEDTLS_SSL_DTLS_HELLO_VERIFY"},
     {"dtls_connection_id", "MBEDTLS_SSL_DTLS_CONNECTION_ID"},
-    {"max_fragment_length", "MBEDTLS_SSL_MAX_FRAGMENT_LENGTH"},
     {"record_size_limit", "MBEDTLS_SSL_RECORD_SIZE_LIMIT"},
-    {"encrypt_then_mac", "MBEDTLS_SSL_ENCRYPT_THEN_MAC"},
-    {"extended_master_secret", "MBEDTLS_SSL_EXTENDED_MASTER_SECRET"},
-    {"session_tickets", "MBEDTLS_SSL_SESSION_TICKETS"},
-    {"renegotiation", "MBEDTLS_SSL_RENEGOTIATION"},
-    {"debug_c", "MBEDTLS_DEBUG_C"},
-    {"aesni", "MBEDTLS_AESNI_C"},
-    {"have_asm", "MBEDTLS_HAVE_ASM"},
-    {"ecp_nist_optim", "MBEDTLS_ECP_NIST_OPTIM"},
-    {"ecp_restartable", "MBEDTLS_ECP_RESTARTABLE"},
-    {"ecdsa_deterministic", "MBEDTLS_ECDSA_DETERMINISTIC"},
-    {"use_psa_crypto", "MBEDTLS_USE_PSA_CRYPTO"},
     {"platform_memory", "MBEDTLS_PLATFORM_MEMORY"},
-    {"threading", "MBEDTLS_THREADING_C"},
 };
 
 static void tb_mbed3_describe_build(tb_json *out) {
     tb_mbed_describe_library(out, tb_mbed3_features, TB_COUNT(tb_mbed3_features));
     tb_json_kv_string(out, "source", TB_MBEDTLS3_SOURCE);
-    tb_json_kv_uint(out, "in_content_len", MBEDTLS_SSL_IN_CONTENT_LEN);
-    tb_json_kv_uint(out, "out_content_len", MBEDTLS_SSL_OUT_CONTENT_LEN);
     tb_json_kv_uint(out, "suites", tb_mbed3_suite_count());
-    /* How sessions are configured here (not build options, but they shape every number). */
     tb_json_kv_string(out, "session_versions", "the suite's: TLS1.3 or TLS1.2 (min = max)");
-    tb_json_kv_string(out, "session_tickets_used", "only with RESUME (without RESUME_ID)");
     tb_json_kv_string(out, "tls1_3_key_exchange_modes",
                       "certificates: ephemeral (RESUME: psk_dhe_ke); psk: psk_dhe_ke, psk_ke with PSK_ONLY");
-    tb_json_kv_bool(out, "renegotiation_used", false);
-    tb_json_kv_bool(out, "debug_output", false);
     tb_json_kv_bool(out, "heap_counting", false);
     tb_json_kv_string(out, "rng", "CTR_DRBG (AES-256), seeded once from mbedtls_entropy; PSA's own for TLS 1.3");
     tb_json_kv_string(out, "groups", "forced on both peers: the group (TLS 1.2: then the certificate's curve)");
@@ -368,19 +347,13 @@ static void tb_mbed3_deinit(void) {
 /* ---------------------------------------------------------------- sessions */
 
 struct tb_session {
-    mbedtls_ssl_context ssl;
-    mbedtls_ssl_config conf;
-    tb_mbed_link link;
-    bool tls13;                   /* the forced suite's version (min = max) */
-    int ciphersuites[2];          /* the forced suite, 0-terminated */
-    uint16_t groups[3];           /* the forced group (+ TLS 1.2: the certificate's curve), 0-terminated */
-    bool resume;                  /* client, RESUME: keep the session after the handshake */
-    bool offered;                 /* client: a saved session was offered */
-    bool full_handshake;          /* client: the server's certificate came (not a resumption) */
-    bool awaiting_ticket;         /* TLS 1.3 client, RESUME: the NewSessionTicket is still to come */
+    tb_mbed_session h;    /* what both versions' sessions have (first) */
+    bool tls13;           /* the forced suite's version (min = max) */
+    uint16_t groups[3];   /* the forced group (+ TLS 1.2: the certificate's curve), 0-terminated */
+    bool awaiting_ticket; /* TLS 1.3 client, RESUME: the NewSessionTicket is still to come */
 };
 
-mbedtls_ssl_context *tb_mbedtls3_session_ssl(tb_session *s) { return &s->ssl; }
+mbedtls_ssl_context *tb_mbedtls3_session_ssl(tb_session *s) { return &s->h.ssl; }
 
 static const tb_backend_rules tb_mbed3_rules = {
     .library_name = "mbed TLS",
@@ -466,91 +439,47 @@ static void tb_mbed3_conf_tls13_tickets(mbedtls_ssl_config *c, bool server, bool
  * asks for a ticket unless it resumes by ID. Without RESUME nobody issues or asks for one. */
 static int tb_mbed3_conf_resume(tb_session *s, bool server, uint8_t options) {
     bool resume = options & TB_OPTION_RESUME, by_id = options & TB_OPTION_RESUME_ID;
-    tb_mbed3_conf_tls13_tickets(&s->conf, server, resume);
+    tb_mbed3_conf_tls13_tickets(&s->h.conf, server, resume);
     if (!server)
-        tb_mbed_conf_client_tickets(&s->conf, resume && !by_id && !s->tls13);
-    return resume && server ? tb_mbed_conf_resume_server(&s->conf, by_id) : 0;
+        tb_mbed_conf_client_tickets(&s->h.conf, resume && !by_id && !s->tls13);
+    return resume && server ? tb_mbed_conf_resume_server(&s->h.conf, by_id) : 0;
 }
 
-/* Everything that can fail in mbed TLS's configuration calls, in order; 0 or its code. */
-static int tb_mbed3_configure(tb_session *s, uint8_t peer, const tb_mbed3_suite *suite, const tb_conn_config *cfg,
+/* 3.6's configuration calls (between tb_mbed_session_open's shared ones), in order; 0 or
+ * the library's code. */
+static int tb_mbed3_configure(tb_session *s, uint8_t peer, const void *suite_row, const tb_conn_config *cfg,
                               uint16_t group) {
+    const tb_mbed3_suite *suite = suite_row;
     bool server = peer == TB_PEER_SERVER;
     bool psk = cfg->credential == TB_CREDENTIAL_PSK;
+    s->tls13 = suite->tls13;
+    s->awaiting_ticket = s->h.resume && s->tls13;
     const tb_mbed_ffdhe *dh = s->tls13 ? NULL : tb_mbed_ffdhe_find(group);
     uint16_t version = s->tls13 ? MBEDTLS_SSL_VERSION_TLS1_3 : MBEDTLS_SSL_VERSION_TLS1_2;
-    int ret = mbedtls_ssl_config_defaults(&s->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
-                                          s->link.dtls ? MBEDTLS_SSL_TRANSPORT_DATAGRAM : MBEDTLS_SSL_TRANSPORT_STREAM,
-                                          MBEDTLS_SSL_PRESET_DEFAULT);
-    if (ret == 0)
-        ret = tb_mbed_conf_link(&s->conf, &s->link, cfg);
-    if (ret != 0)
-        return ret;
-    mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, tb_mbed_drbg());
-    mbedtls_ssl_conf_min_tls_version(&s->conf, (mbedtls_ssl_protocol_version)version);
-    mbedtls_ssl_conf_max_tls_version(&s->conf, (mbedtls_ssl_protocol_version)version);
-    s->ciphersuites[0] = suite->info.id;
-    s->ciphersuites[1] = 0;
-    mbedtls_ssl_conf_ciphersuites(&s->conf, s->ciphersuites);
+    mbedtls_ssl_conf_min_tls_version(&s->h.conf, (mbedtls_ssl_protocol_version)version);
+    mbedtls_ssl_conf_max_tls_version(&s->h.conf, (mbedtls_ssl_protocol_version)version);
     tb_mbed3_use_groups(s, group, cfg->credential);
-    mbedtls_ssl_conf_groups(&s->conf, s->groups);
-    tb_mbed3_conf_no_renegotiation(&s->conf);
-    tb_mbed3_conf_modes(&s->conf, psk, cfg->options);
-    ret = tb_mbed_conf_credentials(&s->conf, server, tb_mbed_cred_at(cfg->credential),
-                                   cfg->options & TB_OPTION_MUTUAL_AUTH);
+    mbedtls_ssl_conf_groups(&s->h.conf, s->groups);
+    tb_mbed3_conf_no_renegotiation(&s->h.conf);
+    tb_mbed3_conf_modes(&s->h.conf, psk, cfg->options);
+    int ret = tb_mbed_conf_credentials(&s->h.conf, server, tb_mbed_cred_at(cfg->credential),
+                                       cfg->options & TB_OPTION_MUTUAL_AUTH);
     if (ret == 0)
         ret = tb_mbed3_conf_resume(s, server, cfg->options);
     if (ret == 0 && dh && server)
-        ret = tb_mbed_conf_dh(&s->conf, dh);
+        ret = tb_mbed_conf_dh(&s->h.conf, dh);
     if (ret == 0 && (suite->kex->psk || psk))
-        ret = tb_mbed3_conf_psk(&s->conf);
-    if (ret == 0)
-        ret = mbedtls_ssl_setup(&s->ssl, &s->conf);
-    if (ret == 0 && !server)
-        ret = mbedtls_ssl_set_hostname(&s->ssl, TB_CREDENTIAL_HOSTNAME);
-    if (ret == 0 && s->resume)
-        ret = tb_mbed_resume_offer(&s->ssl, cfg->first_connection);
-    if (ret == 0)
-        ret = tb_mbed_setup_link(&s->link, cfg);
+        ret = tb_mbed3_conf_psk(&s->h.conf);
     return ret;
-}
-
-static void tb_mbed3_session_free(tb_session *s) {
-    if (!s)
-        return;
-    mbedtls_ssl_free(&s->ssl);
-    mbedtls_ssl_config_free(&s->conf);
-    free(s);
 }
 
 static tb_session *tb_mbed3_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err,
                                         size_t errlen) {
     uint16_t group = 0;
     const tb_mbed3_suite *suite = tb_backend_check(&tb_mbed3_rules, cfg, &group, err, errlen);
-    if (!suite)
-        return NULL;
-    tb_session *s = calloc(1, sizeof *s);
-    if (!s) {
-        tb_fail(err, errlen, "out of memory");
-        return NULL;
-    }
-    mbedtls_ssl_init(&s->ssl);
-    mbedtls_ssl_config_init(&s->conf);
-    tb_mbed_link_init(&s->link, &s->ssl, peer, cfg, io);
-    s->tls13 = suite->tls13;
-    s->resume = peer == TB_PEER_CLIENT && (cfg->options & TB_OPTION_RESUME);
-    s->offered = s->resume && !cfg->first_connection;
-    s->awaiting_ticket = s->resume && s->tls13;
-    int ret = tb_mbed3_configure(s, peer, suite, cfg, group);
-    if (ret != 0) {
-        char text[100];
-        tb_mbed_error_text(ret, text, sizeof text);
-        tb_fail(err, errlen, "configuring the %s for %s failed: %s (-0x%04X)", tb_peer_name(peer), suite->info.name,
-                text, (unsigned)-ret);
-        tb_mbed3_session_free(s);
-        return NULL;
-    }
-    return s;
+    return suite ? tb_mbed_session_open(sizeof(tb_session), peer, cfg, io, &suite->info, group, tb_mbed3_configure,
+                                        err, errlen)
+                 : NULL;
 }
 
 /* ---------------------------------------------------------------- handshake */
@@ -567,7 +496,7 @@ static tb_step_result tb_mbed3_result(int ret, int32_t *lib_error) {
 
 /* One state of the handshake as one step span. */
 static tb_step_result tb_mbed3_handshake_step(tb_session *s, int32_t *lib_error) {
-    int state = s->ssl.state;
+    int state = s->h.ssl.state;
     uint16_t label = tb_mbedtls3_state_label(state, s->tls13);
     if (label == 0) {
         *lib_error = MBEDTLS_ERR_SSL_INTERNAL_ERROR; /* a state this table does not know */
@@ -575,15 +504,15 @@ static tb_step_result tb_mbed3_handshake_step(tb_session *s, int32_t *lib_error)
     }
     /* A full handshake brings the server's certificate (TLS 1.3) or runs the client's key
      * exchange (TLS 1.2); a resumed one does neither. */
-    s->full_handshake |= state == (s->tls13 ? MBEDTLS_SSL_SERVER_CERTIFICATE : MBEDTLS_SSL_CLIENT_KEY_EXCHANGE);
+    s->h.full_handshake |= state == (s->tls13 ? MBEDTLS_SSL_SERVER_CERTIFICATE : MBEDTLS_SSL_CLIENT_KEY_EXCHANGE);
     tb_begin(label);
-    int ret = mbedtls_ssl_handshake_step(&s->ssl);
+    int ret = mbedtls_ssl_handshake_step(&s->h.ssl);
     tb_end(label, (uint64_t)(int64_t)ret);
     if (ret == MBEDTLS_ERR_SSL_HELLO_VERIFY_REQUIRED) /* the HelloVerifyRequest is out: start over */
-        ret = tb_mbed_after_hello_verify(&s->link);
+        ret = tb_mbed_after_hello_verify(&s->h.link);
     if (ret == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) { /* TLS 1.3 client: the ticket is in */
         s->awaiting_ticket = false;
-        ret = tb_mbed_resume_keep(&s->ssl);
+        ret = tb_mbed_resume_keep(&s->h.ssl);
     }
     return tb_mbed3_result(ret, lib_error);
 }
@@ -594,66 +523,42 @@ static tb_step_result tb_mbed3_handshake_step(tb_session *s, int32_t *lib_error)
 static tb_step_result tb_mbed3_read_ticket(tb_session *s, int32_t *lib_error) {
     unsigned char none[1];
     tb_begin(TB_L_NEW_SESSION_TICKET);
-    int ret = mbedtls_ssl_read(&s->ssl, none, 0);
+    int ret = mbedtls_ssl_read(&s->h.ssl, none, 0);
     tb_end(TB_L_NEW_SESSION_TICKET, (uint64_t)(int64_t)ret);
-    if (ret == MBEDTLS_ERR_SSL_WANT_READ && s->ssl.state == MBEDTLS_SSL_TLS1_3_NEW_SESSION_TICKET)
+    if (ret == MBEDTLS_ERR_SSL_WANT_READ && s->h.ssl.state == MBEDTLS_SSL_TLS1_3_NEW_SESSION_TICKET)
         return TB_STEP_CONTINUE;
     /* 0: the connection ended, or application data came first: either way no ticket */
     return tb_mbed3_result(ret >= 0 ? MBEDTLS_ERR_SSL_UNEXPECTED_MESSAGE : ret, lib_error);
-}
-
-/* The handshake is over: a resumption must have been one, TLS 1.2 RESUME keeps the
- * session now (TLS 1.3: when its ticket came). */
-static tb_step_result tb_mbed3_finish(tb_session *s, int32_t *lib_error) {
-    s->link.handshake_over = true;
-    int ret = s->offered && s->full_handshake ? TB_MBED_ERR_NOT_RESUMED : 0;
-    if (ret == 0 && s->resume && !s->tls13)
-        ret = tb_mbed_resume_keep(&s->ssl);
-    if (ret == 0)
-        return TB_STEP_DONE;
-    *lib_error = ret;
-    return TB_STEP_ERROR;
 }
 
 /* Every state until HANDSHAKE_OVER is a step, those after the handshake is over too
  * (mbedtls_ssl_is_handshake_over(): a TLS 1.3 server with tickets is then in
  * TLS1_3_NEW_SESSION_TICKET, the client that read one likewise). */
 static tb_step_result tb_mbed3_step(tb_session *s, int32_t *lib_error) {
-    if (s->ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER) {
+    if (s->h.ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER) {
         tb_step_result r = tb_mbed3_handshake_step(s, lib_error);
-        s->link.handshake_over = mbedtls_ssl_is_handshake_over(&s->ssl);
+        s->h.link.handshake_over = mbedtls_ssl_is_handshake_over(&s->h.ssl);
         return r;
     }
     if (s->awaiting_ticket)
         return tb_mbed3_read_ticket(s, lib_error);
-    return tb_mbed3_finish(s, lib_error);
+    return tb_mbed_finish(s, !s->tls13, lib_error); /* TLS 1.3 kept its session at the ticket */
 }
 
 /* ---------------------------------------------------------------- records */
-
-static int tb_mbed3_write(tb_session *s, const uint8_t *buf, size_t len, int32_t *lib_error) {
-    return tb_mbed_io_result(mbedtls_ssl_write(&s->ssl, buf, len), lib_error);
-}
 
 /* A TLS 1.3 server may send more tickets than the one the handshake waited for (OpenSSL sends
  * two): with RESUME the client keeps the newest and reads on. */
 static int tb_mbed3_read(tb_session *s, uint8_t *buf, size_t len, int32_t *lib_error) {
     int ret;
     do {
-        ret = mbedtls_ssl_read(&s->ssl, buf, len);
+        ret = mbedtls_ssl_read(&s->h.ssl, buf, len);
         if (ret == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
-            tb_mbed_resume_keep(&s->ssl);
+            tb_mbed_resume_keep(&s->h.ssl);
     } while (ret == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET ||
-             (ret == MBEDTLS_ERR_SSL_WANT_READ && s->ssl.state == MBEDTLS_SSL_TLS1_3_NEW_SESSION_TICKET));
+             (ret == MBEDTLS_ERR_SSL_WANT_READ && s->h.ssl.state == MBEDTLS_SSL_TLS1_3_NEW_SESSION_TICKET));
     return tb_mbed_io_result(ret, lib_error);
 }
-
-static int tb_mbed3_close_notify(tb_session *s, int32_t *lib_error) {
-    return tb_mbed_io_result(mbedtls_ssl_close_notify(&s->ssl), lib_error);
-}
-
-static uint32_t tb_mbed3_timeout_ms(tb_session *s) { return tb_mbed_link_timeout_ms(&s->link); }
-static uint32_t tb_mbed3_retransmissions(tb_session *s) { return s->link.retransmissions; }
 
 const tb_backend tb_linked_backend = {
     .name = "mbedtls",
@@ -668,11 +573,11 @@ const tb_backend tb_linked_backend = {
     .deinit = tb_mbed3_deinit,
     .session_new = tb_mbed3_session_new,
     .step = tb_mbed3_step,
-    .write = tb_mbed3_write,
+    .write = tb_mbed_write,
     .read = tb_mbed3_read,
-    .close_notify = tb_mbed3_close_notify,
-    .session_free = tb_mbed3_session_free,
+    .close_notify = tb_mbed_close_notify,
+    .session_free = tb_mbed_session_free,
     .error_text = tb_mbed_error_text,
-    .timeout_ms = tb_mbed3_timeout_ms,
-    .retransmissions = tb_mbed3_retransmissions,
+    .timeout_ms = tb_mbed_timeout_ms,
+    .retransmissions = tb_mbed_retransmissions,
 };

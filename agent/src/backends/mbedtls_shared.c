@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mbedtls/dhm.h"
@@ -36,7 +37,8 @@ static int tb_mbed_recv(void *ctx, unsigned char *buf, size_t len) {
     return n == TB_IO_WOULD_BLOCK ? MBEDTLS_ERR_SSL_WANT_READ : n < 0 ? MBEDTLS_ERR_NET_RECV_FAILED : n;
 }
 
-void tb_mbed_link_init(tb_mbed_link *l, mbedtls_ssl_context *ssl, uint8_t peer, const tb_conn_config *cfg, tb_io io) {
+static void tb_mbed_link_init(tb_mbed_link *l, mbedtls_ssl_context *ssl, uint8_t peer, const tb_conn_config *cfg,
+                              tb_io io) {
     *l = (tb_mbed_link){.ssl = ssl, .io = io, .dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS,
                         .server = peer == TB_PEER_SERVER};
     l->peer_id_len = tb_peer_id_copy(l->peer_id, sizeof l->peer_id, cfg);
@@ -74,7 +76,7 @@ static int tb_mbed_timer_get(void *ctx) {
 }
 #endif
 
-uint32_t tb_mbed_link_timeout_ms(const tb_mbed_link *l) {
+static uint32_t tb_mbed_link_timeout_ms(const tb_mbed_link *l) {
     if (!l->dtls || l->timer_fin_ns == 0)
         return TB_NO_TIMER;
     uint64_t now = tb_port_now_ns();
@@ -162,12 +164,12 @@ static int tb_mbed_setup_dtls(tb_mbed_link *l, const tb_conn_config *cfg) {
 }
 #endif
 
-int tb_mbed_conf_link(mbedtls_ssl_config *c, const tb_mbed_link *l, const tb_conn_config *cfg) {
+static int tb_mbed_conf_link(mbedtls_ssl_config *c, const tb_mbed_link *l, const tb_conn_config *cfg) {
     int ret = l->dtls ? tb_mbed_conf_dtls(c, l, cfg) : 0;
     return ret == 0 ? tb_mbed_conf_mfl(c, cfg->max_fragment) : ret;
 }
 
-int tb_mbed_setup_link(tb_mbed_link *l, const tb_conn_config *cfg) {
+static int tb_mbed_setup_link(tb_mbed_link *l, const tb_conn_config *cfg) {
     mbedtls_ssl_set_bio(l->ssl, l, tb_mbed_send, tb_mbed_recv, NULL);
     return l->dtls ? tb_mbed_setup_dtls(l, cfg) : 0;
 }
@@ -557,13 +559,46 @@ void tb_mbed_error_text(int32_t code, char *buf, size_t len) {
     tb_mbed_strerror(code, buf, len);
 }
 
+/* Build options both versions have. */
+static const tb_mbed_feature_key tb_mbed_common_features[] = {
+    {"tls1_2", "MBEDTLS_SSL_PROTO_TLS1_2"},
+    {"dtls", "MBEDTLS_SSL_PROTO_DTLS"},
+    {"dtls_hello_verify", "MBEDTLS_SSL_DTLS_HELLO_VERIFY"},
+    {"max_fragment_length", "MBEDTLS_SSL_MAX_FRAGMENT_LENGTH"},
+    {"encrypt_then_mac", "MBEDTLS_SSL_ENCRYPT_THEN_MAC"},
+    {"extended_master_secret", "MBEDTLS_SSL_EXTENDED_MASTER_SECRET"},
+    {"session_tickets", "MBEDTLS_SSL_SESSION_TICKETS"},
+    {"renegotiation", "MBEDTLS_SSL_RENEGOTIATION"},
+    {"debug_c", "MBEDTLS_DEBUG_C"},
+    {"aesni", "MBEDTLS_AESNI_C"},
+    {"have_asm", "MBEDTLS_HAVE_ASM"},
+    {"ecp_nist_optim", "MBEDTLS_ECP_NIST_OPTIM"},
+    {"ecp_restartable", "MBEDTLS_ECP_RESTARTABLE"},
+    {"ecdsa_deterministic", "MBEDTLS_ECDSA_DETERMINISTIC"},
+    {"use_psa_crypto", "MBEDTLS_USE_PSA_CRYPTO"},
+    {"threading", "MBEDTLS_THREADING_C"},
+};
+
+static void tb_mbed_describe_features(tb_json *out, const tb_mbed_feature_key *features, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        tb_json_kv_bool(out, features[i].key, tb_mbed_feature(features[i].feature) == 0);
+}
+
 void tb_mbed_describe_library(tb_json *out, const tb_mbed_feature_key *features, size_t n) {
     tb_json_kv_string(out, "version", tb_mbed_version());
     tb_json_kv_uint(out, "version_number", tb_mbed_version_number());
     bool listed = tb_mbed_feature("MBEDTLS_VERSION_C") != -2;
     tb_json_kv_bool(out, "features_known", listed);
-    for (size_t i = 0; listed && i < n; i++)
-        tb_json_kv_bool(out, features[i].key, tb_mbed_feature(features[i].feature) == 0);
+    if (listed) {
+        tb_mbed_describe_features(out, tb_mbed_common_features, TB_COUNT(tb_mbed_common_features));
+        tb_mbed_describe_features(out, features, n);
+    }
+    tb_json_kv_uint(out, "in_content_len", MBEDTLS_SSL_IN_CONTENT_LEN);
+    tb_json_kv_uint(out, "out_content_len", MBEDTLS_SSL_OUT_CONTENT_LEN);
+    /* How sessions are configured here (not build options, but they shape every number). */
+    tb_json_kv_string(out, "session_tickets_used", "only with RESUME (without RESUME_ID)");
+    tb_json_kv_bool(out, "renegotiation_used", false);
+    tb_json_kv_bool(out, "debug_output", false);
 }
 
 void tb_mbed_describe_config(tb_json *out) {
@@ -588,7 +623,102 @@ void tb_mbed_describe_credentials(tb_json *out) {
     tb_json_end_object(out);
 }
 
-/* ---------------------------------------------------------------- records */
+/* ---------------------------------------------------------------- sessions */
+
+_Static_assert(offsetof(tb_mbed_session, ssl) == 0, "a session begins with its connection");
+
+/* Before the version's calls: the role and transport, the link, the RNG, the forced suite. */
+static int tb_mbed_configure_start(tb_mbed_session *h, bool server, uint16_t suite_id, const tb_conn_config *cfg) {
+    int ret = mbedtls_ssl_config_defaults(&h->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
+                                          h->link.dtls ? MBEDTLS_SSL_TRANSPORT_DATAGRAM : MBEDTLS_SSL_TRANSPORT_STREAM,
+                                          MBEDTLS_SSL_PRESET_DEFAULT);
+    if (ret == 0)
+        ret = tb_mbed_conf_link(&h->conf, &h->link, cfg);
+    if (ret != 0)
+        return ret;
+    mbedtls_ssl_conf_rng(&h->conf, mbedtls_ctr_drbg_random, tb_mbed_drbg());
+    h->ciphersuites[0] = suite_id;
+    h->ciphersuites[1] = 0;
+    mbedtls_ssl_conf_ciphersuites(&h->conf, h->ciphersuites);
+    return 0;
+}
+
+/* After them: the connection on its configuration, the server's name the client checks, the
+ * session a resuming client offers, the I/O and timer callbacks. */
+static int tb_mbed_configure_end(tb_mbed_session *h, bool server, const tb_conn_config *cfg) {
+    int ret = mbedtls_ssl_setup(&h->ssl, &h->conf);
+    if (ret == 0 && !server)
+        ret = mbedtls_ssl_set_hostname(&h->ssl, TB_CREDENTIAL_HOSTNAME);
+    if (ret == 0 && h->resume)
+        ret = tb_mbed_resume_offer(&h->ssl, cfg->first_connection);
+    return ret == 0 ? tb_mbed_setup_link(&h->link, cfg) : ret;
+}
+
+tb_session *tb_mbed_session_open(size_t size, uint8_t peer, const tb_conn_config *cfg, tb_io io,
+                                 const tb_suite_info *suite, uint16_t group, tb_mbed_configure_fn configure,
+                                 char *err, size_t errlen) {
+    tb_session *s = calloc(1, size);
+    if (!s) {
+        tb_fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    tb_mbed_session *h = TB_MBED_SESSION(s);
+    bool server = peer == TB_PEER_SERVER;
+    mbedtls_ssl_init(&h->ssl);
+    mbedtls_ssl_config_init(&h->conf);
+    tb_mbed_link_init(&h->link, &h->ssl, peer, cfg, io);
+    h->resume = !server && (cfg->options & TB_OPTION_RESUME);
+    h->offered = h->resume && !cfg->first_connection;
+    int ret = tb_mbed_configure_start(h, server, suite->id, cfg);
+    if (ret == 0)
+        ret = configure(s, peer, suite, cfg, group);
+    if (ret == 0)
+        ret = tb_mbed_configure_end(h, server, cfg);
+    if (ret == 0)
+        return s;
+    char text[100];
+    tb_mbed_error_text(ret, text, sizeof text);
+    tb_fail(err, errlen, "configuring the %s for %s failed: %s (-0x%04X)", tb_peer_name(peer), suite->name, text,
+            (unsigned)-ret);
+    tb_mbed_session_free(s);
+    return NULL;
+}
+
+tb_step_result tb_mbed_finish(tb_session *s, bool keep, int32_t *lib_error) {
+    tb_mbed_session *h = TB_MBED_SESSION(s);
+    h->link.handshake_over = true;
+    int ret = h->offered && h->full_handshake ? TB_MBED_ERR_NOT_RESUMED : 0;
+    if (ret == 0 && h->resume && keep)
+        ret = tb_mbed_resume_keep(&h->ssl);
+    if (ret == 0)
+        return TB_STEP_DONE;
+    *lib_error = ret;
+    return TB_STEP_ERROR;
+}
+
+void tb_mbed_session_free(tb_session *s) {
+    if (!s)
+        return;
+    mbedtls_ssl_free(&TB_MBED_SESSION(s)->ssl);
+    mbedtls_ssl_config_free(&TB_MBED_SESSION(s)->conf);
+    free(s);
+}
+
+int tb_mbed_write(tb_session *s, const uint8_t *buf, size_t len, int32_t *lib_error) {
+    return tb_mbed_io_result(mbedtls_ssl_write(&TB_MBED_SESSION(s)->ssl, buf, len), lib_error);
+}
+
+int tb_mbed_read(tb_session *s, uint8_t *buf, size_t len, int32_t *lib_error) {
+    return tb_mbed_io_result(mbedtls_ssl_read(&TB_MBED_SESSION(s)->ssl, buf, len), lib_error);
+}
+
+int tb_mbed_close_notify(tb_session *s, int32_t *lib_error) {
+    return tb_mbed_io_result(mbedtls_ssl_close_notify(&TB_MBED_SESSION(s)->ssl), lib_error);
+}
+
+uint32_t tb_mbed_timeout_ms(tb_session *s) { return tb_mbed_link_timeout_ms(&TB_MBED_SESSION(s)->link); }
+
+uint32_t tb_mbed_retransmissions(tb_session *s) { return TB_MBED_SESSION(s)->link.retransmissions; }
 
 int tb_mbed_io_result(int ret, int32_t *lib_error) {
     if (ret >= 0)

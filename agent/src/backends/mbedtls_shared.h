@@ -7,8 +7,9 @@
  *   suites       what a TLS 1.2 key exchange of mbed TLS's suite table means here
  *   link         a session's I/O callbacks, DTLS retransmission timer, cookies, MTU
  *   credentials  who sends and who verifies which chain
- *   resumption   RESUME: the server's ticket key or session cache, the client's saved session
- *   records      application data and close_notify, the library's codes as backend results */
+ *   sessions     allocation and the configuration calls both versions make, the end of the
+ *                client's handshake, application data and close_notify
+ *   resumption   RESUME: the server's ticket key or session cache, the client's saved session */
 #ifndef TLSBENCH_BACKENDS_MBEDTLS_SHARED_H
 #define TLSBENCH_BACKENDS_MBEDTLS_SHARED_H
 #include <stdbool.h>
@@ -95,22 +96,10 @@ typedef struct tb_mbed_link {
     uint8_t peer_id_len;
 } tb_mbed_link;
 
-void tb_mbed_link_init(tb_mbed_link *l, mbedtls_ssl_context *ssl, uint8_t peer, const tb_conn_config *cfg, tb_io io);
-
-/* Before mbedtls_ssl_setup: DTLS retransmission timeouts and (server) cookies, the
- * max_fragment_length extension. 0 or the library's code. */
-int tb_mbed_conf_link(mbedtls_ssl_config *c, const tb_mbed_link *l, const tb_conn_config *cfg);
-/* After mbedtls_ssl_setup: the I/O callbacks, and for DTLS the timer, the MTU and (server)
- * the client's transport id. 0 or the library's code. */
-int tb_mbed_setup_link(tb_mbed_link *l, const tb_conn_config *cfg);
-
 /* A DTLS server that sent a HelloVerifyRequest keeps no state: reset, and wait for the
  * client's second ClientHello (with the cookie) from the same transport id. Returns
  * MBEDTLS_ERR_SSL_WANT_READ, or the library's code. */
 int tb_mbed_after_hello_verify(tb_mbed_link *l);
-
-/* backend.h's timeout_ms and retransmissions of a session's link. */
-uint32_t tb_mbed_link_timeout_ms(const tb_mbed_link *l);
 
 /* ---------------------------------------------------------------- groups */
 
@@ -127,6 +116,47 @@ const tb_mbed_ffdhe *tb_mbed_ffdhe_find(uint16_t group);
 int tb_mbed_conf_dh(mbedtls_ssl_config *c, const tb_mbed_ffdhe *dh);
 /* Whether the linked build has the elliptic curve of an IANA group id. */
 bool tb_mbed_curve_built(uint16_t group);
+
+/* ---------------------------------------------------------------- sessions */
+
+/* The start of both versions' sessions: each backend's struct tb_session begins with it, so
+ * the calls below take the backend's sessions as they are. */
+typedef struct tb_mbed_session {
+    mbedtls_ssl_context ssl;
+    mbedtls_ssl_config conf;
+    tb_mbed_link link;
+    int ciphersuites[2];  /* the forced suite, 0-terminated */
+    bool resume;          /* client, RESUME: keep the session after the handshake */
+    bool offered;         /* client: a saved session was offered */
+    bool full_handshake;  /* client: not a resumption (the version's witness state was stepped) */
+} tb_mbed_session;
+
+#define TB_MBED_SESSION(s) ((tb_mbed_session *)(void *)(s))
+
+/* The version's own configuration calls, between the shared start (defaults for the role and
+ * transport, the link, the RNG, the forced suite) and end (setup, host name, the offered
+ * session, the I/O and timer callbacks). 0 or the library's code. */
+typedef int (*tb_mbed_configure_fn)(tb_session *s, uint8_t peer, const void *suite, const tb_conn_config *cfg,
+                                    uint16_t group);
+
+/* backend.h's session_new after tb_backend_check: a zeroed session of `size` bytes, set up
+ * and configured; NULL with the reason in err. */
+tb_session *tb_mbed_session_open(size_t size, uint8_t peer, const tb_conn_config *cfg, tb_io io,
+                                 const tb_suite_info *suite, uint16_t group, tb_mbed_configure_fn configure,
+                                 char *err, size_t errlen);
+
+/* The client's handshake is over: a session offered must have been resumed, and RESUME keeps
+ * the session for the next connection when keep says it is complete (TLS 1.3 keeps it when
+ * its ticket comes). TB_STEP_DONE, or TB_STEP_ERROR with the code in *lib_error. */
+tb_step_result tb_mbed_finish(tb_session *s, bool keep, int32_t *lib_error);
+
+/* backend.h's calls that are the same in both versions. */
+void tb_mbed_session_free(tb_session *s);
+int tb_mbed_write(tb_session *s, const uint8_t *buf, size_t len, int32_t *lib_error);
+int tb_mbed_read(tb_session *s, uint8_t *buf, size_t len, int32_t *lib_error);
+int tb_mbed_close_notify(tb_session *s, int32_t *lib_error);
+uint32_t tb_mbed_timeout_ms(tb_session *s);
+uint32_t tb_mbed_retransmissions(tb_session *s);
 
 /* ---------------------------------------------------------------- credentials */
 
@@ -185,9 +215,10 @@ typedef struct tb_mbed_feature_key {
     const char *feature;
 } tb_mbed_feature_key;
 
-/* HELLO's build facts both versions give: version, version number and the features read
- * from the linked library itself (MBEDTLS_VERSION_FEATURES), so they describe the library
- * that runs, not the headers it was compiled against. */
+/* HELLO's build facts both versions give: version, version number, the build options both
+ * versions have and then `features` (the version's own), read from the linked library
+ * itself (MBEDTLS_VERSION_FEATURES) so they describe the library that runs, not the headers
+ * it was compiled against; record buffer sizes; how sessions are configured. */
 void tb_mbed_describe_library(tb_json *out, const tb_mbed_feature_key *features, size_t n);
 /* The config header the library was built with (what an experiment measured), and per
  * credential "ready" or why this build cannot use it. */
@@ -200,8 +231,6 @@ extern const char tb_mbedtls_config_origin[];
 extern const char tb_mbedtls_config_name[];
 extern const char tb_mbedtls_config_sha256[];
 extern const char tb_mbedtls_config_text[];
-
-/* ---------------------------------------------------------------- records */
 
 /* mbed TLS's byte count / WANT_* / error -> the backend contract (bytes, TB_IO_WOULD_BLOCK, -1). */
 int tb_mbed_io_result(int ret, int32_t *lib_error);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What is true of the mbed TLS 2.28 backend for the conformance suite, and its own tests:
- * the crypto operations nest in the steps where mbed TLS does them. */
+ * the crypto operations nest in the steps where mbed TLS does them (mbedtls_checks.h, shared
+ * with 3.6), a refused resumption fails. */
 #include <string.h>
 
 #include "mbedtls/ssl.h"
 #include "mbedtls/ssl_ciphersuites.h"
 
 #include "conformance.h"
+#include "mbedtls_checks.h"
 #include "mbedtls_internal.h"
 #include "tb_test.h"
 #include "tlsbench/spec_gen.h"
@@ -17,7 +19,6 @@
 #define TB_MBEDTLS_EXPECTED_SUITES 0
 #endif
 
-static const uint8_t C = TB_PEER_CLIENT, S = TB_PEER_SERVER;
 
 static size_t tb_mbed_library_suites(void) {
     size_t n = 0;
@@ -84,50 +85,6 @@ static const tb_forced_group tb_mbed_groups[] = {
 
 /* ---------------------------------------------------------------- the library's own tests */
 
-static void test_crypto_nests_in_steps(void) {
-    tb_conn_config cfg = {.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256};
-    char why[256] = "";
-    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
-    CHECK(tb_trace_buffer.dropped == 0);
-    CHECK(tb_nested(TB_L_SERVER_KEY_EXCHANGE, TB_L_ECDH_MAKE_PARAMS, S));
-    CHECK(tb_nested(TB_L_SERVER_KEY_EXCHANGE, TB_L_PK_SIGN, S));
-    CHECK(tb_nested(TB_L_SERVER_CERTIFICATE, TB_L_CHAIN_VERIFY, C));
-    CHECK(tb_nested(TB_L_SERVER_CERTIFICATE, TB_L_PK_VERIFY, C));
-    CHECK(tb_nested(TB_L_SERVER_KEY_EXCHANGE, TB_L_ECDH_READ_PARAMS, C));
-    CHECK(tb_nested(TB_L_SERVER_KEY_EXCHANGE, TB_L_PK_VERIFY, C));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_ECDH_MAKE_PUBLIC, C));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_ECDH_CALC_SECRET, C));
-    /* mbed TLS 2.28's client derives its keys on entering CertificateVerify (ssl_cli.c). */
-    CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_DERIVE_KEYS, C));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_ECDH_READ_PUBLIC, S));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_ECDH_CALC_SECRET, S));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_DERIVE_KEYS, S));
-
-    /* RSA key transport and a PSK premaster. */
-    cfg = (tb_conn_config){.suite_id = 0x009C, .credential = TB_CREDENTIAL_RSA2048}; /* RSA-AES128-GCM */
-    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_PK_ENCRYPT, C));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_PK_DECRYPT, S));
-    cfg = (tb_conn_config){.suite_id = 0x00AA, .credential = TB_CREDENTIAL_PSK}; /* DHE-PSK-AES128-GCM */
-    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
-    CHECK(tb_nested(TB_L_SERVER_KEY_EXCHANGE, TB_L_DHM_MAKE_PARAMS, S));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_PSK_PREMASTER, C));
-    CHECK(tb_nested(TB_L_CLIENT_KEY_EXCHANGE, TB_L_DHM_CALC_SECRET, S));
-}
-
-/* A session the server does not resume fails the repetition instead of being measured as a
- * resumption: a ticket session offered to a server that resumes from its session-ID cache. */
-static void test_refused_resumption_fails(void) {
-    tb_conn_config cfg = {.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256, .options = TB_OPTION_RESUME,
-                          .first_connection = true};
-    char why[256] = "";
-    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
-    cfg = (tb_conn_config){.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256,
-                           .options = TB_OPTION_RESUME | TB_OPTION_RESUME_ID};
-    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) != 0);
-    CHECK(strstr(why, "did not resume") != NULL);
-}
-
 /* ssl->state at a step's entry names its message. */
 static const tb_state_label tb_mbed_states[] = {
     {MBEDTLS_SSL_HELLO_REQUEST, TB_L_HELLO_REQUEST},
@@ -143,7 +100,7 @@ static const tb_state_label tb_mbed_states[] = {
 };
 
 static const tb_library_test tb_mbed_tests[] = {
-    TB_LIBRARY_TEST(test_crypto_nests_in_steps),
+    TB_LIBRARY_TEST(test_tls12_crypto_nests_in_steps),
     TB_LIBRARY_TEST(test_refused_resumption_fails),
 };
 
