@@ -29,14 +29,14 @@ $(VENV)/.installed: pyproject.toml
 # The current library versions (docs/libraries.md: mbedtls@3.6, openssl@3.5, wolfssl@5.7),
 # built from Debian 13 sources once into ~/.cache/tlsbench (a few minutes the first time,
 # a lookup after) for their agents. A version that cannot be fetched or built gets one error
-# and is left out; the other agents are built as usual. LIBS=none: the Debian 12 agents only.
-LIBS    ?= all
+# and is left out; the other agents are built as usual. LIBRARIES=none: the Debian 12 agents only.
+LIBRARIES ?= all
 
 # Builds both agent variants (traced and -notrace) and installs them next to the host tool.
 # The build is configured again only when a library prefix changed.
 agent: deps
 	@mkdir -p $(BUILD)
-	@$(BIN)/python -m tlsbench.build.prefixes $(LIBS) > $(BUILD)/library-prefixes.new
+	@$(BIN)/python -m tlsbench.build.prefixes $(LIBRARIES) > $(BUILD)/library-prefixes.new
 	@if ! cmp -s $(BUILD)/library-prefixes.new $(BUILD)/library-prefixes || test ! -f $(BUILD)/CMakeCache.txt; then \
 	    cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $$(cat $(BUILD)/library-prefixes.new) >/dev/null; fi
 	@mv $(BUILD)/library-prefixes.new $(BUILD)/library-prefixes
@@ -51,7 +51,7 @@ link: deps
 
 # The same, saying so: builds every known library version and the agents against them.
 libs: deps
-	$(MAKE) agent LIBS=all
+	$(MAKE) agent LIBRARIES=all
 
 test-agent: agent
 	ctest --test-dir $(BUILD) --output-on-failure
