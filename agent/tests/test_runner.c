@@ -366,6 +366,41 @@ static void test_sink_stops_run(void) {
     CHECK_EQ_U(sum.shipped, 1); /* the second was refused by the sink */
 }
 
+/* RESUME: what the shipped repetitions did - how many were OK and how many verified a chain
+ * (a resumed handshake verifies none). */
+typedef struct resumed {
+    uint32_t ok, verified_chain;
+} resumed;
+
+static int resume_sink(void *ctx, const tb_rep_result *r, const tb_trace *t) {
+    resumed *got = ctx;
+    got->ok += r->status == TB_STATUS_OK;
+    for (uint32_t i = 0; i < t->count; i++)
+        if (t->records[i].label == TB_L_CHAIN_VERIFY && t->records[i].kind == TB_KIND_START) {
+            got->verified_chain++;
+            break;
+        }
+    return 0;
+}
+
+/* The runner's first connection (unshipped, before the warm-ups) makes the session: every
+ * shipped repetition, the first included, resumes. */
+static void test_resume_ships_only_resumed_handshakes(void) {
+    const tb_suite_info *s = suite_where(0, TB_CREDENTIAL_ECDSA_P256);
+    if (!(B->options & TB_OPTION_RESUME) || !s)
+        return;
+    tb_run_request r = request(s);
+    r.options = TB_OPTION_RESUME;
+    r.credential = TB_CREDENTIAL_ECDSA_P256;
+    r.warmup = 0;
+    resumed got = {0};
+    tb_run_summary sum;
+    CHECK(tb_run(B, &r, resume_sink, &got, &sum) == 0);
+    CHECK_EQ_U(sum.shipped, 3);
+    CHECK_EQ_U(got.ok, 3);
+    CHECK_EQ_U(got.verified_chain, 0);
+}
+
 int main(void) {
     char err[256] = "";
     if (B->init(err, sizeof err) != 0) {
@@ -378,6 +413,7 @@ int main(void) {
     RUN_TEST(test_failure_cleans_up);
     RUN_TEST(test_trace_overflow_flagged);
     RUN_TEST(test_sink_stops_run);
+    RUN_TEST(test_resume_ships_only_resumed_handshakes);
     B->deinit();
     return tb_test_report();
 }
