@@ -26,9 +26,20 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
+# The current library versions (docs/libraries.md: mbedtls@3.6, openssl@3.5, wolfssl@5.7),
+# built from Debian 13 sources once into ~/.cache/tlsbench (a few minutes the first time,
+# a lookup after) for their agents. A version that cannot be fetched or built gets one error
+# and is left out; the other agents are built as usual. LIBRARIES=none: the Debian 12 agents only.
+LIBRARIES ?= all
+
 # Builds both agent variants (traced and -notrace) and installs them next to the host tool.
+# The build is configured again only when a library prefix changed.
 agent: deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@mkdir -p $(BUILD)
+	@$(BIN)/python -m tlsbench.build.prefixes $(LIBRARIES) > $(BUILD)/library-prefixes.new
+	@if ! cmp -s $(BUILD)/library-prefixes.new $(BUILD)/library-prefixes || test ! -f $(BUILD)/CMakeCache.txt; then \
+	    cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $$(cat $(BUILD)/library-prefixes.new) >/dev/null; fi
+	@mv $(BUILD)/library-prefixes.new $(BUILD)/library-prefixes
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
@@ -43,15 +54,9 @@ link: deps
 	cmake --build $(LINK) -j2
 	@cmake --install $(LINK) --prefix $(VENV) >/dev/null
 
-# The current library versions from Debian 13 sources (docs/libraries.md), built once into
-# ~/.cache/tlsbench; the agent build then uses them (tlsbench-agent-openssl-3.5 joins the agents).
+# The same, saying so: builds every known library version and the agents against them.
 libs: deps
-	$(BIN)/tlsbench libs build
-	cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
-	    -DTB_OPENSSL35_PREFIX=$$($(BIN)/tlsbench libs path openssl@3.5) \
-	    -DTB_WOLFSSL57_PREFIX=$$($(BIN)/tlsbench libs path wolfssl@5.7) \
-	    -DTB_MBEDTLS36_PREFIX=$$($(BIN)/tlsbench libs path mbedtls@3.6) >/dev/null
-	$(MAKE) agent
+	$(MAKE) agent LIBRARIES=all
 
 test-agent: agent firmware
 	ctest --test-dir $(BUILD) --output-on-failure

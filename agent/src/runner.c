@@ -530,6 +530,66 @@ static int tb_check_fail(const char **code, const char *name, char *err, size_t 
     return -1;
 }
 
+/* What the RUN options mean together, whatever the library (spec [options]): a combination
+ * with no meaning is refused before any repetition. */
+typedef struct tb_option_rule {
+    uint8_t options;   /* the rule applies when all of these are set */
+    bool (*holds)(const tb_suite_info *s, uint8_t options, uint8_t credential);
+    const char *code, *message;
+} tb_option_rule;
+
+static bool tb_suite_tls13(const tb_suite_info *s) { return strcmp(s->max_version, "TLS1.3") == 0; }
+
+static bool tb_with_resume(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+    (void)s;
+    (void)credential;
+    return options & TB_OPTION_RESUME;
+}
+
+static bool tb_on_tls12(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+    (void)options;
+    (void)credential;
+    return !tb_suite_tls13(s);
+}
+
+static bool tb_tls13_psk(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+    (void)options;
+    return tb_suite_tls13(s) && credential == TB_CREDENTIAL_PSK;
+}
+
+static bool tb_with_certificates(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+    (void)s;
+    (void)options;
+    return credential != TB_CREDENTIAL_PSK;
+}
+
+static bool tb_not_tls13_psk(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+    return !tb_tls13_psk(s, options, credential);
+}
+
+static const tb_option_rule tb_option_rules[] = {
+    {TB_OPTION_RESUME_ID, tb_with_resume, "bad_request", "option RESUME_ID needs RESUME (it says how to resume)"},
+    {TB_OPTION_RESUME_ID, tb_on_tls12, "unsupported",
+     "option RESUME_ID: TLS 1.3 has no session IDs (it resumes with tickets); use RESUME alone"},
+    {TB_OPTION_PSK_ONLY, tb_tls13_psk, "bad_request",
+     "option PSK_ONLY needs a TLS 1.3 suite and the psk credential (a TLS 1.2 PSK suite decides itself)"},
+    {TB_OPTION_MUTUAL_AUTH, tb_with_certificates, "unsupported", "option MUTUAL_AUTH needs a certificate credential"},
+    {TB_OPTION_RESUME, tb_not_tls13_psk, "unsupported",
+     "option RESUME with the psk credential on TLS 1.3: a ticket is itself a pre-shared key, and both in one "
+     "handshake measure neither; use a certificate credential"},
+};
+
+static int tb_options_check(const tb_suite_info *s, const tb_run_request *req, const char **code, char *err,
+                            size_t errlen) {
+    uint8_t credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential;
+    for (size_t i = 0; i < sizeof tb_option_rules / sizeof tb_option_rules[0]; i++) {
+        const tb_option_rule *r = &tb_option_rules[i];
+        if ((req->options & r->options) == r->options && !r->holds(s, req->options, credential))
+            return tb_check_fail(code, r->code, err, errlen, "%s", r->message);
+    }
+    return 0;
+}
+
 int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen) {
     if (req->experiment != 0)
         return tb_experiment_check(req, code, err, errlen);
@@ -570,7 +630,7 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
         return tb_check_fail(code, "unsupported", err, errlen, "option %s is not implemented by the %s backend",
                              tb_option_name(lowest), b->library_name);
     }
-    return 0;
+    return tb_options_check(s, req, code, err, errlen);
 }
 
 int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
@@ -613,11 +673,17 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
         tb_ready_hook(tb_ready_ctx, rep.tops->name, rep.tops->where());
     int rc = 0;
     /* Warm-ups are numbered on the wire just below the first shipped repetition (modulo 2^32),
-     * so every connection of the RUN has its own number and client port. */
-    for (uint32_t i = 0; i < req->warmup; i++)
-        tb_repetition(&rep, req->first_index, req->first_index - req->warmup + i, TB_FLAG_WARMUP);
+     * so every connection of the RUN has its own number and client port. RESUME: one more
+     * below them, the full handshake that makes the session the next connection resumes. */
+    uint32_t priming = (req->options & TB_OPTION_RESUME) ? 1u : 0u;
+    rep.cfg.first_connection = true;
+    for (uint32_t i = 0; i < priming + req->warmup; i++) {
+        tb_repetition(&rep, req->first_index, req->first_index - priming - req->warmup + i, TB_FLAG_WARMUP);
+        rep.cfg.first_connection = false;
+    }
     for (uint32_t i = 0; i < req->repetitions && rc == 0; i++) {
         tb_repetition(&rep, req->first_index + i, req->first_index + i, 0);
+        rep.cfg.first_connection = false;
         if (rep.res.status != TB_STATUS_OK && summary->failed++ == 0)
             snprintf(summary->first_error, sizeof summary->first_error, "%s", rep.err);
         if (sink && sink(ctx, &rep.res, &tb_trace_buffer) != 0)

@@ -113,6 +113,48 @@ static int sink(void *ctx, const tb_rep_result *r, const tb_trace *t) {
     return s->stop_after && s->n >= (uint32_t)s->stop_after;
 }
 
+/* The first runnable suite whose version is (tls13) or is not TLS 1.3 and that lists
+ * credential (0: any), NULL when none. */
+static const tb_suite_info *suite_where(int tls13, uint8_t credential) {
+    for (size_t i = 0; i < B->suite_count(); i++) {
+        const tb_suite_info *u = B->suite_at(i);
+        int listed = credential == 0 && u->n_credentials > 0;
+        for (uint8_t c = 0; c < u->n_credentials; c++)
+            listed |= u->credentials[c] == credential;
+        if (listed && (strcmp(u->max_version, "TLS1.3") == 0) == tls13)
+            return u;
+    }
+    return NULL;
+}
+
+/* One combination of options, suite and credential, refused with code and words. */
+static void check_refused_options(const tb_suite_info *s, uint8_t options, uint8_t credential, const char *code_want,
+                                  const char *words) {
+    if (!s || (options & ~(TB_OPTIONS_BASE | B->options)))
+        return; /* no such suite here, or an option the backend refuses anyway (checked above) */
+    const char *code = NULL;
+    char err[256] = "";
+    tb_run_request r = request(s);
+    r.options = options;
+    r.credential = credential;
+    CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1);
+    CHECK(code && strcmp(code, code_want) == 0);
+    CHECK(strstr(err, words) != NULL);
+    if (!strstr(err, words))
+        fprintf(stderr, "  options 0x%02X suite %s: \"%s\"\n", options, s->name, err);
+}
+
+static void tb_check_option_rules(void) {
+    const tb_suite_info *tls12 = suite_where(0, 0), *tls13 = suite_where(1, 0);
+    const tb_suite_info *psk12 = suite_where(0, TB_CREDENTIAL_PSK), *psk13 = suite_where(1, TB_CREDENTIAL_PSK);
+    check_refused_options(tls12, TB_OPTION_RESUME_ID, TB_CREDENTIAL_AUTO, "bad_request", "needs RESUME");
+    check_refused_options(tls13, TB_OPTION_RESUME | TB_OPTION_RESUME_ID, TB_CREDENTIAL_AUTO, "unsupported",
+                          "no session IDs");
+    check_refused_options(tls12, TB_OPTION_PSK_ONLY, TB_CREDENTIAL_AUTO, "bad_request", "TLS 1.3 suite");
+    check_refused_options(psk12, TB_OPTION_MUTUAL_AUTH, TB_CREDENTIAL_PSK, "unsupported", "certificate credential");
+    check_refused_options(psk13, TB_OPTION_RESUME, TB_CREDENTIAL_PSK, "unsupported", "psk credential on TLS 1.3");
+}
+
 static void test_check_rejects(void) {
     const tb_suite_info *s = runnable_suite();
     CHECK(s != NULL);
@@ -151,6 +193,9 @@ static void test_check_rejects(void) {
         CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strcmp(code, "unsupported") == 0);
         CHECK(strstr(err, tb_option_name(bit)) != NULL);
     }
+
+    /* what options mean together (spec [options]) is refused before any repetition */
+    tb_check_option_rules();
 
     /* a credential the suite does not list: "unsupported", naming the allowed ones */
     r = request(s);
@@ -321,6 +366,41 @@ static void test_sink_stops_run(void) {
     CHECK_EQ_U(sum.shipped, 1); /* the second was refused by the sink */
 }
 
+/* RESUME: what the shipped repetitions did - how many were OK and how many verified a chain
+ * (a resumed handshake verifies none). */
+typedef struct resumed {
+    uint32_t ok, verified_chain;
+} resumed;
+
+static int resume_sink(void *ctx, const tb_rep_result *r, const tb_trace *t) {
+    resumed *got = ctx;
+    got->ok += r->status == TB_STATUS_OK;
+    for (uint32_t i = 0; i < t->count; i++)
+        if (t->records[i].label == TB_L_CHAIN_VERIFY && t->records[i].kind == TB_KIND_START) {
+            got->verified_chain++;
+            break;
+        }
+    return 0;
+}
+
+/* The runner's first connection (unshipped, before the warm-ups) makes the session: every
+ * shipped repetition, the first included, resumes. */
+static void test_resume_ships_only_resumed_handshakes(void) {
+    const tb_suite_info *s = suite_where(0, TB_CREDENTIAL_ECDSA_P256);
+    if (!(B->options & TB_OPTION_RESUME) || !s)
+        return;
+    tb_run_request r = request(s);
+    r.options = TB_OPTION_RESUME;
+    r.credential = TB_CREDENTIAL_ECDSA_P256;
+    r.warmup = 0;
+    resumed got = {0};
+    tb_run_summary sum;
+    CHECK(tb_run(B, &r, resume_sink, &got, &sum) == 0);
+    CHECK_EQ_U(sum.shipped, 3);
+    CHECK_EQ_U(got.ok, 3);
+    CHECK_EQ_U(got.verified_chain, 0);
+}
+
 int main(void) {
     char err[256] = "";
     if (B->init(err, sizeof err) != 0) {
@@ -333,6 +413,7 @@ int main(void) {
     RUN_TEST(test_failure_cleans_up);
     RUN_TEST(test_trace_overflow_flagged);
     RUN_TEST(test_sink_stops_run);
+    RUN_TEST(test_resume_ships_only_resumed_handshakes);
     B->deinit();
     return tb_test_report();
 }

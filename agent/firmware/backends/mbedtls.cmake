@@ -26,7 +26,7 @@ add_custom_command(
   COMMENT "Embedding the mbed TLS config header (${TB_FW_LIBRARY_CONFIG})"
   VERBATIM)
 
-set(TB_FW_BACKEND_SOURCES ${tb_dir}/common.c ${tb_dir}/mbedtls.c ${tb_dir}/mbedtls_crypto.c
+set(TB_FW_BACKEND_SOURCES ${tb_dir}/common.c ${tb_dir}/mbedtls_shared.c ${tb_dir}/mbedtls.c ${tb_dir}/mbedtls_crypto.c
     ${tb_dir}/mbedtls_device.c ${tb_config_c} ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/mbedtls.c)
 set(TB_FW_BACKEND_LIBS tb_credentials tb_primitives_kat ${tb_prefix}/lib/libmbedtls.a
     ${tb_prefix}/lib/libmbedx509.a ${tb_prefix}/lib/libmbedcrypto.a)

@@ -57,6 +57,10 @@ typedef struct tb_conn_config {
     /* The client's transport address (DTLS server: cookies are bound to it). */
     uint8_t peer_id[20];
     uint8_t peer_id_len;
+    /* The RUN's first connection. With TB_OPTION_RESUME it is the full handshake that makes
+     * the session: the client forgets any session an earlier RUN left and keeps this one's;
+     * every later connection resumes the session the previous one left. */
+    bool first_connection;
 } tb_conn_config;
 
 typedef enum tb_step_result {

@@ -6,11 +6,11 @@
 #
 # A prefix is a cache entry (include/ lib/ bin/ build.json); empty (the default) builds
 # nothing here, so the Debian 12 agents are unaffected. tb_cached_library() reads an entry;
-# the agents whose backend already works with that version are added below (OpenSSL 3.5),
-# the others wait for their backend (the prefix is only checked).
+# the agents whose backend works with that version are added below (OpenSSL 3.5, mbed TLS
+# 3.6), the others wait for their backend (the prefix is only checked).
 set(TB_OPENSSL35_PREFIX "" CACHE PATH "openssl@3.5 build (tlsbench libs path openssl@3.5); empty: no agent")
 set(TB_WOLFSSL57_PREFIX "" CACHE PATH "wolfssl@5.7 build (tlsbench libs path wolfssl@5.7); empty: no agent")
-set(TB_MBEDTLS36_PREFIX "" CACHE PATH "mbedtls@3.6 build (tlsbench libs path mbedtls@3.6); empty: none")
+set(TB_MBEDTLS36_PREFIX "" CACHE PATH "mbedtls@3.6 build (tlsbench libs path mbedtls@3.6); empty: no agent")
 set(TB_BACKENDS_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # tb_cached_library(<prefix> <spec> <out libs> <out version>)
@@ -76,16 +76,16 @@ if(TB_OPENSSL35_PREFIX)
     INCLUDES ${TB_OPENSSL35_PREFIX}/include)
 endif()
 
-# wolfSSL 5.7 and mbed TLS 3.6: their backends do not compile against these versions yet
-# (wolfSSL: two wrapped prototypes changed; mbed TLS: a new backend), docs/libraries.md. The
-# entry is checked, so a backend added later finds TB_<LIB>_LIBS ready.
-foreach(tb_entry WOLFSSL57=wolfssl@5.7 MBEDTLS36=mbedtls@3.6)
-  string(REPLACE "=" ";" tb_entry ${tb_entry})
-  list(GET tb_entry 0 tb_lib)
-  list(GET tb_entry 1 tb_spec)
-  if(TB_${tb_lib}_PREFIX)
-    tb_cached_library(${TB_${tb_lib}_PREFIX} ${tb_spec} TB_${tb_lib}_LIBS tb_version)
-    message(STATUS "${tb_spec} ${tb_version} from ${TB_${tb_lib}_PREFIX}: checked; no agent until its "
-                   "backend supports it (docs/libraries.md)")
-  endif()
-endforeach()
+# mbed TLS 3.6: its own backend (mbedtls3.c), mbed TLS 3 being another API.
+if(TB_MBEDTLS36_PREFIX)
+  include(${TB_BACKENDS_DIR}/mbedtls3.cmake)
+endif()
+
+# wolfSSL 5.7: its backend does not compile against this version yet (two wrapped prototypes
+# changed), docs/libraries.md. The entry is checked, so a backend added later finds
+# TB_WOLFSSL57_LIBS ready.
+if(TB_WOLFSSL57_PREFIX)
+  tb_cached_library(${TB_WOLFSSL57_PREFIX} wolfssl@5.7 TB_WOLFSSL57_LIBS tb_version)
+  message(STATUS "wolfssl@5.7 ${tb_version} from ${TB_WOLFSSL57_PREFIX}: checked; no agent until its "
+                 "backend supports it (docs/libraries.md)")
+endif()

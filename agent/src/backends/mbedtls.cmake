@@ -64,7 +64,8 @@ add_custom_command(
   VERBATIM)
 
 tb_add_agent(NAME ${tb_mbedtls_agent}
-  SOURCES ${TB_MBEDTLS_DIR}/common.c ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_crypto.c ${tb_mbedtls_config_c}
+  SOURCES ${TB_MBEDTLS_DIR}/common.c ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_shared.c
+          ${TB_MBEDTLS_DIR}/mbedtls_crypto.c ${tb_mbedtls_config_c}
           ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/mbedtls.c
   LIBS ${TB_MBEDTLS_LIBS}
   WRAP ${TB_MBEDTLS_WRAP}

@@ -167,6 +167,13 @@ static int tb_opt_cookies(tb_cli *c, const char *a) { (void)a; c->req.options |=
 static int tb_opt_nodelay(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_NODELAY; return 0; }
 static int tb_opt_quickack(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_QUICKACK; return 0; }
 static int tb_opt_cold(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_COLD_CACHES; return 0; }
+/* Any RUN option by its spec name (MUTUAL_AUTH, RESUME, ...); repeat it for several. */
+static int tb_opt_option(tb_cli *c, const char *a) {
+    unsigned bit = 0;
+    int rc = tb_parse_name("--option", tb_option_name, 255, a, &bit);
+    c->req.options |= (uint8_t)bit;
+    return rc;
+}
 
 static int tb_opt_direction(tb_cli *c, const char *a) {
     return tb_parse_u8_name("--direction", tb_direction_name, a, &c->req.direction);
@@ -214,6 +221,8 @@ static const tb_option tb_run_options[] = {
     {"--mss", "BYTES", "TCP_MAXSEG", tb_opt_mss, TB_FOR_SUITE},
     {"--cold-caches", NULL, "empty the library's precomputation caches before each connection",
      tb_opt_cold, TB_FOR_SUITE},
+    {"--option", "NAME", "a RUN option by its spec name (MUTUAL_AUTH, RESUME, RESUME_ID, PSK_ONLY, ...); "
+     "repeat for several", tb_opt_option, TB_FOR_SUITE},
     {"--out", "FILE", "also write the frame stream (HELLO, SUITES, REP..., DONE) to FILE", tb_opt_out, TB_FOR_ANY},
     {"--tree", NULL, "print the first repetition's trace as a tree", tb_opt_tree, TB_FOR_ANY},
 };

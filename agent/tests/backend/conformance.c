@@ -3,7 +3,8 @@
  * the suite table is complete and agrees with the library, lookups work both ways, bad
  * configurations are refused by name, every suite completes a handshake with each of its
  * credentials over the memory transport and negotiates what was forced, every library
- * state has a step label, then the library's own tests. */
+ * state has a step label, the RUN options the backend implements do what spec [options]
+ * says, then the library's own tests. */
 #include "conformance.h"
 
 #include <ctype.h>
@@ -339,6 +340,137 @@ static void test_known_states(void) {
     }
 }
 
+/* ---------------------------------------------------------------- RUN options */
+
+static bool tb_states_traced(void) { return strcmp(b->step_granularity, "state") == 0; }
+
+/* The build's first TLS 1.3 suite that runs with credential, 0 when none. */
+static uint16_t tb_tls13_suite_with(uint8_t credential) {
+    for (size_t i = 0; i < b->suite_count(); i++) {
+        const tb_suite_info *s = b->suite_at(i);
+        for (size_t c = 0; tb_is_tls13(s) && c < s->n_credentials; c++)
+            if (s->credentials[c] == credential)
+                return s->id;
+    }
+    return 0;
+}
+
+static int tb_run_ok(const tb_conn_config *cfg, const char *what) {
+    char why[256] = "";
+    int rc = tb_conformance_run(cfg, NULL, NULL, why, sizeof why);
+    CHECK(rc == 0);
+    if (rc != 0)
+        fprintf(stderr, "  %s, suite 0x%04X: %s\n", what, cfg->suite_id, why);
+    return rc;
+}
+
+/* MUTUAL_AUTH: the server verifies the client's chain and the client signs its
+ * CertificateVerify (in the steps of those messages where steps are states); without it
+ * neither happens. */
+static void tb_check_mutual(uint16_t suite, uint8_t credential) {
+    tb_conn_config cfg = {.suite_id = suite, .credential = credential};
+    if (tb_run_ok(&cfg, "server authentication") == 0)
+        CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, TB_PEER_SERVER) + tb_count(TB_L_PK_SIGN, TB_PEER_CLIENT), 0);
+    cfg.options = TB_OPTION_MUTUAL_AUTH;
+    if (tb_run_ok(&cfg, "mutual authentication") != 0)
+        return;
+    CHECK(tb_count(TB_L_CHAIN_VERIFY, TB_PEER_SERVER) > 0);
+    CHECK(tb_count(TB_L_PK_SIGN, TB_PEER_CLIENT) > 0);
+    if (!tb_states_traced())
+        return;
+    CHECK(tb_count(TB_L_CLIENT_CERTIFICATE, TB_PEER_CLIENT) > 0);
+    CHECK(tb_nested(TB_L_CLIENT_CERTIFICATE, TB_L_CHAIN_VERIFY, TB_PEER_SERVER));
+    CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_SIGN, TB_PEER_CLIENT));
+    CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_VERIFY, TB_PEER_SERVER));
+}
+
+static void test_option_mutual_auth(void) {
+    if (!(b->options & TB_OPTION_MUTUAL_AUTH))
+        return;
+    tb_check_mutual(0xC02B, TB_CREDENTIAL_ECDSA_P256);
+    uint16_t tls13 = tb_tls13_suite_with(TB_CREDENTIAL_ECDSA_P256);
+    if (tls13)
+        tb_check_mutual(tls13, TB_CREDENTIAL_ECDSA_P256);
+    tls13 = tb_tls13_suite_with(TB_CREDENTIAL_RSA2048);
+    if (tls13)
+        tb_check_mutual(tls13, TB_CREDENTIAL_RSA2048);
+}
+
+/* No certificate work: no chain verified, nothing signed or verified, and where steps are
+ * states no Certificate or CertificateVerify step (a client may still pass its own
+ * Certificate state, where it finds no request and sends nothing). */
+static void tb_check_no_certificates(const char *what, uint16_t suite) {
+    int certs = 0, crypto = 0;
+    for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
+        crypto += tb_count(TB_L_CHAIN_VERIFY, p) + tb_count(TB_L_PK_SIGN, p) + tb_count(TB_L_PK_VERIFY, p);
+        certs += tb_count(TB_L_SERVER_CERTIFICATE, p) + tb_count(TB_L_SERVER_CERTIFICATE_VERIFY, p) +
+                 tb_count(TB_L_CERTIFICATE_VERIFY, p);
+    }
+    certs += tb_count(TB_L_CLIENT_CERTIFICATE, TB_PEER_SERVER);
+    CHECK_EQ_U(crypto, 0);
+    if (tb_states_traced())
+        CHECK_EQ_U(certs, 0);
+    if (crypto || (tb_states_traced() && certs))
+        fprintf(stderr, "  %s, suite 0x%04X: %d certificate crypto spans, %d certificate steps\n", what, suite, crypto,
+                certs);
+}
+
+/* RESUME: the RUN's first connection is a full handshake; each later one resumes the session
+ * the previous one left, without the certificates. */
+static void tb_check_resume(uint16_t suite, uint8_t options) {
+    tb_conn_config cfg = {.suite_id = suite, .credential = TB_CREDENTIAL_ECDSA_P256, .options = options,
+                          .first_connection = true};
+    if (tb_run_ok(&cfg, "the first, full handshake") != 0)
+        return;
+    CHECK(tb_count(TB_L_CHAIN_VERIFY, TB_PEER_CLIENT) > 0);
+    cfg.first_connection = false;
+    for (int i = 0; i < 2; i++)
+        if (tb_run_ok(&cfg, "a resumed handshake") == 0)
+            tb_check_no_certificates("a resumed handshake", suite);
+}
+
+static void test_option_resume(void) {
+    if (!(b->options & TB_OPTION_RESUME))
+        return;
+    tb_check_resume(0xC02B, TB_OPTION_RESUME);
+    uint16_t tls13 = tb_tls13_suite_with(TB_CREDENTIAL_ECDSA_P256);
+    if (tls13)
+        tb_check_resume(tls13, TB_OPTION_RESUME);
+    if (b->options & TB_OPTION_RESUME_ID)
+        tb_check_resume(0xC02B, TB_OPTION_RESUME | TB_OPTION_RESUME_ID);
+}
+
+/* Spans of the (EC)DHE or KEM exchange: key pairs, shared secrets, public values. */
+static int tb_key_exchange_spans(uint8_t peer) {
+    static const uint16_t labels[] = {
+        TB_L_KEY_GENERATE,   TB_L_SHARED_SECRET,   TB_L_ECDH_MAKE_PARAMS, TB_L_ECDH_READ_PARAMS, TB_L_ECDH_MAKE_PUBLIC,
+        TB_L_ECDH_READ_PUBLIC, TB_L_ECDH_CALC_SECRET, TB_L_DHM_MAKE_PARAMS, TB_L_DHM_READ_PARAMS, TB_L_DHM_MAKE_PUBLIC,
+        TB_L_DHM_READ_PUBLIC, TB_L_DHM_CALC_SECRET, TB_L_KEM_ENCAPSULATE, TB_L_KEM_DECAPSULATE,
+    };
+    int n = 0;
+    for (size_t i = 0; i < TB_COUNT(labels); i++)
+        n += tb_count(labels[i], peer);
+    return n;
+}
+
+/* TLS 1.3 external PSK: psk_dhe_ke still exchanges key shares, psk_ke (PSK_ONLY) none;
+ * neither touches a certificate. */
+static void test_option_psk_only(void) {
+    uint16_t suite = tb_tls13_suite_with(TB_CREDENTIAL_PSK);
+    if (!(b->options & TB_OPTION_PSK_ONLY) || !suite)
+        return;
+    tb_conn_config cfg = {.suite_id = suite, .credential = TB_CREDENTIAL_PSK};
+    if (tb_run_ok(&cfg, "psk_dhe_ke") == 0) {
+        CHECK(tb_key_exchange_spans(TB_PEER_CLIENT) > 0 && tb_key_exchange_spans(TB_PEER_SERVER) > 0);
+        tb_check_no_certificates("psk_dhe_ke", suite);
+    }
+    cfg.options = TB_OPTION_PSK_ONLY;
+    if (tb_run_ok(&cfg, "psk_ke") == 0) {
+        CHECK_EQ_U(tb_key_exchange_spans(TB_PEER_CLIENT) + tb_key_exchange_spans(TB_PEER_SERVER), 0);
+        tb_check_no_certificates("psk_ke", suite);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_init);
     RUN_TEST(test_count_matches_the_library);
@@ -351,6 +483,9 @@ int main(void) {
     RUN_TEST(test_forced_groups);
     RUN_TEST(test_every_state_has_a_step_label);
     RUN_TEST(test_known_states);
+    RUN_TEST(test_option_mutual_auth);
+    RUN_TEST(test_option_resume);
+    RUN_TEST(test_option_psk_only);
     for (size_t i = 0; i < X->n_extra; i++) {
         int before = tb_test_failures;
         X->extra[i].run();

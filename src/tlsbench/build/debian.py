@@ -74,8 +74,14 @@ class SourceArchive:
             f"# tlsbench: Debian {self.suite} sources only, read by apt with this folder's options\n"
             f"Types: deb-src\nURIs: {self.mirror}\nSuites: {self.suite}\nComponents: main\n"
             f"Signed-By: {self.keyring}\n")
-        run(["apt-get", *self.apt_options(), "update", "-qq"],
-            f"apt-get update of the Debian {self.suite} sources ({self.mirror})", log=log)
+        out = run(["apt-get", *self.apt_options(), "update", "-qq"],
+                  f"apt-get update of the Debian {self.suite} sources ({self.mirror})", log=log)
+        # apt-get update exits 0 when a download fails (it warns and keeps older lists): an
+        # older index still serves; without any, say why instead of "no such version".
+        if not any((self.root / "lists").glob("*_Sources*")):
+            warnings = [line for line in out.splitlines() if line.startswith(("W:", "E:", "Err:"))]
+            raise BuildError(f"could not download the Debian {self.suite} source index from {self.mirror} "
+                             f"(network or proxy?): " + ("; ".join(warnings[:3]) or "apt-get update fetched nothing"))
 
     def versions(self, package: str) -> list[str]:
         """The package's versions in the suite, newest first (the index may hold several)."""

@@ -353,7 +353,26 @@ def ensure(spec: str | Recipe, cache: Path | None = None, jobs: int | None = Non
                              f"retry with: {RETRY.format(spec=rec.spec)}") from None
 
 
-def _fetch(rec: Recipe, cache: Path, log: Path, progress: Callable[[str], None]) -> tuple[str, Path]:
+def source_tree(spec: str | Recipe, cache: Path | None = None, log: Path | None = None,
+                progress: Callable[[str], None] = lambda message: None) -> tuple[str, Path]:
+    """The unpacked Debian source a recipe builds from: (Debian version, tree). The cached
+    build's own source when there is one (no network), else the newest the mirror serves."""
+    rec = recipe(spec)
+    cache = cache or default_cache()
+    entry = cached(rec, cache)
+    try:
+        if entry:
+            mirror, keyring = system_mirror()
+            archive = SourceArchive(cache / "apt" / SUITE, SUITE, mirror, keyring)
+            return entry.debian_version, archive.fetch(rec.package, entry.debian_version, cache / "src", log)
+        with _locked(cache / "libs" / f".{rec.name}-{rec.series}.lock"):
+            return _fetch(rec, cache, log, progress)
+    except BuildError as exc:
+        raise BuildError(f"{rec.spec}: the Debian {SUITE} source: {exc}\n"
+                         f"retry with: {RETRY.format(spec=rec.spec)}") from None
+
+
+def _fetch(rec: Recipe, cache: Path, log: Path | None, progress: Callable[[str], None]) -> tuple[str, Path]:
     """The newest Debian 13 version of the series whose source the mirror serves (a mirror
     may list a version before it carries its files): (Debian version, unpacked tree)."""
     mirror, keyring = system_mirror()
