@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import agents
+from tlsbench.run import agents
 from tlsbench.build import custom_version
 from tlsbench.build.shell import BuildError
 

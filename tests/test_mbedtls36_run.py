@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import agents
+from tlsbench.run import agents
 
 LIBRARY = "mbedtls-3.6"
 TLS13, TLS12 = "TLS1-3-AES-128-GCM-SHA256", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"
