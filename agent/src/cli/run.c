@@ -20,20 +20,24 @@ static const tb_backend *const tb_b = &tb_linked_backend;
 typedef const char *(*tb_name_fn)(unsigned v);
 
 static int tb_lookup(tb_name_fn fn, unsigned max, const char *name, unsigned *out) {
-    for (unsigned v = 0; v <= max; v++)
-        if (fn(v) && strcmp(fn(v), name) == 0) {
+    for (unsigned v = 0; v <= max; v++) {
+        const char *known = fn(v);
+        if (known && strcmp(known, name) == 0) {
             *out = v;
             return 0;
         }
+    }
     return -1;
 }
 
 static void tb_print_names(FILE *out, tb_name_fn fn, unsigned max) {
-    for (unsigned v = 0, first = 1; v <= max; v++)
-        if (fn(v)) {
-            fprintf(out, "%s%s", first ? "" : ", ", fn(v));
+    for (unsigned v = 0, first = 1; v <= max; v++) {
+        const char *name = fn(v); /* once: gcc cannot tell that two calls agree */
+        if (name) {
+            fprintf(out, "%s%s", first ? "" : ", ", name);
             first = 0;
         }
+    }
     fputc('\n', out);
 }
 
@@ -167,6 +171,13 @@ static int tb_opt_cookies(tb_cli *c, const char *a) { (void)a; c->req.options |=
 static int tb_opt_nodelay(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_NODELAY; return 0; }
 static int tb_opt_quickack(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_QUICKACK; return 0; }
 static int tb_opt_cold(tb_cli *c, const char *a) { (void)a; c->req.options |= TB_OPTION_COLD_CACHES; return 0; }
+/* Any RUN option of spec/protocol.toml [options] by its name (MUTUAL_AUTH, RESUME, ...). */
+static int tb_opt_option(tb_cli *c, const char *a) {
+    unsigned bit = 0;
+    int rc = tb_parse_name("--option", tb_option_name, 255, a, &bit);
+    c->req.options |= (uint8_t)bit;
+    return rc;
+}
 
 static int tb_opt_direction(tb_cli *c, const char *a) {
     return tb_parse_u8_name("--direction", tb_direction_name, a, &c->req.direction);
@@ -214,6 +225,8 @@ static const tb_option tb_run_options[] = {
     {"--mss", "BYTES", "TCP_MAXSEG", tb_opt_mss, TB_FOR_SUITE},
     {"--cold-caches", NULL, "empty the library's precomputation caches before each connection",
      tb_opt_cold, TB_FOR_SUITE},
+    {"--option", "NAME", "a RUN option by its spec name (MUTUAL_AUTH, RESUME, RESUME_ID, PSK_ONLY, ...); repeatable",
+     tb_opt_option, TB_FOR_SUITE},
     {"--out", "FILE", "also write the frame stream (HELLO, SUITES, REP..., DONE) to FILE", tb_opt_out, TB_FOR_ANY},
     {"--tree", NULL, "print the first repetition's trace as a tree", tb_opt_tree, TB_FOR_ANY},
 };
