@@ -516,6 +516,25 @@ static int tb_check_fail(const char **code, const char *name, char *err, size_t 
     return -1;
 }
 
+/* What each option asks of the suite and credential (spec/protocol.toml [options]). */
+static int tb_options_check(uint8_t options, const tb_suite_info *s, uint8_t credential, const char **code,
+                            char *err, size_t errlen) {
+    bool tls13 = strcmp(s->max_version, "TLS1.3") == 0;
+    bool psk = credential == TB_CREDENTIAL_PSK;
+    if ((options & TB_OPTION_RESUME_ID) && !(options & TB_OPTION_RESUME))
+        return tb_check_fail(code, "bad_request", err, errlen, "option RESUME_ID needs RESUME");
+    if ((options & TB_OPTION_RESUME_ID) && tls13)
+        return tb_check_fail(code, "unsupported", err, errlen, "option RESUME_ID (session IDs) is TLS 1.2 only; "
+                             "suite %s is TLS 1.3 (RESUME alone resumes with a ticket)", s->name);
+    if ((options & TB_OPTION_PSK_ONLY) && !(tls13 && psk))
+        return tb_check_fail(code, "unsupported", err, errlen, "option PSK_ONLY needs a TLS 1.3 suite and the psk "
+                             "credential (TLS 1.2: the PSK suite decides)");
+    if ((options & TB_OPTION_MUTUAL_AUTH) && psk)
+        return tb_check_fail(code, "unsupported", err, errlen, "option MUTUAL_AUTH needs a certificate credential, "
+                             "not psk");
+    return 0;
+}
+
 int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **code, char *err, size_t errlen) {
     if (req->experiment != 0)
         return tb_experiment_check(req, code, err, errlen);
@@ -556,7 +575,8 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
         return tb_check_fail(code, "unsupported", err, errlen, "option %s is not implemented by the %s backend",
                              tb_option_name(lowest), b->library_name);
     }
-    return 0;
+    uint8_t credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential;
+    return tb_options_check(req->options, s, credential, code, err, errlen);
 }
 
 int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
@@ -598,6 +618,13 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     if (!rep.prepare_err[0] && tb_ready_hook && rep.tops->where()[0])
         tb_ready_hook(tb_ready_ctx, rep.tops->name, rep.tops->where());
     int rc = 0;
+    /* RESUME: an untraced full handshake first leaves the session the first warm-up resumes;
+     * numbered just below the warm-ups. */
+    if (req->options & TB_OPTION_RESUME) {
+        rep.cfg.resume_first = true;
+        tb_repetition(&rep, req->first_index, req->first_index - req->warmup - 1, TB_FLAG_WARMUP);
+        rep.cfg.resume_first = false;
+    }
     /* Warm-ups are numbered on the wire just below the first shipped repetition (modulo 2^32),
      * so every connection of the RUN has its own number and client port. */
     for (uint32_t i = 0; i < req->warmup; i++)

@@ -42,6 +42,7 @@ typedef struct seen {
     uint64_t written[2], read[2], sent[2], received[2];
     uint32_t phases;
     uint32_t first_label, last_label;
+    uint32_t signatures; /* PK_SIGN spans: a resumed handshake has none */
 } seen;
 
 static int is_runner_label(uint16_t l) {
@@ -87,6 +88,7 @@ static void inspect_trace(seen *s, const tb_trace *t) {
         depth--;
         uint8_t p = r->peer <= TB_PEER_SERVER ? r->peer : 0;
         s->backend_spans += !is_runner_label(r->label);
+        s->signatures += r->label == TB_L_PK_SIGN;
         s->phases += r->peer == TB_PEER_NONE;
         if (r->label == TB_L_RECORD_WRITE)
             s->written[p] += r->value;
@@ -183,6 +185,75 @@ static void test_check_rejects(void) {
     tb_run_summary sum;
     CHECK(tb_run(B, &r, sink, &(seen){0}, &sum) == -1);
     CHECK(sum.shipped == 0 && sum.first_error[0] != '\0');
+}
+
+/* What each RUN option asks of the suite and credential (spec [options]); options the backend
+ * lacks are refused before (test_check_rejects). */
+static const tb_suite_info *suite_taking(uint16_t id, uint8_t credential) {
+    const tb_suite_info *s = tb_suite_by_id(B, id);
+    for (uint8_t i = 0; s && i < s->n_credentials; i++)
+        if (s->credentials[i] == credential)
+            return s;
+    return NULL;
+}
+
+static void test_option_rules(void) {
+    const char *code;
+    char err[160];
+    const tb_suite_info *tls12 = suite_taking(0xC02B, TB_CREDENTIAL_ECDSA_P256);
+    const tb_suite_info *tls13 = suite_taking(0x1301, TB_CREDENTIAL_ECDSA_P256);
+    tb_run_request r;
+    if (tls12 && (B->options & TB_OPTION_RESUME_ID)) {
+        r = request(tls12);
+        r.options = TB_OPTION_RESUME_ID; /* without RESUME */
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strcmp(code, "bad_request") == 0);
+        r.options = TB_OPTION_RESUME | TB_OPTION_RESUME_ID;
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == 0);
+    }
+    if (tls13 && (B->options & TB_OPTION_RESUME_ID)) {
+        r = request(tls13);
+        r.options = TB_OPTION_RESUME | TB_OPTION_RESUME_ID; /* TLS 1.3 resumes by ticket only */
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strstr(err, "TLS 1.2 only") != NULL);
+    }
+    if (tls13 && (B->options & TB_OPTION_PSK_ONLY)) {
+        r = request(tls13);
+        r.options = TB_OPTION_PSK_ONLY; /* auto: a certificate credential */
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strcmp(code, "unsupported") == 0);
+        r.credential = TB_CREDENTIAL_PSK;
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == (suite_taking(0x1301, TB_CREDENTIAL_PSK) ? 0 : -1));
+    }
+    if (tls12 && (B->options & TB_OPTION_PSK_ONLY)) {
+        r = request(tls12);
+        r.options = TB_OPTION_PSK_ONLY;
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strstr(err, "PSK_ONLY") != NULL);
+    }
+    const tb_suite_info *psk = suite_taking(0x00A8, TB_CREDENTIAL_PSK); /* TLS_PSK_WITH_AES_128_GCM_SHA256 */
+    if (psk && (B->options & TB_OPTION_MUTUAL_AUTH)) {
+        r = request(psk);
+        r.options = TB_OPTION_MUTUAL_AUTH;
+        CHECK(tb_run_check(B, &r, &code, err, sizeof err) == -1 && strstr(err, "certificate credential") != NULL);
+    }
+}
+
+/* RESUME: the untraced first connection is not shipped, nor numbered among the repetitions;
+ * every shipped one resumed (no signature). */
+static void test_resume_run(void) {
+    const tb_suite_info *s = suite_taking(0x1301, TB_CREDENTIAL_ECDSA_P256);
+    s = s ? s : suite_taking(0xC02B, TB_CREDENTIAL_ECDSA_P256);
+    if (!s || !(B->options & TB_OPTION_RESUME))
+        return;
+    tb_run_request r = request(s);
+    r.options = TB_OPTION_RESUME;
+    seen got = {.next_index = r.first_index};
+    tb_run_summary sum;
+    CHECK(tb_run(B, &r, sink, &got, &sum) == 0);
+    CHECK_EQ_U(sum.shipped, 3);
+    CHECK_EQ_U(sum.failed, 0);
+    if (sum.failed)
+        fprintf(stderr, "suite %s RESUME: %s\n", s->name, sum.first_error);
+    CHECK(!got.bad_index && got.next_index == 103);
+    if (TB_TRACE_ENABLED)
+        CHECK_EQ_U(got.signatures, 0);
 }
 
 static void test_full_run(void) {
@@ -328,6 +399,8 @@ int main(void) {
         return 1;
     }
     RUN_TEST(test_check_rejects);
+    RUN_TEST(test_option_rules);
+    RUN_TEST(test_resume_run);
     RUN_TEST(test_full_run);
     RUN_TEST(test_short_last_record);
     RUN_TEST(test_failure_cleans_up);

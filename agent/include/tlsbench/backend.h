@@ -23,7 +23,7 @@ typedef struct tb_io {
     void *ctx;
 } tb_io;
 
-#define TB_MAX_SUITE_CREDENTIALS 6
+#define TB_MAX_SUITE_CREDENTIALS 10
 
 /* One cipher suite of the linked build. Strings are static. */
 typedef struct tb_suite_info {
@@ -57,6 +57,10 @@ typedef struct tb_conn_config {
     /* The client's transport address (DTLS server: cookies are bound to it). */
     uint8_t peer_id[20];
     uint8_t peer_id_len;
+    /* RESUME: the RUN's untraced first connection, a full handshake that leaves the session
+     * the next connection resumes; every later connection must resume (the backend fails a
+     * handshake that did not). */
+    bool resume_first;
 } tb_conn_config;
 
 typedef enum tb_step_result {

@@ -88,15 +88,15 @@ int tb_conformance_run(const tb_conn_config *cfg, tb_pair_hook hook, tb_outcome 
 
 int tb_nested(uint16_t outer, uint16_t inner, uint8_t peer) {
     const tb_trace *t = &tb_trace_buffer;
-    int open = 0, n = 0;
+    int open = 0, n = 0; /* open: how many outer spans are open (a span may nest in its own label) */
     for (uint32_t i = 0; i < t->count; i++) {
         const tb_record *r = &t->records[i];
-        if (r->peer != peer)
+        if (r->peer != peer || r->kind == TB_KIND_INSTANT)
             continue;
+        bool start = r->kind == TB_KIND_START;
+        n += start && open > 0 && r->label == inner;
         if (r->label == outer)
-            open = r->kind == TB_KIND_START;
-        else if (open && r->label == inner && r->kind == TB_KIND_START)
-            n++;
+            open += start ? 1 : open > 0 ? -1 : 0;
     }
     return n;
 }
@@ -312,6 +312,120 @@ static void test_forced_groups(void) {
     }
 }
 
+/* ---------------------------------------------------------------- RUN options (spec [options])
+ * Each option a backend implements (b->options), checked by what it must change in the
+ * trace: crypto spans for every backend, message steps where steps are states. */
+
+static const uint8_t C = TB_PEER_CLIENT, S = TB_PEER_SERVER;
+
+static bool tb_suite_takes(uint16_t id, uint8_t credential) {
+    const tb_suite_info *s = tb_suite_by_id(b, id);
+    for (size_t i = 0; s && i < s->n_credentials; i++)
+        if (s->credentials[i] == credential)
+            return true;
+    return false;
+}
+
+static bool tb_steps_are_states(void) { return strcmp(b->step_granularity, "state") == 0; }
+
+static int tb_run_traced(const tb_conn_config *cfg, const char *what) {
+    char why[256] = "";
+    int rc = tb_conformance_run(cfg, NULL, NULL, why, sizeof why);
+    if (rc != 0)
+        fprintf(stderr, "  %s (suite 0x%04X, options 0x%02X): %s\n", what, cfg->suite_id, cfg->options, why);
+    return rc;
+}
+
+/* The TLS 1.3 and TLS 1.2 ECDSA suites every library has (where it has TLS 1.3). */
+static const uint16_t tb_option_suites[] = {0x1301, 0xC02B};
+
+/* MUTUAL_AUTH: the client signs its CertificateVerify and the server verifies the client's
+ * chain and signature; without it, the client signs nothing and the server verifies nothing. */
+static void test_option_mutual_auth(void) {
+    if (!(b->options & TB_OPTION_MUTUAL_AUTH))
+        return;
+    for (size_t i = 0; i < TB_COUNT(tb_option_suites); i++) {
+        if (!tb_suite_takes(tb_option_suites[i], TB_CREDENTIAL_ECDSA_P256))
+            continue;
+        tb_conn_config cfg = {.suite_id = tb_option_suites[i], .credential = TB_CREDENTIAL_ECDSA_P256};
+        CHECK(tb_run_traced(&cfg, "server authentication") == 0);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C), 0);
+        CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, S), 0);
+        cfg.options = TB_OPTION_MUTUAL_AUTH;
+        CHECK(tb_run_traced(&cfg, "mutual authentication") == 0);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C), 1);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, S), 1);
+        CHECK(tb_count(TB_L_CHAIN_VERIFY, S) >= 1);
+        CHECK(tb_count(TB_L_PK_VERIFY, S) >= 2); /* the client's chain, its CertificateVerify */
+        if (!tb_steps_are_states())
+            continue;
+        CHECK_EQ_U(tb_count(TB_L_CERTIFICATE_REQUEST, S), 1);
+        CHECK(tb_count(TB_L_CERTIFICATE_REQUEST, C) >= 1);
+        CHECK(tb_count(TB_L_CLIENT_CERTIFICATE, C) >= 1);
+        CHECK(tb_count(TB_L_CLIENT_CERTIFICATE, S) >= 1);
+        CHECK_EQ_U(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_SIGN, C), 1);
+        CHECK(tb_nested(TB_L_CLIENT_CERTIFICATE, TB_L_CHAIN_VERIFY, S) >= 1);
+        CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_VERIFY, S) >= 1);
+    }
+}
+
+/* RESUME: after the RUN's first connection (a full handshake), each connection resumes the
+ * session the previous one left: no certificate, no signature, no chain verification. A
+ * connection the server cannot resume fails instead of measuring a full handshake. */
+static void tb_check_resumed(uint16_t suite, uint8_t options) {
+    tb_conn_config cfg = {.suite_id = suite, .credential = TB_CREDENTIAL_ECDSA_P256, .options = options,
+                          .resume_first = true};
+    CHECK(tb_run_traced(&cfg, "the RUN's first connection") == 0);
+    CHECK_EQ_U(tb_count(TB_L_PK_SIGN, S), 1); /* a full handshake */
+    cfg.resume_first = false;
+    for (int i = 0; i < 2; i++) { /* the second resumes the session the first resumption left */
+        CHECK(tb_run_traced(&cfg, "a resumption") == 0);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C) + tb_count(TB_L_PK_SIGN, S), 0);
+        CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, C) + tb_count(TB_L_PK_VERIFY, C), 0);
+        if (tb_steps_are_states())
+            CHECK_EQ_U(tb_count(TB_L_SERVER_CERTIFICATE, C) + tb_count(TB_L_SERVER_CERTIFICATE, S), 0);
+    }
+}
+
+static void test_option_resume(void) {
+    if (!(b->options & TB_OPTION_RESUME))
+        return;
+    for (size_t i = 0; i < TB_COUNT(tb_option_suites); i++)
+        if (tb_suite_takes(tb_option_suites[i], TB_CREDENTIAL_ECDSA_P256))
+            tb_check_resumed(tb_option_suites[i], TB_OPTION_RESUME);
+    if (!(b->options & TB_OPTION_RESUME_ID))
+        return;
+    tb_check_resumed(0xC02B, TB_OPTION_RESUME | TB_OPTION_RESUME_ID);
+    /* A ticket's session offered to a server that resumes by session ID only: not resumed. */
+    tb_conn_config cfg = {.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256, .options = TB_OPTION_RESUME,
+                          .resume_first = true};
+    CHECK(tb_run_traced(&cfg, "the RUN's first connection") == 0);
+    cfg.resume_first = false;
+    cfg.options |= TB_OPTION_RESUME_ID;
+    char why[256] = "";
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) != 0);
+}
+
+/* The TLS 1.3 external PSK: no certificate work; psk_dhe_ke still exchanges key shares
+ * (one shared secret per peer), psk_ke (PSK_ONLY) computes none and the server makes no key. */
+static void test_option_psk_tls13(void) {
+    if (!tb_suite_takes(0x1301, TB_CREDENTIAL_PSK))
+        return;
+    tb_conn_config cfg = {.suite_id = 0x1301, .credential = TB_CREDENTIAL_PSK};
+    CHECK(tb_run_traced(&cfg, "psk_dhe_ke") == 0);
+    CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C) + tb_count(TB_L_PK_SIGN, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, C) + tb_count(TB_L_PK_VERIFY, C), 0);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, C), 1);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, S), 1);
+    if (!(b->options & TB_OPTION_PSK_ONLY))
+        return;
+    cfg.options = TB_OPTION_PSK_ONLY;
+    CHECK(tb_run_traced(&cfg, "psk_ke") == 0);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, C) + tb_count(TB_L_SHARED_SECRET, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_KEY_GENERATE, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C) + tb_count(TB_L_PK_SIGN, S), 0);
+}
+
 /* ---------------------------------------------------------------- state -> step label */
 
 static void test_every_state_has_a_step_label(void) {
@@ -349,6 +463,9 @@ int main(void) {
     RUN_TEST(test_configuration_errors);
     RUN_TEST(test_every_suite_handshakes);
     RUN_TEST(test_forced_groups);
+    RUN_TEST(test_option_mutual_auth);
+    RUN_TEST(test_option_resume);
+    RUN_TEST(test_option_psk_tls13);
     RUN_TEST(test_every_state_has_a_step_label);
     RUN_TEST(test_known_states);
     for (size_t i = 0; i < X->n_extra; i++) {
