@@ -63,7 +63,9 @@ if(TB_OPENSSL35_PREFIX OR TB_WOLFSSL57_PREFIX OR TB_MBEDTLS36_PREFIX)
   include(${TB_BACKENDS_DIR}/../primitives/primitives.cmake)
 endif()
 
-# OpenSSL 3.5: the OpenSSL 3 backend compiles and runs unchanged (docs/libraries.md).
+# OpenSSL 3.5: the OpenSSL 3 backend, whose 3.5 additions (ML-KEM groups, ML-DSA credentials,
+# psk_ke) it finds in the library (docs/backend-openssl.md); the ML-DSA test credentials are
+# made with this build's openssl command (creds.cmake).
 if(TB_OPENSSL35_PREFIX)
   tb_cached_library(${TB_OPENSSL35_PREFIX} openssl@3.5 tb_libs tb_version)
   tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/openssl_wrap.h)
@@ -74,6 +76,11 @@ if(TB_OPENSSL35_PREFIX)
     LIBS tb_credentials tb_primitives_kat ${tb_libs}
     WRAP ${tb_wrap}
     INCLUDES ${TB_OPENSSL35_PREFIX}/include)
+  tb_add_backend_tests(NAME openssl-3.5 BACKEND tb_backend_openssl-3.5
+    TESTS conformance primitives
+    LIBS tb_credentials tb_primitives_kat ${tb_libs}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_BACKENDS_DIR} ${TB_OPENSSL35_PREFIX}/include ${TB_PRIMITIVES_DIR})
 endif()
 
 # wolfSSL 5.7 and mbed TLS 3.6: their backends do not compile against these versions yet
