@@ -100,9 +100,10 @@ static int tb_group_choose(const tb_backend_rules *r, const void *row, const tb_
     if (group == 0)
         return 0;
     tb_group_support support = r->group_support(group);
+    const char *why = support == TB_GROUP_UNKNOWN && r->group_why ? r->group_why(group) : NULL;
     if (support == TB_GROUP_UNKNOWN)
-        return tb_fail(err, errlen, "group %u (%s) is not supported by the %s agent", group, tb_group_text(group),
-                       r->library_name);
+        return tb_fail(err, errlen, "group %u (%s) is not supported by the %s agent%s%s", group, tb_group_text(group),
+                       r->library_name, why ? ": " : "", why ? why : "");
     const char *limit = r->group_limit ? r->group_limit(row, group) : NULL;
     bool fits = (k && (k->families & tb_group_family(group))) || (own && group == own);
     if (!fits || limit)

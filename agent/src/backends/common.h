@@ -61,6 +61,10 @@ typedef struct tb_backend_rules {
     /* Why a credential cannot be used here, NULL when it can. May be NULL: all can. */
     const char *(*credential_why)(uint8_t credential);
     tb_group_support (*group_support)(uint16_t group);
+    /* Why the library has no such group, appended to the refusal of a group it does not
+     * support (wolfSSL 5.7: ML-KEM only at pre-standard Kyber code points); NULL when there is
+     * nothing to add. May be NULL. */
+    const char *(*group_why)(uint16_t group);
     /* A library's own limit on top of the spec's: what the suite's key exchange takes
      * instead (the "takes ..." of the refusal), NULL when the group may be used. May be NULL. */
     const char *(*group_limit)(const void *suite_row, uint16_t group);
