@@ -6,8 +6,8 @@
 #
 # A prefix is a cache entry (include/ lib/ bin/ build.json); empty (the default) builds
 # nothing here, so the Debian 12 agents are unaffected. tb_cached_library() reads an entry;
-# the agents whose backend already works with that version are added below (OpenSSL 3.5),
-# the others wait for their backend (the prefix is only checked).
+# the agents whose backend works with that version are added below (OpenSSL 3.5, wolfSSL
+# 5.7), the others wait for their backend (the prefix is only checked).
 set(TB_OPENSSL35_PREFIX "" CACHE PATH "openssl@3.5 build (tlsbench libs path openssl@3.5); empty: no agent")
 set(TB_WOLFSSL57_PREFIX "" CACHE PATH "wolfssl@5.7 build (tlsbench libs path wolfssl@5.7); empty: no agent")
 set(TB_MBEDTLS36_PREFIX "" CACHE PATH "mbedtls@3.6 build (tlsbench libs path mbedtls@3.6); empty: none")
@@ -83,16 +83,31 @@ if(TB_OPENSSL35_PREFIX)
     INCLUDES ${TB_BACKENDS_DIR} ${TB_OPENSSL35_PREFIX}/include ${TB_PRIMITIVES_DIR})
 endif()
 
-# wolfSSL 5.7 and mbed TLS 3.6: their backends do not compile against these versions yet
-# (wolfSSL: two wrapped prototypes changed; mbed TLS: a new backend), docs/libraries.md. The
-# entry is checked, so a backend added later finds TB_<LIB>_LIBS ready.
-foreach(tb_entry WOLFSSL57=wolfssl@5.7 MBEDTLS36=mbedtls@3.6)
-  string(REPLACE "=" ";" tb_entry ${tb_entry})
-  list(GET tb_entry 0 tb_lib)
-  list(GET tb_entry 1 tb_spec)
-  if(TB_${tb_lib}_PREFIX)
-    tb_cached_library(${TB_${tb_lib}_PREFIX} ${tb_spec} TB_${tb_lib}_LIBS tb_version)
-    message(STATUS "${tb_spec} ${tb_version} from ${TB_${tb_lib}_PREFIX}: checked; no agent until its "
-                   "backend supports it (docs/libraries.md)")
-  endif()
-endforeach()
+# wolfSSL 5.7: the wolfSSL backend with 5.7's wrapped prototypes (wolfssl_wrap_5_7.h: two
+# changed, and the Kyber/ML-KEM calls), its Kyber groups and DTLS 1.3 (docs/backend-wolfssl.md).
+if(TB_WOLFSSL57_PREFIX)
+  tb_cached_library(${TB_WOLFSSL57_PREFIX} wolfssl@5.7 TB_WOLFSSL57_LIBS tb_version)
+  tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/wolfssl_wrap.h)
+  tb_wrap_symbols(tb_wrap_version ${TB_BACKENDS_DIR}/wolfssl_wrap_5_7.h)
+  list(APPEND tb_wrap ${tb_wrap_version})
+  message(STATUS "wolfSSL ${tb_version} from ${TB_WOLFSSL57_PREFIX}: tlsbench-agent-wolfssl-5.7")
+  tb_add_agent(NAME wolfssl-5.7
+    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/wolfssl.c ${TB_BACKENDS_DIR}/wolfssl_crypto.c
+            ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c
+    LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL57_LIBS}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_WOLFSSL57_PREFIX}/include)
+  tb_add_backend_tests(NAME wolfssl-5.7 BACKEND tb_backend_wolfssl-5.7
+    TESTS conformance trace primitives
+    LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL57_LIBS}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_BACKENDS_DIR} ${TB_WOLFSSL57_PREFIX}/include ${TB_PRIMITIVES_DIR})
+endif()
+
+# mbed TLS 3.6: its backend does not compile against this version yet (a new backend,
+# docs/libraries.md). The entry is checked, so a backend added later finds TB_MBEDTLS36_LIBS.
+if(TB_MBEDTLS36_PREFIX)
+  tb_cached_library(${TB_MBEDTLS36_PREFIX} mbedtls@3.6 TB_MBEDTLS36_LIBS tb_version)
+  message(STATUS "mbedtls@3.6 ${tb_version} from ${TB_MBEDTLS36_PREFIX}: checked; no agent until its "
+                 "backend supports it (docs/libraries.md)")
+endif()
