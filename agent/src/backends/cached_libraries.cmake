@@ -111,3 +111,44 @@ if(TB_MBEDTLS36_PREFIX)
   message(STATUS "mbedtls@3.6 ${tb_version} from ${TB_MBEDTLS36_PREFIX}: checked; no agent until its "
                  "backend supports it (docs/libraries.md)")
 endif()
+
+# Two agents over loopback sockets (tests/netpair.py), as agent/CMakeLists.txt runs the Debian
+# 12 agents, with what the current versions add: post-quantum groups and ML-DSA with RESUME
+# and MUTUAL_AUTH over TCP, DTLS 1.3 with a fragmented Kyber ClientHello over UDP, and across
+# versions and libraries (OpenSSL 3.5 with 3.0, wolfSSL 5.7 resuming with OpenSSL 3.5).
+if(BUILD_TESTING)
+  set(tb_np Python3::Interpreter ${TB_AGENT_DIR}/tests/netpair.py --labels ${TB_SPEC_DIR}/labels.toml)
+  foreach(lib openssl-3.5 wolfssl-5.7)
+    if(TARGET tlsbench-agent-${lib})
+      set(a $<TARGET_FILE:tlsbench-agent-${lib}>)
+      add_test(NAME net_tcp_${lib} COMMAND ${tb_np} --server ${a} --client ${a} --transport tcp)
+      add_test(NAME net_udp_cookies_${lib} COMMAND ${tb_np} --server ${a} --client ${a} --transport udp --cookies)
+      add_test(NAME dtls_memory_${lib} COMMAND ${tb_np} --memory-dtls ${a})
+    endif()
+  endforeach()
+  if(TARGET tlsbench-agent-openssl-3.5)
+    set(a $<TARGET_FILE:tlsbench-agent-openssl-3.5>)
+    add_test(NAME net_tcp_openssl-3.5_pq_resume_mutual
+             COMMAND ${tb_np} --server ${a} --client ${a} --transport tcp --suite 0x1301
+                     --extra=--group,X25519MLKEM768,--credential,mldsa44,--option,RESUME,--option,MUTUAL_AUTH)
+    if(TARGET tlsbench-agent-openssl)
+      add_test(NAME net_tcp_openssl-3.5_to_openssl
+               COMMAND ${tb_np} --server $<TARGET_FILE:tlsbench-agent-openssl> --client ${a} --transport tcp
+                       --suite 0x1301)
+    endif()
+  endif()
+  if(TARGET tlsbench-agent-wolfssl-5.7)
+    set(a $<TARGET_FILE:tlsbench-agent-wolfssl-5.7>)
+    add_test(NAME net_udp_wolfssl-5.7_dtls13_kyber
+             COMMAND ${tb_np} --server ${a} --client ${a} --transport udp --suite 0x1301 --cookies
+                     --extra=--group,KYBER_LEVEL3)
+    add_test(NAME net_tcp_wolfssl-5.7_resume_id_mutual
+             COMMAND ${tb_np} --server ${a} --client ${a} --transport tcp --suite 0xC02B
+                     --extra=--option,RESUME,--option,RESUME_ID,--option,MUTUAL_AUTH)
+    if(TARGET tlsbench-agent-openssl-3.5)
+      add_test(NAME net_tcp_wolfssl-5.7_to_openssl-3.5_resume
+               COMMAND ${tb_np} --server $<TARGET_FILE:tlsbench-agent-openssl-3.5> --client ${a} --transport tcp
+                       --suite 0x1301 --extra=--option,RESUME)
+    endif()
+  endif()
+endif()
