@@ -26,9 +26,20 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
-# Builds both agent variants (traced and -notrace) and installs them next to the host tool.
+# The current library versions from Debian 13 sources (docs/libraries.md): built once per
+# machine into ~/.cache/tlsbench (minutes), looked up later (a second). A version that cannot be
+# built is named with the command to retry and left out: the other agents still build.
+LIB_PATH = $$($(BIN)/tlsbench libs path $(1) 2>/dev/null)
+
+# Builds both agent variants (traced and -notrace), the Debian 12 libraries' and the cached
+# current versions' (tlsbench-agent-openssl-3.5, -wolfssl-5.7, ...), and installs them next to
+# the host tool.
 agent: deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	-@$(BIN)/tlsbench libs build
+	@cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	    -DTB_OPENSSL35_PREFIX=$(call LIB_PATH,openssl@3.5) \
+	    -DTB_WOLFSSL57_PREFIX=$(call LIB_PATH,wolfssl@5.7) \
+	    -DTB_MBEDTLS36_PREFIX=$(call LIB_PATH,mbedtls@3.6) >/dev/null
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
@@ -38,15 +49,9 @@ link: deps
 	cmake --build $(LINK) -j2
 	@cmake --install $(LINK) --prefix $(VENV) >/dev/null
 
-# The current library versions from Debian 13 sources (docs/libraries.md), built once into
-# ~/.cache/tlsbench; the agent build then uses them (tlsbench-agent-openssl-3.5 joins the agents).
+# The current library versions alone (make agent builds them first anyway).
 libs: deps
 	$(BIN)/tlsbench libs build
-	cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
-	    -DTB_OPENSSL35_PREFIX=$$($(BIN)/tlsbench libs path openssl@3.5) \
-	    -DTB_WOLFSSL57_PREFIX=$$($(BIN)/tlsbench libs path wolfssl@5.7) \
-	    -DTB_MBEDTLS36_PREFIX=$$($(BIN)/tlsbench libs path mbedtls@3.6) >/dev/null
-	$(MAKE) agent
 
 test-agent: agent
 	ctest --test-dir $(BUILD) --output-on-failure
