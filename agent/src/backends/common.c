@@ -151,6 +151,25 @@ uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg) {
     return (uint8_t)n;
 }
 
+/* ---------------------------------------------------------------- RESUME */
+const char *tb_common_error_text(int32_t code) {
+    return code == TB_ERR_NOT_RESUMED ? "RESUME: a full handshake, the offered session was not resumed" : NULL;
+}
+
+int tb_resume_ready(uint8_t peer, const tb_conn_config *cfg, bool have_session, char *err, size_t errlen) {
+    if (!(cfg->options & TB_OPTION_RESUME) || peer != TB_PEER_CLIENT || cfg->resume_first || have_session)
+        return 0;
+    return tb_fail(err, errlen, "RESUME: the previous connection of this RUN left no session to resume (it failed, "
+                                "or the server sent no ticket or session ID)");
+}
+
+tb_step_result tb_resume_verdict(uint8_t options, bool resume_first, bool resumed, int32_t *lib_error) {
+    if (!(options & TB_OPTION_RESUME) || resume_first || resumed)
+        return TB_STEP_DONE;
+    *lib_error = TB_ERR_NOT_RESUMED;
+    return TB_STEP_ERROR;
+}
+
 /* ---------------------------------------------------------------- pre-shared key */
 unsigned tb_psk_client(char *identity, size_t identity_max, uint8_t *key, size_t key_max) {
     size_t n = strlen(tb_psk_identity);

@@ -104,6 +104,27 @@ uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg);
         return ret;                                                                         \
     }
 
+/* ---------------------------------------------------------------- RESUME (spec [options])
+ * The rules every backend follows; the library keeps the client's session and reports
+ * whether a handshake resumed. */
+
+/* lib_error of a connection that had to resume and ran a full handshake (far from any
+ * library's own codes). */
+#define TB_ERR_NOT_RESUMED (-1000000)
+
+/* The text of an error code the common rules define, NULL for a library's own code (a
+ * backend's error_text asks here first). */
+const char *tb_common_error_text(int32_t code);
+
+/* Before a connection: 0 when it may start (no RESUME, the server, the RUN's first
+ * connection, or the previous connection left a session: have_session), else -1 with why. */
+int tb_resume_ready(uint8_t peer, const tb_conn_config *cfg, bool have_session, char *err, size_t errlen);
+
+/* After the handshake: TB_STEP_DONE, or TB_STEP_ERROR with TB_ERR_NOT_RESUMED when a
+ * connection after the RUN's first (RESUME) did not resume: a full handshake is never
+ * measured as a resumed one. */
+tb_step_result tb_resume_verdict(uint8_t options, bool resume_first, bool resumed, int32_t *lib_error);
+
 /* ---------------------------------------------------------------- pre-shared key */
 
 /* The fixed test identity and key (tlsbench/credentials.h) for a library's PSK callbacks:

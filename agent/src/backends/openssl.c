@@ -547,8 +547,7 @@ static void tb_ossl_describe_build(tb_json *out) {
 /* ---------------------------------------------------------------- error text */
 
 /* lib_error: an OpenSSL error code (ERR_get_error(), > 0), or -SSL_ERROR_* when the error
- * queue was empty (e.g. a transport error), or the agent's own below. */
-#define TB_OSSL_ERR_NOT_RESUMED (-1000)
+ * queue was empty (e.g. a transport error), or one of common.h's. */
 static const char *const tb_ossl_ssl_errors[] = {
     [SSL_ERROR_NONE] = "SSL_ERROR_NONE",
     [SSL_ERROR_SSL] = "SSL_ERROR_SSL (no queued error)",
@@ -564,8 +563,8 @@ static const char *const tb_ossl_ssl_errors[] = {
 static void tb_ossl_error_text(int32_t code, char *buf, size_t len) {
     if (len == 0)
         return;
-    if (code == TB_OSSL_ERR_NOT_RESUMED) {
-        snprintf(buf, len, "RESUME: a full handshake, the offered session was not resumed");
+    if (tb_common_error_text(code)) {
+        snprintf(buf, len, "%s", tb_common_error_text(code));
         return;
     }
     if (code < 0) {
@@ -1171,27 +1170,42 @@ static void tb_ossl_session_free(tb_session *s) {
     free(s);
 }
 
-static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
-    uint16_t group = 0;
-    const tb_ossl_suite *suite = tb_backend_check(&tb_ossl_rules, cfg, &group, err, errlen);
-    if (!suite)
-        return NULL;
-    size_t g = group ? tb_ossl_group_index(group) : SIZE_MAX;
-    /* OpenSSL 3.0 does not negotiate FFDHE in TLS 1.2: the server sends the group's parameters. */
-    if (g != SIZE_MAX && !suite->tls13 && tb_ossl_groups[g].ffdhe && !tb_ossl.ffdhe_params[g]) {
-        snprintf(err, errlen, "group %s: OpenSSL cannot create its DH parameters", tb_ossl_groups[g].name);
-        return NULL;
-    }
-    bool resume = (cfg->options & TB_OPTION_RESUME) != 0;
-    if (resume && peer == TB_PEER_CLIENT && cfg->resume_first) { /* a RUN starts: nothing to resume yet */
+/* RESUME, client: a RUN's first connection forgets the last RUN's session; every later one
+ * needs the session the previous connection left. */
+static int tb_ossl_resume_prepare(uint8_t peer, const tb_conn_config *cfg, char *err, size_t errlen) {
+    if ((cfg->options & TB_OPTION_RESUME) && peer == TB_PEER_CLIENT && cfg->resume_first) {
         SSL_SESSION_free(tb_ossl.resume);
         tb_ossl.resume = NULL;
     }
-    if (resume && peer == TB_PEER_CLIENT && !cfg->resume_first && !tb_ossl.resume) {
-        snprintf(err, errlen, "RESUME: the previous connection of this RUN left no session to resume "
-                              "(it failed, or the server sent no ticket or session ID)");
+    return tb_resume_ready(peer, cfg, tb_ossl.resume != NULL, err, errlen);
+}
+
+/* The connection's suite row and group index (SIZE_MAX: none), NULL with why when the build
+ * cannot make it: the common checks, then OpenSSL's own. */
+static const tb_ossl_suite *tb_ossl_suite_check(const tb_conn_config *cfg, size_t *g, char *err, size_t errlen) {
+    uint16_t group = 0;
+    const tb_ossl_suite *suite = tb_backend_check(&tb_ossl_rules, cfg, &group, err, errlen);
+    *g = group ? tb_ossl_group_index(group) : SIZE_MAX;
+    /* OpenSSL 3.0 does not negotiate FFDHE in TLS 1.2: the server sends the group's parameters. */
+    if (suite && *g != SIZE_MAX && !suite->tls13 && tb_ossl_groups[*g].ffdhe && !tb_ossl.ffdhe_params[*g]) {
+        snprintf(err, errlen, "group %s: OpenSSL cannot create its DH parameters", tb_ossl_groups[*g].name);
         return NULL;
     }
+    return suite;
+}
+
+static int tb_ossl_check(const tb_conn_config *cfg, char *err, size_t errlen) {
+    size_t g;
+    return tb_ossl_suite_check(cfg, &g, err, errlen) ? 0 : -1;
+}
+
+static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+    size_t g;
+    const tb_ossl_suite *suite = tb_ossl_suite_check(cfg, &g, err, errlen);
+    if (!suite)
+        return NULL;
+    if (tb_ossl_resume_prepare(peer, cfg, err, errlen) != 0)
+        return NULL;
     tb_session *s = calloc(1, sizeof *s);
     const tb_ossl_cred *cred = &tb_ossl.creds[cfg->credential];
     bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
@@ -1255,17 +1269,12 @@ static bool tb_ossl_awaits_ticket(tb_session *s) {
 /* RESUME: a connection after the RUN's first that did not resume fails (a full handshake
  * would be measured as a resumed one); the client keeps the session for the next one. */
 static tb_step_result tb_ossl_handshake_over(tb_session *s, int32_t *lib_error) {
-    if (!(s->options & TB_OPTION_RESUME))
-        return TB_STEP_DONE;
-    if (!s->resume_first && !SSL_session_reused(s->ssl)) {
-        *lib_error = TB_OSSL_ERR_NOT_RESUMED;
-        return TB_STEP_ERROR;
-    }
-    if (s->peer == TB_PEER_CLIENT) {
+    tb_step_result r = tb_resume_verdict(s->options, s->resume_first, SSL_session_reused(s->ssl) == 1, lib_error);
+    if (r == TB_STEP_DONE && (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT) {
         SSL_SESSION_free(tb_ossl.resume);
         tb_ossl.resume = SSL_get1_session(s->ssl);
     }
-    return TB_STEP_DONE;
+    return r;
 }
 
 /* One SSL_peek() (application data stays for read()): processes the NewSessionTicket, traced
@@ -1351,6 +1360,7 @@ const tb_backend tb_linked_backend = {
     .suite_at = tb_ossl_suite_at,
     .init = tb_ossl_init,
     .deinit = tb_ossl_deinit,
+    .check = tb_ossl_check,
     .session_new = tb_ossl_session_new,
     .step = tb_ossl_step,
     .write = tb_ossl_write,

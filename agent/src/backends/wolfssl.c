@@ -1019,43 +1019,55 @@ static void tb_wolf_session_free(tb_session *s) {
 /* RESUME, client: a RUN's first connection forgets the last RUN's session; every later one
  * needs the session the previous connection left. */
 static int tb_wolf_resume_prepare(uint8_t peer, const tb_conn_config *cfg, char *err, size_t errlen) {
-    if (!(cfg->options & TB_OPTION_RESUME) || peer != TB_PEER_CLIENT)
-        return 0;
-    if (cfg->resume_first) {
+    if ((cfg->options & TB_OPTION_RESUME) && peer == TB_PEER_CLIENT && cfg->resume_first) {
         wolfSSL_SESSION_free(tb_wolf.resume);
         tb_wolf.resume = NULL;
-        return 0;
     }
-    return tb_wolf.resume ? 0
-                          : tb_fail(err, errlen, "RESUME: the previous connection of this RUN left no session to "
-                                                 "resume (it failed, or the server sent no ticket or session ID)");
+    return tb_resume_ready(peer, cfg, tb_wolf.resume != NULL, err, errlen);
 }
 
-static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+/* The connection's suite row and group (NULL: none), NULL with why when this build cannot
+ * make it: the common checks, then wolfSSL's own, then the peer's context. */
+static const tb_wolf_suite *tb_wolf_suite_check(uint8_t peer, const tb_conn_config *cfg, const tb_wolf_group **g,
+                                                char *err, size_t errlen) {
     uint16_t group = 0;
     const tb_wolf_suite *suite = tb_backend_check(&tb_wolf_rules, cfg, &group, err, errlen);
-    if (!suite)
-        return NULL;
-    const tb_wolf_group *g = group ? tb_wolf_group_find(group) : NULL;
+    *g = group ? tb_wolf_group_find(group) : NULL;
     bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
-    if (dtls && (cfg->dtls_mtu || cfg->max_fragment)) {
+    if (suite && dtls && (cfg->dtls_mtu || cfg->max_fragment)) {
         snprintf(err, errlen, "this wolfSSL build has no wolfSSL_dtls_set_mtu; max_fragment is not wired yet");
         return NULL;
     }
     /* A post-quantum key share makes the ClientHello exceed a datagram; wolfSSL 5.7's DTLS 1.3
      * server reassembles a fragmented ClientHello only after its stateless cookie exchange. */
-    if (dtls && g && g->family == TB_WOLF_FAMILY_KEM && !(cfg->options & TB_OPTION_DTLS_COOKIES)) {
+    if (suite && dtls && *g && (*g)->family == TB_WOLF_FAMILY_KEM && !(cfg->options & TB_OPTION_DTLS_COOKIES)) {
         snprintf(err, errlen, "group %s over DTLS 1.3 needs the DTLS_COOKIES option: wolfSSL's server takes a "
                               "fragmented ClientHello only after a cookie exchange", tb_group_name(group));
         return NULL;
     }
-    if (tb_wolf_resume_prepare(peer, cfg, err, errlen) != 0)
-        return NULL;
-    const tb_wolf_ctx *c = tb_wolf_session_ctx(suite, peer, cfg);
-    if (!c->ctx) {
+    const tb_wolf_ctx *c = suite ? tb_wolf_session_ctx(suite, peer, cfg) : NULL;
+    if (c && !c->ctx) {
         snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), c->why);
         return NULL;
     }
+    return suite;
+}
+
+static int tb_wolf_check(const tb_conn_config *cfg, char *err, size_t errlen) {
+    const tb_wolf_group *g;
+    return tb_wolf_suite_check(TB_PEER_CLIENT, cfg, &g, err, errlen) &&
+                   tb_wolf_suite_check(TB_PEER_SERVER, cfg, &g, err, errlen)
+               ? 0
+               : -1;
+}
+
+static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+    const tb_wolf_group *g;
+    const tb_wolf_suite *suite = tb_wolf_suite_check(peer, cfg, &g, err, errlen);
+    if (!suite || tb_wolf_resume_prepare(peer, cfg, err, errlen) != 0)
+        return NULL;
+    bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
+    const tb_wolf_ctx *c = tb_wolf_session_ctx(suite, peer, cfg);
     /* Cold caches: what a device's first handshake after boot pays. Here, in setup, so the
      * freeing itself is not in the handshake. */
     if (cfg->options & TB_OPTION_COLD_CACHES)
@@ -1115,9 +1127,6 @@ static int (*const tb_wolf_handshake_call[2])(WOLFSSL *) = {
 /* wolfSSL_get_error's "come back later" answers. */
 static bool tb_wolf_would_block(int err) { return err == WOLFSSL_ERROR_WANT_READ || err == WOLFSSL_ERROR_WANT_WRITE; }
 
-/* lib_error of a RESUME connection that ran a full handshake (wolfSSL's codes are > -1000). */
-#define TB_WOLF_ERR_NOT_RESUMED (-100000)
-
 /* RESUME, TLS 1.3 client: the NewSessionTicket comes after the handshake; TLS 1.2 sends it
  * (or the session ID) inside. */
 static bool tb_wolf_awaits_ticket(const tb_session *s) {
@@ -1128,17 +1137,12 @@ static bool tb_wolf_awaits_ticket(const tb_session *s) {
 /* RESUME: a connection after the RUN's first that did not resume fails (a full handshake
  * would be measured as a resumed one); the client keeps the session for the next one. */
 static tb_step_result tb_wolf_handshake_over(tb_session *s, int32_t *lib_error) {
-    if (!(s->options & TB_OPTION_RESUME))
-        return TB_STEP_DONE;
-    if (!s->resume_first && !wolfSSL_session_reused(s->ssl)) {
-        *lib_error = TB_WOLF_ERR_NOT_RESUMED;
-        return TB_STEP_ERROR;
-    }
-    if (s->peer == TB_PEER_CLIENT) {
+    tb_step_result r = tb_resume_verdict(s->options, s->resume_first, wolfSSL_session_reused(s->ssl) == 1, lib_error);
+    if (r == TB_STEP_DONE && (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT) {
         wolfSSL_SESSION_free(tb_wolf.resume);
         tb_wolf.resume = wolfSSL_get1_session(s->ssl);
     }
-    return TB_STEP_DONE;
+    return r;
 }
 
 /* One call of the peer's turn, traced as HANDSHAKE_TURN_n: connect/accept during the
@@ -1207,8 +1211,8 @@ static int tb_wolf_close_notify(tb_session *s, int32_t *lib_error) {
 
 /* wolfSSL's codes are negative ints; its error-string function takes the magnitude too. */
 static void tb_wolf_error_text(int32_t code, char *buf, size_t len) {
-    if (code == TB_WOLF_ERR_NOT_RESUMED)
-        snprintf(buf, len, "RESUME: a full handshake, the offered session was not resumed");
+    if (tb_common_error_text(code))
+        snprintf(buf, len, "%s", tb_common_error_text(code));
     else
         wolfSSL_ERR_error_string_n((unsigned long)(long)code, buf, (unsigned long)len);
 }
@@ -1238,6 +1242,7 @@ const tb_backend tb_linked_backend = {
     .suite_at = tb_wolf_suite_at,
     .init = tb_wolf_init,
     .deinit = tb_wolf_deinit,
+    .check = tb_wolf_check,
     .session_new = tb_wolf_session_new,
     .step = tb_wolf_step,
     .write = tb_wolf_write,

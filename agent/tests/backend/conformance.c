@@ -252,14 +252,17 @@ static const tb_refusal tb_common_refusals[] = {
     {{.suite_id = 0x009E, .group = TB_GROUP_SECP256R1, .credential = TB_CREDENTIAL_RSA2048}, "does not fit"},
 };
 
+/* Refused by session_new, and by check (the runner's once-per-RUN question) in the same words. */
 static void tb_check_refused(const tb_conn_config *cfg, const char *message_part) {
     tb_pair p;
+    char err[256] = "";
     CHECK(tb_pair_open_traced(&p, cfg) != 0);
     CHECK(strstr(p.err, message_part) != NULL);
     if (!strstr(p.err, message_part))
         fprintf(stderr, "  suite 0x%04X group %u: \"%s\" lacks \"%s\"\n", cfg->suite_id, cfg->group, p.err,
                 message_part);
     tb_pair_close(&p);
+    CHECK(!b->check || (b->check(cfg, err, sizeof err) != 0 && strstr(err, message_part) != NULL));
 }
 
 static void test_configuration_errors(void) {
@@ -281,6 +284,7 @@ static void test_every_suite_handshakes(void) {
         for (size_t c = 0; c < s->n_credentials; c++) {
             tb_conn_config cfg = {.suite_id = s->id, .credential = s->credentials[c]};
             char why[256] = "";
+            CHECK(!b->check || b->check(&cfg, why, sizeof why) == 0);
             tb_outcome o = {0};
             int rc = tb_conformance_run(&cfg, NULL, &o, why, sizeof why);
             CHECK(rc == 0);
