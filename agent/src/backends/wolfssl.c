@@ -413,8 +413,7 @@ static const char *tb_wolf_group_why(uint16_t group) {
     if (!ml_kem)
         return NULL;
     return TB_WOLF_KYBER ? "this wolfSSL has post-quantum groups only at pre-standard Kyber code points "
-                           "(KYBER_LEVEL1/3/5, P256_KYBER_LEVEL1, P384_KYBER_LEVEL3, P521_KYBER_LEVEL5), not "
-                           "ML-KEM's (draft-ietf-tls-mlkem): they do not interoperate"
+                           "(KYBER_LEVEL1/3/5, P256/P384/P521_KYBER_LEVEL*), not ML-KEM's: no interoperability"
                          : "this wolfSSL build has no post-quantum groups";
 }
 
