@@ -108,13 +108,14 @@ def test_a_library_left_without_suites_is_an_error(suites_of):
 
 
 def test_protocol_filter_and_tls13_groups_across_libraries(suites_of):
+    # ML-DSA certificates: only OpenSSL >= 3.5 (not these Debian 12 agents) lists them
     loaded = parse('libraries = ["openssl", "wolfssl"]\ngroups = ["x25519", "ffdhe2048"]\n'
-                   'credentials = ["ecdsa-p256", "psk"]\n[suites]\ninclude = "0x1301"\nprotocol = "TLS1.3"')
+                   'credentials = ["ecdsa-p256", "mldsa44"]\n[suites]\ninclude = "0x1301"\nprotocol = "TLS1.3"')
     res = resolve_suites(loaded, {lib: suites_of[lib] for lib in PAIR})
     cells = sorted((c.row.library, c.row.grp, c.row.credential) for c in res.configs)
     # a TLS 1.3 suite takes any group: its key exchange is "any"
     assert cells == [(lib, g, "ecdsa-p256") for lib in PAIR for g in ("ffdhe2048", "x25519")]
-    assert res.not_applicable == Counter({f"{lib}: credential psk not usable by the suite": 2 for lib in PAIR})
+    assert res.not_applicable == Counter({f"{lib}: credential mldsa44 not usable by the suite": 2 for lib in PAIR})
     assert all(c.row.max_version == "TLS1.3" for c in res.configs)
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Test credentials for every backend (library-neutral): generated at build time with the
-# openssl CLI (gen_creds.sh), embedded as PEM text in a C source (embed_creds.py), built
+# openssl CLI (gen_creds.sh; ML-DSA ones with an openssl >= 3.5 where the build has one), embedded as PEM text in a C source (embed_creds.py), built
 # into the static library tb_credentials (tlsbench/credentials.h). Keys are never committed.
 # Include once per build from any backend's .cmake; later includes reuse the target.
 if(TARGET tb_credentials)
@@ -17,13 +17,22 @@ set(TB_CREDS_DIR ${CMAKE_CURRENT_BINARY_DIR}/creds)
 set(TB_CREDS_STAMP ${TB_CREDS_DIR}/.generated)
 set(TB_CREDS_C ${TB_GEN_DIR}/credentials_gen.c)
 
+# ML-DSA credentials need an openssl command >= 3.5 (Debian 12's is 3.0): the cached
+# openssl@3.5 build's when the agents are configured with it (cached_libraries.cmake, make
+# agent). recipe.txt changes with that choice, so the keys are made again when it does.
+set(TB_OPENSSL_PQ "")
+if(TB_OPENSSL35_PREFIX AND EXISTS ${TB_OPENSSL35_PREFIX}/bin/openssl)
+  set(TB_OPENSSL_PQ ${TB_OPENSSL35_PREFIX}/bin/openssl)
+endif()
+file(CONFIGURE OUTPUT ${TB_CREDS_DIR}/recipe.txt CONTENT "openssl_pq=${TB_OPENSSL_PQ}\n")
+
 # Keys are regenerated only when the recipe changes, not on every build.
 add_custom_command(
   OUTPUT ${TB_CREDS_STAMP}
-  COMMAND ${CMAKE_COMMAND} -E env OPENSSL=${TB_OPENSSL}
+  COMMAND ${CMAKE_COMMAND} -E env OPENSSL=${TB_OPENSSL} OPENSSL_PQ=${TB_OPENSSL_PQ}
           bash ${CMAKE_CURRENT_LIST_DIR}/gen_creds.sh ${TB_CREDS_DIR}
   COMMAND ${CMAKE_COMMAND} -E touch ${TB_CREDS_STAMP}
-  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/gen_creds.sh
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/gen_creds.sh ${TB_CREDS_DIR}/recipe.txt
   COMMENT "Generating test credentials (CA + server + client per credential)"
   VERBATIM)
 add_custom_command(

@@ -10,13 +10,17 @@
 #  - ecdh-rsa: a P-256 leaf signed by the rsa2048 CA (what the ECDH-RSA suites require).
 #  - PKCS#8 PEM keys (genpkey's default): they load in mbed TLS, OpenSSL and wolfSSL.
 #  - Keys are random per build (never committed); the recipe is what is reproducible.
+#  - ML-DSA (FIPS 204) chains need an openssl command >= 3.5 (Debian 12's is 3.0): made only
+#    when OPENSSL_PQ names one (CMake passes the cached openssl@3.5's), with the same recipe.
 set -euo pipefail
 
 out=${1:?usage: gen_creds.sh OUTDIR}
 days=10000
 host=tlsbench.test
 openssl=${OPENSSL:-openssl} # CMake passes the one it found
+openssl_pq=${OPENSSL_PQ:-}  # an openssl >= 3.5, or empty: no ML-DSA credentials
 mkdir -p "$out"
+rm -rf "$out"/mldsa* # a previous recipe's: only what this run makes is embedded
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,22 +42,23 @@ subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 CNF
 
-# genkey FILE ALG: ALG is rsa2048 | rsa3072 | p256 | p384 | ed25519
+# genkey FILE ALG: ALG is rsa2048 | rsa3072 | p256 | p384 | ed25519 | mldsa44 | mldsa65 | mldsa87
 genkey() {
     case $2 in
-        rsa*)    "$openssl" genpkey -quiet -algorithm RSA -pkeyopt "rsa_keygen_bits:${2#rsa}" -out "$1" ;;
-        p256)    "$openssl" genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -pkeyopt ec_param_enc:named_curve -out "$1" ;;
-        p384)    "$openssl" genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -pkeyopt ec_param_enc:named_curve -out "$1" ;;
-        ed25519) "$openssl" genpkey -quiet -algorithm ED25519 -out "$1" ;;
+        rsa*)    "$ossl" genpkey -quiet -algorithm RSA -pkeyopt "rsa_keygen_bits:${2#rsa}" -out "$1" ;;
+        p256)    "$ossl" genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -pkeyopt ec_param_enc:named_curve -out "$1" ;;
+        p384)    "$ossl" genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -pkeyopt ec_param_enc:named_curve -out "$1" ;;
+        ed25519) "$ossl" genpkey -quiet -algorithm ED25519 -out "$1" ;;
+        mldsa*)  "$ossl" genpkey -quiet -algorithm "ML-DSA-${2#mldsa}" -out "$1" ;;
         *) echo "gen_creds.sh: unknown key type $2" >&2; exit 1 ;;
     esac
 }
 
-# digest ALG: the signature digest option (Ed25519 signs without a separate digest)
+# digest ALG: the signature digest option (Ed25519 and ML-DSA sign without a separate digest)
 digest() {
     case $1 in
         p384) echo -sha384 ;;
-        ed25519) ;;
+        ed25519|mldsa*) ;;
         *) echo -sha256 ;;
     esac
 }
@@ -61,20 +66,22 @@ digest() {
 # make_ca DIR ALG NAME
 make_ca() {
     genkey "$1/ca.key" "$2"
-    "$openssl" req -new -x509 -config "$tmp/x509.cnf" -extensions ca $(digest "$2") -days $days \
+    "$ossl" req -new -x509 -config "$tmp/x509.cnf" -extensions ca $(digest "$2") -days $days \
         -key "$1/ca.key" -subj "/O=tlsbench/CN=tlsbench test CA $3" -set_serial 1 -out "$1/ca.crt"
 }
 
 # make_leaf DIR ROLE KEYALG CADIR CAALG SERIAL NAME
 make_leaf() {
     genkey "$1/$2.key" "$3"
-    "$openssl" req -new -config "$tmp/x509.cnf" -key "$1/$2.key" \
+    "$ossl" req -new -config "$tmp/x509.cnf" -key "$1/$2.key" \
         -subj "/O=tlsbench/CN=$host $2 $7" -out "$tmp/$2.csr"
-    "$openssl" x509 -req -in "$tmp/$2.csr" -CA "$4/ca.crt" -CAkey "$4/ca.key" $(digest "$5") \
+    "$ossl" x509 -req -in "$tmp/$2.csr" -CA "$4/ca.crt" -CAkey "$4/ca.key" $(digest "$5") \
         -days $days -set_serial "$6" -extfile "$tmp/x509.cnf" -extensions leaf -out "$1/$2.crt" 2>/dev/null
 }
 
-# credential  key-alg  (CA from the same credential unless a fourth column names another)
+# make_credentials: one credential per input line: name, key algorithm, and the credential
+# whose CA signs it (default: its own CA)
+make_credentials() {
 while read -r name alg ca_from; do
     dir="$out/$name"
     mkdir -p "$dir"
@@ -87,8 +94,12 @@ while read -r name alg ca_from; do
     fi
     make_leaf "$dir" server "$alg" "$ca_dir" "$ca_alg" 2 "$name"
     make_leaf "$dir" client "$alg" "$ca_dir" "$ca_alg" 3 "$name"
-    "$openssl" verify -CAfile "$dir/ca.crt" "$dir/server.crt" "$dir/client.crt" >/dev/null
-done <<LIST
+    "$ossl" verify -CAfile "$dir/ca.crt" "$dir/server.crt" "$dir/client.crt" >/dev/null
+done
+}
+
+ossl=$openssl
+make_credentials <<LIST
 rsa2048 rsa2048
 rsa3072 rsa3072
 ecdsa-p256 p256
@@ -96,3 +107,12 @@ ecdsa-p384 p384
 ed25519 ed25519
 ecdh-rsa p256 rsa2048
 LIST
+
+if [ -n "$openssl_pq" ]; then
+    ossl=$openssl_pq
+    make_credentials <<LIST
+mldsa44 mldsa44
+mldsa65 mldsa65
+mldsa87 mldsa87
+LIST
+fi

@@ -658,6 +658,11 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
         .dtls_timeout_max_ms = req->dtls_timeout_max_ms,
         .dtls_mtu = req->dtls_mtu,
     };
+    /* What the library cannot do is refused once, by name, not in every repetition's setup. */
+    if (b->check && b->check(&rep.cfg, summary->first_error, sizeof summary->first_error) != 0) {
+        summary->refused = "unsupported";
+        return -1;
+    }
     rep.one_peer = req->role != TB_ROLE_BOTH;
     rep.local[TB_PEER_CLIENT] = req->role != TB_ROLE_SERVER;
     rep.local[TB_PEER_SERVER] = req->role != TB_ROLE_CLIENT;

@@ -42,6 +42,7 @@ typedef struct seen {
     uint64_t written[2], read[2], sent[2], received[2];
     uint32_t phases;
     uint32_t first_label, last_label;
+    uint32_t signatures; /* PK_SIGN spans: a resumed handshake has none */
 } seen;
 
 static int is_runner_label(uint16_t l) {
@@ -87,6 +88,7 @@ static void inspect_trace(seen *s, const tb_trace *t) {
         depth--;
         uint8_t p = r->peer <= TB_PEER_SERVER ? r->peer : 0;
         s->backend_spans += !is_runner_label(r->label);
+        s->signatures += r->label == TB_L_PK_SIGN;
         s->phases += r->peer == TB_PEER_NONE;
         if (r->label == TB_L_RECORD_WRITE)
             s->written[p] += r->value;
@@ -230,6 +232,62 @@ static void test_check_rejects(void) {
     CHECK(sum.shipped == 0 && sum.first_error[0] != '\0');
 }
 
+/* The suite with this id when it takes this credential, else NULL. */
+static const tb_suite_info *suite_taking(uint16_t id, uint8_t credential) {
+    const tb_suite_info *s = tb_suite_by_id(B, id);
+    for (uint8_t i = 0; s && i < s->n_credentials; i++)
+        if (s->credentials[i] == credential)
+            return s;
+    return NULL;
+}
+
+/* A group of the spec the backend cannot use is refused once per RUN (unsupported, the
+ * backend's reason), before any repetition. */
+static void test_unusable_group_refused_once(void) {
+    const tb_suite_info *s = runnable_suite();
+    if (!s || !B->check)
+        return;
+    for (unsigned g = 1; g < 65536; g++) {
+        tb_conn_config cfg = {.suite_id = s->id, .group = (uint16_t)g, .credential = s->credentials[0]};
+        char why[sizeof ((tb_run_summary *)0)->first_error] = "";
+        if (!tb_group_name(g) || B->check(&cfg, why, sizeof why) == 0)
+            continue;
+        tb_run_request r = request(s);
+        r.group = (uint16_t)g;
+        r.credential = s->credentials[0];
+        seen got = {.next_index = r.first_index};
+        tb_run_summary sum;
+        CHECK(tb_run(B, &r, sink, &got, &sum) == -1);
+        CHECK(sum.refused && strcmp(sum.refused, "unsupported") == 0);
+        CHECK(strcmp(sum.first_error, why) == 0);
+        if (strcmp(sum.first_error, why) != 0)
+            fprintf(stderr, "  group %u: run said \"%s\", check \"%s\"\n", g, sum.first_error, why);
+        CHECK_EQ_U(got.n, 0);
+        return;
+    }
+}
+
+/* RESUME: the untraced first connection is not shipped, nor numbered among the repetitions;
+ * every shipped one resumed (no signature). */
+static void test_resume_run(void) {
+    const tb_suite_info *s = suite_taking(0x1301, TB_CREDENTIAL_ECDSA_P256);
+    s = s ? s : suite_taking(0xC02B, TB_CREDENTIAL_ECDSA_P256);
+    if (!s || !(B->options & TB_OPTION_RESUME))
+        return;
+    tb_run_request r = request(s);
+    r.options = TB_OPTION_RESUME;
+    seen got = {.next_index = r.first_index};
+    tb_run_summary sum;
+    CHECK(tb_run(B, &r, sink, &got, &sum) == 0);
+    CHECK_EQ_U(sum.shipped, 3);
+    CHECK_EQ_U(sum.failed, 0);
+    if (sum.failed)
+        fprintf(stderr, "suite %s RESUME: %s\n", s->name, sum.first_error);
+    CHECK(!got.bad_index && got.next_index == 103);
+    if (TB_TRACE_ENABLED)
+        CHECK_EQ_U(got.signatures, 0);
+}
+
 static void test_full_run(void) {
     const tb_suite_info *s = runnable_suite();
     if (!s)
@@ -314,7 +372,15 @@ static void test_failure_cleans_up(void) {
     r.warmup = 1;
     seen got = {.next_index = r.first_index};
     tb_run_summary sum;
-    CHECK(tb_run(B, &r, sink, &got, &sum) == 0);
+    /* A backend with check() refuses the RUN up front; without it (the same backend asked
+     * nothing) every repetition's setup fails, which is what is tested here. */
+    if (B->check) {
+        CHECK(tb_run(B, &r, sink, &got, &sum) == -1 && sum.refused && strcmp(sum.refused, "unsupported") == 0);
+        CHECK_EQ_U(got.n, 0);
+    }
+    tb_backend unchecked = *B;
+    unchecked.check = NULL;
+    CHECK(tb_run(&unchecked, &r, sink, &got, &sum) == 0);
     fprintf(stderr, "ECDHE over ffdhe2048: %s\n", sum.first_error);
     CHECK_EQ_U(sum.shipped, 2);
     CHECK_EQ_U(sum.failed, 2);
@@ -408,6 +474,8 @@ int main(void) {
         return 1;
     }
     RUN_TEST(test_check_rejects);
+    RUN_TEST(test_resume_run);
+    RUN_TEST(test_unusable_group_refused_once);
     RUN_TEST(test_full_run);
     RUN_TEST(test_short_last_record);
     RUN_TEST(test_failure_cleans_up);

@@ -23,7 +23,7 @@ typedef struct tb_io {
     void *ctx;
 } tb_io;
 
-#define TB_MAX_SUITE_CREDENTIALS 6
+#define TB_MAX_SUITE_CREDENTIALS 10
 
 /* One cipher suite of the linked build. Strings are static. */
 typedef struct tb_suite_info {
@@ -95,6 +95,11 @@ typedef struct tb_backend {
     int (*init)(char *err, size_t errlen);
     void (*deinit)(void);
 
+    /* Whether connections of this configuration can be made here: 0, or -1 with why (a suite,
+     * credential or group the build lacks or that does not fit). The runner asks once per RUN
+     * and refuses it ("unsupported") instead of failing every repetition's setup. May be
+     * NULL: then only session_new says so. */
+    int (*check)(const tb_conn_config *cfg, char *err, size_t errlen);
     /* A fresh connection for one peer (TB_PEER_CLIENT or TB_PEER_SERVER) over io.
      * Returns NULL with a message in err (e.g. "group x448 not in this build"). */
     tb_session *(*session_new)(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen);

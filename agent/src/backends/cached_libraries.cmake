@@ -6,8 +6,8 @@
 #
 # A prefix is a cache entry (include/ lib/ bin/ build.json); empty (the default) builds
 # nothing here, so the Debian 12 agents are unaffected. tb_cached_library() reads an entry;
-# the agents whose backend works with that version are added below (OpenSSL 3.5, mbed TLS
-# 3.6), the others wait for their backend (the prefix is only checked).
+# the agents whose backend works with that version are added below (OpenSSL 3.5, wolfSSL
+# 5.7, mbed TLS 3.6: its own backend).
 set(TB_OPENSSL35_PREFIX "" CACHE PATH "openssl@3.5 build (tlsbench libs path openssl@3.5); empty: no agent")
 set(TB_WOLFSSL57_PREFIX "" CACHE PATH "wolfssl@5.7 build (tlsbench libs path wolfssl@5.7); empty: no agent")
 set(TB_MBEDTLS36_PREFIX "" CACHE PATH "mbedtls@3.6 build (tlsbench libs path mbedtls@3.6); empty: no agent")
@@ -63,7 +63,9 @@ if(TB_OPENSSL35_PREFIX OR TB_WOLFSSL57_PREFIX OR TB_MBEDTLS36_PREFIX)
   include(${TB_BACKENDS_DIR}/../primitives/primitives.cmake)
 endif()
 
-# OpenSSL 3.5: the OpenSSL 3 backend compiles and runs unchanged (docs/libraries.md).
+# OpenSSL 3.5: the OpenSSL 3 backend, whose 3.5 additions (ML-KEM groups, ML-DSA credentials,
+# psk_ke) it finds in the library (docs/backend-openssl.md); the ML-DSA test credentials are
+# made with this build's openssl command (creds.cmake).
 if(TB_OPENSSL35_PREFIX)
   tb_cached_library(${TB_OPENSSL35_PREFIX} openssl@3.5 tb_libs tb_version)
   tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/openssl_wrap.h)
@@ -74,6 +76,11 @@ if(TB_OPENSSL35_PREFIX)
     LIBS tb_credentials tb_primitives_kat ${tb_libs}
     WRAP ${tb_wrap}
     INCLUDES ${TB_OPENSSL35_PREFIX}/include)
+  tb_add_backend_tests(NAME openssl-3.5 BACKEND tb_backend_openssl-3.5
+    TESTS conformance primitives
+    LIBS tb_credentials tb_primitives_kat ${tb_libs}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_BACKENDS_DIR} ${TB_OPENSSL35_PREFIX}/include ${TB_PRIMITIVES_DIR})
 endif()
 
 # mbed TLS 3.6: its own backend (mbedtls3.c), mbed TLS 3 being another API.
@@ -81,11 +88,64 @@ if(TB_MBEDTLS36_PREFIX)
   include(${TB_BACKENDS_DIR}/mbedtls3.cmake)
 endif()
 
-# wolfSSL 5.7: its backend does not compile against this version yet (two wrapped prototypes
-# changed), docs/libraries.md. The entry is checked, so a backend added later finds
-# TB_WOLFSSL57_LIBS ready.
+# wolfSSL 5.7: the wolfSSL backend with 5.7's wrapped prototypes (wolfssl_wrap_5_7.h: two
+# changed, and the Kyber/ML-KEM calls), its Kyber groups and DTLS 1.3 (docs/backend-wolfssl.md).
 if(TB_WOLFSSL57_PREFIX)
   tb_cached_library(${TB_WOLFSSL57_PREFIX} wolfssl@5.7 TB_WOLFSSL57_LIBS tb_version)
-  message(STATUS "wolfssl@5.7 ${tb_version} from ${TB_WOLFSSL57_PREFIX}: checked; no agent until its "
-                 "backend supports it (docs/libraries.md)")
+  tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/wolfssl_wrap.h)
+  tb_wrap_symbols(tb_wrap_version ${TB_BACKENDS_DIR}/wolfssl_wrap_5_7.h)
+  list(APPEND tb_wrap ${tb_wrap_version})
+  message(STATUS "wolfSSL ${tb_version} from ${TB_WOLFSSL57_PREFIX}: tlsbench-agent-wolfssl-5.7")
+  tb_add_agent(NAME wolfssl-5.7
+    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/wolfssl.c ${TB_BACKENDS_DIR}/wolfssl_crypto.c
+            ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c
+    LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL57_LIBS}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_WOLFSSL57_PREFIX}/include)
+  tb_add_backend_tests(NAME wolfssl-5.7 BACKEND tb_backend_wolfssl-5.7
+    TESTS conformance trace primitives
+    LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL57_LIBS}
+    WRAP ${tb_wrap}
+    INCLUDES ${TB_BACKENDS_DIR} ${TB_WOLFSSL57_PREFIX}/include ${TB_PRIMITIVES_DIR})
+endif()
+
+# Two agents over loopback sockets (tests/netpair.py), as agent/CMakeLists.txt runs the Debian
+# 12 agents, with what the current versions add: post-quantum groups and ML-DSA with RESUME
+# and MUTUAL_AUTH over TCP, DTLS 1.3 with a fragmented Kyber ClientHello over UDP, and across
+# versions and libraries (OpenSSL 3.5 with 3.0, wolfSSL 5.7 resuming with OpenSSL 3.5).
+if(BUILD_TESTING)
+  set(tb_np Python3::Interpreter ${TB_AGENT_DIR}/tests/netpair.py --labels ${TB_SPEC_DIR}/labels.toml)
+  foreach(lib openssl-3.5 wolfssl-5.7)
+    if(TARGET tlsbench-agent-${lib})
+      set(a $<TARGET_FILE:tlsbench-agent-${lib}>)
+      add_test(NAME net_tcp_${lib} COMMAND ${tb_np} --server ${a} --client ${a} --transport tcp)
+      add_test(NAME net_udp_cookies_${lib} COMMAND ${tb_np} --server ${a} --client ${a} --transport udp --cookies)
+      add_test(NAME dtls_memory_${lib} COMMAND ${tb_np} --memory-dtls ${a})
+    endif()
+  endforeach()
+  if(TARGET tlsbench-agent-openssl-3.5)
+    set(a $<TARGET_FILE:tlsbench-agent-openssl-3.5>)
+    add_test(NAME net_tcp_openssl-3.5_pq_resume_mutual
+             COMMAND ${tb_np} --server ${a} --client ${a} --transport tcp --suite 0x1301
+                     --extra=--group,X25519MLKEM768,--credential,mldsa44,--option,RESUME,--option,MUTUAL_AUTH)
+    if(TARGET tlsbench-agent-openssl)
+      add_test(NAME net_tcp_openssl-3.5_to_openssl
+               COMMAND ${tb_np} --server $<TARGET_FILE:tlsbench-agent-openssl> --client ${a} --transport tcp
+                       --suite 0x1301)
+    endif()
+  endif()
+  if(TARGET tlsbench-agent-wolfssl-5.7)
+    set(a $<TARGET_FILE:tlsbench-agent-wolfssl-5.7>)
+    add_test(NAME net_udp_wolfssl-5.7_dtls13_kyber
+             COMMAND ${tb_np} --server ${a} --client ${a} --transport udp --suite 0x1301 --cookies
+                     --extra=--group,KYBER_LEVEL3)
+    add_test(NAME net_tcp_wolfssl-5.7_resume_id_mutual
+             COMMAND ${tb_np} --server ${a} --client ${a} --transport tcp --suite 0xC02B
+                     --extra=--option,RESUME,--option,RESUME_ID,--option,MUTUAL_AUTH)
+    if(TARGET tlsbench-agent-openssl-3.5)
+      add_test(NAME net_tcp_wolfssl-5.7_to_openssl-3.5_resume
+               COMMAND ${tb_np} --server $<TARGET_FILE:tlsbench-agent-openssl-3.5> --client ${a} --transport tcp
+                       --suite 0x1301 --extra=--option,RESUME)
+    endif()
+  endif()
 endif()

@@ -100,9 +100,10 @@ static int tb_group_choose(const tb_backend_rules *r, const void *row, const tb_
     if (group == 0)
         return 0;
     tb_group_support support = r->group_support(group);
+    const char *why = support == TB_GROUP_UNKNOWN && r->group_why ? r->group_why(group) : NULL;
     if (support == TB_GROUP_UNKNOWN)
-        return tb_fail(err, errlen, "group %u (%s) is not supported by the %s agent", group, tb_group_text(group),
-                       r->library_name);
+        return tb_fail(err, errlen, "group %u (%s) is not supported by the %s agent%s%s", group, tb_group_text(group),
+                       r->library_name, why ? ": " : "", why ? why : "");
     const char *limit = r->group_limit ? r->group_limit(row, group) : NULL;
     bool fits = (k && (k->families & tb_group_family(group))) || (own && group == own);
     if (!fits || limit)
@@ -148,6 +149,25 @@ uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg) {
     size_t n = cfg->peer_id_len < cap ? cfg->peer_id_len : cap;
     memcpy(dst, cfg->peer_id, n);
     return (uint8_t)n;
+}
+
+/* ---------------------------------------------------------------- RESUME */
+const char *tb_common_error_text(int32_t code) {
+    return code == TB_ERR_NOT_RESUMED ? "RESUME: a full handshake, the offered session was not resumed" : NULL;
+}
+
+int tb_resume_ready(uint8_t peer, const tb_conn_config *cfg, bool have_session, char *err, size_t errlen) {
+    if (!(cfg->options & TB_OPTION_RESUME) || peer != TB_PEER_CLIENT || cfg->first_connection || have_session)
+        return 0;
+    return tb_fail(err, errlen, "RESUME: the previous connection of this RUN left no session to resume (it failed, "
+                                "or the server sent no ticket or session ID)");
+}
+
+tb_step_result tb_resume_verdict(uint8_t options, bool first_connection, bool resumed, int32_t *lib_error) {
+    if (!(options & TB_OPTION_RESUME) || first_connection || resumed)
+        return TB_STEP_DONE;
+    *lib_error = TB_ERR_NOT_RESUMED;
+    return TB_STEP_ERROR;
 }
 
 /* ---------------------------------------------------------------- pre-shared key */

@@ -61,6 +61,10 @@ typedef struct tb_backend_rules {
     /* Why a credential cannot be used here, NULL when it can. May be NULL: all can. */
     const char *(*credential_why)(uint8_t credential);
     tb_group_support (*group_support)(uint16_t group);
+    /* Why the library has no such group, appended to the refusal of a group it does not
+     * support (wolfSSL 5.7: ML-KEM only at pre-standard Kyber code points); NULL when there is
+     * nothing to add. May be NULL. */
+    const char *(*group_why)(uint16_t group);
     /* A library's own limit on top of the spec's: what the suite's key exchange takes
      * instead (the "takes ..." of the refusal), NULL when the group may be used. May be NULL. */
     const char *(*group_limit)(const void *suite_row, uint16_t group);
@@ -99,6 +103,27 @@ uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg);
         tb_end(TB_L_##label, (uint64_t)(int64_t)ret);                                       \
         return ret;                                                                         \
     }
+
+/* ---------------------------------------------------------------- RESUME (spec [options])
+ * The rules every backend follows; the library keeps the client's session and reports
+ * whether a handshake resumed. */
+
+/* lib_error of a connection that had to resume and ran a full handshake (far from any
+ * library's own codes). */
+#define TB_ERR_NOT_RESUMED (-1000000)
+
+/* The text of an error code the common rules define, NULL for a library's own code (a
+ * backend's error_text asks here first). */
+const char *tb_common_error_text(int32_t code);
+
+/* Before a connection: 0 when it may start (no RESUME, the server, the RUN's first
+ * connection, or the previous connection left a session: have_session), else -1 with why. */
+int tb_resume_ready(uint8_t peer, const tb_conn_config *cfg, bool have_session, char *err, size_t errlen);
+
+/* After the handshake: TB_STEP_DONE, or TB_STEP_ERROR with TB_ERR_NOT_RESUMED when a
+ * connection after the RUN's first (RESUME) did not resume: a full handshake is never
+ * measured as a resumed one. */
+tb_step_result tb_resume_verdict(uint8_t options, bool first_connection, bool resumed, int32_t *lib_error);
 
 /* ---------------------------------------------------------------- pre-shared key */
 

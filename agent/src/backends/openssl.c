@@ -40,6 +40,17 @@
 
 #define TB_OSSL_MAX_SUITES 256
 
+/* PSK_ONLY: psk_ke needs the client to offer it (SSL_OP_ALLOW_NO_DHE_KEX: it still offers
+ * psk_dhe_ke and a key share too) and the server to prefer it, which only OpenSSL >= 3.3 can
+ * (SSL_OP_PREFER_NO_DHE_KEX; 3.0 always answers psk_dhe_ke). */
+#ifdef SSL_OP_PREFER_NO_DHE_KEX
+#define TB_OSSL_PREFER_NO_DHE SSL_OP_PREFER_NO_DHE_KEX
+#define TB_OSSL_PSK_ONLY TB_OPTION_PSK_ONLY
+#else
+#define TB_OSSL_PREFER_NO_DHE 0
+#define TB_OSSL_PSK_ONLY 0
+#endif
+
 /* Every TLS 1.3 suite RFC 8446 defines: the build keeps those it has (there is no API that
  * lists the TLS 1.3 suites a build could enable, only those a context has enabled). */
 static const char tb_ossl_tls13_all[] =
@@ -49,6 +60,15 @@ static const char tb_ossl_tls13_all[] =
 static const char tb_ossl_tls12_all[] = "ALL:COMPLEMENTOFALL";
 
 /* ---------------------------------------------------------------- state -> step label */
+
+/* OpenSSL >= 3.2: a compressed certificate (RFC 8879) has states of its own. */
+#if OPENSSL_VERSION_PREREQ(3, 2)
+#define TB_OSSL_COMP_CERT_LABELS                                                            \
+    [TLS_ST_CR_COMP_CERT] = TB_L_SERVER_CERTIFICATE, [TLS_ST_SW_COMP_CERT] = TB_L_SERVER_CERTIFICATE, \
+    [TLS_ST_CW_COMP_CERT] = TB_L_CLIENT_CERTIFICATE, [TLS_ST_SR_COMP_CERT] = TB_L_CLIENT_CERTIFICATE,
+#else
+#define TB_OSSL_COMP_CERT_LABELS
+#endif
 
 /* SSL_get_state() names the message just written or parsed when a step ends (see the step
  * tracing below). Every OSSL_HANDSHAKE_STATE has a label; states this agent never reaches
@@ -104,6 +124,7 @@ static const uint16_t tb_ossl_state_labels[] = {
     [TLS_ST_PENDING_EARLY_DATA_END] = TB_L_END_OF_EARLY_DATA,
     [TLS_ST_CW_END_OF_EARLY_DATA] = TB_L_END_OF_EARLY_DATA,
     [TLS_ST_SR_END_OF_EARLY_DATA] = TB_L_END_OF_EARLY_DATA,
+    TB_OSSL_COMP_CERT_LABELS
 };
 _Static_assert(TB_COUNT(tb_ossl_state_labels) == TLS_ST_SR_END_OF_EARLY_DATA + 1,
                "an OSSL_HANDSHAKE_STATE value has no step label");
@@ -156,9 +177,12 @@ static const tb_ossl_auth tb_ossl_auth_table[] = {
     {NID_auth_ecdsa, "ECDSA", TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384), NULL},
     {NID_auth_rsa, "RSA", TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072), NULL},
     {NID_auth_psk, "PSK", TB_CREDS(TB_CREDENTIAL_PSK), NULL},
+    /* TLS 1.3: every certificate credential, and the external PSK (RFC 8446 4.2.11). Those
+     * the build cannot use (ML-DSA before 3.5) are left out when the table is made. */
     {NID_auth_any, "any",
      TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072,
-              TB_CREDENTIAL_ED25519),
+              TB_CREDENTIAL_ED25519, TB_CREDENTIAL_MLDSA44, TB_CREDENTIAL_MLDSA65, TB_CREDENTIAL_MLDSA87,
+              TB_CREDENTIAL_PSK),
      NULL},
     {NID_auth_dss, "DSS", .why_unsupported = "no DSA credential: the test credentials are RSA, ECDSA and Ed25519"},
     {NID_auth_null, "NONE", .why_unsupported = "anonymous: the server is not authenticated; the agent "
@@ -211,23 +235,44 @@ static const struct {
 
 /* ---------------------------------------------------------------- groups */
 
+/* Where OpenSSL offers a group: small curves and brainpool's RFC 7027 code points in TLS 1.2
+ * only, brainpool's RFC 8734 code points and the ML-KEM groups in TLS 1.3 only. */
+enum { TB_OSSL_TLS12 = 1, TB_OSSL_TLS13 = 2, TB_OSSL_BOTH = 3 };
+
 typedef struct tb_ossl_group {
-    uint16_t group;    /* TB_GROUP_* (IANA) */
-    int nid;           /* for SSL_set1_groups() */
-    const char *name;  /* OpenSSL's group name (availability check, FFDHE parameters) */
+    uint16_t group;   /* TB_GROUP_* (IANA) */
+    const char *name; /* OpenSSL's group name: SSL_set1_groups_list() (ML-KEM groups have no
+                       * NID), the availability probe, FFDHE parameters */
+    uint8_t versions; /* TB_OSSL_TLS12 | TB_OSSL_TLS13 */
     bool ffdhe;
 } tb_ossl_group;
 
 _Static_assert(offsetof(tb_ossl_group, group) == 0, "tb_row_find reads a group row's id first");
 static const tb_ossl_group tb_ossl_groups[] = {
-    {TB_GROUP_X25519, NID_X25519, "X25519", false},
-    {TB_GROUP_SECP256R1, NID_X9_62_prime256v1, "P-256", false},
-    {TB_GROUP_SECP384R1, NID_secp384r1, "P-384", false},
-    {TB_GROUP_SECP521R1, NID_secp521r1, "P-521", false},
-    {TB_GROUP_X448, NID_X448, "X448", false},
-    {TB_GROUP_FFDHE2048, NID_ffdhe2048, "ffdhe2048", true},
-    {TB_GROUP_FFDHE3072, NID_ffdhe3072, "ffdhe3072", true},
-    {TB_GROUP_FFDHE4096, NID_ffdhe4096, "ffdhe4096", true},
+    {TB_GROUP_X25519, "X25519", TB_OSSL_BOTH, false},
+    {TB_GROUP_SECP256R1, "P-256", TB_OSSL_BOTH, false},
+    {TB_GROUP_SECP384R1, "P-384", TB_OSSL_BOTH, false},
+    {TB_GROUP_SECP521R1, "P-521", TB_OSSL_BOTH, false},
+    {TB_GROUP_X448, "X448", TB_OSSL_BOTH, false},
+    {TB_GROUP_SECP192R1, "secp192r1", TB_OSSL_TLS12, false},
+    {TB_GROUP_SECP224R1, "secp224r1", TB_OSSL_TLS12, false},
+    {TB_GROUP_BRAINPOOLP256R1, "brainpoolP256r1", TB_OSSL_TLS12, false},
+    {TB_GROUP_BRAINPOOLP384R1, "brainpoolP384r1", TB_OSSL_TLS12, false},
+    {TB_GROUP_BRAINPOOLP512R1, "brainpoolP512r1", TB_OSSL_TLS12, false},
+    {TB_GROUP_BRAINPOOLP256R1TLS13, "brainpoolP256r1tls13", TB_OSSL_TLS13, false},
+    {TB_GROUP_BRAINPOOLP384R1TLS13, "brainpoolP384r1tls13", TB_OSSL_TLS13, false},
+    {TB_GROUP_BRAINPOOLP512R1TLS13, "brainpoolP512r1tls13", TB_OSSL_TLS13, false},
+    {TB_GROUP_FFDHE2048, "ffdhe2048", TB_OSSL_BOTH, true},
+    {TB_GROUP_FFDHE3072, "ffdhe3072", TB_OSSL_BOTH, true},
+    {TB_GROUP_FFDHE4096, "ffdhe4096", TB_OSSL_BOTH, true},
+    {TB_GROUP_FFDHE6144, "ffdhe6144", TB_OSSL_BOTH, true},
+    {TB_GROUP_FFDHE8192, "ffdhe8192", TB_OSSL_BOTH, true},
+    {TB_GROUP_MLKEM512, "MLKEM512", TB_OSSL_TLS13, false},
+    {TB_GROUP_MLKEM768, "MLKEM768", TB_OSSL_TLS13, false},
+    {TB_GROUP_MLKEM1024, "MLKEM1024", TB_OSSL_TLS13, false},
+    {TB_GROUP_SECP256R1MLKEM768, "SecP256r1MLKEM768", TB_OSSL_TLS13, false},
+    {TB_GROUP_X25519MLKEM768, "X25519MLKEM768", TB_OSSL_TLS13, false},
+    {TB_GROUP_SECP384R1MLKEM1024, "SecP384r1MLKEM1024", TB_OSSL_TLS13, false},
 };
 
 static size_t tb_ossl_group_index(uint16_t group) {
@@ -236,13 +281,36 @@ static size_t tb_ossl_group_index(uint16_t group) {
 }
 
 /* The group of a credential's key as OpenSSL names it (spec [credential_group]): TLS 1.2
- * checks an ECDSA certificate's curve against the client's groups. 0 = no EC key. */
-static int tb_ossl_cred_curve(uint8_t credential) {
+ * checks an ECDSA certificate's curve against the client's groups. NULL = no EC key. */
+static const char *tb_ossl_cred_curve(uint8_t credential) {
     size_t g = tb_ossl_group_index(tb_credential_group(credential));
-    return g == SIZE_MAX ? 0 : tb_ossl_groups[g].nid;
+    return g == SIZE_MAX ? NULL : tb_ossl_groups[g].name;
+}
+
+/* The key algorithm a credential needs beyond what every OpenSSL 3 has (ML-DSA: 3.5). */
+static const char *const tb_ossl_cred_algorithm[TB_CREDENTIAL_SLOTS] = {
+    [TB_CREDENTIAL_MLDSA44] = "ML-DSA-44",
+    [TB_CREDENTIAL_MLDSA65] = "ML-DSA-65",
+    [TB_CREDENTIAL_MLDSA87] = "ML-DSA-87",
+};
+
+/* Whether this build can use a credential at all: its certificates were generated (ML-DSA
+ * ones need an OpenSSL >= 3.5 command line at build time) and its key algorithm exists.
+ * A suite lists only these, so a plan's `auto` never picks one that cannot run. */
+static bool tb_ossl_cred_offered(uint8_t credential) {
+    const char *alg = credential < TB_CREDENTIAL_SLOTS ? tb_ossl_cred_algorithm[credential] : NULL;
+    EVP_KEYMGMT *k = alg ? EVP_KEYMGMT_fetch(NULL, alg, NULL) : NULL;
+    bool has_alg = !alg || k != NULL;
+    EVP_KEYMGMT_free(k);
+    ERR_clear_error();
+    return has_alg && (credential == TB_CREDENTIAL_PSK || tb_credential_pem_find(credential) != NULL);
 }
 
 /* ---------------------------------------------------------------- process state */
+
+/* The session ID context of every context (and of the TLS 1.3 PSK sessions, which OpenSSL
+ * checks against it). */
+static const unsigned char tb_ossl_sid_ctx[] = "tlsbench";
 
 typedef struct tb_ossl_suite {
     tb_suite_info info;
@@ -252,12 +320,17 @@ typedef struct tb_ossl_suite {
     char cipher[32];
 } tb_ossl_suite;
 
-/* Per credential: one SSL_CTX per role with the certificates loaded (parsed once, shared). */
+/* The contexts of a credential: the client, the server, and a server with a session cache
+ * for RESUME_ID (the cache mode is the context's, and a server without one sends an empty
+ * session ID: the other runs keep their bytes). */
+typedef enum tb_ossl_role { TB_OSSL_CLIENT, TB_OSSL_SERVER, TB_OSSL_SERVER_ID_CACHE, TB_OSSL_N_ROLES } tb_ossl_role;
+
+/* Per credential: one SSL_CTX per transport and role with the certificates loaded (parsed
+ * once, shared by every session). */
 typedef struct tb_ossl_cred {
     bool ready;
-    char why[160]; /* why it is not ready */
-    SSL_CTX *ctx[2]; /* [TB_PEER_CLIENT], [TB_PEER_SERVER] */
-    SSL_CTX *dtls[2]; /* the same over DTLS (DTLS_*_method) */
+    char why[160];                      /* why it is not ready */
+    SSL_CTX *ctx[2][TB_OSSL_N_ROLES];   /* [dtls][role] */
 } tb_ossl_cred;
 
 static struct {
@@ -267,6 +340,8 @@ static struct {
     bool group_available[TB_COUNT(tb_ossl_groups)];
     EVP_PKEY *ffdhe_params[TB_COUNT(tb_ossl_groups)]; /* DH parameters for TLS 1.2 DHE */
     tb_ossl_cred creds[TB_CREDENTIAL_SLOTS];
+    /* RESUME: the session the client's last connection left (its ticket or ID), resumed next. */
+    SSL_SESSION *resume;
 } tb_ossl;
 
 /* Step tracing state of one session (see "step tracing"). */
@@ -294,6 +369,11 @@ struct tb_session {
     tb_io io;
     uint8_t peer;
     tb_ossl_steps steps;
+    uint8_t options;         /* the RUN's (TB_OPTION_*) */
+    bool first_connection;       /* RESUME: the RUN's first connection, resuming nothing */
+    bool tls13;
+    uint16_t suite_id;       /* TLS 1.3 external PSK: the session's cipher */
+    SSL_SESSION *offered;    /* RESUME client: the session offered (the new ticket replaces it) */
     /* DTLS */
     bool dtls;
     uint32_t timeout_min_us, timeout_max_us; /* what the timer callback hands out */
@@ -379,11 +459,11 @@ static void tb_ossl_suite_fill(tb_ossl_suite *s, const SSL_CIPHER *c, STACK_OF(S
         .mac = tb_ossl_mac_name(c),
         /* A DTLS context lists the TLS 1.3 suites too, but 3.0 has no DTLS 1.3. */
         .dtls = !s->tls13 && tb_ossl_in_list(dtls, SSL_CIPHER_get_protocol_id(c)),
-        .n_credentials = why ? 0 : auth->n_credentials,
         .why_unsupported = why,
     };
-    if (!why)
-        memcpy(s->info.credentials, auth->credentials, sizeof s->info.credentials);
+    for (uint8_t i = 0; !why && i < auth->n_credentials; i++)
+        if (tb_ossl_cred_offered(auth->credentials[i]))
+            s->info.credentials[s->info.n_credentials++] = auth->credentials[i];
 }
 
 /* A context that enables every suite of the build (security level 0 keeps NULL, MD5 and
@@ -445,19 +525,29 @@ static void tb_ossl_describe_build(tb_json *out) {
     }
     /* How sessions are configured here (not build options, but they shape every number). */
     tb_json_kv_string(out, "session_versions", "TLS1.2 or TLS1.3, pinned per suite (min = max)");
-    tb_json_kv_bool(out, "session_tickets_used", false);
-    tb_json_kv_bool(out, "session_cache_used", false);
+    tb_json_kv_string(out, "session_tickets_used", "with RESUME only (one per connection; TLS 1.2 RESUME_ID: none)");
+    tb_json_kv_string(out, "session_cache_used", "with RESUME_ID only (the server's session-ID cache)");
+    tb_json_kv_string(out, "client_certificate", "with MUTUAL_AUTH only (same type as the server's, same CA)");
+    tb_json_kv_string(out, "tls13_psk", "external PSK (the psk credential): psk_dhe_ke; PSK_ONLY: psk_ke "
+                                        "(the client still sends a key share)");
+    tb_json_kv_bool(out, "psk_ke", TB_OSSL_PSK_ONLY != 0);
     tb_json_kv_bool(out, "renegotiation_used", false);
     tb_json_kv_bool(out, "middlebox_compat", true);
     tb_json_kv_bool(out, "server_auto_chain", false);
     tb_json_kv_uint(out, "security_level", 0);
     tb_json_kv_string(out, "groups", "forced on both peers: the group (TLS 1.2 ECDSA: then the certificate's curve)");
+    tb_json_key(out, "credentials");
+    tb_json_begin_array(out);
+    for (uint8_t id = 1; id < TB_CREDENTIAL_SLOTS; id++)
+        if (tb_ossl_cred_offered(id))
+            tb_json_string(out, tb_credential_name(id));
+    tb_json_end_array(out);
 }
 
 /* ---------------------------------------------------------------- error text */
 
 /* lib_error: an OpenSSL error code (ERR_get_error(), > 0), or -SSL_ERROR_* when the error
- * queue was empty (e.g. a transport error). */
+ * queue was empty (e.g. a transport error), or one of common.h's. */
 static const char *const tb_ossl_ssl_errors[] = {
     [SSL_ERROR_NONE] = "SSL_ERROR_NONE",
     [SSL_ERROR_SSL] = "SSL_ERROR_SSL (no queued error)",
@@ -473,6 +563,10 @@ static const char *const tb_ossl_ssl_errors[] = {
 static void tb_ossl_error_text(int32_t code, char *buf, size_t len) {
     if (len == 0)
         return;
+    if (tb_common_error_text(code)) {
+        snprintf(buf, len, "%s", tb_common_error_text(code));
+        return;
+    }
     if (code < 0) {
         int64_t e = -(int64_t)code;
         const char *t = e < (int64_t)TB_COUNT(tb_ossl_ssl_errors) ? tb_ossl_ssl_errors[e] : NULL;
@@ -612,6 +706,9 @@ static void tb_ossl_msg_cb(int write_p, int version, int content_type, const voi
     if (handshake && len >= 38 && m[0] == SSL3_MT_SERVER_HELLO &&
         memcmp(m + 6, tb_ossl_hrr_random, sizeof tb_ossl_hrr_random) == 0)
         s->steps.override = TB_L_HELLO_RETRY_REQUEST;
+    /* TLS 1.3: read after the handshake, when the state says only "OK" */
+    if (handshake && len >= 1 && m[0] == SSL3_MT_NEWSESSION_TICKET)
+        s->steps.override = TB_L_NEW_SESSION_TICKET;
 }
 
 /* Before a BIO read: the first read after the step's message arrived is the next step's. */
@@ -773,76 +870,77 @@ static EVP_PKEY *tb_ossl_read_key(const char *pem) {
     return k;
 }
 
-/* What every session context has: no tickets, no session cache, no renegotiation, every
- * suite allowed by the security level (a session then pins one). */
-static SSL_CTX *tb_ossl_ctx_new(uint8_t peer, bool dtls) {
-    const SSL_METHOD *m = peer == TB_PEER_SERVER ? (dtls ? DTLS_server_method() : TLS_server_method())
-                                                 : (dtls ? DTLS_client_method() : TLS_client_method());
+/* What every session context has: no tickets (a RESUME session turns them on), no session
+ * cache (but the RESUME_ID server's), no renegotiation, every suite allowed by the security
+ * level (a session then pins one). */
+static SSL_CTX *tb_ossl_ctx_new(tb_ossl_role role, bool dtls) {
+    bool server = role != TB_OSSL_CLIENT;
+    const SSL_METHOD *m = server ? (dtls ? DTLS_server_method() : TLS_server_method())
+                                 : (dtls ? DTLS_client_method() : TLS_client_method());
     SSL_CTX *ctx = SSL_CTX_new(m);
     if (!ctx)
         return NULL;
-    if (dtls && peer == TB_PEER_SERVER) { /* used when a RUN asks for cookies */
+    if (dtls && server) { /* used when a RUN asks for cookies */
         SSL_CTX_set_cookie_generate_cb(ctx, tb_ossl_cookie_make);
         SSL_CTX_set_cookie_verify_cb(ctx, tb_ossl_cookie_verify);
     }
     SSL_CTX_set_security_level(ctx, 0);
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
     SSL_CTX_set_num_tickets(ctx, 0);
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_session_cache_mode(ctx, role == TB_OSSL_SERVER_ID_CACHE ? SSL_SESS_CACHE_SERVER : SSL_SESS_CACHE_OFF);
+    /* A server that verifies client certificates resumes only sessions of its own context. */
+    SSL_CTX_set_session_id_context(ctx, tb_ossl_sid_ctx, sizeof tb_ossl_sid_ctx - 1);
     /* The server sends the chain it was given: building it from a store for every handshake
      * (OpenSSL's default) would add an X509_verify_cert() to the server's certificate step. */
     SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
     return ctx;
 }
 
-/* The server context: leaf, chain and key. 0, or -1 with why. */
-static int tb_ossl_load_server(SSL_CTX *ctx, const tb_credential_pem *pem, char *why, size_t whylen) {
-    X509 *certs[8];
-    int n = tb_ossl_read_certs(pem->server_chain, certs, 8);
-    EVP_PKEY *key = tb_ossl_read_key(pem->server_key);
+/* One peer's own certificate chain and key (the client's is sent only when the server asks:
+ * MUTUAL_AUTH), and the CA it verifies the other peer with (the server verifies only when
+ * MUTUAL_AUTH asks it to). 0, or -1 with why. */
+static int tb_ossl_load_peer(SSL_CTX *ctx, const char *chain, const char *key_pem, const char *ca_pem, char *why,
+                             size_t whylen) {
+    X509 *certs[8], *ca = NULL;
+    int n = tb_ossl_read_certs(chain, certs, 8);
+    EVP_PKEY *key = tb_ossl_read_key(key_pem);
     int ok = n > 0 && key && SSL_CTX_use_certificate(ctx, certs[0]) == 1;
     for (int i = 1; ok && i < n; i++)
         ok = SSL_CTX_add1_chain_cert(ctx, certs[i]) == 1;
     ok = ok && SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
+    ok = ok && tb_ossl_read_certs(ca_pem, &ca, 1) == 1 && X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca) == 1;
     if (!ok) {
         char text[120];
         ERR_error_string_n(ERR_get_error(), text, sizeof text);
-        snprintf(why, whylen, "OpenSSL cannot load the server certificate or key: %.100s", text);
+        snprintf(why, whylen, "OpenSSL cannot load the certificates or key: %.100s", text);
     }
     for (int i = 0; i < n; i++)
         X509_free(certs[i]);
+    X509_free(ca);
     EVP_PKEY_free(key);
     ERR_clear_error();
     return ok ? 0 : -1;
 }
 
-/* The client context: the CA as trust anchor; the server is verified. 0, or -1 with why. */
-static int tb_ossl_load_client(SSL_CTX *ctx, const tb_credential_pem *pem, char *why, size_t whylen) {
-    X509 *ca = NULL;
-    int ok = tb_ossl_read_certs(pem->ca, &ca, 1) == 1 && X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca) == 1;
-    X509_free(ca);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    if (!ok)
-        snprintf(why, whylen, "OpenSSL cannot load the CA certificate");
-    ERR_clear_error();
-    return ok ? 0 : -1;
+static int tb_ossl_load_role(SSL_CTX *ctx, tb_ossl_role role, const tb_credential_pem *pem, char *why, size_t whylen) {
+    if (role != TB_OSSL_CLIENT)
+        return tb_ossl_load_peer(ctx, pem->server_chain, pem->server_key, pem->ca, why, whylen);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL); /* the client verifies the server */
+    return tb_ossl_load_peer(ctx, pem->client_chain, pem->client_key, pem->ca, why, whylen);
 }
 
 static void tb_ossl_cred_load(tb_ossl_cred *c, uint8_t id) {
     const tb_credential_pem *pem = tb_credential_pem_find(id);
-    c->ctx[TB_PEER_CLIENT] = tb_ossl_ctx_new(TB_PEER_CLIENT, false);
-    c->ctx[TB_PEER_SERVER] = tb_ossl_ctx_new(TB_PEER_SERVER, false);
-    c->dtls[TB_PEER_CLIENT] = tb_ossl_ctx_new(TB_PEER_CLIENT, true);
-    c->dtls[TB_PEER_SERVER] = tb_ossl_ctx_new(TB_PEER_SERVER, true);
-    if (!c->ctx[TB_PEER_CLIENT] || !c->ctx[TB_PEER_SERVER] || !c->dtls[TB_PEER_CLIENT] || !c->dtls[TB_PEER_SERVER]) {
-        snprintf(c->why, sizeof c->why, "SSL_CTX_new failed");
-        return;
-    }
-    /* PSK: no certificates; the key is given by the session's PSK callbacks. */
-    c->ready = !pem || (tb_ossl_load_server(c->ctx[TB_PEER_SERVER], pem, c->why, sizeof c->why) == 0 &&
-                        tb_ossl_load_client(c->ctx[TB_PEER_CLIENT], pem, c->why, sizeof c->why) == 0 &&
-                        tb_ossl_load_server(c->dtls[TB_PEER_SERVER], pem, c->why, sizeof c->why) == 0 &&
-                        tb_ossl_load_client(c->dtls[TB_PEER_CLIENT], pem, c->why, sizeof c->why) == 0);
+    c->ready = true;
+    for (int dtls = 0; dtls < 2; dtls++)
+        for (int role = 0; role < TB_OSSL_N_ROLES; role++) {
+            SSL_CTX *ctx = c->ctx[dtls][role] = tb_ossl_ctx_new((tb_ossl_role)role, dtls);
+            if (!ctx)
+                snprintf(c->why, sizeof c->why, "SSL_CTX_new failed");
+            /* PSK: no certificates; the key is given by the session's PSK callbacks. */
+            c->ready = c->ready && ctx &&
+                       (!pem || tb_ossl_load_role(ctx, (tb_ossl_role)role, pem, c->why, sizeof c->why) == 0);
+        }
 }
 
 /* DH parameters of an RFC 7919 group, for a TLS 1.2 DHE server (OpenSSL 3.0 does not
@@ -887,7 +985,7 @@ static int tb_ossl_init(char *err, size_t errlen) {
     }
     tb_ossl_groups_probe();
     for (uint8_t id = 1; id < TB_CREDENTIAL_SLOTS; id++)
-        if (tb_credential_pem_find(id) || id == TB_CREDENTIAL_PSK)
+        if (tb_ossl_cred_offered(id))
             tb_ossl_cred_load(&tb_ossl.creds[id], id);
     tb_ossl.initialized = true;
     return 0;
@@ -897,12 +995,13 @@ static void tb_ossl_deinit(void) {
     if (!tb_ossl.initialized)
         return;
     for (size_t i = 0; i < TB_CREDENTIAL_SLOTS; i++) {
-        SSL_CTX_free(tb_ossl.creds[i].ctx[0]);
-        SSL_CTX_free(tb_ossl.creds[i].ctx[1]);
-        SSL_CTX_free(tb_ossl.creds[i].dtls[0]);
-        SSL_CTX_free(tb_ossl.creds[i].dtls[1]);
+        for (int dtls = 0; dtls < 2; dtls++)
+            for (int role = 0; role < TB_OSSL_N_ROLES; role++)
+                SSL_CTX_free(tb_ossl.creds[i].ctx[dtls][role]);
         tb_ossl.creds[i] = (tb_ossl_cred){0};
     }
+    SSL_SESSION_free(tb_ossl.resume);
+    tb_ossl.resume = NULL;
     for (size_t i = 0; i < TB_COUNT(tb_ossl_groups); i++) {
         EVP_PKEY_free(tb_ossl.ffdhe_params[i]);
         tb_ossl.ffdhe_params[i] = NULL;
@@ -924,12 +1023,24 @@ static tb_group_support tb_ossl_group_support(uint16_t group) {
     return g == SIZE_MAX ? TB_GROUP_UNKNOWN : tb_ossl.group_available[g] ? TB_GROUP_READY : TB_GROUP_NOT_BUILT;
 }
 
+/* Groups OpenSSL offers in one TLS version only (small curves, brainpool code points, ML-KEM). */
+static const char *tb_ossl_group_limit(const void *suite_row, uint16_t group) {
+    const tb_ossl_suite *suite = suite_row;
+    size_t g = tb_ossl_group_index(group);
+    uint8_t need = suite->tls13 ? TB_OSSL_TLS13 : TB_OSSL_TLS12;
+    if (g == SIZE_MAX || (tb_ossl_groups[g].versions & need))
+        return NULL;
+    return suite->tls13 ? "a TLS 1.3 group (OpenSSL offers this one in TLS 1.2 only)"
+                        : "a TLS 1.2 group (OpenSSL offers this one in TLS 1.3 only)";
+}
+
 static const tb_backend_rules tb_ossl_rules = {
     .library_name = "OpenSSL",
     .suites = &tb_ossl_suites,
     .initialized = &tb_ossl.initialized,
     .credential_why = tb_ossl_credential_why,
     .group_support = tb_ossl_group_support,
+    .group_limit = tb_ossl_group_limit,
 };
 
 static unsigned int tb_ossl_psk_client_cb(SSL *ssl, const char *hint, char *identity, unsigned int max_identity_len,
@@ -945,6 +1056,83 @@ static unsigned int tb_ossl_psk_server_cb(SSL *ssl, const char *identity, unsign
     return tb_psk_server(identity, psk, max_psk_len);
 }
 
+/* TLS 1.3 external PSK (RFC 8446 4.2.11): a session holding the test key, for the pinned
+ * suite (its hash is the PSK's). NULL when OpenSSL cannot make it. */
+static SSL_SESSION *tb_ossl_psk_session(SSL *ssl, uint16_t suite_id) {
+    const unsigned char id[2] = {(unsigned char)(suite_id >> 8), (unsigned char)suite_id};
+    const SSL_CIPHER *cipher = SSL_CIPHER_find(ssl, id);
+    SSL_SESSION *sess = SSL_SESSION_new();
+    if (sess && cipher && SSL_SESSION_set1_master_key(sess, tb_psk_key, TB_PSK_LEN) == 1 &&
+        SSL_SESSION_set1_id_context(sess, tb_ossl_sid_ctx, sizeof tb_ossl_sid_ctx - 1) == 1 &&
+        SSL_SESSION_set_cipher(sess, cipher) == 1 && SSL_SESSION_set_protocol_version(sess, TLS1_3_VERSION) == 1)
+        return sess;
+    SSL_SESSION_free(sess);
+    return NULL;
+}
+
+/* The client offers the test identity (once more after a HelloRetryRequest, if the hash fits). */
+static int tb_ossl_psk_use_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t *idlen,
+                              SSL_SESSION **sess) {
+    tb_session *s = SSL_get_app_data(ssl);
+    *sess = tb_ossl_psk_session(ssl, s->suite_id);
+    if (*sess && md && SSL_CIPHER_get_handshake_digest(SSL_SESSION_get0_cipher(*sess)) != md) {
+        SSL_SESSION_free(*sess);
+        *sess = NULL;
+    }
+    *id = (const unsigned char *)tb_psk_identity;
+    *idlen = strlen(tb_psk_identity);
+    return *sess != NULL;
+}
+
+/* The server knows only the test identity; another gets no session (the handshake fails). */
+static int tb_ossl_psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESSION **sess) {
+    tb_session *s = SSL_get_app_data(ssl);
+    bool ours = idlen == strlen(tb_psk_identity) && memcmp(id, tb_psk_identity, idlen) == 0;
+    *sess = ours ? tb_ossl_psk_session(ssl, s->suite_id) : NULL;
+    return !ours || *sess != NULL;
+}
+
+/* The group list: the group, then (TLS 1.2 ECDSA) the certificate's curve: the client lists
+ * them in that order and the server takes the client's first choice it has, i.e. the forced
+ * group. TLS 1.2 DHE lists no group (the server sends the group's parameters). */
+static int tb_ossl_set_groups(SSL *ssl, const tb_ossl_suite *suite, uint8_t credential, size_t g) {
+    char list[64] = "";
+    const char *group = g != SIZE_MAX && (suite->tls13 || !tb_ossl_groups[g].ffdhe) ? tb_ossl_groups[g].name : NULL;
+    const char *curve = !suite->tls13 ? tb_ossl_cred_curve(credential) : NULL;
+    if (curve && group && strcmp(curve, group) == 0)
+        curve = NULL;
+    snprintf(list, sizeof list, "%s%s%s", group ? group : "", group && curve ? ":" : "", curve ? curve : "");
+    return list[0] == '\0' || SSL_set1_groups_list(ssl, list) == 1;
+}
+
+/* MUTUAL_AUTH, RESUME, the TLS 1.3 external PSK and PSK_ONLY on one session; 1 = ok. */
+static int tb_ossl_configure_options(tb_session *s, const tb_conn_config *cfg) {
+    SSL *ssl = s->ssl;
+    bool server = s->peer == TB_PEER_SERVER;
+    int ok = 1;
+    if (server && (cfg->options & TB_OPTION_MUTUAL_AUTH))
+        SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    /* RESUME: tickets (TLS 1.3 always; TLS 1.2 unless RESUME_ID, which resumes by session ID
+     * from the server context's cache); the client offers the session its last connection left. */
+    if ((cfg->options & TB_OPTION_RESUME) && !(cfg->options & TB_OPTION_RESUME_ID)) {
+        SSL_clear_options(ssl, SSL_OP_NO_TICKET);
+        ok = SSL_set_num_tickets(ssl, 1) == 1;
+    }
+    if (ok && !server && (cfg->options & TB_OPTION_RESUME) && !cfg->first_connection) {
+        s->offered = tb_ossl.resume;
+        ok = s->offered && SSL_SESSION_up_ref(s->offered) == 1 && SSL_set_session(ssl, s->offered) == 1;
+    }
+    if (ok && s->tls13 && cfg->credential == TB_CREDENTIAL_PSK) {
+        if (server)
+            SSL_set_psk_find_session_callback(ssl, tb_ossl_psk_find_cb);
+        else
+            SSL_set_psk_use_session_callback(ssl, tb_ossl_psk_use_cb);
+    }
+    if (ok && (cfg->options & TB_OPTION_PSK_ONLY))
+        SSL_set_options(ssl, SSL_OP_ALLOW_NO_DHE_KEX | (server ? TB_OSSL_PREFER_NO_DHE : 0));
+    return ok;
+}
+
 /* Everything that can fail in OpenSSL's per-connection configuration, in order; 1 = ok. */
 static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb_conn_config *cfg, size_t g) {
     SSL *ssl = s->ssl;
@@ -954,16 +1142,7 @@ static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb
     /* One suite: TLS 1.3 suites through set_ciphersuites, the others through the cipher list
      * (OpenSSL's name). The other list is left as is: the pinned version ignores it. */
     ok = ok && (suite->tls13 ? SSL_set_ciphersuites(ssl, suite->info.name) : SSL_set_cipher_list(ssl, suite->openssl_name));
-    /* The group, then (TLS 1.2 ECDSA) the certificate's curve: the client lists them in that
-     * order and the server takes the client's first choice it has, i.e. the forced group. */
-    int nids[2];
-    size_t n = 0;
-    if (g != SIZE_MAX && (suite->tls13 || !tb_ossl_groups[g].ffdhe))
-        nids[n++] = tb_ossl_groups[g].nid;
-    int curve = !suite->tls13 ? tb_ossl_cred_curve(cfg->credential) : 0;
-    if (curve && (n == 0 || nids[0] != curve))
-        nids[n++] = curve;
-    ok = ok && (n == 0 || SSL_set1_groups(ssl, nids, n) == 1);
+    ok = ok && tb_ossl_set_groups(ssl, suite, cfg->credential, g);
     if (ok && server && g != SIZE_MAX && tb_ossl_groups[g].ffdhe && !suite->tls13) {
         EVP_PKEY *dh = tb_ossl.ffdhe_params[g];
         ok = EVP_PKEY_up_ref(dh) == 1 && SSL_set0_tmp_dh_pkey(ssl, dh) == 1;
@@ -972,6 +1151,7 @@ static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb
         SSL_set_psk_server_callback(ssl, tb_ossl_psk_server_cb);
     if (ok && suite->kex->psk && !server)
         SSL_set_psk_client_callback(ssl, tb_ossl_psk_client_cb);
+    ok = ok && tb_ossl_configure_options(s, cfg);
     /* The client verifies the chain and the host name (and sends it as SNI, like a real client). */
     ok = ok && (server || (SSL_set1_host(ssl, TB_CREDENTIAL_HOSTNAME) == 1 &&
                            SSL_set_tlsext_host_name(ssl, TB_CREDENTIAL_HOSTNAME) == 1));
@@ -986,25 +1166,52 @@ static void tb_ossl_session_free(tb_session *s) {
     if (!s)
         return;
     SSL_free(s->ssl); /* frees the BIO too */
+    SSL_SESSION_free(s->offered);
     free(s);
 }
 
-static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+/* RESUME, client: a RUN's first connection forgets the last RUN's session; every later one
+ * needs the session the previous connection left. */
+static int tb_ossl_resume_prepare(uint8_t peer, const tb_conn_config *cfg, char *err, size_t errlen) {
+    if ((cfg->options & TB_OPTION_RESUME) && peer == TB_PEER_CLIENT && cfg->first_connection) {
+        SSL_SESSION_free(tb_ossl.resume);
+        tb_ossl.resume = NULL;
+    }
+    return tb_resume_ready(peer, cfg, tb_ossl.resume != NULL, err, errlen);
+}
+
+/* The connection's suite row and group index (SIZE_MAX: none), NULL with why when the build
+ * cannot make it: the common checks, then OpenSSL's own. */
+static const tb_ossl_suite *tb_ossl_suite_check(const tb_conn_config *cfg, size_t *g, char *err, size_t errlen) {
     uint16_t group = 0;
     const tb_ossl_suite *suite = tb_backend_check(&tb_ossl_rules, cfg, &group, err, errlen);
-    if (!suite)
-        return NULL;
-    size_t g = group ? tb_ossl_group_index(group) : SIZE_MAX;
+    *g = group ? tb_ossl_group_index(group) : SIZE_MAX;
     /* OpenSSL 3.0 does not negotiate FFDHE in TLS 1.2: the server sends the group's parameters. */
-    if (g != SIZE_MAX && !suite->tls13 && tb_ossl_groups[g].ffdhe && !tb_ossl.ffdhe_params[g]) {
-        snprintf(err, errlen, "group %s: OpenSSL cannot create its DH parameters", tb_ossl_groups[g].name);
+    if (suite && *g != SIZE_MAX && !suite->tls13 && tb_ossl_groups[*g].ffdhe && !tb_ossl.ffdhe_params[*g]) {
+        snprintf(err, errlen, "group %s: OpenSSL cannot create its DH parameters", tb_ossl_groups[*g].name);
         return NULL;
     }
+    return suite;
+}
+
+static int tb_ossl_check(const tb_conn_config *cfg, char *err, size_t errlen) {
+    size_t g;
+    return tb_ossl_suite_check(cfg, &g, err, errlen) ? 0 : -1;
+}
+
+static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+    size_t g;
+    const tb_ossl_suite *suite = tb_ossl_suite_check(cfg, &g, err, errlen);
+    if (!suite)
+        return NULL;
+    if (tb_ossl_resume_prepare(peer, cfg, err, errlen) != 0)
+        return NULL;
     tb_session *s = calloc(1, sizeof *s);
     const tb_ossl_cred *cred = &tb_ossl.creds[cfg->credential];
     bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
-    SSL_CTX *ctx = (dtls ? cred->dtls : cred->ctx)[peer == TB_PEER_SERVER ? TB_PEER_SERVER : TB_PEER_CLIENT];
-    if (!s || !(s->ssl = SSL_new(ctx))) {
+    tb_ossl_role role = peer != TB_PEER_SERVER ? TB_OSSL_CLIENT
+                        : (cfg->options & TB_OPTION_RESUME_ID) ? TB_OSSL_SERVER_ID_CACHE : TB_OSSL_SERVER;
+    if (!s || !(s->ssl = SSL_new(cred->ctx[dtls][role]))) {
         snprintf(err, errlen, "out of memory");
         free(s);
         return NULL;
@@ -1012,6 +1219,10 @@ static tb_session *tb_ossl_session_new(uint8_t peer, const tb_conn_config *cfg, 
     s->io = io;
     s->peer = peer;
     s->dtls = dtls;
+    s->tls13 = suite->tls13;
+    s->options = cfg->options;
+    s->first_connection = cfg->first_connection;
+    s->suite_id = suite->info.id;
     s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     BIO *bio = BIO_new(tb_ossl.bio_method);
     if (bio) {
@@ -1046,10 +1257,46 @@ static tb_step_result tb_ossl_step_result(SSL *ssl, int ret) {
     return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? TB_STEP_WANT_READ : TB_STEP_ERROR;
 }
 
+/* RESUME, TLS 1.3 client: the server's NewSessionTicket comes after the handshake. It has
+ * arrived when the connection's session is resumable and is not the one offered (OpenSSL
+ * replaces the session with a copy holding the new ticket). */
+static bool tb_ossl_awaits_ticket(tb_session *s) {
+    SSL_SESSION *now = SSL_get0_session(s->ssl);
+    return (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT && s->tls13 &&
+           (now == s->offered || !SSL_SESSION_is_resumable(now));
+}
+
+/* RESUME: a connection after the RUN's first that did not resume fails (a full handshake
+ * would be measured as a resumed one); the client keeps the session for the next one. */
+static tb_step_result tb_ossl_handshake_over(tb_session *s, int32_t *lib_error) {
+    tb_step_result r = tb_resume_verdict(s->options, s->first_connection, SSL_session_reused(s->ssl) == 1, lib_error);
+    if (r == TB_STEP_DONE && (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT) {
+        SSL_SESSION_free(tb_ossl.resume);
+        tb_ossl.resume = SSL_get1_session(s->ssl);
+    }
+    return r;
+}
+
+/* One SSL_peek() (application data stays for read()): processes the NewSessionTicket, traced
+ * as a step like the handshake's. */
+static tb_step_result tb_ossl_read_ticket(tb_session *s, int32_t *lib_error) {
+    unsigned char byte;
+    ERR_clear_error();
+    tb_ossl_steps_enter(s);
+    int ret = SSL_peek(s->ssl, &byte, 1);
+    tb_step_result r = ret > 0 ? TB_STEP_DONE : tb_ossl_step_result(s->ssl, ret);
+    tb_ossl_steps_leave(s, r, ret);
+    if (r == TB_STEP_ERROR) {
+        *lib_error = tb_ossl_lib_error(s->ssl, ret);
+        return r;
+    }
+    return tb_ossl_awaits_ticket(s) ? TB_STEP_WANT_READ : tb_ossl_handshake_over(s, lib_error);
+}
+
 /* One SSL_do_handshake() call: every state it can run, each traced as one step span. */
 static tb_step_result tb_ossl_step(tb_session *s, int32_t *lib_error) {
     if (SSL_is_init_finished(s->ssl))
-        return TB_STEP_DONE;
+        return tb_ossl_awaits_ticket(s) ? tb_ossl_read_ticket(s, lib_error) : TB_STEP_DONE;
     ERR_clear_error(); /* SSL_get_error() needs an empty queue before the call */
     if (s->dtls) /* an expired timer resends the last flight here, outside any step span */
         DTLSv1_handle_timeout(s->ssl);
@@ -1059,7 +1306,9 @@ static tb_step_result tb_ossl_step(tb_session *s, int32_t *lib_error) {
     tb_ossl_steps_leave(s, r, ret);
     if (r == TB_STEP_ERROR)
         *lib_error = tb_ossl_lib_error(s->ssl, ret);
-    return r;
+    if (r != TB_STEP_DONE)
+        return r;
+    return tb_ossl_awaits_ticket(s) ? TB_STEP_CONTINUE : tb_ossl_handshake_over(s, lib_error);
 }
 
 /* A record call's return -> the backend contract. */
@@ -1105,11 +1354,13 @@ const tb_backend tb_linked_backend = {
     .library_name = "OpenSSL",
     .version = tb_ossl_version,
     .step_granularity = "state",
+    .options = TB_OPTION_MUTUAL_AUTH | TB_OPTION_RESUME | TB_OPTION_RESUME_ID | TB_OSSL_PSK_ONLY,
     .describe_build = tb_ossl_describe_build,
     .suite_count = tb_ossl_suite_count,
     .suite_at = tb_ossl_suite_at,
     .init = tb_ossl_init,
     .deinit = tb_ossl_deinit,
+    .check = tb_ossl_check,
     .session_new = tb_ossl_session_new,
     .step = tb_ossl_step,
     .write = tb_ossl_write,

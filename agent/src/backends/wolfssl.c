@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The wolfSSL 5.5 backend: suite table, per-session configuration (pinned version, forced
- * suite, group and credentials) and the turn/record calls. Crypto operations inside the
- * turns are traced by wolfssl_crypto.c (link-time wrappers, list in wolfssl_wrap.h).
+/* The wolfSSL 5.x backend (Debian 12's 5.5, the cached 5.7): suite table, per-session
+ * configuration (pinned version, forced suite, group and credentials, the RUN options) and
+ * the turn/record calls. Crypto operations inside the turns are traced by wolfssl_crypto.c
+ * (link-time wrappers, lists in wolfssl_wrap*.h). What differs between builds is read from
+ * the build's options below, as constants.
  *
  * Steps are TURNS, not messages: wolfSSL 5.5 exposes no per-message state a caller can read
  * between messages (internal.h is not installed; the info callback is per context and
@@ -97,6 +99,28 @@
 #else
 #define TB_WOLF_PSK_MONTGOMERY 1
 #endif
+#ifdef WOLFSSL_DTLS13
+#define TB_WOLF_DTLS13 1
+#else
+#define TB_WOLF_DTLS13 0
+#endif
+#ifdef WOLFSSL_HAVE_KYBER
+#define TB_WOLF_KYBER 1
+#else
+#define TB_WOLF_KYBER 0
+#endif
+#ifdef HAVE_SESSION_TICKET
+#define TB_WOLF_TICKETS 1
+#else
+#define TB_WOLF_TICKETS 0
+#endif
+#ifdef HAVE_ECC_BRAINPOOL
+#define TB_WOLF_BRAINPOOL 1
+#else
+#define TB_WOLF_BRAINPOOL 0
+#endif
+/* The smallest curve wolfSSL's TLS accepts (bits): --with-eccminsz (5.7 cache: 192). */
+#define TB_WOLF_ECC_MIN_BITS ECC_MIN_KEY_SZ
 #ifdef NO_OLD_TLS
 #define TB_WOLF_OLDEST_TLS "TLS1.2"
 #elif defined(WOLFSSL_ALLOW_TLSV10)
@@ -116,8 +140,28 @@ static void tb_wolf_ctx_no_tickets(WOLFSSL_CTX *ctx) {
     wolfSSL_CTX_NoTicketTLSv12(ctx);
     wolfSSL_CTX_no_ticket_TLSv13(ctx);
 }
+static void tb_wolf_ctx_no_tls12_tickets(WOLFSSL_CTX *ctx) { wolfSSL_CTX_NoTicketTLSv12(ctx); }
+static int tb_wolf_use_ticket(WOLFSSL *ssl) { return wolfSSL_UseSessionTicket(ssl); }
+static int tb_wolf_ticket_cb(WOLFSSL *ssl, const unsigned char *ticket, int len, void *ctx);
+static int tb_wolf_watch_tickets(WOLFSSL *ssl, void *s) {
+    return wolfSSL_set_SessionTicket_cb(ssl, tb_wolf_ticket_cb, s);
+}
 #else
 static void tb_wolf_ctx_no_tickets(WOLFSSL_CTX *ctx) { (void)ctx; }
+static void tb_wolf_ctx_no_tls12_tickets(WOLFSSL_CTX *ctx) { (void)ctx; }
+static int tb_wolf_use_ticket(WOLFSSL *ssl) { (void)ssl; return WOLFSSL_FAILURE; }
+static int tb_wolf_watch_tickets(WOLFSSL *ssl, void *s) { (void)ssl; (void)s; return WOLFSSL_FAILURE; }
+#endif
+#if TB_WOLF_DTLS13
+static WOLFSSL_METHOD *tb_wolf_dtls13_client(void) { return wolfDTLSv1_3_client_method(); }
+static WOLFSSL_METHOD *tb_wolf_dtls13_server(void) { return wolfDTLSv1_3_server_method(); }
+/* A DTLS 1.3 ClientHello with a post-quantum key share spans datagrams: the server must take
+ * it in fragments (it stalls otherwise). */
+static int tb_wolf_dtls13_server_setup(WOLFSSL *ssl) { return wolfSSL_dtls13_allow_ch_frag(ssl, 1); }
+#else
+#define tb_wolf_dtls13_client NULL
+#define tb_wolf_dtls13_server NULL
+static int tb_wolf_dtls13_server_setup(WOLFSSL *ssl) { (void)ssl; return WOLFSSL_FAILURE; }
 #endif
 #ifndef NO_PSK
 /* The fixed test key and identity (tlsbench/credentials.h), for both peers. */
@@ -138,8 +182,30 @@ static void tb_wolf_ctx_psk(WOLFSSL_CTX *ctx, uint8_t peer) {
     else
         wolfSSL_CTX_set_psk_server_callback(ctx, tb_wolf_psk_server);
 }
+static const char *tb_wolf_session_suite_name(WOLFSSL *ssl);
+/* TLS 1.3 external PSK: the same key and identity, for the session's pinned suite. */
+static unsigned int tb_wolf_psk13_client(WOLFSSL *ssl, const char *hint, char *identity, unsigned int id_max,
+                                         unsigned char *key, unsigned int key_max, const char **suite) {
+    (void)hint;
+    *suite = tb_wolf_session_suite_name(ssl);
+    return tb_psk_client(identity, id_max, key, key_max);
+}
+static unsigned int tb_wolf_psk13_server(WOLFSSL *ssl, const char *identity, unsigned char *key,
+                                         unsigned int key_max, const char **suite) {
+    *suite = tb_wolf_session_suite_name(ssl);
+    return tb_psk_server(identity, key, key_max);
+}
+static void tb_wolf_ssl_psk13(WOLFSSL *ssl, uint8_t peer, bool psk_only) {
+    if (peer == TB_PEER_CLIENT)
+        wolfSSL_set_psk_client_tls13_callback(ssl, tb_wolf_psk13_client);
+    else
+        wolfSSL_set_psk_server_tls13_callback(ssl, tb_wolf_psk13_server);
+    if (psk_only) /* psk_ke: no (EC)DHE on either side */
+        wolfSSL_no_dhe_psk(ssl);
+}
 #else
 static void tb_wolf_ctx_psk(WOLFSSL_CTX *ctx, uint8_t peer) { (void)ctx; (void)peer; }
+static void tb_wolf_ssl_psk13(WOLFSSL *ssl, uint8_t peer, bool psk_only) { (void)ssl, (void)peer, (void)psk_only; }
 #endif
 
 /* ---------------------------------------------------------------- turns */
@@ -154,8 +220,15 @@ uint16_t tb_wolfssl_turn_label(uint32_t turn) {
 
 /* ---------------------------------------------------------------- key exchanges */
 
-/* DTLS 1.2 is a "version" here only for its contexts (DTLS methods); suites are TLS 1.2/1.3. */
-typedef enum tb_wolf_version { TB_WOLF_TLS1_2, TB_WOLF_TLS1_3, TB_WOLF_DTLS1_2, TB_WOLF_N_VERSIONS } tb_wolf_version;
+/* DTLS versions are "versions" here only for their contexts (DTLS methods); suites are TLS
+ * 1.2/1.3 and run over DTLS 1.2/1.3 respectively. */
+typedef enum tb_wolf_version {
+    TB_WOLF_TLS1_2,
+    TB_WOLF_TLS1_3,
+    TB_WOLF_DTLS1_2,
+    TB_WOLF_DTLS1_3,
+    TB_WOLF_N_VERSIONS
+} tb_wolf_version;
 
 /* Which groups each key exchange takes is the spec's ([key_exchange], by name);
  * no_montgomery is this library's own limit on top. */
@@ -171,14 +244,20 @@ typedef struct tb_wolf_kex {
 
 #define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
 #define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384)
+/* TLS 1.3: every certificate credential the build parses, and the external PSK. */
 #if TB_WOLF_ED25519
+#define TB_TLS13_ED25519 TB_CREDENTIAL_ED25519,
+#else
+#define TB_TLS13_ED25519
+#endif
+#if TB_WOLF_PSK
+#define TB_TLS13_PSK TB_CREDENTIAL_PSK
+#else
+#define TB_TLS13_PSK
+#endif
 #define TB_TLS13_CREDS                                                                                   \
     TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072, \
-             TB_CREDENTIAL_ED25519)
-#else
-#define TB_TLS13_CREDS \
-    TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
-#endif
+             TB_TLS13_ED25519 TB_TLS13_PSK)
 #define TB_PSK_CREDS TB_CREDS(TB_CREDENTIAL_PSK)
 
 /* The first entry is TLS 1.3 (no "_WITH_" in the name); the last catches what is not listed. */
@@ -245,15 +324,26 @@ static const struct {
 
 /* ---------------------------------------------------------------- groups */
 
-/* Weierstrass curves, Montgomery curves (X25519, X448), finite fields. */
-typedef enum tb_wolf_family { TB_WOLF_FAMILY_EC, TB_WOLF_FAMILY_MONT, TB_WOLF_FAMILY_FF } tb_wolf_family;
+/* Weierstrass curves, Montgomery curves (X25519, X448), finite fields, post-quantum KEMs
+ * (Kyber code points, alone or with a NIST curve). */
+typedef enum tb_wolf_family {
+    TB_WOLF_FAMILY_EC,
+    TB_WOLF_FAMILY_MONT,
+    TB_WOLF_FAMILY_FF,
+    TB_WOLF_FAMILY_KEM
+} tb_wolf_family;
+
+/* Where wolfSSL offers a group: small curves and brainpool in TLS 1.2 only (no TLS 1.3 code
+ * points for them in wolfSSL), Kyber in TLS 1.3 only. */
+enum { TB_WOLF_IN_TLS12 = 1, TB_WOLF_IN_TLS13 = 2, TB_WOLF_IN_BOTH = 3 };
 
 typedef struct tb_wolf_group {
-    uint16_t group; /* TB_GROUP_* (IANA) = WOLFSSL_ECC_* / WOLFSSL_FFDHE_* */
+    uint16_t group; /* TB_GROUP_* (IANA, or wolfSSL's Kyber code points) = WOLFSSL_ECC_* / _FFDHE_* / _KYBER_* */
     tb_wolf_family family;
-    int ecc_id;     /* NIST curves: the wolfCrypt curve id, checked at run time */
-    bool built;     /* X25519/X448/FFDHE: compiled in */
+    int ecc_id;     /* Weierstrass curves: the wolfCrypt curve id, checked at run time */
+    bool built;     /* X25519/X448/FFDHE/Kyber: compiled in */
     const DhParams *(*ffdhe)(void);
+    uint8_t versions; /* TB_WOLF_IN_* */
 } tb_wolf_group;
 
 _Static_assert(TB_GROUP_SECP256R1 == WOLFSSL_ECC_SECP256R1 && TB_GROUP_X25519 == WOLFSSL_ECC_X25519 &&
@@ -278,15 +368,30 @@ _Static_assert(TB_GROUP_SECP256R1 == WOLFSSL_ECC_SECP256R1 && TB_GROUP_X25519 ==
 #define TB_FFDHE4096_GET NULL
 #endif
 
+_Static_assert(TB_GROUP_SECP192R1 == WOLFSSL_ECC_SECP192R1 && TB_GROUP_BRAINPOOLP256R1 == WOLFSSL_ECC_BRAINPOOLP256R1,
+               "wolfSSL's small-curve values are the IANA ones");
+
 static const tb_wolf_group tb_wolf_groups[] = {
-    {TB_GROUP_SECP256R1, TB_WOLF_FAMILY_EC, ECC_SECP256R1, true, NULL},
-    {TB_GROUP_SECP384R1, TB_WOLF_FAMILY_EC, ECC_SECP384R1, true, NULL},
-    {TB_GROUP_SECP521R1, TB_WOLF_FAMILY_EC, ECC_SECP521R1, true, NULL},
-    {TB_GROUP_X25519, TB_WOLF_FAMILY_MONT, 0, TB_WOLF_X25519, NULL},
-    {TB_GROUP_X448, TB_WOLF_FAMILY_MONT, 0, TB_WOLF_X448, NULL},
-    {TB_GROUP_FFDHE2048, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE2048, TB_FFDHE2048_GET},
-    {TB_GROUP_FFDHE3072, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE3072, TB_FFDHE3072_GET},
-    {TB_GROUP_FFDHE4096, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE4096, TB_FFDHE4096_GET},
+    {TB_GROUP_SECP256R1, TB_WOLF_FAMILY_EC, ECC_SECP256R1, true, NULL, TB_WOLF_IN_BOTH},
+    {TB_GROUP_SECP384R1, TB_WOLF_FAMILY_EC, ECC_SECP384R1, true, NULL, TB_WOLF_IN_BOTH},
+    {TB_GROUP_SECP521R1, TB_WOLF_FAMILY_EC, ECC_SECP521R1, true, NULL, TB_WOLF_IN_BOTH},
+    {TB_GROUP_X25519, TB_WOLF_FAMILY_MONT, 0, TB_WOLF_X25519, NULL, TB_WOLF_IN_BOTH},
+    {TB_GROUP_X448, TB_WOLF_FAMILY_MONT, 0, TB_WOLF_X448, NULL, TB_WOLF_IN_BOTH},
+    {TB_GROUP_SECP192R1, TB_WOLF_FAMILY_EC, ECC_SECP192R1, true, NULL, TB_WOLF_IN_TLS12},
+    {TB_GROUP_SECP224R1, TB_WOLF_FAMILY_EC, ECC_SECP224R1, true, NULL, TB_WOLF_IN_TLS12},
+    {TB_GROUP_BRAINPOOLP256R1, TB_WOLF_FAMILY_EC, ECC_BRAINPOOLP256R1, TB_WOLF_BRAINPOOL, NULL, TB_WOLF_IN_TLS12},
+    {TB_GROUP_BRAINPOOLP384R1, TB_WOLF_FAMILY_EC, ECC_BRAINPOOLP384R1, TB_WOLF_BRAINPOOL, NULL, TB_WOLF_IN_TLS12},
+    {TB_GROUP_BRAINPOOLP512R1, TB_WOLF_FAMILY_EC, ECC_BRAINPOOLP512R1, TB_WOLF_BRAINPOOL, NULL, TB_WOLF_IN_TLS12},
+    {TB_GROUP_FFDHE2048, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE2048, TB_FFDHE2048_GET, TB_WOLF_IN_BOTH},
+    {TB_GROUP_FFDHE3072, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE3072, TB_FFDHE3072_GET, TB_WOLF_IN_BOTH},
+    {TB_GROUP_FFDHE4096, TB_WOLF_FAMILY_FF, 0, TB_WOLF_FFDHE4096, TB_FFDHE4096_GET, TB_WOLF_IN_BOTH},
+    /* Kyber code points (liboqs' numbering), ML-KEM arithmetic when built with ml-kem */
+    {TB_GROUP_KYBER_LEVEL1, TB_WOLF_FAMILY_KEM, 0, TB_WOLF_KYBER, NULL, TB_WOLF_IN_TLS13},
+    {TB_GROUP_KYBER_LEVEL3, TB_WOLF_FAMILY_KEM, 0, TB_WOLF_KYBER, NULL, TB_WOLF_IN_TLS13},
+    {TB_GROUP_KYBER_LEVEL5, TB_WOLF_FAMILY_KEM, 0, TB_WOLF_KYBER, NULL, TB_WOLF_IN_TLS13},
+    {TB_GROUP_P256_KYBER_LEVEL1, TB_WOLF_FAMILY_KEM, 0, TB_WOLF_KYBER, NULL, TB_WOLF_IN_TLS13},
+    {TB_GROUP_P384_KYBER_LEVEL3, TB_WOLF_FAMILY_KEM, 0, TB_WOLF_KYBER, NULL, TB_WOLF_IN_TLS13},
+    {TB_GROUP_P521_KYBER_LEVEL5, TB_WOLF_FAMILY_KEM, 0, TB_WOLF_KYBER, NULL, TB_WOLF_IN_TLS13},
 };
 
 _Static_assert(offsetof(tb_wolf_group, group) == 0, "tb_row_find reads a group row's id first");
@@ -294,8 +399,22 @@ static const tb_wolf_group *tb_wolf_group_find(uint16_t group) {
     return tb_row_find(tb_wolf_groups, TB_COUNT(tb_wolf_groups), sizeof tb_wolf_groups[0], group);
 }
 
+/* A Weierstrass curve is usable when wolfCrypt has it and TLS takes its size (ECC_MIN_KEY_SZ). */
 static bool tb_wolf_group_built(const tb_wolf_group *g) {
-    return g->ecc_id ? wc_ecc_get_curve_idx(g->ecc_id) >= 0 : g->built;
+    if (!g->ecc_id)
+        return g->built;
+    int idx = wc_ecc_get_curve_idx(g->ecc_id);
+    return g->built && idx >= 0 && wc_ecc_get_curve_size_from_id(g->ecc_id) * 8 >= TB_WOLF_ECC_MIN_BITS;
+}
+
+/* The standard ML-KEM code points: this wolfSSL offers post-quantum groups only at Kyber's. */
+static const char *tb_wolf_group_why(uint16_t group) {
+    bool ml_kem = tb_group_family(group) == TB_GROUP_FAMILY_KEM || tb_group_family(group) == TB_GROUP_FAMILY_HYBRID;
+    if (!ml_kem)
+        return NULL;
+    return TB_WOLF_KYBER ? "this wolfSSL has post-quantum groups only at pre-standard Kyber code points "
+                           "(KYBER_LEVEL1/3/5, P256/P384/P521_KYBER_LEVEL*), not ML-KEM's: no interoperability"
+                         : "this wolfSSL build has no post-quantum groups";
 }
 
 /* ---------------------------------------------------------------- process state */
@@ -307,17 +426,25 @@ typedef struct tb_wolf_suite {
     char wolf_name[48]; /* wolfSSL's own name, for wolfSSL_set_cipher_list */
 } tb_wolf_suite;
 
-/* One context per (version, peer, credential), built at init and shared by every session:
- * certificates and keys are parsed once, outside any repetition. */
+/* How a context treats sessions: PLAIN keeps none (every connection a full handshake);
+ * TICKETS (RESUME) sends and takes session tickets; SESSION_ID (RESUME with RESUME_ID) keeps
+ * TLS 1.2 sessions in the server's cache, no tickets. Tickets and the cache are per context. */
+typedef enum tb_wolf_mode { TB_WOLF_MODE_PLAIN, TB_WOLF_MODE_TICKETS, TB_WOLF_MODE_SESSION_ID, TB_WOLF_N_MODES } tb_wolf_mode;
+
+/* One context per (mode, version, peer, credential), shared by every session: certificates
+ * and keys are parsed once, outside any repetition (PLAIN ones at init; the RESUME ones at
+ * their first use, in a RUN's untraced first connection). */
 typedef struct tb_wolf_ctx {
     WOLFSSL_CTX *ctx;
+    bool built; /* tried: ctx, or why not */
     char why[160]; /* why ctx is NULL */
 } tb_wolf_ctx;
 
 static struct {
     bool initialized;
     tb_wolf_suite suites[TB_WOLF_MAX_SUITES];
-    tb_wolf_ctx ctx[TB_WOLF_N_VERSIONS][2][TB_CREDENTIAL_SLOTS];
+    tb_wolf_ctx ctx[TB_WOLF_N_MODES][TB_WOLF_N_VERSIONS][2][TB_CREDENTIAL_SLOTS];
+    WOLFSSL_SESSION *resume; /* RESUME: the session the client's last connection left */
 } tb_wolf;
 
 /* wolfSSL 5.5 drops every epoch-0 record once its handshake is done (DtlsShouldDrop; 5.6
@@ -340,6 +467,10 @@ struct tb_session {
     WOLFSSL *ssl;
     tb_io io;
     uint8_t peer;
+    const tb_wolf_suite *suite;
+    uint8_t options;   /* the RUN's (TB_OPTION_*) */
+    bool first_connection; /* RESUME: the RUN's first connection, resuming nothing */
+    bool ticket;       /* a NewSessionTicket arrived (RESUME client) */
     uint32_t turns; /* connect/accept calls so far */
     bool done;
     /* DTLS: wolfSSL in non-blocking mode does not watch time; we do (docs/networks.md). */
@@ -380,6 +511,32 @@ static const char *tb_wolf_mac_name(const char *rest, bool *tls12) {
     return "unknown";
 }
 
+/* Suites a version lists but does not run as forced (the conformance suite's handshakes
+ * found them): listed as unsupported, with what happens instead. */
+typedef struct tb_wolf_broken {
+    uint16_t id;
+    const char *why;
+} tb_wolf_broken;
+
+#if LIBWOLFSSL_VERSION_HEX >= 0x05007000 && LIBWOLFSSL_VERSION_HEX <= 0x05007002
+#define TB_WOLF_NULL13_WHY "wolfSSL 5.7.2 negotiates TLS_AES_128_CCM_8_SHA256 instead when this integrity-only suite is forced"
+#define TB_WOLF_DHE_PSK_CCM_WHY "wolfSSL 5.7.2's server does not take it (can't match cipher suite, -501)"
+static const tb_wolf_broken tb_wolf_broken_suites[] = {
+    {0xC0B4, TB_WOLF_NULL13_WHY},     {0xC0B5, TB_WOLF_NULL13_WHY},
+    {0xC0A6, TB_WOLF_DHE_PSK_CCM_WHY}, {0xC0A7, TB_WOLF_DHE_PSK_CCM_WHY},
+    {0, NULL},
+};
+#else
+static const tb_wolf_broken tb_wolf_broken_suites[] = {{0, NULL}};
+#endif
+
+static const char *tb_wolf_broken_why(uint16_t id) {
+    for (const tb_wolf_broken *b = tb_wolf_broken_suites; b->id; b++)
+        if (b->id == id)
+            return b->why;
+    return NULL;
+}
+
 /* Metadata from the IANA name: TLS_<kex>_WITH_<cipher>[_<hash>] or TLS_<cipher>_<hash>. */
 static void tb_wolf_suite_fill(tb_wolf_suite *s, const char *wolf_name, const char *iana, uint16_t id) {
     const char *body = strncmp(iana, "TLS_", 4) == 0 ? iana + 4 : NULL;
@@ -392,7 +549,8 @@ static void tb_wolf_suite_fill(tb_wolf_suite *s, const char *wolf_name, const ch
     const char *rest = "";
     const char *cipher = body ? tb_wolf_cipher_name(tls13 ? body : with + 6, &aead, &dtls, &rest) : "unknown";
     const char *mac = body ? tb_wolf_mac_name(rest, &sha2) : "unknown";
-    bool unsupported = s->kex->n_credentials == 0;
+    const char *broken = tb_wolf_broken_why(id);
+    bool unsupported = s->kex->n_credentials == 0 || broken;
     s->info = (tb_suite_info){
         .id = id,
         .name = iana,
@@ -402,9 +560,9 @@ static void tb_wolf_suite_fill(tb_wolf_suite *s, const char *wolf_name, const ch
         .authentication = s->kex->authentication,
         .cipher = cipher,
         .mac = mac,
-        .dtls = TB_WOLF_DTLS && !tls13 && dtls, /* no DTLS 1.3 in 5.5's Debian build */
-        .n_credentials = s->kex->n_credentials,
-        .why_unsupported = unsupported ? s->kex->why_unsupported : NULL,
+        .dtls = TB_WOLF_DTLS && dtls && (!tls13 || TB_WOLF_DTLS13), /* TLS 1.3 suites: over DTLS 1.3 */
+        .n_credentials = unsupported ? 0 : s->kex->n_credentials,
+        .why_unsupported = broken ? broken : unsupported ? s->kex->why_unsupported : NULL,
     };
     memcpy(s->info.credentials, s->kex->credentials, sizeof s->info.credentials);
 }
@@ -455,6 +613,10 @@ static const struct {
     {"ffdhe4096", TB_WOLF_FFDHE4096},
     /* FP_ECC caches fixed-point tables: the first ECDSA sign costs ~45x a warm one. */
     {"fp_ecc", TB_WOLF_FP_ECC},
+    {"dtls1_3", TB_WOLF_DTLS13},
+    {"kyber", TB_WOLF_KYBER},
+    {"session_tickets", TB_WOLF_TICKETS},
+    {"brainpool", TB_WOLF_BRAINPOOL},
 };
 
 static void tb_wolf_describe_build(tb_json *out) {
@@ -471,8 +633,14 @@ static void tb_wolf_describe_build(tb_json *out) {
     tb_json_kv_uint(out, "suites", tb_wolf_suite_count());
     /* How sessions are configured here (not build options, but they shape every number). */
     tb_json_kv_string(out, "session_versions", "pinned per suite: TLS1.2 or TLS1.3");
-    tb_json_kv_bool(out, "session_tickets_used", false);
-    tb_json_kv_bool(out, "session_cache_used", false);
+    tb_json_kv_uint(out, "ecc_min_bits", TB_WOLF_ECC_MIN_BITS);
+    tb_json_kv_string(out, "post_quantum_groups", TB_WOLF_KYBER ? "Kyber code points (570-573, 12090-12093), "
+                                                                   "not ML-KEM's: no interoperability"
+                                                                 : "none");
+    tb_json_kv_string(out, "session_tickets_used", "with RESUME only (TLS 1.2 RESUME_ID: none)");
+    tb_json_kv_string(out, "session_cache_used", "with RESUME_ID only (the server's session-ID cache)");
+    tb_json_kv_string(out, "client_certificate", "with MUTUAL_AUTH only (same type as the server's, same CA)");
+    tb_json_kv_bool(out, "dh_key_test", false); /* wolfSSL_SetEnableDhKeyTest(ssl, 0) after SetTmpDH */
     tb_json_kv_string(out, "default_groups", "TLS1.2 ECDHE secp256r1, DHE ffdhe2048, TLS1.3 x25519");
     tb_json_kv_string(out, "caches", TB_WOLF_FP_ECC ? "warm unless the RUN option COLD_CACHES (wc_ecc_fp_free before each connection)"
                                                     : "no FP_ECC cache: COLD_CACHES changes nothing");
@@ -481,16 +649,17 @@ static void tb_wolf_describe_build(tb_json *out) {
 
 /* ---------------------------------------------------------------- init */
 
-/* Protocol method per [version][peer]. */
+/* Protocol method per [version][peer]; NULL where the build lacks the version. */
 static WOLFSSL_METHOD *(*const tb_wolf_methods[TB_WOLF_N_VERSIONS][2])(void) = {
     [TB_WOLF_TLS1_2] = {[TB_PEER_CLIENT] = wolfTLSv1_2_client_method, [TB_PEER_SERVER] = wolfTLSv1_2_server_method},
     [TB_WOLF_TLS1_3] = {[TB_PEER_CLIENT] = wolfTLSv1_3_client_method, [TB_PEER_SERVER] = wolfTLSv1_3_server_method},
     [TB_WOLF_DTLS1_2] = {[TB_PEER_CLIENT] = wolfDTLSv1_2_client_method,
                          [TB_PEER_SERVER] = wolfDTLSv1_2_server_method},
+    [TB_WOLF_DTLS1_3] = {[TB_PEER_CLIENT] = tb_wolf_dtls13_client, [TB_PEER_SERVER] = tb_wolf_dtls13_server},
 };
 
 static const char *const tb_wolf_version_names[] = {[TB_WOLF_TLS1_2] = "TLS1.2", [TB_WOLF_TLS1_3] = "TLS1.3",
-                                                    [TB_WOLF_DTLS1_2] = "DTLS1.2"};
+                                                    [TB_WOLF_DTLS1_2] = "DTLS1.2", [TB_WOLF_DTLS1_3] = "DTLS1.3"};
 
 static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
 static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
@@ -498,22 +667,23 @@ static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx
 
 static int tb_wolf_pem_len(const char *pem) { return (int)strlen(pem); }
 
-/* Loads what one peer needs: the server its chain and key, the client the CA. 0 or the
- * failing call's code, with what failed in *what. */
+/* One peer's certificate chain and key (the client's is sent only when the server asks:
+ * MUTUAL_AUTH) and the CA it verifies the other peer with (the server verifies only when
+ * MUTUAL_AUTH asks it to). 0 or the failing call's code, with what failed in *what. */
 static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, const tb_credential_pem *pem, const char **what) {
-    int ret = WOLFSSL_SUCCESS;
     if (!pem)
         return 0;
-    if (peer == TB_PEER_SERVER) {
-        *what = "server certificate";
-        ret = wolfSSL_CTX_use_certificate_chain_buffer(ctx, (const unsigned char *)pem->server_chain,
-                                                       tb_wolf_pem_len(pem->server_chain));
-        if (ret == WOLFSSL_SUCCESS) {
-            *what = "server key";
-            ret = wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)pem->server_key,
-                                                    tb_wolf_pem_len(pem->server_key), WOLFSSL_FILETYPE_PEM);
-        }
-    } else {
+    bool server = peer == TB_PEER_SERVER;
+    const char *chain = server ? pem->server_chain : pem->client_chain;
+    const char *key = server ? pem->server_key : pem->client_key;
+    *what = server ? "server certificate" : "client certificate";
+    int ret = wolfSSL_CTX_use_certificate_chain_buffer(ctx, (const unsigned char *)chain, tb_wolf_pem_len(chain));
+    if (ret == WOLFSSL_SUCCESS) {
+        *what = server ? "server key" : "client key";
+        ret = wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)key, tb_wolf_pem_len(key),
+                                                WOLFSSL_FILETYPE_PEM);
+    }
+    if (ret == WOLFSSL_SUCCESS) {
         *what = "CA certificate";
         ret = wolfSSL_CTX_load_verify_buffer(ctx, (const unsigned char *)pem->ca, tb_wolf_pem_len(pem->ca),
                                              WOLFSSL_FILETYPE_PEM);
@@ -521,20 +691,33 @@ static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, const tb_credential_
     return ret == WOLFSSL_SUCCESS ? 0 : ret;
 }
 
-static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_version v, uint8_t peer, uint8_t cred) {
+/* Session handling per mode (tb_wolf_mode): tickets off but for TICKETS (TLS 1.2 ones off for
+ * SESSION_ID too); the server's session cache only for SESSION_ID. */
+static void tb_wolf_ctx_sessions(WOLFSSL_CTX *ctx, tb_wolf_mode mode) {
+    wolfSSL_CTX_set_session_cache_mode(ctx, mode == TB_WOLF_MODE_SESSION_ID ? WOLFSSL_SESS_CACHE_SERVER
+                                                                       : WOLFSSL_SESS_CACHE_OFF);
+    if (mode == TB_WOLF_MODE_PLAIN)
+        tb_wolf_ctx_no_tickets(ctx);
+    if (mode == TB_WOLF_MODE_SESSION_ID)
+        tb_wolf_ctx_no_tls12_tickets(ctx);
+}
+
+static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_mode mode, tb_wolf_version v, uint8_t peer, uint8_t cred) {
     const tb_credential_pem *pem = tb_credential_pem_find(cred);
-    c->ctx = wolfSSL_CTX_new(tb_wolf_methods[v][peer]());
+    c->built = true;
+    c->ctx = tb_wolf_methods[v][peer] ? wolfSSL_CTX_new(tb_wolf_methods[v][peer]()) : NULL;
     if (!c->ctx) {
-        snprintf(c->why, sizeof c->why, "wolfSSL_CTX_new(%s %s) failed", tb_wolf_version_names[v], tb_peer_name(peer));
+        snprintf(c->why, sizeof c->why, "wolfSSL_CTX_new(%s %s) failed%s", tb_wolf_version_names[v],
+                 tb_peer_name(peer), tb_wolf_methods[v][peer] ? "" : ": not in this build");
         return;
     }
     wolfSSL_CTX_SetIORecv(c->ctx, tb_wolf_recv_cb);
     wolfSSL_CTX_SetIOSend(c->ctx, tb_wolf_send_cb);
     if (v == TB_WOLF_DTLS1_2) /* the default cookie reads the socket's peer: there is no socket */
         wolfSSL_CTX_SetGenCookie(c->ctx, tb_wolf_cookie_cb);
-    wolfSSL_CTX_set_session_cache_mode(c->ctx, WOLFSSL_SESS_CACHE_OFF);
-    tb_wolf_ctx_no_tickets(c->ctx);
-    /* The client verifies the server's chain; the server asks no client certificate. */
+    tb_wolf_ctx_sessions(c->ctx, mode);
+    /* The client verifies the server's chain; the server asks no client certificate (but
+     * with MUTUAL_AUTH, set per session). */
     wolfSSL_CTX_set_verify(c->ctx, peer == TB_PEER_CLIENT && pem ? WOLFSSL_VERIFY_PEER : WOLFSSL_VERIFY_NONE, NULL);
     if (cred == TB_CREDENTIAL_PSK)
         tb_wolf_ctx_psk(c->ctx, peer);
@@ -550,6 +733,14 @@ static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_version v, uint8_t peer, u
     }
 }
 
+/* The context of a session, made on first use. */
+static const tb_wolf_ctx *tb_wolf_ctx_get(tb_wolf_mode mode, tb_wolf_version v, uint8_t peer, uint8_t cred) {
+    tb_wolf_ctx *c = &tb_wolf.ctx[mode][v][peer][cred];
+    if (!c->built)
+        tb_wolf_ctx_build(c, mode, v, peer, cred);
+    return c;
+}
+
 static int tb_wolf_init(char *err, size_t errlen) {
     if (tb_wolf.initialized)
         return 0;
@@ -561,8 +752,8 @@ static int tb_wolf_init(char *err, size_t errlen) {
     for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
         for (uint8_t peer = TB_PEER_CLIENT; peer <= TB_PEER_SERVER; peer++)
             for (uint8_t cred = 1; cred < TB_CREDENTIAL_SLOTS; cred++)
-                if (tb_credential_pem_find(cred) || cred == TB_CREDENTIAL_PSK)
-                    tb_wolf_ctx_build(&tb_wolf.ctx[v][peer][cred], (tb_wolf_version)v, peer, cred);
+                if (tb_wolf_methods[v][peer] && (tb_credential_pem_find(cred) || cred == TB_CREDENTIAL_PSK))
+                    tb_wolf_ctx_get(TB_WOLF_MODE_PLAIN, (tb_wolf_version)v, peer, cred);
     tb_wolf.initialized = true;
     return 0;
 }
@@ -570,12 +761,15 @@ static int tb_wolf_init(char *err, size_t errlen) {
 static void tb_wolf_deinit(void) {
     if (!tb_wolf.initialized)
         return;
-    for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
-        for (int peer = 0; peer < 2; peer++)
-            for (int cred = 0; cred < TB_CREDENTIAL_SLOTS; cred++) {
-                wolfSSL_CTX_free(tb_wolf.ctx[v][peer][cred].ctx);
-                tb_wolf.ctx[v][peer][cred].ctx = NULL;
-            }
+    for (int mode = 0; mode < TB_WOLF_N_MODES; mode++)
+        for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
+            for (int peer = 0; peer < 2; peer++)
+                for (int cred = 0; cred < TB_CREDENTIAL_SLOTS; cred++) {
+                    wolfSSL_CTX_free(tb_wolf.ctx[mode][v][peer][cred].ctx);
+                    tb_wolf.ctx[mode][v][peer][cred] = (tb_wolf_ctx){0};
+                }
+    wolfSSL_SESSION_free(tb_wolf.resume);
+    tb_wolf.resume = NULL;
     wolfSSL_Cleanup();
     tb_wolf.initialized = false;
 }
@@ -709,6 +903,10 @@ static const char *tb_wolf_group_limit(const void *suite_row, uint16_t group) {
     if (suite->kex->no_montgomery && g && g->family == TB_WOLF_FAMILY_MONT)
         return "a NIST curve (before wolfSSL 5.7.0, ECDHE-PSK over X25519/X448 fails: the curve OID is not set, "
                "wolfSSL PR #7132)";
+    uint8_t need = suite->version == TB_WOLF_TLS1_3 ? TB_WOLF_IN_TLS13 : TB_WOLF_IN_TLS12;
+    if (g && !(g->versions & need))
+        return need == TB_WOLF_IN_TLS13 ? "a TLS 1.3 group (wolfSSL offers this one in TLS 1.2 only)"
+                                        : "a TLS 1.2 group (wolfSSL offers this one in TLS 1.3 only)";
     return NULL;
 }
 
@@ -718,6 +916,7 @@ static const tb_backend_rules tb_wolf_rules = {
     .suites = &tb_wolf_suites,
     .initialized = &tb_wolf.initialized,
     .group_support = tb_wolf_group_support,
+    .group_why = tb_wolf_group_why,
     .group_limit = tb_wolf_group_limit,
 };
 
@@ -733,11 +932,80 @@ static int tb_wolf_set_group(WOLFSSL *ssl, uint8_t peer, const tb_wolf_suite *su
         return wolfSSL_set_groups(ssl, groups, 1);
     }
     int ret = wolfSSL_UseSupportedCurve(ssl, g->group);
-    if (ret == WOLFSSL_SUCCESS && g->family == TB_WOLF_FAMILY_FF && peer == TB_PEER_SERVER) {
+    bool server = peer == TB_PEER_SERVER;
+    if (ret == WOLFSSL_SUCCESS && g->family == TB_WOLF_FAMILY_FF && server) {
         const DhParams *dh = g->ffdhe();
         ret = wolfSSL_SetTmpDH(ssl, dh->p, (int)dh->p_len, dh->g, (int)dh->g_len);
+        /* SetTmpDH turns on a primality test of p in every handshake (wolfSSL >= 5.6: ~40 ms
+         * for ffdhe2048, 20 times the handshake); an RFC 7919 group is known good, and a
+         * device that sets its parameters once per context is tested once: off. */
+        if (ret == WOLFSSL_SUCCESS)
+            ret = wolfSSL_SetEnableDhKeyTest(ssl, 0);
+    }
+    /* The TLS 1.2 server takes the client's curve of its preferred ephemeral size (32 bytes
+     * by default: a client offering secp192r1 would get P-256 or nothing): the group's. */
+    if (ret == WOLFSSL_SUCCESS && g->family == TB_WOLF_FAMILY_EC && server)
+        ret = wolfSSL_SetTmpEC_DHE_Sz(ssl, (word16)wc_ecc_get_curve_size_from_id(g->ecc_id));
+    return ret;
+}
+
+/* RESUME, TLS 1.3 client: the session to keep arrives with the NewSessionTicket after the
+ * handshake. */
+#if TB_WOLF_TICKETS
+static int tb_wolf_ticket_cb(WOLFSSL *ssl, const unsigned char *ticket, int len, void *ctx) {
+    (void)ssl, (void)ticket, (void)len;
+    ((tb_session *)ctx)->ticket = true;
+    return 0;
+}
+#endif
+
+static const char *tb_wolf_session_suite_name(WOLFSSL *ssl) {
+    tb_session *s = wolfSSL_get_app_data(ssl);
+    return s ? s->suite->wolf_name : "";
+}
+
+/* MUTUAL_AUTH, RESUME, the TLS 1.3 external PSK, PSK_ONLY and DTLS 1.3 on one session:
+ * WOLFSSL_SUCCESS, or the failing call's code with what failed in *what. */
+static int tb_wolf_configure_options(tb_session *s, const tb_conn_config *cfg, const char **what) {
+    bool server = s->peer == TB_PEER_SERVER, tls13 = s->suite->version == TB_WOLF_TLS1_3;
+    bool resume = (cfg->options & TB_OPTION_RESUME) != 0;
+    int ret = WOLFSSL_SUCCESS;
+    if (server && (cfg->options & TB_OPTION_MUTUAL_AUTH))
+        wolfSSL_set_verify(s->ssl, WOLFSSL_VERIFY_PEER | WOLFSSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    if (!server && resume) {
+        *what = "the session ticket callback";
+        ret = tb_wolf_watch_tickets(s->ssl, s);
+        if (ret == WOLFSSL_SUCCESS && !tls13 && !(cfg->options & TB_OPTION_RESUME_ID)) {
+            *what = "wolfSSL_UseSessionTicket";
+            ret = tb_wolf_use_ticket(s->ssl);
+        }
+        if (ret == WOLFSSL_SUCCESS && !cfg->first_connection) {
+            *what = "wolfSSL_set_session";
+            ret = wolfSSL_set_session(s->ssl, tb_wolf.resume);
+        }
+    }
+    if (tls13 && cfg->credential == TB_CREDENTIAL_PSK)
+        tb_wolf_ssl_psk13(s->ssl, s->peer, (cfg->options & TB_OPTION_PSK_ONLY) != 0);
+    if (ret == WOLFSSL_SUCCESS && server && s->dtls && tls13) {
+        *what = "wolfSSL_dtls13_allow_ch_frag";
+        ret = tb_wolf_dtls13_server_setup(s->ssl);
+        /* DTLS 1.3's cookie is a stateless HelloRetryRequest: only when the RUN asks for it */
+        if (ret == WOLFSSL_SUCCESS && !(cfg->options & TB_OPTION_DTLS_COOKIES)) {
+            *what = "wolfSSL_disable_hrr_cookie";
+            ret = wolfSSL_disable_hrr_cookie(s->ssl);
+        }
     }
     return ret;
+}
+
+/* The context a session uses: its mode, its version (TLS 1.3 suites run over DTLS 1.3). */
+static const tb_wolf_ctx *tb_wolf_session_ctx(const tb_wolf_suite *suite, uint8_t peer, const tb_conn_config *cfg) {
+    bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
+    tb_wolf_version v = !dtls ? suite->version : suite->version == TB_WOLF_TLS1_3 ? TB_WOLF_DTLS1_3 : TB_WOLF_DTLS1_2;
+    tb_wolf_mode mode = !(cfg->options & TB_OPTION_RESUME)      ? TB_WOLF_MODE_PLAIN
+                        : (cfg->options & TB_OPTION_RESUME_ID) ? TB_WOLF_MODE_SESSION_ID
+                                                               : TB_WOLF_MODE_TICKETS;
+    return tb_wolf_ctx_get(mode, v, peer, cfg->credential);
 }
 
 static void tb_wolf_session_free(tb_session *s) {
@@ -747,22 +1015,58 @@ static void tb_wolf_session_free(tb_session *s) {
     free(s);
 }
 
-static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+/* RESUME, client: a RUN's first connection forgets the last RUN's session; every later one
+ * needs the session the previous connection left. */
+static int tb_wolf_resume_prepare(uint8_t peer, const tb_conn_config *cfg, char *err, size_t errlen) {
+    if ((cfg->options & TB_OPTION_RESUME) && peer == TB_PEER_CLIENT && cfg->first_connection) {
+        wolfSSL_SESSION_free(tb_wolf.resume);
+        tb_wolf.resume = NULL;
+    }
+    return tb_resume_ready(peer, cfg, tb_wolf.resume != NULL, err, errlen);
+}
+
+/* The connection's suite row and group (NULL: none), NULL with why when this build cannot
+ * make it: the common checks, then wolfSSL's own, then the peer's context. */
+static const tb_wolf_suite *tb_wolf_suite_check(uint8_t peer, const tb_conn_config *cfg, const tb_wolf_group **g,
+                                                char *err, size_t errlen) {
     uint16_t group = 0;
     const tb_wolf_suite *suite = tb_backend_check(&tb_wolf_rules, cfg, &group, err, errlen);
-    if (!suite)
-        return NULL;
-    const tb_wolf_group *g = group ? tb_wolf_group_find(group) : NULL;
+    *g = group ? tb_wolf_group_find(group) : NULL;
     bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
-    if (dtls && (cfg->dtls_mtu || cfg->max_fragment)) {
+    if (suite && dtls && (cfg->dtls_mtu || cfg->max_fragment)) {
         snprintf(err, errlen, "this wolfSSL build has no wolfSSL_dtls_set_mtu; max_fragment is not wired yet");
         return NULL;
     }
-    const tb_wolf_ctx *c = &tb_wolf.ctx[dtls ? TB_WOLF_DTLS1_2 : suite->version][peer][cfg->credential];
-    if (!c->ctx) {
+    /* A post-quantum key share makes the ClientHello exceed a datagram; wolfSSL 5.7's DTLS 1.3
+     * server reassembles a fragmented ClientHello only after its stateless cookie exchange. */
+    if (suite && dtls && *g && (*g)->family == TB_WOLF_FAMILY_KEM && !(cfg->options & TB_OPTION_DTLS_COOKIES)) {
+        snprintf(err, errlen, "group %s over DTLS 1.3 needs the DTLS_COOKIES option: wolfSSL's server takes a "
+                              "fragmented ClientHello only after a cookie exchange", tb_group_name(group));
+        return NULL;
+    }
+    const tb_wolf_ctx *c = suite ? tb_wolf_session_ctx(suite, peer, cfg) : NULL;
+    if (c && !c->ctx) {
         snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), c->why);
         return NULL;
     }
+    return suite;
+}
+
+static int tb_wolf_check(const tb_conn_config *cfg, char *err, size_t errlen) {
+    const tb_wolf_group *g;
+    return tb_wolf_suite_check(TB_PEER_CLIENT, cfg, &g, err, errlen) &&
+                   tb_wolf_suite_check(TB_PEER_SERVER, cfg, &g, err, errlen)
+               ? 0
+               : -1;
+}
+
+static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, tb_io io, char *err, size_t errlen) {
+    const tb_wolf_group *g;
+    const tb_wolf_suite *suite = tb_wolf_suite_check(peer, cfg, &g, err, errlen);
+    if (!suite || tb_wolf_resume_prepare(peer, cfg, err, errlen) != 0)
+        return NULL;
+    bool dtls = cfg->protocol == TB_PROTOCOL_KIND_DTLS;
+    const tb_wolf_ctx *c = tb_wolf_session_ctx(suite, peer, cfg);
     /* Cold caches: what a device's first handshake after boot pays. Here, in setup, so the
      * freeing itself is not in the handshake. */
     if (cfg->options & TB_OPTION_COLD_CACHES)
@@ -775,6 +1079,9 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     s->io = io;
     s->peer = peer;
     s->dtls = dtls;
+    s->suite = suite;
+    s->options = cfg->options;
+    s->first_connection = cfg->first_connection;
     s->peer_id_len = tb_peer_id_copy(s->peer_id, sizeof s->peer_id, cfg);
     s->ssl = wolfSSL_new(c->ctx);
     const char *what = "wolfSSL_new";
@@ -795,6 +1102,8 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
         what = "wolfSSL_check_domain_name";
         ret = wolfSSL_check_domain_name(s->ssl, TB_CREDENTIAL_HOSTNAME);
     }
+    if (ret == WOLFSSL_SUCCESS)
+        ret = tb_wolf_configure_options(s, cfg, &what);
     if (ret != WOLFSSL_SUCCESS) {
         snprintf(err, errlen, "configuring the %s for %s failed: %s returned %d", tb_peer_name(peer), suite->info.name,
                  what, ret);
@@ -817,20 +1126,49 @@ static int (*const tb_wolf_handshake_call[2])(WOLFSSL *) = {
 /* wolfSSL_get_error's "come back later" answers. */
 static bool tb_wolf_would_block(int err) { return err == WOLFSSL_ERROR_WANT_READ || err == WOLFSSL_ERROR_WANT_WRITE; }
 
-/* One turn: connect/accept runs until it needs the peer's bytes, or the handshake is over.
- * STOP value: 0 when done, else wolfSSL_get_error() (WANT_READ = 2, or a negative code). */
+/* RESUME, TLS 1.3 client: the NewSessionTicket comes after the handshake; TLS 1.2 sends it
+ * (or the session ID) inside. */
+static bool tb_wolf_awaits_ticket(const tb_session *s) {
+    return (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT && s->suite->version == TB_WOLF_TLS1_3 &&
+           !s->ticket;
+}
+
+/* RESUME: a connection after the RUN's first that did not resume fails (a full handshake
+ * would be measured as a resumed one); the client keeps the session for the next one. */
+static tb_step_result tb_wolf_handshake_over(tb_session *s, int32_t *lib_error) {
+    tb_step_result r = tb_resume_verdict(s->options, s->first_connection, wolfSSL_session_reused(s->ssl) == 1, lib_error);
+    if (r == TB_STEP_DONE && (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT) {
+        wolfSSL_SESSION_free(tb_wolf.resume);
+        tb_wolf.resume = wolfSSL_get1_session(s->ssl);
+    }
+    return r;
+}
+
+/* One call of the peer's turn, traced as HANDSHAKE_TURN_n: connect/accept during the
+ * handshake, then (RESUME, TLS 1.3 client) a peek that processes the NewSessionTicket and
+ * leaves application data for read(). STOP value: 0, or wolfSSL_get_error(). */
+static int tb_wolf_turn(tb_session *s, int *err) {
+    uint16_t label = tb_wolfssl_turn_label(s->turns++);
+    unsigned char byte;
+    tb_begin(label);
+    int ret = s->done ? wolfSSL_peek(s->ssl, &byte, 1) : tb_wolf_handshake_call[s->peer](s->ssl);
+    bool ok = s->done ? ret > 0 : ret == WOLFSSL_SUCCESS;
+    *err = ok ? 0 : wolfSSL_get_error(s->ssl, ret);
+    tb_end(label, (uint64_t)(int64_t)*err);
+    return ok;
+}
+
+/* One turn: connect/accept runs until it needs the peer's bytes, or the handshake is over. */
 static tb_step_result tb_wolf_step(tb_session *s, int32_t *lib_error) {
-    if (s->done)
+    if (s->done && !tb_wolf_awaits_ticket(s))
         return TB_STEP_DONE;
     tb_wolf_check_timer(s);
-    uint16_t label = tb_wolfssl_turn_label(s->turns++);
-    tb_begin(label);
-    int ret = tb_wolf_handshake_call[s->peer](s->ssl);
-    int err = ret == WOLFSSL_SUCCESS ? 0 : wolfSSL_get_error(s->ssl, ret);
-    tb_end(label, (uint64_t)(int64_t)err);
-    s->done = ret == WOLFSSL_SUCCESS;
-    if (s->done)
-        return TB_STEP_DONE;
+    int err = 0;
+    bool ok = tb_wolf_turn(s, &err);
+    if (ok || (s->done && tb_wolf_would_block(err) && !tb_wolf_awaits_ticket(s))) {
+        s->done = true;
+        return tb_wolf_awaits_ticket(s) ? TB_STEP_CONTINUE : tb_wolf_handshake_over(s, lib_error);
+    }
     if (tb_wolf_would_block(err)) {
         tb_wolf_arm_timer(s);
         return TB_STEP_WANT_READ;
@@ -872,7 +1210,10 @@ static int tb_wolf_close_notify(tb_session *s, int32_t *lib_error) {
 
 /* wolfSSL's codes are negative ints; its error-string function takes the magnitude too. */
 static void tb_wolf_error_text(int32_t code, char *buf, size_t len) {
-    wolfSSL_ERR_error_string_n((unsigned long)(long)code, buf, (unsigned long)len);
+    if (tb_common_error_text(code))
+        snprintf(buf, len, "%s", tb_common_error_text(code));
+    else
+        wolfSSL_ERR_error_string_n((unsigned long)(long)code, buf, (unsigned long)len);
 }
 
 /* ---------------------------------------------------------------- test hooks */
@@ -883,16 +1224,24 @@ int tb_wolfssl_session_suite(tb_session *s) { return wolfSSL_get_current_cipher_
 
 static void tb_wolf_linger(tb_session *s) { s->lingering = s->dtls; }
 
+/* The RUN options this build implements: resumption needs session tickets (TLS 1.3), the
+ * TLS 1.3 external PSK needs PSK. */
+#define TB_WOLF_OPTIONS                                                                                      \
+    (TB_OPTION_MUTUAL_AUTH | (TB_WOLF_TICKETS ? TB_OPTION_RESUME | TB_OPTION_RESUME_ID : 0) |                 \
+     (TB_WOLF_PSK ? TB_OPTION_PSK_ONLY : 0))
+
 const tb_backend tb_linked_backend = {
     .name = "wolfssl",
     .library_name = "wolfSSL",
     .version = tb_wolf_version_string,
     .step_granularity = "turn",
+    .options = TB_WOLF_OPTIONS,
     .describe_build = tb_wolf_describe_build,
     .suite_count = tb_wolf_suite_count,
     .suite_at = tb_wolf_suite_at,
     .init = tb_wolf_init,
     .deinit = tb_wolf_deinit,
+    .check = tb_wolf_check,
     .session_new = tb_wolf_session_new,
     .step = tb_wolf_step,
     .write = tb_wolf_write,

@@ -23,6 +23,8 @@ find_package(Threads REQUIRED) # wolfSSL's mutexes and thread-local error queue
 find_library(TB_LIBM m)         # the static library's math (the shared one links it itself)
 
 tb_wrapped_symbols(${TB_WOLFSSL_DIR}/wolfssl_wrap.h TB_WOLFSSL_WRAP)
+tb_wrapped_symbols(${TB_WOLFSSL_DIR}/wolfssl_wrap_5_5.h tb_wolfssl_wrap_version) # Debian 12: 5.5.4
+list(APPEND TB_WOLFSSL_WRAP ${tb_wolfssl_wrap_version})
 
 set(TB_WOLFSSL_LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL_LIB} Threads::Threads)
 if(TB_LIBM)

@@ -9,7 +9,10 @@
  * ProcessPeerCerts (called inside internal.o for TLS 1.2), the SP/FP scalar multiplications
  * (inside ecc.o). ParseCertRelative (asn.o) parses AND verifies one received certificate
  * against the trust store: it is traced as CHAIN_VERIFY, with its signature check
- * (wc_ecc_verify_hash, wc_RsaSSL_VerifyInline... from asn.o) nested as PK_VERIFY. */
+ * (wc_ecc_verify_hash, wc_RsaSSL_VerifyInline... from asn.o) nested as PK_VERIFY.
+ * What changed between versions is in wolfssl_wrap_5_5.h / wolfssl_wrap_5_7.h (the same
+ * format; wolfssl_crypto.c expands the one of the linked version, each agent's .cmake reads
+ * its list). */
 /* no include guard: an X-macro list, expanded once per definition of TB_WRAP */
 TB_WRAP(wc_ecc_make_key_ex, KEY_GENERATE, (WC_RNG *rng, int keysize, ecc_key *key, int curve_id), (rng, keysize, key, curve_id))
 TB_WRAP(wc_ecc_shared_secret, SHARED_SECRET, (ecc_key *private_key, ecc_key *public_key, byte *out, word32 *outlen), (private_key, public_key, out, outlen))
@@ -30,7 +33,4 @@ TB_WRAP(wc_RsaPublicEncrypt, PK_ENCRYPT, (const byte *in, word32 inLen, byte *ou
 TB_WRAP(wc_RsaPrivateDecryptInline, PK_DECRYPT, (byte *in, word32 inLen, byte **out, RsaKey *key), (in, inLen, out, key))
 TB_WRAP(wc_DhGenerateKeyPair, KEY_GENERATE, (DhKey *key, WC_RNG *rng, byte *priv, word32 *privSz, byte *pub, word32 *pubSz), (key, rng, priv, privSz, pub, pubSz))
 TB_WRAP(wc_DhAgree, SHARED_SECRET, (DhKey *key, byte *agree, word32 *agreeSz, const byte *priv, word32 privSz, const byte *otherPub, word32 pubSz), (key, agree, agreeSz, priv, privSz, otherPub, pubSz))
-TB_WRAP(ParseCertRelative, CHAIN_VERIFY, (DecodedCert *cert, int type, int verify, void *cm), (cert, type, verify, cm))
 TB_WRAP(wc_PRF_TLS, KDF, (byte *digest, word32 digLen, const byte *secret, word32 secLen, const byte *label, word32 labLen, const byte *seed, word32 seedLen, int useAtLeastSha256, int hash_type, void *heap, int devId), (digest, digLen, secret, secLen, label, labLen, seed, seedLen, useAtLeastSha256, hash_type, heap, devId))
-TB_WRAP(wc_Tls13_HKDF_Extract, KDF, (byte *prk, const byte *salt, int saltLen, byte *ikm, int ikmLen, int digest), (prk, salt, saltLen, ikm, ikmLen, digest))
-TB_WRAP(wc_Tls13_HKDF_Expand_Label, KDF, (byte *okm, word32 okmLen, const byte *prk, word32 prkLen, const byte *protocol, word32 protocolLen, const byte *label, word32 labelLen, const byte *info, word32 infoLen, int digest), (okm, okmLen, prk, prkLen, protocol, protocolLen, label, labelLen, info, infoLen, digest))

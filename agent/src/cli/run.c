@@ -20,20 +20,24 @@ static const tb_backend *const tb_b = &tb_linked_backend;
 typedef const char *(*tb_name_fn)(unsigned v);
 
 static int tb_lookup(tb_name_fn fn, unsigned max, const char *name, unsigned *out) {
-    for (unsigned v = 0; v <= max; v++)
-        if (fn(v) && strcmp(fn(v), name) == 0) {
+    for (unsigned v = 0; v <= max; v++) {
+        const char *known = fn(v);
+        if (known && strcmp(known, name) == 0) {
             *out = v;
             return 0;
         }
+    }
     return -1;
 }
 
 static void tb_print_names(FILE *out, tb_name_fn fn, unsigned max) {
-    for (unsigned v = 0, first = 1; v <= max; v++)
-        if (fn(v)) {
-            fprintf(out, "%s%s", first ? "" : ", ", fn(v));
+    for (unsigned v = 0, first = 1; v <= max; v++) {
+        const char *name = fn(v); /* once: gcc cannot tell that two calls agree */
+        if (name) {
+            fprintf(out, "%s%s", first ? "" : ", ", name);
             first = 0;
         }
+    }
     fputc('\n', out);
 }
 

@@ -181,7 +181,9 @@ typedef struct tb_prim_run {
     size_t pub_len[2];
     uint8_t secret[2][TB_PRIM_MAX_SECRET];
     size_t secret_len[2];
-    uint8_t flip; /* XORed into peer 1's ECDH secret before the comparison (tests only) */
+    uint8_t *kem_pub, *kem_ct; /* KEM: the encapsulation key and ciphertext (TB_PRIM_MAX_KEM) */
+    size_t kem_pub_len, kem_ct_len;
+    uint8_t flip; /* XORed into peer 1's ECDH (KEM: the decapsulated) secret before the comparison (tests only) */
     tb_prim_aead_msg msg;
 } tb_prim_run;
 
@@ -471,6 +473,65 @@ static int tb_measure_ecdh(tb_prim_run *r) {
     return tb_secrets_agree(r) ? TB_PRIM_OK : TB_PRIM_ERR_KAT;
 }
 
+/* ---------------------------------------------------------------- KEM */
+
+/* The encapsulator's secret goes to secret[0], the decapsulated one to secret[1]. */
+static int tb_kem_keygen(tb_prim_run *r) {
+    r->kem_pub_len = TB_PRIM_MAX_KEM;
+    return tb_prim_library_ops.kem_keygen(r->obj, r->kem_pub, &r->kem_pub_len);
+}
+
+static int tb_kem_encapsulate(tb_prim_run *r) {
+    r->kem_ct_len = TB_PRIM_MAX_KEM;
+    r->secret_len[0] = TB_PRIM_MAX_SECRET;
+    return tb_prim_library_ops.encapsulate(r->obj, r->kem_pub, r->kem_pub_len, r->kem_ct, &r->kem_ct_len,
+                                           r->secret[0], &r->secret_len[0]);
+}
+
+static int tb_kem_decapsulate(tb_prim_run *r) {
+    r->secret_len[1] = TB_PRIM_MAX_SECRET;
+    return tb_prim_library_ops.decapsulate(r->obj, r->kem_ct, r->kem_ct_len, r->secret[1], &r->secret_len[1]);
+}
+
+/* One whole exchange agrees, and a tampered ciphertext decapsulates to another secret
+ * (ML-KEM's implicit rejection), not to the encapsulated one. */
+static int tb_setup_kem(tb_prim_run *r, uint32_t size, char *err, size_t errlen) {
+    (void)size;
+    if (!(r->obj = tb_open(r->id, NULL, 0, err, errlen)))
+        return -1;
+    if (!(r->kem_pub = calloc(1, TB_PRIM_MAX_KEM)) || !(r->kem_ct = calloc(1, TB_PRIM_MAX_KEM)))
+        return tb_fail(err, errlen, "out of memory");
+    if (tb_kem_keygen(r) != 0 || tb_kem_encapsulate(r) != 0 || tb_kem_decapsulate(r) != 0)
+        return tb_fail(err, errlen, "%s: key encapsulation failed in setup", tb_prim_name(r->id));
+    if (!tb_secrets_agree(r))
+        return tb_fail(err, errlen, "%s: the decapsulated secret differs from the encapsulated one", tb_prim_name(r->id));
+    r->kem_ct[0] ^= 1;
+    if (tb_kem_decapsulate(r) != 0 || tb_secrets_agree(r))
+        return tb_fail(err, errlen, "%s: a tampered ciphertext decapsulates to the same secret", tb_prim_name(r->id));
+    return 0;
+}
+
+/* A fresh key pair every repetition, as every TLS 1.3 key share is. */
+static int tb_measure_kem(tb_prim_run *r) {
+    tb_group_begin(0);
+    int rc = tb_kem_keygen(r);
+    tb_group_end(0);
+    if (rc != 0)
+        return TB_PRIM_ERR_CALL;
+    tb_group_begin(1);
+    rc = tb_kem_encapsulate(r);
+    tb_group_end(1);
+    if (rc != 0)
+        return TB_PRIM_ERR_CALL;
+    tb_group_begin(2);
+    rc = tb_kem_decapsulate(r);
+    tb_group_end(2);
+    if (rc != 0)
+        return TB_PRIM_ERR_CALL;
+    r->secret[1][0] ^= r->flip;
+    return tb_secrets_agree(r) ? TB_PRIM_OK : TB_PRIM_ERR_KAT;
+}
+
 /* ---------------------------------------------------------------- kinds */
 
 typedef struct tb_prim_kind_impl {
@@ -487,6 +548,7 @@ static const tb_prim_kind_impl tb_prim_kind_impls[] = {
     [TB_PRIM_KIND_ECDH] = {tb_setup_ecdh, tb_measure_ecdh},
     [TB_PRIM_KIND_SENDER] = {tb_setup_scenario, tb_measure_sender},
     [TB_PRIM_KIND_RECEIVER] = {tb_setup_scenario, tb_measure_receiver},
+    [TB_PRIM_KIND_KEM] = {tb_setup_kem, tb_measure_kem},
 };
 
 static void tb_prim_teardown(void *state) {
@@ -497,6 +559,8 @@ static void tb_prim_teardown(void *state) {
         tb_prim_library_ops.close(r->obj);
     if (r->hash)
         tb_prim_library_ops.close(r->hash);
+    free(r->kem_pub);
+    free(r->kem_ct);
     free(r->in);
     free(r->ref);
     free(r->out);
@@ -534,7 +598,7 @@ void tb_prim_corrupt_expected(void *state) {
     tb_prim_run *r = state;
     if (r->kind == TB_PRIM_KIND_AEAD || r->kind == TB_PRIM_KIND_CBC)
         r->ref[0] ^= 1;
-    else if (r->kind == TB_PRIM_KIND_ECDH)
+    else if (r->kind == TB_PRIM_KIND_ECDH || r->kind == TB_PRIM_KIND_KEM)
         r->flip = 1;
     else
         r->expected[0] ^= 1;

@@ -61,6 +61,18 @@
       "X25519: one peer's key pair generation, and its shared secret from the other's public key")     \
     X(ECDH_P256, "ecdh-p256", ECDH, ("keygen", "shared-secret"), false,                                \
       "ECDH P-256: one peer's key pair generation, and its shared secret from the other's public key") \
+    X(MLDSA44, "mldsa44", SIGN, ("sign", "verify"), false,                                             \
+      "ML-DSA-44 (FIPS 204, pure, hedged) signature over a 32-byte message, and its verification")     \
+    X(MLDSA65, "mldsa65", SIGN, ("sign", "verify"), false,                                             \
+      "ML-DSA-65 (FIPS 204, pure, hedged) signature over a 32-byte message, and its verification")     \
+    X(MLDSA87, "mldsa87", SIGN, ("sign", "verify"), false,                                             \
+      "ML-DSA-87 (FIPS 204, pure, hedged) signature over a 32-byte message, and its verification")     \
+    X(MLKEM512, "mlkem512", KEM, ("keygen", "encapsulate", "decapsulate"), false,                      \
+      "ML-KEM-512 (FIPS 203): a key pair, encapsulation to its public key, decapsulation")             \
+    X(MLKEM768, "mlkem768", KEM, ("keygen", "encapsulate", "decapsulate"), false,                      \
+      "ML-KEM-768 (FIPS 203): a key pair, encapsulation to its public key, decapsulation")             \
+    X(MLKEM1024, "mlkem1024", KEM, ("keygen", "encapsulate", "decapsulate"), false,                    \
+      "ML-KEM-1024 (FIPS 203): a key pair, encapsulation to its public key, decapsulation")            \
     X(SENDER, "sender", SENDER, ("hash", "sign"), false,                                               \
       "Sender: SHA-256 of a 21-byte serialized message, then its ECDSA P-256 signature")               \
     X(RECEIVER, "receiver", RECEIVER, ("hash", "verify"), false,                                       \
@@ -82,6 +94,7 @@ typedef enum tb_prim_kind {
     TB_PRIM_KIND_ECDH,     /* groups keygen, shared-secret (one peer) */
     TB_PRIM_KIND_SENDER,   /* groups hash, sign */
     TB_PRIM_KIND_RECEIVER, /* groups hash, verify */
+    TB_PRIM_KIND_KEM,      /* groups keygen, encapsulate, decapsulate */
 } tb_prim_kind;
 
 /* Every primitive experiment, indexed by tb_prim_id (common.c). */
@@ -139,9 +152,10 @@ size_t tb_prim_digest_len(tb_prim_id id);
 #define TB_PRIM_TAG_LEN 16
 #define TB_PRIM_NONCE_LEN 12
 #define TB_PRIM_AAD_LEN 13
-#define TB_PRIM_MAX_SIG 512 /* RSA-3072: 384 */
-#define TB_PRIM_MAX_PUB 133 /* an uncompressed P-521 point; P-256: 65, X25519: 32 */
+#define TB_PRIM_MAX_SIG 4700 /* ML-DSA-87: 4627; RSA-3072: 384 */
+#define TB_PRIM_MAX_PUB 133  /* an uncompressed P-521 point; P-256: 65, X25519: 32 */
 #define TB_PRIM_MAX_SECRET 66
+#define TB_PRIM_MAX_KEM 1600 /* ML-KEM-1024: 1568-byte encapsulation key and ciphertext */
 
 /* One AEAD message (nonce and tag lengths vary only for published test vectors). */
 typedef struct tb_prim_aead_msg {
@@ -177,7 +191,7 @@ typedef struct tb_prim_ops {
     int (*cbc_decrypt)(void *obj, const uint8_t iv[16], const uint8_t *in, size_t n, uint8_t *out);
 
     /* SIGN: sign a 32-byte SHA-256 digest (RSA: PKCS#1 v1.5 with the SHA-256 DigestInfo;
-     * ECDSA: the digest as e; Ed25519: the 32 bytes as the message). *sig_len: in, the room
+     * ECDSA: the digest as e; Ed25519, ML-DSA: the 32 bytes as the message). *sig_len: in, the room
      * in sig (TB_PRIM_MAX_SIG); out, the signature's length. verify returns 0 only for a
      * valid signature. */
     int (*sign)(void *obj, const uint8_t digest[32], uint8_t *sig, size_t *sig_len);
@@ -190,6 +204,16 @@ typedef struct tb_prim_ops {
     int (*keygen)(void *obj, int peer, uint8_t *pub, size_t *pub_len);
     int (*shared)(void *obj, int peer, const uint8_t *peer_pub, size_t pub_len, uint8_t *secret,
                   size_t *secret_len);
+
+    /* KEM: kem_keygen makes the object's fresh key pair and writes its encapsulation key;
+     * encapsulate writes a ciphertext and the shared secret for an encapsulation key (parsing
+     * it included: what a TLS server does with a key share); decapsulate the shared secret of
+     * a ciphertext with the key pair's decapsulation key. Lengths in/out as for sign
+     * (TB_PRIM_MAX_KEM, TB_PRIM_MAX_SECRET). */
+    int (*kem_keygen)(void *obj, uint8_t *pub, size_t *pub_len);
+    int (*encapsulate)(void *obj, const uint8_t *pub, size_t pub_len, uint8_t *ct, size_t *ct_len, uint8_t *secret,
+                       size_t *secret_len);
+    int (*decapsulate)(void *obj, const uint8_t *ct, size_t ct_len, uint8_t *secret, size_t *secret_len);
 } tb_prim_ops;
 
 /* Defined by src/primitives/<library>.c. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* OpenSSL 3's crypto calls for the primitive experiments (common.h), through EVP as TLS
  * reaches them. Algorithms are fetched and contexts keyed in open(), so the groups time
- * neither the provider lookup nor the key schedule. Every experiment of common.h is here. */
+ * neither the provider lookup nor the key schedule. Every experiment of common.h is here;
+ * ML-KEM and ML-DSA are listed where the library has them (3.5). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,17 @@ TB_REAL(EVP_PKEY_keygen)
 TB_REAL(EVP_PKEY_derive)
 TB_REAL(EVP_DigestSign)
 TB_REAL(EVP_DigestVerify)
+TB_REAL(EVP_PKEY_encapsulate)
+TB_REAL(EVP_PKEY_decapsulate)
+
+/* The experiments only OpenSSL >= 3.5 has (the calls below compile against 3.0 too). */
+#if OPENSSL_VERSION_PREREQ(3, 5)
+#define TB_OSSL_PQ_PRIMITIVES                                                                        \
+    TB_PRIM(MLDSA44), TB_PRIM(MLDSA65), TB_PRIM(MLDSA87), TB_PRIM(MLKEM512), TB_PRIM(MLKEM768), \
+        TB_PRIM(MLKEM1024),
+#else
+#define TB_OSSL_PQ_PRIMITIVES
+#endif
 
 
 /* ---------------------------------------------------------------- per-primitive parameters */
@@ -37,7 +49,7 @@ typedef struct tb_ossl_alg {
     const char *group;      /* ECDSA, ECDH on EC: the curve */
     uint8_t credential;     /* RSA: the embedded key (server key of this credential) */
     bool ccm;               /* CCM wants the message length first and verifies in update */
-    bool prehashed;         /* SIGN: EVP_PKEY_sign on the digest; else EVP_DigestSign (Ed25519) */
+    bool prehashed;         /* SIGN: EVP_PKEY_sign on the digest; else EVP_DigestSign (Ed25519, ML-DSA) */
 } tb_ossl_alg;
 
 static const tb_ossl_alg tb_ossl_algs[TB_PRIM_COUNT] = {
@@ -59,6 +71,12 @@ static const tb_ossl_alg tb_ossl_algs[TB_PRIM_COUNT] = {
     [TB_PRIM_ED25519] = {.name = "ED25519"},
     [TB_PRIM_ECDH_X25519] = {.name = "X25519"},
     [TB_PRIM_ECDH_P256] = {.name = "EC", .group = "P-256"},
+    [TB_PRIM_MLDSA44] = {.name = "ML-DSA-44"},
+    [TB_PRIM_MLDSA65] = {.name = "ML-DSA-65"},
+    [TB_PRIM_MLDSA87] = {.name = "ML-DSA-87"},
+    [TB_PRIM_MLKEM512] = {.name = "ML-KEM-512"},
+    [TB_PRIM_MLKEM768] = {.name = "ML-KEM-768"},
+    [TB_PRIM_MLKEM1024] = {.name = "ML-KEM-1024"},
 };
 
 /* ---------------------------------------------------------------- objects */
@@ -95,7 +113,7 @@ typedef struct tb_ossl_ecdh {
     const tb_ossl_alg *alg;
     EVP_PKEY_CTX *keygen;   /* keygen-initialized, reused for every key pair */
     EVP_PKEY_CTX *fromdata; /* imports a peer's public key */
-    EVP_PKEY *key[2];
+    EVP_PKEY *key[2];       /* KEM: [0] the key pair */
 } tb_ossl_ecdh;
 
 static void tb_ossl_close(void *obj);
@@ -292,8 +310,7 @@ static void *tb_ossl_open_pk(tb_prim_id id, const uint8_t *key, size_t key_len, 
     } else {
         o->dsign = EVP_MD_CTX_new();
         o->dverify = EVP_MD_CTX_new();
-        ok = o->dsign && o->dverify && EVP_DigestSignInit_ex(o->dsign, NULL, NULL, NULL, NULL, o->key, NULL) == 1 &&
-             EVP_DigestVerifyInit_ex(o->dverify, NULL, NULL, NULL, NULL, o->key, NULL) == 1;
+        ok = o->dsign && o->dverify;
     }
     return ok ? o : tb_ossl_fail(o, err, errlen, id, "setting up signing failed");
 }
@@ -307,18 +324,26 @@ static void tb_ossl_close_pk(void *obj) {
     EVP_PKEY_free(o->key);
 }
 
+/* Ed25519, ML-DSA: one-shot EVP_DigestSign/Verify, initialized for every message as TLS
+ * does (OpenSSL >= 3.2 finalizes a one-shot context: it cannot sign twice). */
 static int tb_ossl_sign(void *obj, const uint8_t digest[32], uint8_t *sig, size_t *sig_len) {
     tb_ossl_pk *o = obj;
     if (o->sign)
         return EVP_PKEY_sign(o->sign, sig, sig_len, digest, 32) == 1 ? 0 : -1;
-    return TB_UNTRACED(EVP_DigestSign)(o->dsign, sig, sig_len, digest, 32) == 1 ? 0 : -1;
+    return EVP_DigestSignInit_ex(o->dsign, NULL, NULL, NULL, NULL, o->key, NULL) == 1 &&
+                   TB_UNTRACED(EVP_DigestSign)(o->dsign, sig, sig_len, digest, 32) == 1
+               ? 0
+               : -1;
 }
 
 static int tb_ossl_verify(void *obj, const uint8_t digest[32], const uint8_t *sig, size_t sig_len) {
     tb_ossl_pk *o = obj;
     if (o->verify)
         return EVP_PKEY_verify(o->verify, sig, sig_len, digest, 32) == 1 ? 0 : -1;
-    return TB_UNTRACED(EVP_DigestVerify)(o->dverify, sig, sig_len, digest, 32) == 1 ? 0 : -1;
+    return EVP_DigestVerifyInit_ex(o->dverify, NULL, NULL, NULL, NULL, o->key, NULL) == 1 &&
+                   TB_UNTRACED(EVP_DigestVerify)(o->dverify, sig, sig_len, digest, 32) == 1
+               ? 0
+               : -1;
 }
 
 /* ---------------------------------------------------------------- ECDH */
@@ -377,6 +402,36 @@ static int tb_ossl_shared(void *obj, int peer, const uint8_t *peer_pub, size_t p
     return ok ? 0 : -1;
 }
 
+/* ---------------------------------------------------------------- KEM */
+
+/* The ECDH object serves: its keygen context makes the key pair (key[0]), its fromdata
+ * context imports the encapsulation key each time (a TLS server does so from the key share). */
+static int tb_ossl_kem_keygen(void *obj, uint8_t *pub, size_t *pub_len) { return tb_ossl_keygen(obj, 0, pub, pub_len); }
+
+static int tb_ossl_encapsulate(void *obj, const uint8_t *pub, size_t pub_len, uint8_t *ct, size_t *ct_len,
+                               uint8_t *secret, size_t *secret_len) {
+    tb_ossl_ecdh *o = obj;
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)pub, pub_len),
+                           OSSL_PARAM_construct_end()};
+    EVP_PKEY *peer = NULL;
+    EVP_PKEY_CTX *c = NULL;
+    bool ok = EVP_PKEY_fromdata(o->fromdata, &peer, EVP_PKEY_PUBLIC_KEY, params) == 1 &&
+              (c = EVP_PKEY_CTX_new_from_pkey(NULL, peer, NULL)) != NULL && EVP_PKEY_encapsulate_init(c, NULL) == 1 &&
+              TB_UNTRACED(EVP_PKEY_encapsulate)(c, ct, ct_len, secret, secret_len) == 1;
+    EVP_PKEY_CTX_free(c);
+    EVP_PKEY_free(peer);
+    return ok ? 0 : -1;
+}
+
+static int tb_ossl_decapsulate(void *obj, const uint8_t *ct, size_t ct_len, uint8_t *secret, size_t *secret_len) {
+    tb_ossl_ecdh *o = obj;
+    EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(NULL, o->key[0], NULL);
+    bool ok = c && EVP_PKEY_decapsulate_init(c, NULL) == 1 &&
+              TB_UNTRACED(EVP_PKEY_decapsulate)(c, secret, secret_len, ct, ct_len) == 1;
+    EVP_PKEY_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
 /* ---------------------------------------------------------------- kinds */
 
 typedef struct tb_ossl_kind {
@@ -391,6 +446,7 @@ static const tb_ossl_kind tb_ossl_kinds[] = {
     [TB_PRIM_KIND_CBC] = {tb_ossl_open_cipher, tb_ossl_close_cipher},
     [TB_PRIM_KIND_SIGN] = {tb_ossl_open_pk, tb_ossl_close_pk},
     [TB_PRIM_KIND_ECDH] = {tb_ossl_open_ecdh, tb_ossl_close_ecdh},
+    [TB_PRIM_KIND_KEM] = {tb_ossl_open_ecdh, tb_ossl_close_ecdh},
 };
 
 static void *tb_ossl_open(tb_prim_id id, const uint8_t *key, size_t key_len, char *err, size_t errlen) {
@@ -421,6 +477,9 @@ const tb_prim_ops tb_prim_library_ops = {
     .verify = tb_ossl_verify,
     .keygen = tb_ossl_keygen,
     .shared = tb_ossl_shared,
+    .kem_keygen = tb_ossl_kem_keygen,
+    .encapsulate = tb_ossl_encapsulate,
+    .decapsulate = tb_ossl_decapsulate,
 };
 
 const tb_experiment *const tb_library_primitives[] = {
@@ -429,5 +488,6 @@ const tb_experiment *const tb_library_primitives[] = {
     TB_PRIM(AES128_CBC),       TB_PRIM(AES256_CBC), TB_PRIM(CHACHA20_POLY1305),
     TB_PRIM(RSA2048),          TB_PRIM(RSA3072),    TB_PRIM(ECDSA_P256), TB_PRIM(ECDSA_SECP256K1),
     TB_PRIM(ED25519),          TB_PRIM(ECDH_X25519), TB_PRIM(ECDH_P256),
+    TB_OSSL_PQ_PRIMITIVES
     TB_PRIM(SENDER),           TB_PRIM(RECEIVER),   NULL,
 };

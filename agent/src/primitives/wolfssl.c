@@ -28,6 +28,11 @@
 #include <wolfssl/wolfcrypt/random.h>
 #include <wolfssl/wolfcrypt/rsa.h>
 #include <wolfssl/wolfcrypt/wc_port.h>
+#include <wolfssl/version.h>
+#if defined(WOLFSSL_HAVE_KYBER)
+#include <wolfssl/wolfcrypt/kyber.h>
+#include <wolfssl/wolfcrypt/wc_kyber.h>
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +86,12 @@
 #if defined(HAVE_ECC) && defined(HAVE_ECC_DHE) && defined(HAVE_ECC_KEY_IMPORT) && defined(USE_ECC_B_PARAM)
 #define TB_WOLF_ECDH_P256 1
 #endif
+/* ML-KEM: wolfSSL 5.7's Kyber code built with its ml-kem option encapsulates and decapsulates
+ * as FIPS 203 (the same shared secret as OpenSSL 3.5 for one public key and message); without
+ * that option it is Kyber round 3, which these experiments do not name. */
+#if defined(WOLFSSL_HAVE_KYBER) && defined(WOLFSSL_WC_KYBER) && defined(WOLFSSL_ML_KEM)
+#define TB_WOLF_ML_KEM 1
+#endif
 
 /* ---------------------------------------------------------------- calls past the wrappers */
 
@@ -89,6 +100,9 @@
  * the plain call is already untraced. Only symbols of the wrapped list can be named here. */
 #define TB_WRAP(sym, label, params, args) extern int __real_##sym params __attribute__((weak));
 #include "../backends/wolfssl_wrap.h"
+#if LIBWOLFSSL_VERSION_HEX >= 0x05007000
+#include "../backends/wolfssl_wrap_5_7.h"
+#endif
 #undef TB_WRAP
 #define TB_UNTRACED(sym) (__real_##sym ? __real_##sym : sym)
 
@@ -141,6 +155,12 @@ typedef struct tb_wolf_obj {
             curve25519_key own[2], other;
         } x25519;
 #endif
+#if defined(TB_WOLF_ML_KEM)
+        struct {
+            KyberKey pair, other; /* the key pair; `other` parses the received encapsulation key */
+            int type;
+        } kem;
+#endif
     } u;
 } tb_wolf_obj;
 
@@ -158,6 +178,10 @@ struct tb_wolf_kind {
     int (*keygen)(tb_wolf_obj *o, int peer, uint8_t *pub, size_t *pub_len);
     int (*shared)(tb_wolf_obj *o, int peer, const uint8_t *peer_pub, size_t pub_len, uint8_t *secret,
                   size_t *secret_len);
+    int (*kem_keygen)(tb_wolf_obj *o, uint8_t *pub, size_t *pub_len);
+    int (*encapsulate)(tb_wolf_obj *o, const uint8_t *pub, size_t pub_len, uint8_t *ct, size_t *ct_len,
+                       uint8_t *secret, size_t *secret_len);
+    int (*decapsulate)(tb_wolf_obj *o, const uint8_t *ct, size_t ct_len, uint8_t *secret, size_t *secret_len);
 };
 
 
@@ -486,6 +510,62 @@ static const tb_wolf_kind tb_wolf_ecdh = {.open = tb_wolf_ecdh_open, .close = tb
                                           .keygen = tb_wolf_ecdh_keygen, .shared = tb_wolf_ecdh_shared};
 #endif
 
+/* ---------------------------------------------------------------- KEM */
+
+#if defined(TB_WOLF_ML_KEM)
+static int tb_wolf_kem_open(tb_wolf_obj *o, const tb_wolf_alg *alg, const uint8_t *key, size_t key_len) {
+    (void)key, (void)key_len;
+    o->u.kem.type = alg->type;
+    int rc = wc_KyberKey_Init(alg->type, &o->u.kem.pair, NULL, INVALID_DEVID);
+    return rc ? rc : wc_KyberKey_Init(alg->type, &o->u.kem.other, NULL, INVALID_DEVID);
+}
+static void tb_wolf_kem_close(tb_wolf_obj *o) {
+    wc_KyberKey_Free(&o->u.kem.pair);
+    wc_KyberKey_Free(&o->u.kem.other);
+}
+/* A key object made again each time (wolfCrypt's key holds state from its last use), as
+ * TLS does (tls.o) for every key share and every received one. */
+static int tb_wolf_kem_fresh(tb_wolf_obj *o, KyberKey *k) {
+    wc_KyberKey_Free(k);
+    return wc_KyberKey_Init(o->u.kem.type, k, NULL, INVALID_DEVID);
+}
+/* A fresh key pair, its encoded encapsulation key. */
+static int tb_wolf_kem_keygen(tb_wolf_obj *o, uint8_t *pub, size_t *pub_len) {
+    word32 len = 0;
+    int rc = tb_wolf_kem_fresh(o, &o->u.kem.pair);
+    rc = rc ? rc : TB_UNTRACED(wc_KyberKey_MakeKey)(&o->u.kem.pair, &o->rng);
+    rc = rc ? rc : wc_KyberKey_PublicKeySize(&o->u.kem.pair, &len);
+    rc = rc ? rc : len > *pub_len ? BUFFER_E : wc_KyberKey_EncodePublicKey(&o->u.kem.pair, pub, len);
+    *pub_len = len;
+    return rc;
+}
+/* As a TLS server does with the key share: decode it, encapsulate to it. */
+static int tb_wolf_kem_encapsulate(tb_wolf_obj *o, const uint8_t *pub, size_t pub_len, uint8_t *ct, size_t *ct_len,
+                                   uint8_t *secret, size_t *secret_len) {
+    word32 clen = 0, slen = 0;
+    KyberKey *k = &o->u.kem.other;
+    int rc = tb_wolf_kem_fresh(o, k);
+    rc = rc ? rc : wc_KyberKey_DecodePublicKey(k, pub, (word32)pub_len);
+    rc = rc ? rc : wc_KyberKey_CipherTextSize(k, &clen);
+    rc = rc ? rc : wc_KyberKey_SharedSecretSize(k, &slen);
+    rc = rc ? rc : clen > *ct_len || slen > *secret_len ? BUFFER_E : TB_UNTRACED(wc_KyberKey_Encapsulate)(k, ct, secret, &o->rng);
+    *ct_len = clen;
+    *secret_len = slen;
+    return rc;
+}
+static int tb_wolf_kem_decapsulate(tb_wolf_obj *o, const uint8_t *ct, size_t ct_len, uint8_t *secret,
+                                   size_t *secret_len) {
+    word32 slen = 0;
+    int rc = wc_KyberKey_SharedSecretSize(&o->u.kem.pair, &slen);
+    rc = rc ? rc : slen > *secret_len ? BUFFER_E : TB_UNTRACED(wc_KyberKey_Decapsulate)(&o->u.kem.pair, secret, ct, (word32)ct_len);
+    *secret_len = slen;
+    return rc;
+}
+static const tb_wolf_kind tb_wolf_kem = {.open = tb_wolf_kem_open, .close = tb_wolf_kem_close,
+                                         .kem_keygen = tb_wolf_kem_keygen, .encapsulate = tb_wolf_kem_encapsulate,
+                                         .decapsulate = tb_wolf_kem_decapsulate};
+#endif
+
 /* ---------------------------------------------------------------- per-primitive parameters */
 
 static const tb_wolf_alg tb_wolf_algs[TB_PRIM_COUNT] = {
@@ -534,6 +614,11 @@ static const tb_wolf_alg tb_wolf_algs[TB_PRIM_COUNT] = {
 #endif
 #if defined(TB_WOLF_ECDH_P256)
     [TB_PRIM_ECDH_P256] = {&tb_wolf_ecdh, 0, 0},
+#endif
+#if defined(TB_WOLF_ML_KEM)
+    [TB_PRIM_MLKEM512] = {&tb_wolf_kem, KYBER512, 0},
+    [TB_PRIM_MLKEM768] = {&tb_wolf_kem, KYBER768, 0},
+    [TB_PRIM_MLKEM1024] = {&tb_wolf_kem, KYBER1024, 0},
 #endif
 };
 
@@ -619,6 +704,20 @@ static int tb_wolf_shared(void *obj, int peer, const uint8_t *peer_pub, size_t p
     return o->kind->shared(o, peer, peer_pub, pub_len, secret, secret_len);
 }
 
+static int tb_wolf_kem_keygen_op(void *obj, uint8_t *pub, size_t *pub_len) {
+    tb_wolf_obj *o = obj;
+    return o->kind->kem_keygen(o, pub, pub_len);
+}
+static int tb_wolf_encapsulate(void *obj, const uint8_t *pub, size_t pub_len, uint8_t *ct, size_t *ct_len,
+                               uint8_t *secret, size_t *secret_len) {
+    tb_wolf_obj *o = obj;
+    return o->kind->encapsulate(o, pub, pub_len, ct, ct_len, secret, secret_len);
+}
+static int tb_wolf_decapsulate(void *obj, const uint8_t *ct, size_t ct_len, uint8_t *secret, size_t *secret_len) {
+    tb_wolf_obj *o = obj;
+    return o->kind->decapsulate(o, ct, ct_len, secret, secret_len);
+}
+
 const tb_prim_ops tb_prim_library_ops = {
     .open = tb_wolf_open,
     .close = tb_wolf_close,
@@ -631,6 +730,9 @@ const tb_prim_ops tb_prim_library_ops = {
     .verify = tb_wolf_verify,
     .keygen = tb_wolf_keygen,
     .shared = tb_wolf_shared,
+    .kem_keygen = tb_wolf_kem_keygen_op,
+    .encapsulate = tb_wolf_encapsulate,
+    .decapsulate = tb_wolf_decapsulate,
 };
 
 /* What this build has (docs/primitives.md, wolfSSL section). */
@@ -680,6 +782,11 @@ const tb_experiment *const tb_library_primitives[] = {
 #endif
 #if defined(TB_WOLF_ECDH_P256)
     TB_PRIM(ECDH_P256),
+#endif
+#if defined(TB_WOLF_ML_KEM)
+    TB_PRIM(MLKEM512),
+    TB_PRIM(MLKEM768),
+    TB_PRIM(MLKEM1024),
 #endif
 #if defined(TB_WOLF_ECDSA)
     TB_PRIM(SENDER),

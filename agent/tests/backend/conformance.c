@@ -89,15 +89,15 @@ int tb_conformance_run(const tb_conn_config *cfg, tb_pair_hook hook, tb_outcome 
 
 int tb_nested(uint16_t outer, uint16_t inner, uint8_t peer) {
     const tb_trace *t = &tb_trace_buffer;
-    int open = 0, n = 0;
+    int open = 0, n = 0; /* open: how many outer spans are open (a span may nest in its own label) */
     for (uint32_t i = 0; i < t->count; i++) {
         const tb_record *r = &t->records[i];
-        if (r->peer != peer)
+        if (r->peer != peer || r->kind == TB_KIND_INSTANT)
             continue;
+        bool start = r->kind == TB_KIND_START;
+        n += start && open > 0 && r->label == inner;
         if (r->label == outer)
-            open = r->kind == TB_KIND_START;
-        else if (open && r->label == inner && r->kind == TB_KIND_START)
-            n++;
+            open += start ? 1 : open > 0 ? -1 : 0;
     }
     return n;
 }
@@ -155,10 +155,11 @@ static void tb_check_metadata(const tb_suite_info *s) {
     CHECK(!X->macs || tb_in(s->mac, X->macs));
     for (size_t c = 0; c < s->n_credentials; c++)
         CHECK(s->credentials[c] != TB_CREDENTIAL_AUTO && tb_credential_name(s->credentials[c]) != NULL);
-    /* A TLS 1.3 suite fixes neither the key exchange nor the authentication, nor runs over DTLS. */
+    /* A TLS 1.3 suite fixes neither the key exchange nor the authentication, nor runs over DTLS
+     * (but DTLS 1.3, where the library has it). */
     CHECK(tb_is_tls13(s) == (strcmp(s->key_exchange, "any") == 0));
     CHECK(tb_is_tls13(s) == (strcmp(s->authentication, "any") == 0));
-    CHECK(!tb_is_tls13(s) || (strcmp(s->min_version, "TLS1.3") == 0 && !s->dtls));
+    CHECK(!tb_is_tls13(s) || (strcmp(s->min_version, "TLS1.3") == 0 && (!s->dtls || X->tls13_over_dtls)));
 }
 
 static void test_every_suite_is_complete(void) {
@@ -252,14 +253,17 @@ static const tb_refusal tb_common_refusals[] = {
     {{.suite_id = 0x009E, .group = TB_GROUP_SECP256R1, .credential = TB_CREDENTIAL_RSA2048}, "does not fit"},
 };
 
+/* Refused by session_new, and by check (the runner's once-per-RUN question) in the same words. */
 static void tb_check_refused(const tb_conn_config *cfg, const char *message_part) {
     tb_pair p;
+    char err[256] = "";
     CHECK(tb_pair_open_traced(&p, cfg) != 0);
     CHECK(strstr(p.err, message_part) != NULL);
     if (!strstr(p.err, message_part))
         fprintf(stderr, "  suite 0x%04X group %u: \"%s\" lacks \"%s\"\n", cfg->suite_id, cfg->group, p.err,
                 message_part);
     tb_pair_close(&p);
+    CHECK(!b->check || (b->check(cfg, err, sizeof err) != 0 && strstr(err, message_part) != NULL));
 }
 
 static void test_configuration_errors(void) {
@@ -281,6 +285,7 @@ static void test_every_suite_handshakes(void) {
         for (size_t c = 0; c < s->n_credentials; c++) {
             tb_conn_config cfg = {.suite_id = s->id, .credential = s->credentials[c]};
             char why[256] = "";
+            CHECK(!b->check || b->check(&cfg, why, sizeof why) == 0);
             tb_outcome o = {0};
             int rc = tb_conformance_run(&cfg, NULL, &o, why, sizeof why);
             CHECK(rc == 0);
@@ -313,6 +318,120 @@ static void test_forced_groups(void) {
     }
 }
 
+/* ---------------------------------------------------------------- RUN options (spec [options])
+ * Each option a backend implements (b->options), checked by what it must change in the
+ * trace: crypto spans for every backend, message steps where steps are states. */
+
+static const uint8_t C = TB_PEER_CLIENT, S = TB_PEER_SERVER;
+
+static bool tb_suite_takes(uint16_t id, uint8_t credential) {
+    const tb_suite_info *s = tb_suite_by_id(b, id);
+    for (size_t i = 0; s && i < s->n_credentials; i++)
+        if (s->credentials[i] == credential)
+            return true;
+    return false;
+}
+
+static bool tb_steps_are_states(void) { return strcmp(b->step_granularity, "state") == 0; }
+
+static int tb_run_traced(const tb_conn_config *cfg, const char *what) {
+    char why[256] = "";
+    int rc = tb_conformance_run(cfg, NULL, NULL, why, sizeof why);
+    if (rc != 0)
+        fprintf(stderr, "  %s (suite 0x%04X, options 0x%02X): %s\n", what, cfg->suite_id, cfg->options, why);
+    return rc;
+}
+
+/* The TLS 1.3 and TLS 1.2 ECDSA suites every library has (where it has TLS 1.3). */
+static const uint16_t tb_option_suites[] = {0x1301, 0xC02B};
+
+/* MUTUAL_AUTH: the client signs its CertificateVerify and the server verifies the client's
+ * chain and signature; without it, the client signs nothing and the server verifies nothing. */
+static void test_option_mutual_auth(void) {
+    if (!(b->options & TB_OPTION_MUTUAL_AUTH))
+        return;
+    for (size_t i = 0; i < TB_COUNT(tb_option_suites); i++) {
+        if (!tb_suite_takes(tb_option_suites[i], TB_CREDENTIAL_ECDSA_P256))
+            continue;
+        tb_conn_config cfg = {.suite_id = tb_option_suites[i], .credential = TB_CREDENTIAL_ECDSA_P256};
+        CHECK(tb_run_traced(&cfg, "server authentication") == 0);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C), 0);
+        CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, S), 0);
+        cfg.options = TB_OPTION_MUTUAL_AUTH;
+        CHECK(tb_run_traced(&cfg, "mutual authentication") == 0);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C), 1);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, S), 1);
+        CHECK(tb_count(TB_L_CHAIN_VERIFY, S) >= 1);
+        CHECK(tb_count(TB_L_PK_VERIFY, S) >= 2); /* the client's chain, its CertificateVerify */
+        if (!tb_steps_are_states())
+            continue;
+        CHECK_EQ_U(tb_count(TB_L_CERTIFICATE_REQUEST, S), 1);
+        CHECK(tb_count(TB_L_CERTIFICATE_REQUEST, C) >= 1);
+        CHECK(tb_count(TB_L_CLIENT_CERTIFICATE, C) >= 1);
+        CHECK(tb_count(TB_L_CLIENT_CERTIFICATE, S) >= 1);
+        CHECK_EQ_U(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_SIGN, C), 1);
+        CHECK(tb_nested(TB_L_CLIENT_CERTIFICATE, TB_L_CHAIN_VERIFY, S) >= 1);
+        CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_VERIFY, S) >= 1);
+    }
+}
+
+/* RESUME: after the RUN's first connection (a full handshake), each connection resumes the
+ * session the previous one left: no certificate, no signature, no chain verification. A
+ * connection the server cannot resume fails instead of measuring a full handshake. */
+static void tb_check_resumed(uint16_t suite, uint8_t options) {
+    tb_conn_config cfg = {.suite_id = suite, .credential = TB_CREDENTIAL_ECDSA_P256, .options = options,
+                          .first_connection = true};
+    CHECK(tb_run_traced(&cfg, "the RUN's first connection") == 0);
+    CHECK_EQ_U(tb_count(TB_L_PK_SIGN, S), 1); /* a full handshake */
+    cfg.first_connection = false;
+    for (int i = 0; i < 2; i++) { /* the second resumes the session the first resumption left */
+        CHECK(tb_run_traced(&cfg, "a resumption") == 0);
+        CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C) + tb_count(TB_L_PK_SIGN, S), 0);
+        CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, C) + tb_count(TB_L_PK_VERIFY, C), 0);
+        if (tb_steps_are_states())
+            CHECK_EQ_U(tb_count(TB_L_SERVER_CERTIFICATE, C) + tb_count(TB_L_SERVER_CERTIFICATE, S), 0);
+    }
+}
+
+static void test_option_resume(void) {
+    if (!(b->options & TB_OPTION_RESUME))
+        return;
+    for (size_t i = 0; i < TB_COUNT(tb_option_suites); i++)
+        if (tb_suite_takes(tb_option_suites[i], TB_CREDENTIAL_ECDSA_P256))
+            tb_check_resumed(tb_option_suites[i], TB_OPTION_RESUME);
+    if (!(b->options & TB_OPTION_RESUME_ID))
+        return;
+    tb_check_resumed(0xC02B, TB_OPTION_RESUME | TB_OPTION_RESUME_ID);
+    /* A ticket's session offered to a server that resumes by session ID only: not resumed. */
+    tb_conn_config cfg = {.suite_id = 0xC02B, .credential = TB_CREDENTIAL_ECDSA_P256, .options = TB_OPTION_RESUME,
+                          .first_connection = true};
+    CHECK(tb_run_traced(&cfg, "the RUN's first connection") == 0);
+    cfg.first_connection = false;
+    cfg.options |= TB_OPTION_RESUME_ID;
+    char why[256] = "";
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) != 0);
+}
+
+/* The TLS 1.3 external PSK: no certificate work; psk_dhe_ke still exchanges key shares
+ * (one shared secret per peer), psk_ke (PSK_ONLY) computes none and the server makes no key. */
+static void test_option_psk_tls13(void) {
+    if (!tb_suite_takes(0x1301, TB_CREDENTIAL_PSK))
+        return;
+    tb_conn_config cfg = {.suite_id = 0x1301, .credential = TB_CREDENTIAL_PSK};
+    CHECK(tb_run_traced(&cfg, "psk_dhe_ke") == 0);
+    CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C) + tb_count(TB_L_PK_SIGN, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, C) + tb_count(TB_L_PK_VERIFY, C), 0);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, C), 1);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, S), 1);
+    if (!(b->options & TB_OPTION_PSK_ONLY))
+        return;
+    cfg.options = TB_OPTION_PSK_ONLY;
+    CHECK(tb_run_traced(&cfg, "psk_ke") == 0);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, C) + tb_count(TB_L_SHARED_SECRET, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_KEY_GENERATE, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_PK_SIGN, C) + tb_count(TB_L_PK_SIGN, S), 0);
+}
+
 /* ---------------------------------------------------------------- state -> step label */
 
 static void test_every_state_has_a_step_label(void) {
@@ -340,137 +459,6 @@ static void test_known_states(void) {
     }
 }
 
-/* ---------------------------------------------------------------- RUN options */
-
-static bool tb_states_traced(void) { return strcmp(b->step_granularity, "state") == 0; }
-
-/* The build's first TLS 1.3 suite that runs with credential, 0 when none. */
-static uint16_t tb_tls13_suite_with(uint8_t credential) {
-    for (size_t i = 0; i < b->suite_count(); i++) {
-        const tb_suite_info *s = b->suite_at(i);
-        for (size_t c = 0; tb_is_tls13(s) && c < s->n_credentials; c++)
-            if (s->credentials[c] == credential)
-                return s->id;
-    }
-    return 0;
-}
-
-static int tb_run_ok(const tb_conn_config *cfg, const char *what) {
-    char why[256] = "";
-    int rc = tb_conformance_run(cfg, NULL, NULL, why, sizeof why);
-    CHECK(rc == 0);
-    if (rc != 0)
-        fprintf(stderr, "  %s, suite 0x%04X: %s\n", what, cfg->suite_id, why);
-    return rc;
-}
-
-/* MUTUAL_AUTH: the server verifies the client's chain and the client signs its
- * CertificateVerify (in the steps of those messages where steps are states); without it
- * neither happens. */
-static void tb_check_mutual(uint16_t suite, uint8_t credential) {
-    tb_conn_config cfg = {.suite_id = suite, .credential = credential};
-    if (tb_run_ok(&cfg, "server authentication") == 0)
-        CHECK_EQ_U(tb_count(TB_L_CHAIN_VERIFY, TB_PEER_SERVER) + tb_count(TB_L_PK_SIGN, TB_PEER_CLIENT), 0);
-    cfg.options = TB_OPTION_MUTUAL_AUTH;
-    if (tb_run_ok(&cfg, "mutual authentication") != 0)
-        return;
-    CHECK(tb_count(TB_L_CHAIN_VERIFY, TB_PEER_SERVER) > 0);
-    CHECK(tb_count(TB_L_PK_SIGN, TB_PEER_CLIENT) > 0);
-    if (!tb_states_traced())
-        return;
-    CHECK(tb_count(TB_L_CLIENT_CERTIFICATE, TB_PEER_CLIENT) > 0);
-    CHECK(tb_nested(TB_L_CLIENT_CERTIFICATE, TB_L_CHAIN_VERIFY, TB_PEER_SERVER));
-    CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_SIGN, TB_PEER_CLIENT));
-    CHECK(tb_nested(TB_L_CERTIFICATE_VERIFY, TB_L_PK_VERIFY, TB_PEER_SERVER));
-}
-
-static void test_option_mutual_auth(void) {
-    if (!(b->options & TB_OPTION_MUTUAL_AUTH))
-        return;
-    tb_check_mutual(0xC02B, TB_CREDENTIAL_ECDSA_P256);
-    uint16_t tls13 = tb_tls13_suite_with(TB_CREDENTIAL_ECDSA_P256);
-    if (tls13)
-        tb_check_mutual(tls13, TB_CREDENTIAL_ECDSA_P256);
-    tls13 = tb_tls13_suite_with(TB_CREDENTIAL_RSA2048);
-    if (tls13)
-        tb_check_mutual(tls13, TB_CREDENTIAL_RSA2048);
-}
-
-/* No certificate work: no chain verified, nothing signed or verified, and where steps are
- * states no Certificate or CertificateVerify step (a client may still pass its own
- * Certificate state, where it finds no request and sends nothing). */
-static void tb_check_no_certificates(const char *what, uint16_t suite) {
-    int certs = 0, crypto = 0;
-    for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++) {
-        crypto += tb_count(TB_L_CHAIN_VERIFY, p) + tb_count(TB_L_PK_SIGN, p) + tb_count(TB_L_PK_VERIFY, p);
-        certs += tb_count(TB_L_SERVER_CERTIFICATE, p) + tb_count(TB_L_SERVER_CERTIFICATE_VERIFY, p) +
-                 tb_count(TB_L_CERTIFICATE_VERIFY, p);
-    }
-    certs += tb_count(TB_L_CLIENT_CERTIFICATE, TB_PEER_SERVER);
-    CHECK_EQ_U(crypto, 0);
-    if (tb_states_traced())
-        CHECK_EQ_U(certs, 0);
-    if (crypto || (tb_states_traced() && certs))
-        fprintf(stderr, "  %s, suite 0x%04X: %d certificate crypto spans, %d certificate steps\n", what, suite, crypto,
-                certs);
-}
-
-/* RESUME: the RUN's first connection is a full handshake; each later one resumes the session
- * the previous one left, without the certificates. */
-static void tb_check_resume(uint16_t suite, uint8_t options) {
-    tb_conn_config cfg = {.suite_id = suite, .credential = TB_CREDENTIAL_ECDSA_P256, .options = options,
-                          .first_connection = true};
-    if (tb_run_ok(&cfg, "the first, full handshake") != 0)
-        return;
-    CHECK(tb_count(TB_L_CHAIN_VERIFY, TB_PEER_CLIENT) > 0);
-    cfg.first_connection = false;
-    for (int i = 0; i < 2; i++)
-        if (tb_run_ok(&cfg, "a resumed handshake") == 0)
-            tb_check_no_certificates("a resumed handshake", suite);
-}
-
-static void test_option_resume(void) {
-    if (!(b->options & TB_OPTION_RESUME))
-        return;
-    tb_check_resume(0xC02B, TB_OPTION_RESUME);
-    uint16_t tls13 = tb_tls13_suite_with(TB_CREDENTIAL_ECDSA_P256);
-    if (tls13)
-        tb_check_resume(tls13, TB_OPTION_RESUME);
-    if (b->options & TB_OPTION_RESUME_ID)
-        tb_check_resume(0xC02B, TB_OPTION_RESUME | TB_OPTION_RESUME_ID);
-}
-
-/* Spans of the (EC)DHE or KEM exchange: key pairs, shared secrets, public values. */
-static int tb_key_exchange_spans(uint8_t peer) {
-    static const uint16_t labels[] = {
-        TB_L_KEY_GENERATE,   TB_L_SHARED_SECRET,   TB_L_ECDH_MAKE_PARAMS, TB_L_ECDH_READ_PARAMS, TB_L_ECDH_MAKE_PUBLIC,
-        TB_L_ECDH_READ_PUBLIC, TB_L_ECDH_CALC_SECRET, TB_L_DHM_MAKE_PARAMS, TB_L_DHM_READ_PARAMS, TB_L_DHM_MAKE_PUBLIC,
-        TB_L_DHM_READ_PUBLIC, TB_L_DHM_CALC_SECRET, TB_L_KEM_ENCAPSULATE, TB_L_KEM_DECAPSULATE,
-    };
-    int n = 0;
-    for (size_t i = 0; i < TB_COUNT(labels); i++)
-        n += tb_count(labels[i], peer);
-    return n;
-}
-
-/* TLS 1.3 external PSK: psk_dhe_ke still exchanges key shares, psk_ke (PSK_ONLY) none;
- * neither touches a certificate. */
-static void test_option_psk_only(void) {
-    uint16_t suite = tb_tls13_suite_with(TB_CREDENTIAL_PSK);
-    if (!(b->options & TB_OPTION_PSK_ONLY) || !suite)
-        return;
-    tb_conn_config cfg = {.suite_id = suite, .credential = TB_CREDENTIAL_PSK};
-    if (tb_run_ok(&cfg, "psk_dhe_ke") == 0) {
-        CHECK(tb_key_exchange_spans(TB_PEER_CLIENT) > 0 && tb_key_exchange_spans(TB_PEER_SERVER) > 0);
-        tb_check_no_certificates("psk_dhe_ke", suite);
-    }
-    cfg.options = TB_OPTION_PSK_ONLY;
-    if (tb_run_ok(&cfg, "psk_ke") == 0) {
-        CHECK_EQ_U(tb_key_exchange_spans(TB_PEER_CLIENT) + tb_key_exchange_spans(TB_PEER_SERVER), 0);
-        tb_check_no_certificates("psk_ke", suite);
-    }
-}
-
 int main(void) {
     RUN_TEST(test_init);
     RUN_TEST(test_count_matches_the_library);
@@ -481,11 +469,11 @@ int main(void) {
     RUN_TEST(test_configuration_errors);
     RUN_TEST(test_every_suite_handshakes);
     RUN_TEST(test_forced_groups);
-    RUN_TEST(test_every_state_has_a_step_label);
-    RUN_TEST(test_known_states);
     RUN_TEST(test_option_mutual_auth);
     RUN_TEST(test_option_resume);
-    RUN_TEST(test_option_psk_only);
+    RUN_TEST(test_option_psk_tls13);
+    RUN_TEST(test_every_state_has_a_step_label);
+    RUN_TEST(test_known_states);
     for (size_t i = 0; i < X->n_extra; i++) {
         int before = tb_test_failures;
         X->extra[i].run();

@@ -76,6 +76,7 @@ typedef struct tb_expected {
     const char *suite_prefix;
     const char *const *versions, *const *key_exchanges, *const *authentications, *const *macs;
     bool unsupported_have_metadata; /* false: a suite nothing can run may name unknown parts */
+    bool tls13_over_dtls;           /* TLS 1.3 suites may run over DTLS (1.3) */
     void (*check_suite)(const tb_suite_info *s); /* the library's own rules per suite, or NULL */
     const tb_expected_suite *known;
     size_t n_known;

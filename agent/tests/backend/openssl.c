@@ -2,7 +2,10 @@
 /* What is true of the OpenSSL 3 backend for the conformance suite, and its own tests: the
  * trace is well formed (steps nest, I/O and crypto only inside steps, the crypto operations
  * in the steps where OpenSSL does them, the expected step sequence per peer, I/O records
- * that carry exactly the bytes moved), and a HelloRetryRequest is traced as one. */
+ * that carry exactly the bytes moved), a HelloRetryRequest is traced as one, and (3.5) the
+ * ML-KEM groups and ML-DSA credentials work and trace their KEM and signature operations.
+ * The same file runs against OpenSSL 3.0 (Debian 12) and 3.5 (openssl-3.5.c includes it):
+ * what differs is the table below. */
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -19,6 +22,18 @@
 #define TB_OPENSSL_EXPECTED_SUITES 0
 #endif
 
+/* What OpenSSL 3.5 adds: ML-KEM groups, ML-DSA credentials, brainpool's TLS 1.3 code points,
+ * psk_ke (SSL_OP_PREFER_NO_DHE_KEX, 3.3). */
+#if OPENSSL_VERSION_PREREQ(3, 5)
+#define TB_OSSL_PQ 1
+#define C_MLDSA TB_CREDENTIAL_MLDSA44, TB_CREDENTIAL_MLDSA65, TB_CREDENTIAL_MLDSA87,
+#define TB_OSSL_TLS13_CREDS 9
+#else
+#define TB_OSSL_PQ 0
+#define C_MLDSA
+#define TB_OSSL_TLS13_CREDS 6
+#endif
+
 static const uint8_t C = TB_PEER_CLIENT, S = TB_PEER_SERVER;
 
 /* The count OpenSSL itself reports for a context with every suite enabled. */
@@ -33,7 +48,7 @@ static size_t tb_ossl_library_suites(void) {
     return n > 0 ? (size_t)n : 0;
 }
 
-/* OpenSSL's group NIDs as IANA values. */
+/* OpenSSL's group NIDs as IANA values (groups without a NID come as TLSEXT_nid_unknown | id). */
 static const struct {
     int nid;
     uint16_t group;
@@ -43,11 +58,31 @@ static const struct {
     {NID_X9_62_prime256v1, TB_GROUP_SECP256R1},
     {NID_secp384r1, TB_GROUP_SECP384R1},
     {NID_secp521r1, TB_GROUP_SECP521R1},
+    {NID_X9_62_prime192v1, TB_GROUP_SECP192R1},
+    {NID_secp224r1, TB_GROUP_SECP224R1},
+    {NID_ffdhe2048, TB_GROUP_FFDHE2048},
+    {NID_ffdhe3072, TB_GROUP_FFDHE3072},
+    {NID_ffdhe4096, TB_GROUP_FFDHE4096},
+#ifdef NID_brainpoolP256r1tls13 /* 3.5: NIDs of their own for brainpool's TLS 1.3 code points */
+    {NID_brainpoolP256r1tls13, TB_GROUP_BRAINPOOLP256R1TLS13},
+    {NID_brainpoolP384r1tls13, TB_GROUP_BRAINPOOLP384R1TLS13},
+    {NID_brainpoolP512r1tls13, TB_GROUP_BRAINPOOLP512R1TLS13},
+#endif
+};
+
+/* TLS 1.2 and 1.3 share brainpool's NIDs: the version says which code point was used. */
+static const struct {
+    int nid;
+    uint16_t tls12, tls13;
+} tb_ossl_brainpool[] = {
+    {NID_brainpoolP256r1, TB_GROUP_BRAINPOOLP256R1, TB_GROUP_BRAINPOOLP256R1TLS13},
+    {NID_brainpoolP384r1, TB_GROUP_BRAINPOOLP384R1, TB_GROUP_BRAINPOOLP384R1TLS13},
+    {NID_brainpoolP512r1, TB_GROUP_BRAINPOOLP512R1, TB_GROUP_BRAINPOOLP512R1TLS13},
 };
 
 /* The group of the server's ephemeral key: for a DH key (FFDHE; in TLS 1.2 OpenSSL 3.0
  * negotiates no group, the server sends parameters) the RFC 7919 group of its size, else
- * the negotiated group's NID. */
+ * the negotiated group. */
 static uint16_t tb_ossl_group(SSL *client) {
     EVP_PKEY *k = NULL;
     int bits = SSL_get_peer_tmp_key(client, &k) == 1 && EVP_PKEY_is_a(k, "DH") ? EVP_PKEY_get_bits(k) : 0;
@@ -55,9 +90,14 @@ static uint16_t tb_ossl_group(SSL *client) {
     if (bits)
         return bits == 2048 ? TB_GROUP_FFDHE2048 : bits == 3072 ? TB_GROUP_FFDHE3072 : bits == 4096 ? TB_GROUP_FFDHE4096 : 0;
     int nid = SSL_get_negotiated_group(client);
+    if (nid & TLSEXT_nid_unknown)
+        return (uint16_t)(nid & 0xFFFF);
     for (size_t i = 0; i < TB_COUNT(tb_ossl_nids); i++)
         if (tb_ossl_nids[i].nid == nid)
             return tb_ossl_nids[i].group;
+    for (size_t i = 0; i < TB_COUNT(tb_ossl_brainpool); i++)
+        if (tb_ossl_brainpool[i].nid == nid)
+            return SSL_version(client) == TLS1_3_VERSION ? tb_ossl_brainpool[i].tls13 : tb_ossl_brainpool[i].tls12;
     return 0;
 }
 
@@ -70,7 +110,7 @@ static void tb_ossl_negotiated(tb_session *client, tb_outcome *o) {
 
 #define C_EC TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384
 #define C_RSA TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072
-#define C_13 C_EC, C_RSA, TB_CREDENTIAL_ED25519
+#define C_13 C_EC, C_RSA, TB_CREDENTIAL_ED25519, C_MLDSA TB_CREDENTIAL_PSK
 
 static const tb_expected_suite tb_ossl_known[] = {
     {0x1301, "TLS_AES_128_GCM_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-GCM", "SHA256", false, {C_13}},
@@ -97,19 +137,34 @@ static const tb_expected_suite tb_ossl_known[] = {
      {0}},
 };
 
-/* TLS 1.3 suites run with every certificate credential; anonymous, SRP and DSS with none. */
+/* TLS 1.3 suites run with every certificate credential (ML-DSA from 3.5) and the external
+ * PSK; anonymous, SRP and DSS with none. */
 static void tb_ossl_check_suite(const tb_suite_info *s) {
     if (strcmp(s->max_version, "TLS1.3") == 0)
-        CHECK_EQ_U(s->n_credentials, 5);
+        CHECK_EQ_U(s->n_credentials, TB_OSSL_TLS13_CREDS);
     if (strcmp(s->authentication, "NONE") == 0 || strcmp(s->authentication, "SRP") == 0 ||
         strcmp(s->authentication, "DSS") == 0)
         CHECK(s->n_credentials == 0);
 }
 
 static const tb_refusal tb_ossl_refusals[] = {
-    {{.suite_id = 0x1301, .credential = TB_CREDENTIAL_PSK}, "does not fit suite"},
     {{.suite_id = 0x002F, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_RSA2048}, "use group default"},
     {{.suite_id = 0x00A6, .credential = TB_CREDENTIAL_RSA2048}, "anonymous"},
+    /* groups OpenSSL offers in one version only; ML-KEM is TLS 1.3's (the spec's families) */
+    {{.suite_id = 0x1301, .group = TB_GROUP_SECP192R1, .credential = TB_CREDENTIAL_ECDSA_P256}, "TLS 1.2 only"},
+    {{.suite_id = 0x1301, .group = TB_GROUP_BRAINPOOLP256R1, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "TLS 1.2 only"},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_MLKEM768, .credential = TB_CREDENTIAL_ECDSA_P256}, "does not fit"},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_X25519MLKEM768, .credential = TB_CREDENTIAL_ECDSA_P256}, "does not fit"},
+    {{.suite_id = 0xC02B, .credential = TB_CREDENTIAL_MLDSA44}, "does not fit suite"},
+    /* wolfSSL's pre-standard Kyber code points are not OpenSSL's */
+    {{.suite_id = 0x1301, .group = TB_GROUP_KYBER_LEVEL3, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "not supported by the OpenSSL agent"},
+#if !TB_OSSL_PQ
+    {{.suite_id = 0x1301, .group = TB_GROUP_X25519MLKEM768, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "not in this OpenSSL build"},
+    {{.suite_id = 0x1301, .credential = TB_CREDENTIAL_MLDSA44}, "does not fit suite"},
+#endif
 };
 
 /* The forced group is the one negotiated (TLS 1.3 and TLS 1.2 ECDHE), and the DH size for
@@ -137,6 +192,28 @@ static const tb_forced_group tb_ossl_groups[] = {
     {{.suite_id = 0x009E, .group = 0, .credential = TB_CREDENTIAL_RSA2048}, TB_GROUP_FFDHE2048},
     {{.suite_id = 0x009E, .group = TB_GROUP_FFDHE3072, .credential = TB_CREDENTIAL_RSA2048}, TB_GROUP_FFDHE3072},
     {{.suite_id = 0x00AA, .group = TB_GROUP_FFDHE4096, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_FFDHE4096},
+    /* the small curves constrained devices still use: TLS 1.2 */
+    {{.suite_id = 0xC02B, .group = TB_GROUP_SECP192R1, .credential = TB_CREDENTIAL_ECDSA_P256}, TB_GROUP_SECP192R1},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_SECP224R1, .credential = TB_CREDENTIAL_ECDSA_P256}, TB_GROUP_SECP224R1},
+    {{.suite_id = 0xC02F, .group = TB_GROUP_BRAINPOOLP256R1, .credential = TB_CREDENTIAL_RSA2048},
+     TB_GROUP_BRAINPOOLP256R1},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_BRAINPOOLP384R1, .credential = TB_CREDENTIAL_ECDSA_P384},
+     TB_GROUP_BRAINPOOLP384R1},
+    {{.suite_id = 0x1301, .group = TB_GROUP_SECP256R1, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_SECP256R1},
+#if TB_OSSL_PQ
+    {{.suite_id = 0x1301, .group = TB_GROUP_BRAINPOOLP256R1TLS13, .credential = TB_CREDENTIAL_ECDSA_P256},
+     TB_GROUP_BRAINPOOLP256R1TLS13},
+    {{.suite_id = 0x1301, .group = TB_GROUP_MLKEM512, .credential = TB_CREDENTIAL_ECDSA_P256}, TB_GROUP_MLKEM512},
+    {{.suite_id = 0x1301, .group = TB_GROUP_MLKEM768, .credential = TB_CREDENTIAL_MLDSA44}, TB_GROUP_MLKEM768},
+    {{.suite_id = 0x1302, .group = TB_GROUP_MLKEM1024, .credential = TB_CREDENTIAL_MLDSA87}, TB_GROUP_MLKEM1024},
+    {{.suite_id = 0x1301, .group = TB_GROUP_X25519MLKEM768, .credential = TB_CREDENTIAL_RSA2048},
+     TB_GROUP_X25519MLKEM768},
+    {{.suite_id = 0x1303, .group = TB_GROUP_SECP256R1MLKEM768, .credential = TB_CREDENTIAL_MLDSA65},
+     TB_GROUP_SECP256R1MLKEM768},
+    {{.suite_id = 0x1302, .group = TB_GROUP_SECP384R1MLKEM1024, .credential = TB_CREDENTIAL_ECDSA_P384},
+     TB_GROUP_SECP384R1MLKEM1024},
+    {{.suite_id = 0x1301, .group = TB_GROUP_X25519MLKEM768, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_X25519MLKEM768},
+#endif
 };
 
 /* ---------------------------------------------------------------- the library's own tests */
@@ -369,6 +446,67 @@ static void test_hello_retry_request(void) {
     CHECK(sh.io_outside_step == 0 && sh.crypto_outside_step == 0);
 }
 
+/* ---------------------------------------------------------------- post-quantum (3.5) */
+
+/* Pure ML-KEM: the client's key share is a key generation, the server encapsulates to it
+ * and the client decapsulates: no Diffie-Hellman anywhere. A hybrid does both, its ML-KEM
+ * half nested in the hybrid's encapsulation. Key shares of kilobytes: far more bytes than
+ * X25519's in the ClientHello and in the server's flight. */
+static void test_ml_kem_groups(void) {
+    if (!TB_OSSL_PQ)
+        return;
+    char why[256] = "";
+    tb_outcome classic = {0}, pure = {0}, hybrid = {0};
+    tb_conn_config cfg = {.suite_id = 0x1301, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_ECDSA_P256};
+    CHECK(tb_conformance_run(&cfg, NULL, &classic, why, sizeof why) == 0);
+    CHECK_EQ_U(tb_count(TB_L_KEM_ENCAPSULATE, S) + tb_count(TB_L_KEM_DECAPSULATE, C), 0);
+
+    cfg.group = TB_GROUP_MLKEM768;
+    CHECK(tb_conformance_run(&cfg, NULL, &pure, why, sizeof why) == 0);
+    CHECK_EQ_U(pure.group, TB_GROUP_MLKEM768);
+    CHECK_EQ_U(tb_nested(TB_L_CLIENT_HELLO, TB_L_KEY_GENERATE, C), 1);
+    CHECK_EQ_U(tb_nested(TB_L_SERVER_HELLO, TB_L_KEM_ENCAPSULATE, S), 1);
+    CHECK_EQ_U(tb_nested(TB_L_SERVER_HELLO, TB_L_KEM_DECAPSULATE, C), 1);
+    CHECK_EQ_U(tb_count(TB_L_KEM_ENCAPSULATE, C) + tb_count(TB_L_KEM_DECAPSULATE, S), 0);
+    CHECK_EQ_U(tb_count(TB_L_KEY_GENERATE, S) + tb_count(TB_L_SHARED_SECRET, S) + tb_count(TB_L_SHARED_SECRET, C), 0);
+    /* ML-KEM-768: 1184-byte encapsulation key, 1088-byte ciphertext; X25519: 32 each. */
+    CHECK(pure.wire[0] > classic.wire[0] + 1100);
+    CHECK(pure.wire[1] > classic.wire[1] + 1000);
+
+    cfg.group = TB_GROUP_X25519MLKEM768;
+    CHECK(tb_conformance_run(&cfg, NULL, &hybrid, why, sizeof why) == 0);
+    CHECK_EQ_U(hybrid.group, TB_GROUP_X25519MLKEM768);
+    CHECK_EQ_U(tb_nested(TB_L_KEM_ENCAPSULATE, TB_L_KEM_ENCAPSULATE, S), 1); /* the ML-KEM half */
+    CHECK_EQ_U(tb_nested(TB_L_KEM_ENCAPSULATE, TB_L_SHARED_SECRET, S), 1);   /* the X25519 half */
+    CHECK_EQ_U(tb_nested(TB_L_KEM_DECAPSULATE, TB_L_KEM_DECAPSULATE, C), 1);
+    CHECK_EQ_U(tb_nested(TB_L_KEM_DECAPSULATE, TB_L_SHARED_SECRET, C), 1);
+    CHECK(hybrid.wire[0] > pure.wire[0]); /* and the X25519 share on top */
+    tb_shape sh = tb_trace_shape();
+    CHECK(sh.nesting_ok && sh.io_outside_step == 0 && sh.crypto_outside_step == 0);
+    if (pure.wire[0] <= classic.wire[0] + 1100 || hybrid.wire[0] <= pure.wire[0])
+        fprintf(stderr, "  client bytes: x25519 %llu, MLKEM768 %llu, X25519MLKEM768 %llu\n",
+                (unsigned long long)classic.wire[0], (unsigned long long)pure.wire[0],
+                (unsigned long long)hybrid.wire[0]);
+}
+
+/* ML-DSA certificates: the server signs its CertificateVerify, the client verifies the chain
+ * and the signature, as with any certificate; kilobytes of certificate and signature. */
+static void test_ml_dsa_credentials(void) {
+    if (!TB_OSSL_PQ)
+        return;
+    char why[256] = "";
+    tb_outcome ecdsa = {0}, mldsa = {0};
+    tb_conn_config cfg = {.suite_id = 0x1301, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_ECDSA_P256};
+    CHECK(tb_conformance_run(&cfg, NULL, &ecdsa, why, sizeof why) == 0);
+    cfg.credential = TB_CREDENTIAL_MLDSA44;
+    CHECK(tb_conformance_run(&cfg, NULL, &mldsa, why, sizeof why) == 0);
+    CHECK_EQ_U(tb_nested(TB_L_SERVER_CERTIFICATE_VERIFY, TB_L_PK_SIGN, S), 1);
+    CHECK_EQ_U(tb_nested(TB_L_SERVER_CERTIFICATE, TB_L_CHAIN_VERIFY, C), 1);
+    CHECK_EQ_U(tb_nested(TB_L_SERVER_CERTIFICATE_VERIFY, TB_L_PK_VERIFY, C), 1);
+    /* A 3.9 KB leaf and a 2420-byte signature against ~0.5 KB and ~72 bytes. */
+    CHECK(mldsa.wire[1] > ecdsa.wire[1] + 5000);
+}
+
 /* ---------------------------------------------------------------- state -> step label table */
 
 /* SSL_get_state() when a step ends names the message just written or parsed. */
@@ -413,6 +551,8 @@ static const tb_library_test tb_ossl_tests[] = {
     TB_LIBRARY_TEST(test_tls13_trace),
     TB_LIBRARY_TEST(test_tls12_traces),
     TB_LIBRARY_TEST(test_hello_retry_request),
+    TB_LIBRARY_TEST(test_ml_kem_groups),
+    TB_LIBRARY_TEST(test_ml_dsa_credentials),
 };
 
 const tb_expected tb_expected_backend = {

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What is true of the wolfSSL 5.5 backend for the conformance suite, and its own tests:
- * larger forced groups move more bytes, a group the build lacks is refused by name, error
- * codes have texts, and steps are turns (HANDSHAKE_TURN_n, capped at 4). The runner-level
- * trace tests are test_wolfssl_trace.c. */
+/* What is true of the wolfSSL backend for the conformance suite, and its own tests: larger
+ * forced groups move more bytes, a group the build lacks is refused by name, error codes have
+ * texts, steps are turns (HANDSHAKE_TURN_n, capped at 4), and (5.7) the Kyber groups trace
+ * their KEM operations. The same file runs against Debian 12's 5.5 and the cached 5.7
+ * (wolfssl-5.7.c includes it): what differs is the tables below. The runner-level trace
+ * tests are test_wolfssl_trace.c. */
 #include <string.h>
 
 #include <wolfssl/options.h>
+#include <wolfssl/version.h>
 
 #include "conformance.h"
 #include "tb_test.h"
@@ -24,6 +27,20 @@ static const int tb_have_ffdhe4096 = 1;
 static const int tb_have_ffdhe4096 = 0;
 #endif
 
+/* What 5.7 changed: Kyber groups, DTLS 1.3 (TLS 1.3 suites run over DTLS), secp192r1 (the
+ * cached build's --with-eccminsz=192), ECDHE-PSK over X25519, the suites it lists but does
+ * not run as forced. */
+#if LIBWOLFSSL_VERSION_HEX >= 0x05007000
+#define TB_WOLF_57 1
+#else
+#define TB_WOLF_57 0
+#endif
+#ifdef WOLFSSL_DTLS13
+#define TB_TLS13_DTLS true
+#else
+#define TB_TLS13_DTLS false
+#endif
+
 static const tb_backend *b = &tb_linked_backend;
 
 /* wolfSSL_get_curve_name's names as IANA values. */
@@ -34,6 +51,11 @@ static const struct {
     {"SECP256R1", TB_GROUP_SECP256R1}, {"SECP384R1", TB_GROUP_SECP384R1}, {"SECP521R1", TB_GROUP_SECP521R1},
     {"X25519", TB_GROUP_X25519},       {"X448", TB_GROUP_X448},           {"FFDHE_2048", TB_GROUP_FFDHE2048},
     {"FFDHE_3072", TB_GROUP_FFDHE3072}, {"FFDHE_4096", TB_GROUP_FFDHE4096},
+    {"SECP192R1", TB_GROUP_SECP192R1}, {"SECP224R1", TB_GROUP_SECP224R1},
+    {"BRAINPOOLP256R1", TB_GROUP_BRAINPOOLP256R1}, {"BRAINPOOLP384R1", TB_GROUP_BRAINPOOLP384R1},
+    {"KYBER_LEVEL1", TB_GROUP_KYBER_LEVEL1}, {"KYBER_LEVEL3", TB_GROUP_KYBER_LEVEL3},
+    {"KYBER_LEVEL5", TB_GROUP_KYBER_LEVEL5}, {"P256_KYBER_LEVEL1", TB_GROUP_P256_KYBER_LEVEL1},
+    {"P384_KYBER_LEVEL3", TB_GROUP_P384_KYBER_LEVEL3}, {"P521_KYBER_LEVEL5", TB_GROUP_P521_KYBER_LEVEL5},
 };
 
 static void tb_wolf_negotiated(tb_session *client, tb_outcome *o) {
@@ -48,12 +70,19 @@ static void tb_wolf_negotiated(tb_session *client, tb_outcome *o) {
 
 #define C_EC TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384
 #define C_RSA TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072
-#define C_13 C_EC, C_RSA, TB_CREDENTIAL_ED25519 /* TLS 1.3 runs every certificate type, Ed25519 included */
+/* TLS 1.3 runs every certificate type, Ed25519 included, and the external PSK */
+#define C_13 C_EC, C_RSA, TB_CREDENTIAL_ED25519, TB_CREDENTIAL_PSK
 
 static const tb_expected_suite tb_wolf_known[] = {
-    {0x1301, "TLS_AES_128_GCM_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-GCM", "SHA256", false, {C_13}},
-    {0x1305, "TLS_AES_128_CCM_8_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-CCM-8", "SHA256", false, {C_13}},
+    {0x1301, "TLS_AES_128_GCM_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-GCM", "SHA256", TB_TLS13_DTLS,
+     {C_13}},
+    {0x1305, "TLS_AES_128_CCM_8_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-CCM-8", "SHA256", TB_TLS13_DTLS,
+     {C_13}},
+#if !TB_WOLF_57
     {0xC0B4, "TLS_SHA256_SHA256", "TLS1.3", "TLS1.3", "any", "any", "NULL", "SHA256", false, {C_13}},
+    {0xC012, "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA", "TLS1.1", "TLS1.2", "ECDHE", "RSA", "DES-EDE3-CBC", "SHA1", true,
+     {C_RSA}},
+#endif
     {0xC02B, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS1.2", "TLS1.2", "ECDHE", "ECDSA", "AES-128-GCM", "SHA256",
      true, {C_EC}},
     {0xC030, "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS1.2", "TLS1.2", "ECDHE", "RSA", "AES-256-GCM", "SHA384",
@@ -69,8 +98,6 @@ static const tb_expected_suite tb_wolf_known[] = {
      {TB_CREDENTIAL_PSK}},
     {0xCCAB, "TLS_PSK_WITH_CHACHA20_POLY1305_SHA256", "TLS1.2", "TLS1.2", "PSK", "PSK", "CHACHA20-POLY1305", "SHA256",
      true, {TB_CREDENTIAL_PSK}},
-    {0xC012, "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA", "TLS1.1", "TLS1.2", "ECDHE", "RSA", "DES-EDE3-CBC", "SHA1", true,
-     {C_RSA}},
     /* RC4, a stream cipher, cannot run over DTLS */
     {0xC011, "TLS_ECDHE_RSA_WITH_RC4_128_SHA", "TLS1.1", "TLS1.2", "ECDHE", "RSA", "ARC4-128", "SHA1", false, {C_RSA}},
 };
@@ -78,6 +105,10 @@ static const tb_expected_suite tb_wolf_known[] = {
 static const tb_unsupported tb_wolf_unsupported[] = {
     {0x0034, "anonymous"}, /* TLS_DH_anon_WITH_AES_128_CBC_SHA */
     {0x00FE, "IANA"},      /* wolfSSL-private, not IANA */
+#if TB_WOLF_57
+    {0xC0B4, "CCM_8"}, /* listed, but 5.7.2 negotiates another suite */
+    {0xC0A6, "can't match cipher suite"},
+#endif
 };
 
 /* TLS 1.3: neither key exchange nor authentication is fixed by the suite; at least the
@@ -88,12 +119,30 @@ static void tb_wolf_check_suite(const tb_suite_info *s) {
 }
 
 static const tb_refusal tb_wolf_refusals[] = {
-    {{.suite_id = 0x1301, .credential = TB_CREDENTIAL_PSK}, "does not fit suite"},
     {{.suite_id = 0xCCAB, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_PSK}, "use group default"},
     {{.suite_id = 0x0034, .credential = TB_CREDENTIAL_RSA2048}, "anonymous"},
     {{.suite_id = 0x00FE, .credential = TB_CREDENTIAL_RSA2048}, "cannot run here"},
+    {{.suite_id = 0x1301, .credential = TB_CREDENTIAL_MLDSA44}, "does not fit suite"},
+    /* small curves and brainpool: TLS 1.2 only in wolfSSL */
+    {{.suite_id = 0x1301, .group = TB_GROUP_SECP224R1, .credential = TB_CREDENTIAL_ECDSA_P256}, "TLS 1.2 only"},
+    {{.suite_id = 0x1301, .group = TB_GROUP_BRAINPOOLP256R1, .credential = TB_CREDENTIAL_ECDSA_P256}, "TLS 1.2 only"},
+    /* ML-KEM's code points are not wolfSSL's: refused with the reason */
+    {{.suite_id = 0x1301, .group = TB_GROUP_MLKEM768, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "not supported by the wolfSSL agent: this wolfSSL"},
+    {{.suite_id = 0x1301, .group = TB_GROUP_X25519MLKEM768, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "not supported by the wolfSSL agent: this wolfSSL"},
+#if TB_WOLF_57
+    {{.suite_id = 0xC02B, .group = TB_GROUP_KYBER_LEVEL1, .credential = TB_CREDENTIAL_ECDSA_P256}, "does not fit"},
+    /* DTLS 1.3 takes a fragmented ClientHello only after its cookie exchange */
+    {{.suite_id = 0x1301, .group = TB_GROUP_KYBER_LEVEL3, .credential = TB_CREDENTIAL_ECDSA_P256,
+      .protocol = TB_PROTOCOL_KIND_DTLS},
+     "needs the DTLS_COOKIES option"},
+#else
     /* wolfSSL < 5.7.0 fails ECDHE-PSK over X25519 in the handshake: refused up front */
     {{.suite_id = 0xD001, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_PSK}, "PR #7132"},
+    {{.suite_id = 0x1301, .group = TB_GROUP_KYBER_LEVEL1, .credential = TB_CREDENTIAL_ECDSA_P256},
+     "not in this wolfSSL build"},
+#endif
 };
 
 /* The forced group is the one negotiated (wolfSSL_get_curve_name), defaults as documented. */
@@ -114,6 +163,28 @@ static const tb_forced_group tb_wolf_groups[] = {
     {{.suite_id = 0xC02F, .group = TB_GROUP_SECP521R1, .credential = TB_CREDENTIAL_RSA3072}, TB_GROUP_SECP521R1},
     {{.suite_id = 0xD001, .group = TB_GROUP_SECP384R1, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_SECP384R1},
     {{.suite_id = 0xCCAC, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_SECP256R1},
+    /* the server takes the client's curve of the forced size (wolfSSL_SetTmpEC_DHE_Sz) */
+    {{.suite_id = 0xC02B, .group = TB_GROUP_SECP224R1, .credential = TB_CREDENTIAL_ECDSA_P256}, TB_GROUP_SECP224R1},
+    {{.suite_id = 0xC02B, .group = TB_GROUP_BRAINPOOLP256R1, .credential = TB_CREDENTIAL_ECDSA_P256},
+     TB_GROUP_BRAINPOOLP256R1},
+    {{.suite_id = 0xC02F, .group = TB_GROUP_BRAINPOOLP384R1, .credential = TB_CREDENTIAL_RSA2048},
+     TB_GROUP_BRAINPOOLP384R1},
+    {{.suite_id = 0x1301, .group = TB_GROUP_SECP256R1, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_SECP256R1},
+#if TB_WOLF_57
+    {{.suite_id = 0xC02B, .group = TB_GROUP_SECP192R1, .credential = TB_CREDENTIAL_ECDSA_P256}, TB_GROUP_SECP192R1},
+    {{.suite_id = 0xD001, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_PSK}, TB_GROUP_X25519},
+    {{.suite_id = 0x1301, .group = TB_GROUP_KYBER_LEVEL1, .credential = TB_CREDENTIAL_ECDSA_P256},
+     TB_GROUP_KYBER_LEVEL1},
+    {{.suite_id = 0x1301, .group = TB_GROUP_KYBER_LEVEL3, .credential = TB_CREDENTIAL_RSA2048}, TB_GROUP_KYBER_LEVEL3},
+    {{.suite_id = 0x1302, .group = TB_GROUP_KYBER_LEVEL5, .credential = TB_CREDENTIAL_ECDSA_P384},
+     TB_GROUP_KYBER_LEVEL5},
+    {{.suite_id = 0x1301, .group = TB_GROUP_P256_KYBER_LEVEL1, .credential = TB_CREDENTIAL_ECDSA_P256},
+     TB_GROUP_P256_KYBER_LEVEL1},
+    {{.suite_id = 0x1302, .group = TB_GROUP_P384_KYBER_LEVEL3, .credential = TB_CREDENTIAL_ED25519},
+     TB_GROUP_P384_KYBER_LEVEL3},
+    {{.suite_id = 0x1302, .group = TB_GROUP_P521_KYBER_LEVEL5, .credential = TB_CREDENTIAL_PSK},
+     TB_GROUP_P521_KYBER_LEVEL5},
+#endif
 };
 
 /* ---------------------------------------------------------------- the library's own tests */
@@ -172,7 +243,35 @@ static void test_turn_labels(void) {
     CHECK_EQ_U(tb_wolfssl_turn_label(1000000), TB_L_HANDSHAKE_TURN_4);
 }
 
+/* Kyber code points (5.7): the client's key share is a Kyber key pair, the server
+ * encapsulates and the client decapsulates, no Diffie-Hellman; a hybrid adds its curve's
+ * ECDH. Kilobytes of key share on the wire. */
+static void test_kyber_groups(void) {
+    if (!TB_WOLF_57)
+        return;
+    static const uint8_t C = TB_PEER_CLIENT, S = TB_PEER_SERVER;
+    char why[256] = "";
+    tb_outcome classic = {0}, pure = {0};
+    tb_conn_config cfg = {.suite_id = 0x1301, .group = TB_GROUP_X25519, .credential = TB_CREDENTIAL_ECDSA_P256};
+    CHECK(tb_conformance_run(&cfg, NULL, &classic, why, sizeof why) == 0);
+    cfg.group = TB_GROUP_KYBER_LEVEL3;
+    CHECK(tb_conformance_run(&cfg, NULL, &pure, why, sizeof why) == 0);
+    CHECK_EQ_U(tb_count(TB_L_KEY_GENERATE, C), 1);
+    CHECK_EQ_U(tb_count(TB_L_KEM_ENCAPSULATE, S), 1);
+    CHECK_EQ_U(tb_count(TB_L_KEM_DECAPSULATE, C), 1);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, C) + tb_count(TB_L_SHARED_SECRET, S) + tb_count(TB_L_KEY_GENERATE, S), 0);
+    CHECK(pure.wire[0] > classic.wire[0] + 1100); /* a 1184-byte encapsulation key */
+    CHECK(pure.wire[1] > classic.wire[1] + 1000); /* a 1088-byte ciphertext */
+    cfg.group = TB_GROUP_P256_KYBER_LEVEL1;
+    CHECK(tb_conformance_run(&cfg, NULL, NULL, why, sizeof why) == 0);
+    CHECK_EQ_U(tb_count(TB_L_KEM_ENCAPSULATE, S), 1);
+    CHECK_EQ_U(tb_count(TB_L_KEM_DECAPSULATE, C), 1);
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, S), 1); /* the P-256 half */
+    CHECK_EQ_U(tb_count(TB_L_SHARED_SECRET, C), 1);
+}
+
 static const tb_library_test tb_wolf_tests[] = {
+    TB_LIBRARY_TEST(test_kyber_groups),
     TB_LIBRARY_TEST(test_ffdhe4096_only_where_built),
     TB_LIBRARY_TEST(test_group_sizes_on_the_wire),
     TB_LIBRARY_TEST(test_error_text),
@@ -191,6 +290,7 @@ const tb_expected tb_expected_backend = {
     .authentications = (const char *const[]){"ECDSA", "RSA", "PSK", "any", NULL},
     .macs = (const char *const[]){"SHA1", "SHA256", "SHA384", NULL},
     .unsupported_have_metadata = false, /* non-IANA and anonymous suites: listed, not described */
+    .tls13_over_dtls = TB_TLS13_DTLS,
     .check_suite = tb_wolf_check_suite,
     .known = TB_LIST(tb_wolf_known),
     .unsupported = TB_LIST(tb_wolf_unsupported),

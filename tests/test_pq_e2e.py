@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Post-quantum TLS 1.3 end to end with the REAL OpenSSL 3.5 agent (the cached openssl@3.5
+build, `make agent`): `tlsbench run` of a small plan, classical X25519 against the hybrid
+X25519MLKEM768 and pure MLKEM768, with ECDSA P-256 and ML-DSA-44 certificates. The stored
+traces put the KEM operations in the right peer's steps, and the REP byte counters show what
+post-quantum key shares and certificates add per flight."""
+from __future__ import annotations
+
+import struct
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tlsbench import agents, spec
+from tlsbench.cli import main
+from tlsbench.store.sqlite import Store
+
+pytestmark = pytest.mark.library_build  # needs the cached openssl@3.5 (tests/test_library_builds.py)
+
+S = spec.load()
+LABEL = {name: label.id for name, label in S.label_by_name.items()}
+CLIENT, SERVER = S.peers.value("client"), S.peers.value("server")
+START = S.kinds.value("START")
+RECORD = struct.Struct("<HBBIQQQ")  # spec [layout.record]: label, kind, peer, seq, t, cpu, value
+assert RECORD.size == S.layouts["record"].size
+
+PLAN = """name = "pq-e2e"
+libraries = ["openssl-3.5"]
+suites = ["TLS_AES_128_GCM_SHA256"]
+groups = ["x25519", "X25519MLKEM768", "MLKEM768"]
+credentials = ["ecdsa-p256", "mldsa44"]
+repetitions = 4
+rounds = 2
+warmup = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def agent_dir() -> Path:
+    try:
+        return agents.find_agent("openssl-3.5").parent
+    except agents.AgentError as exc:
+        pytest.fail(f"this test needs the OpenSSL 3.5 agent (make agent builds it from the cached "
+                    f"openssl@3.5): {exc}")
+
+
+def spans_in_steps(blob: bytes) -> dict[tuple[int, str], list[str]]:
+    """(peer, crypto label) -> the step labels each of its spans started in."""
+    stack: dict[int, list[int]] = defaultdict(list)
+    seen: dict[tuple[int, str], list[str]] = defaultdict(list)
+    steps = S.label_ids("step")
+    for label, kind, peer, *_ in RECORD.iter_unpack(blob):
+        if kind == START:
+            step = next((l for l in reversed(stack[peer]) if l in steps), None)
+            if step is not None:
+                seen[(peer, S.label_by_id[label].name)].append(S.label_by_id[step].name)
+            stack[peer].append(label)
+        elif kind == START + 1 and stack[peer]:
+            stack[peer].pop()
+    return seen
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory, agent_dir) -> dict[tuple[str, str], list[dict]]:
+    """(group, credential) -> its stored repetitions, each with its decoded spans."""
+    out = tmp_path_factory.mktemp("pq")
+    plan = out / "pq.toml"
+    plan.write_text(PLAN)
+    result = CliRunner().invoke(main, ["run", str(plan), "--output", str(out)],
+                                env={"TLSBENCH_AGENT_DIR": str(agent_dir)})
+    assert result.exit_code == 0, result.output
+    cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    with Store.in_folder(out / "pq-e2e", create=False) as st:
+        rows = st.conn.execute(
+            "SELECT c.grp, c.credential, r.status, r.bytes_c2s, r.bytes_s2c, t.records FROM repetition r "
+            "JOIN config c ON c.id = r.config_id JOIN trace t ON t.repetition_id = r.id").fetchall()
+    for grp, cred, status, c2s, s2c, blob in rows:
+        cells[(grp, cred)].append({"status": status, "c2s": c2s, "s2c": s2c, "spans": spans_in_steps(bytes(blob))})
+    return cells
+
+
+def test_every_cell_ran_every_repetition(stored):
+    assert sorted(stored) == sorted((g, c) for g in ("x25519", "X25519MLKEM768", "MLKEM768")
+                                    for c in ("ecdsa-p256", "mldsa44"))
+    assert all(len(reps) == 4 and {r["status"] for r in reps} == {S.status.name(S.status.OK)}
+               for reps in stored.values())
+
+
+def test_kem_operations_sit_in_the_right_peer_steps(stored):
+    for cred in ("ecdsa-p256", "mldsa44"):
+        for rep in stored[("MLKEM768", cred)]:
+            s = rep["spans"]
+            assert s[(SERVER, "KEM_ENCAPSULATE")] == ["SERVER_HELLO"]  # the server answers the key share
+            assert s[(CLIENT, "KEM_DECAPSULATE")] == ["SERVER_HELLO"]  # the client reads its ciphertext
+            assert s[(CLIENT, "KEY_GENERATE")] == ["CLIENT_HELLO"]  # the ML-KEM key share
+            assert not s.get((CLIENT, "KEM_ENCAPSULATE")) and not s.get((SERVER, "KEM_DECAPSULATE"))
+            assert not s.get((SERVER, "SHARED_SECRET")) and not s.get((CLIENT, "SHARED_SECRET"))
+        for rep in stored[("X25519MLKEM768", cred)]:
+            s = rep["spans"]
+            # the hybrid's outer encapsulation holds its ML-KEM half and its X25519 half
+            assert s[(SERVER, "KEM_ENCAPSULATE")] == ["SERVER_HELLO", "SERVER_HELLO"]
+            assert s[(SERVER, "SHARED_SECRET")] == ["SERVER_HELLO"]
+            assert s[(CLIENT, "KEM_DECAPSULATE")] == ["SERVER_HELLO", "SERVER_HELLO"]
+        for rep in stored[("x25519", cred)]:
+            assert not rep["spans"].get((SERVER, "KEM_ENCAPSULATE"))
+            assert rep["spans"][(SERVER, "SHARED_SECRET")] == ["SERVER_HELLO"]
+    for group in ("x25519", "MLKEM768"):  # ML-DSA: the server signs its CertificateVerify, the client verifies
+        for rep in stored[(group, "mldsa44")]:
+            assert rep["spans"][(SERVER, "PK_SIGN")] == ["SERVER_CERTIFICATE_VERIFY"]
+            assert "SERVER_CERTIFICATE_VERIFY" in rep["spans"][(CLIENT, "PK_VERIFY")]
+
+
+def test_post_quantum_flights_carry_more_bytes(stored):
+    def bytes_of(group: str, cred: str, direction: str) -> int:
+        return min(r[direction] for r in stored[(group, cred)])
+
+    for cred in ("ecdsa-p256", "mldsa44"):
+        classic_c2s, classic_s2c = bytes_of("x25519", cred, "c2s"), bytes_of("x25519", cred, "s2c")
+        for group in ("X25519MLKEM768", "MLKEM768"):
+            # ML-KEM-768: a 1184-byte encapsulation key from the client, a 1088-byte ciphertext back
+            assert bytes_of(group, cred, "c2s") > classic_c2s + 1100
+            assert bytes_of(group, cred, "s2c") > classic_s2c + 1000
+        assert bytes_of("X25519MLKEM768", cred, "c2s") > bytes_of("MLKEM768", cred, "c2s")  # + X25519's share
+    # an ML-DSA-44 chain and signature: kilobytes more from the server, nothing more from the client
+    assert bytes_of("x25519", "mldsa44", "s2c") > bytes_of("x25519", "ecdsa-p256", "s2c") + 5000
+    assert bytes_of("x25519", "mldsa44", "c2s") == bytes_of("x25519", "ecdsa-p256", "c2s")
