@@ -28,7 +28,7 @@ from _common import REPO, machine, today, update_section  # noqa: E402
 
 from tlsbench import plan as planmod  # noqa: E402
 from tlsbench.analysis.load import load  # noqa: E402
-from tlsbench.analysis.results import analyze  # noqa: E402
+from tlsbench.analysis.pipeline import analyze  # noqa: E402
 
 PLAN = REPO / "plans" / "pq-tls13.toml"
 TARGET_CI_PCT = 1.0

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import agents, spec
+from tlsbench import spec
+from tlsbench.run import agents
 from tlsbench.cli import main
 from tlsbench.store.sqlite import Store
 
