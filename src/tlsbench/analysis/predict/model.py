@@ -70,7 +70,13 @@ class Prediction:
     failed: int  # draws that did not finish within the simulation's limit
     n_scripts: int
     n_draws: int
-    samples: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # duration, energy, bytes
+    samples: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # duration, energy, bytes, retransmitted
+
+    @property
+    def retransmitted(self) -> float:
+        """Fraction of the simulated handshakes that retransmitted (TCP segments, DTLS flights)."""
+        r = self.samples.get("retransmitted")
+        return float(r.mean()) if r is not None and len(r) else math.nan
 
 
 def transport_of(config: Config) -> str:
@@ -147,7 +153,8 @@ def summarize_outcomes(outcomes: list[Outcome], scripts: Sequence[Script], confi
     wire = np.array([sum(o.bytes.values()) for o in done], dtype=float)
     packets = np.array([sum(o.packets.values()) for o in done], dtype=float)
     energy = total = None
-    samples = {"duration_ns": dur, "bytes": wire}
+    samples = {"duration_ns": dur, "bytes": wire,
+               "retransmitted": np.array([o.retransmissions > 0 for o in done], dtype=bool)}
     if opts.profile is not None:
         pairs = np.array([energies(o, device, opts.profile, opts.waiting) for o in done]).reshape(-1, 2)
         energy = summarize(pairs[:, 0], rng_for(opts.seed, "predict-energy", *key), mean_ci=False)

@@ -425,13 +425,13 @@ class TcpEnd:
 
     def on_probe(self) -> None:
         """Tail loss probe: a new segment if data waits (whatever the window), else the last
-        segment again; the retransmission timeout stays where it was."""
+        segment again; then the retransmission timeout restarts from now (tcp_send_loss_probe)."""
         self.tlp_out = True
         if self.pending:
             self.new_segment(min(self.pending, self.conn.stack.effective_mss))
         else:
             self.transmit(self.outstanding()[-1])
-        self.arm_timers()
+        self.arm_timers(restart_rto=True)
 
     def on_rto(self) -> None:
         """Every segment not known to have arrived is lost; the window restarts at 1."""
@@ -508,8 +508,8 @@ class TcpEnd:
         self.rcv_wup = self.rcv_nxt
         self.delack.cancel()
 
-    def send_ack(self) -> None:
-        self.send_packet(Packet(self.snd_nxt, 0, False, self.rcv_nxt, self.sack_blocks()))
+    def send_ack(self, dsack: tuple[tuple[int, int], ...] = ()) -> None:
+        self.send_packet(Packet(self.snd_nxt, 0, False, self.rcv_nxt, dsack + self.sack_blocks()))
 
     def sack_blocks(self) -> tuple[tuple[int, int], ...]:
         if not self.conn.stack.sack or not self.out_of_order:
@@ -542,7 +542,10 @@ class TcpEnd:
         now, s = self.sim.now, self.conn.stack
         end = p.seq + p.length + (1 if p.fin else 0)
         if end <= self.rcv_nxt:
-            self.send_ack()  # a duplicate: acknowledge at once
+            # a duplicate (a spurious retransmission): quick-ack mode again, and an ACK at once
+            # reporting it (D-SACK, RFC 2883) when SACK is on (tcp_data_queue, tcp_enter_quickack_mode)
+            self.quick, self.pingpong = s.quickacks, False
+            self.send_ack(dsack=((p.seq, end),) if s.sack else ())
             return
         if p.seq > self.rcv_nxt:
             self.out_of_order[p.seq] = (p.length, p.fin)

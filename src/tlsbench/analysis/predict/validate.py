@@ -54,6 +54,18 @@ class Check:
         return _error(self.predicted.bytes.median, self.measured_bytes.median) if self.measured_bytes else math.nan
 
     @property
+    def measured_retransmitted_share(self) -> float:
+        return self.measured_retransmitted / self.measured.n if self.measured.n else math.nan
+
+    @property
+    def measured_percentile(self) -> float:
+        """Where the measured median falls in the predicted distribution (%): near 50 when the
+        prediction is right, whatever the shape (on a lossy link, medians of a bimodal
+        distribution jump between its modes, and their error says little)."""
+        d = self.predicted.samples.get("duration_ns")
+        return float(100 * np.mean(d <= self.measured.median)) if d is not None and len(d) else math.nan
+
+    @property
     def within_measured_ci(self) -> bool:
         lo, hi = self.measured.median_ci
         return lo <= self.predicted.duration.median <= hi
