@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from tlsbench.cli.energy import FINITE_POSITIVE
-from tlsbench.cli.options import EXPERIMENT_HELP, output_option, store_path
+from tlsbench.cli.options import output_option, store_path
 
 FORMATS = ("table", "csv", "json")
 
@@ -23,10 +23,10 @@ def _range(text: str | None) -> tuple[float | None, float | None]:
     if not sep:
         raise click.BadParameter(f"{text!r}: write FROM:TO (e.g. 1k:10M; suffixes k, M, G)", param_hint="--range")
     from tlsbench.analysis.predict import PredictError
-    from tlsbench.analysis.predict.links import _number
+    from tlsbench.analysis.predict.links import parse_number
 
     try:
-        return (_number("--range", lo) if lo else None), (_number("--range", hi) if hi else None)
+        return (parse_number("--range", lo) if lo else None), (parse_number("--range", hi) if hi else None)
     except PredictError as exc:
         raise click.BadParameter(str(exc), param_hint="--range") from None
 

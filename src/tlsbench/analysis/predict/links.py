@@ -208,7 +208,7 @@ def preset_info(name: str) -> Preset:
 
 
 # ---------------------------------------------------------------------- parameters
-def _number(key: str, text: str) -> float:
+def parse_number(key: str, text: str) -> float:
     scale = SUFFIXES.get(text[-1:], 1.0)
     try:
         value = float(text[:-1] if text[-1:] in SUFFIXES else text)
@@ -257,7 +257,7 @@ def parse_link(text: str) -> Link:
         key, sep, value = part.partition("=")
         if not sep:
             raise PredictError(f"link parameter {part!r}: write key=value (e.g. loss=5), after an optional preset")
-        link = _apply(link, key.strip(), _number(key.strip(), value.strip()))
+        link = _apply(link, key.strip(), parse_number(key.strip(), value.strip()))
     return link
 
 
@@ -273,10 +273,10 @@ def from_plan(link: Mapping[str, Any] | None, label: str) -> Link:
     out = replace(base, label=label)
     for key, value in link.items():
         if key in FIELDS:
-            out = _apply(out, key, _number(key, str(value)))
+            out = _apply(out, key, parse_number(key, str(value)))
     for d in DIRECTIONS:
         for key, value in (link.get(d) or {}).items():
-            out = _apply(out, f"{d}-{key}", _number(key, str(value)))
+            out = _apply(out, f"{d}-{key}", parse_number(key, str(value)))
     return out
 
 

@@ -77,7 +77,7 @@ def _units(ds: Dataset, costs: SliceCosts, lo: int, hi: int, peer: int) -> tuple
     """The actions of one peer from slices lo:hi (one repetition, pre-order), and the index
     where the handshake ends."""
     voc, sl = vocab(), ds.slices
-    step_cat, rec_cat, io_cat = voc.role_cat("step"), voc.role_cat("record"), voc.role_cat("io")
+    step_cat, rec_cat = voc.role_cat("step"), voc.role_cat("record")
     send_l, recv_l = voc.role_label("send"), voc.role_label("recv")
     hs_label = voc.role_label("handshake")
     hs = [i for i in range(lo, hi) if sl.label[i] == hs_label and not sl.open[i]]
