@@ -649,6 +649,33 @@ class TcpEnd:
         self.arm_timers()
 
 
+class Opening:
+    """A SYN or a SYN-ACK: sent again on its own timer (1 s, doubling) until its side of the
+    connection is established."""
+
+    def __init__(self, conn: "Tcp", end: TcpEnd, deliver: Callable[[], None]):
+        self.conn, self.end, self.deliver = conn, end, deliver
+        self.sent = math.nan
+        self.rto = conn.stack.rto_initial_ms * MS
+        self.timer = Timer(conn.sim, self.send)
+
+    def send(self) -> None:
+        if self.end.established:
+            return
+        if not math.isnan(self.sent):
+            self.conn.handshake_retrans += 1
+            self.rto *= 2
+        self.sent = self.conn.sim.now
+        self.end.wire.send(SYN_BYTES, self.deliver)
+        self.timer.set(self.sent + self.rto)
+
+    def established(self) -> None:
+        """Its answer arrived: the side is up, with its first RTT sample."""
+        self.end.established = True
+        self.timer.cancel()
+        self.end.rtt_sample(self.conn.sim.now - self.sent)
+
+
 class Tcp(Transport):
     """A TCP connection between the two peers (client connects)."""
 
@@ -658,66 +685,30 @@ class Tcp(Transport):
         self.by_app = {id(e.app): e for e in self.ends}
         for e in self.ends:
             e.app.net = self
-        self.syn_sent = self.synack_sent = math.nan
-        self.syn_rto = self.synack_rto = stack.rto_initial_ms * MS
-        self.syn_timer = Timer(sim, self.send_syn)
-        self.synack_timer = Timer(sim, self.send_synack)
         self.handshake_retrans = 0
-
-    @property
-    def client(self) -> TcpEnd:
-        return self.ends[0]
-
-    @property
-    def server(self) -> TcpEnd:
-        return self.ends[1]
+        self.syn = Opening(self, self.ends[0], self.on_syn)
+        self.synack = Opening(self, self.ends[1], self.on_synack)
 
     def start(self) -> None:
-        self.send_syn()
-
-    def send_syn(self) -> None:
-        if self.client.established:
-            return
-        if not math.isnan(self.syn_sent):
-            self.handshake_retrans += 1
-            self.syn_rto *= 2
-        self.syn_sent = self.sim.now
-        self.client.wire.send(SYN_BYTES, self.on_syn)
-        self.syn_timer.set(self.sim.now + self.syn_rto)
+        self.syn.send()
 
     def on_syn(self) -> None:
-        if not self.server.established:
-            self.send_synack()  # a SYN again (its SYN-ACK was lost): the SYN-ACK again
-
-    def send_synack(self) -> None:
-        if self.server.established:
-            return
-        if not math.isnan(self.synack_sent):
-            self.handshake_retrans += 1
-            self.synack_rto *= 2
-        self.synack_sent = self.sim.now
-        self.server.wire.send(SYN_BYTES, self.on_synack)
-        self.synack_timer.set(self.sim.now + self.synack_rto)
+        self.synack.send()  # also a SYN again (its SYN-ACK was lost): the SYN-ACK again
 
     def on_synack(self) -> None:
-        c = self.client
-        if c.established:
-            c.send_ack()  # the server did not get the ACK: it sent its SYN-ACK again
+        client = self.ends[0]
+        if client.established:
+            client.send_ack()  # the server did not get the first ACK: it sent its SYN-ACK again
             return
-        c.established = True
-        self.syn_timer.cancel()
-        c.rtt_sample(self.sim.now - self.syn_sent)
-        c.send_ack()
-        c.app.begin()
+        self.syn.established()
+        client.send_ack()  # the handshake's ACK goes before the application's first bytes
+        client.app.begin()
 
     def accepted(self, end: TcpEnd) -> None:
         """The server's first packet after its SYN-ACK completes the handshake."""
-        if end is not self.server or math.isnan(self.synack_sent):
-            return
-        end.established = True
-        self.synack_timer.cancel()
-        end.rtt_sample(self.sim.now - self.synack_sent)
-        end.app.begin()
+        if end is self.ends[1] and not math.isnan(self.synack.sent):
+            self.synack.established()
+            end.app.begin()
 
     # what the peers see
     def send(self, app: App, n: int, in_handshake: bool) -> None:
