@@ -97,6 +97,7 @@ def test_dtls_loses_a_flight_and_retransmits_it_when_its_timer_expires():
 def test_tcp_recovers_a_lost_segment():
     lossy = Link("lossy", Direction(rate=80_000, delay=10, loss=20), Direction(rate=80_000, delay=10, loss=20))
     outs = [simulate(two_flights(), lossy, Stack("tcp"), "client", np.random.default_rng([3, k])) for k in range(200)]
+    # (the 3-way handshake's timers fire on a tick: 1 s, 2 s, ... plus half a tick)
     assert all(o.completed for o in outs)
     assert any(o.retransmissions for o in outs)
     lossless = simulate(two_flights(), LINK, Stack("tcp"), "client").duration_ns("client")

@@ -29,7 +29,8 @@ CHECK_COLUMNS = ("link", "loss_pct", "config_id", "config", "protocol", "referen
                  "predicted_duration_ms", "predicted_ci_lo", "predicted_ci_hi", "predicted_p5", "predicted_p95",
                  "measured_duration_ms", "measured_ci_lo", "measured_ci_hi", "measured_n", "measured_retransmitted",
                  "measured_failed", "duration_error_pct", "predicted_bytes", "measured_bytes", "bytes_error_pct",
-                 "predicted_retransmitted_pct", "measured_retransmitted_pct", "measured_median_percentile")
+                 "predicted_retransmitted_pct", "measured_retransmitted_pct", "measured_median_percentile",
+                 "predicted_medians_lo", "predicted_medians_hi", "consistent")
 
 MS, MJ = 1e6, 1e-3
 
@@ -102,7 +103,8 @@ def check_row(c: Check) -> list[Any]:
             p.duration.median_ci[0] / MS, p.duration.median_ci[1] / MS, p.p5_ns / MS, p.p95_ns / MS, m.median / MS,
             m.median_ci[0] / MS, m.median_ci[1] / MS, m.n, c.measured_retransmitted, c.measured_failed,
             100 * c.duration_error, p.bytes.median, mb, 100 * c.bytes_error, 100 * p.retransmitted,
-            100 * c.measured_retransmitted_share, c.measured_percentile]
+            100 * c.measured_retransmitted_share, c.measured_percentile, c.medians_range[0] / MS,
+            c.medians_range[1] / MS, c.consistent]
 
 
 def checks_csv(checks: Sequence[Check]) -> str:

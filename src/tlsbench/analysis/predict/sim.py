@@ -14,7 +14,8 @@ link (links.py), with the network stacks in between (docs/predict.md "The model"
   earlier when the application reads a second small segment, piggybacked on data; loss
   found by SACK (RACK: a quarter of the minimum RTT after a later segment arrived), a tail
   loss probe (2 srtt + 2 ms, + 200 ms with one segment out), and the retransmission timeout
-  (srtt + max(variance term, 200 ms), 1 s initially, doubling on each expiry).
+  (srtt + max(variance term, 200 ms), 1 s initially, doubling on each expiry); every TCP
+  timer fires half a tick (HZ=250) after its timeout, on average.
 - DTLS runs over UDP: one datagram per send, IP-fragmented above the interface MTU; a peer
   that sent a flight and waits for the answer arms its retransmission timer (the plan's
   initial value, doubling up to its maximum, back to the initial value for each new flight)
@@ -71,7 +72,13 @@ class Stack:
     delack_ms: float = 40.0
     quickacks: int = 16
     tlp_min_ms: float = 2.0
+    tick_ms: float = 4.0  # Linux's TCP timers fire on the next tick (HZ=250 here): half a tick late on average
     device_scale: float = 1.0  # the device peer's processing × this (a power profile's time scale)
+
+    @property
+    def timer_lag(self) -> float:
+        """What a TCP timer fires after its timeout, on average (ns)."""
+        return self.tick_ms / 2 * MS
 
     @property
     def effective_mss(self) -> int:
@@ -407,11 +414,11 @@ class TcpEnd:
             return
         now, s = self.sim.now, self.conn.stack
         if restart_rto or self.rto_deadline == math.inf:
-            self.rto_deadline = now + self.rto
+            self.rto_deadline = now + self.rto + s.timer_lag
         self.probing = False
         when = self.rto_deadline
         if s.sack and self.srtt and not self.tlp_out and not self.in_recovery():
-            pto = now + 2 * self.srtt + (s.rto_min_ms if len(out) == 1 else s.tlp_min_ms) * MS
+            pto = now + 2 * self.srtt + (s.rto_min_ms if len(out) == 1 else s.tlp_min_ms) * MS + s.timer_lag
             if pto < when:
                 when, self.probing = pto, True
         self.retx_timer.set(when)
@@ -569,7 +576,7 @@ class TcpEnd:
         if p.fin or (self.quick and not self.pingpong) or self.rcv_nxt - self.rcv_wup > self.rcv_mss:
             self.send_ack()
         elif not self.delack.armed:
-            self.delack.set(now + s.delack_ms * MS)
+            self.delack.set(now + s.delack_ms * MS + s.timer_lag)
         self.app.wake()
         if self.app.finished:
             self.app_read()  # it drains what comes after its close
@@ -667,7 +674,7 @@ class Opening:
             self.rto *= 2
         self.sent = self.conn.sim.now
         self.end.wire.send(SYN_BYTES, self.deliver)
-        self.timer.set(self.sent + self.rto)
+        self.timer.set(self.sent + self.rto + self.conn.stack.timer_lag)
 
     def established(self) -> None:
         """Its answer arrived: the side is up, with its first RTT sample."""

@@ -22,6 +22,7 @@ from .model import Options, Prediction, predict
 from .script import Sources
 
 REFERENCE_PRESET = "none"
+RANGE_DRAWS = 2000  # medians drawn for a check's predicted range
 LINK_KEYS = ("link", "link_label")  # the parts of a network variant that name its link
 
 
@@ -66,9 +67,24 @@ class Check:
         return float(100 * np.mean(d <= self.measured.median)) if d is not None and len(d) else math.nan
 
     @property
-    def within_measured_ci(self) -> bool:
-        lo, hi = self.measured.median_ci
-        return lo <= self.predicted.duration.median <= hi
+    def medians_range(self) -> tuple[float, float]:
+        """The 95% range of the median of as many handshakes as were measured, drawn from the
+        predicted distribution: where the measured median should fall if the model is right
+        (seeded; NaN without samples)."""
+        d = self.predicted.samples.get("duration_ns")
+        n = self.measured.n
+        if d is None or not len(d) or not n:
+            return math.nan, math.nan
+        rng = rng_for(self.predicted.n_draws, "medians-range", self.config_id)
+        medians = np.median(rng.choice(d, size=(RANGE_DRAWS, n)), axis=1)
+        lo, hi = np.percentile(medians, [2.5, 97.5])
+        return float(lo), float(hi)
+
+    @property
+    def consistent(self) -> bool:
+        """The measured median lies within the predicted range of medians of n handshakes."""
+        lo, hi = self.medians_range
+        return bool(lo <= self.measured.median <= hi)
 
 
 def _error(pred: float, meas: float) -> float:
@@ -149,6 +165,7 @@ class ErrorSummary:
     bytes_median: float
     bytes_worst: float
     worst_label: str  # the check with the worst duration error
+    consistent: int  # checks whose measured median lies within the predicted range of medians
 
 
 def error_summaries(checks: Sequence[Check]) -> list[ErrorSummary]:
@@ -163,5 +180,5 @@ def error_summaries(checks: Sequence[Check]) -> list[ErrorSummary]:
         out.append(ErrorSummary(protocol, loss, len(group), float(np.nanmedian(dur)), float(np.nanmax(dur)),
                                 float(np.median(byt)) if len(byt) else math.nan,
                                 float(byt.max()) if len(byt) else math.nan,
-                                f"{worst.label} over {worst.link.label}"))
+                                f"{worst.label} over {worst.link.label}", sum(c.consistent for c in group)))
     return out
