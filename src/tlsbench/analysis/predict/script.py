@@ -205,9 +205,19 @@ class Sources:
                     break
                 actions, end = _units(src, costs, *ranges[rid], peers[name])
                 parts[name] = PeerScript(tuple(actions), end)
-            if len(parts) == 2 and parts["client"].handshake_end and parts["server"].handshake_end:
+            if len(parts) == 2 and _consistent(parts["client"], parts["server"]):
                 out.append(Script(rid, parts["client"], parts["server"]))
         return out
+
+
+def _consistent(client: PeerScript, server: PeerScript) -> bool:
+    """Both peers have a handshake, and neither waits for more bytes than the other sends (a
+    trace cut short would make the simulation wait forever)."""
+    def needs(p: PeerScript) -> float:
+        return max((v for k, v in p.actions if k == NEED), default=0.0)
+
+    return bool(client.handshake_end and server.handshake_end and needs(client) <= server.sent()
+                and needs(server) <= client.sent())
 
 
 def dtls_timer_ms(ds: Dataset) -> tuple[float, float]:
