@@ -488,6 +488,7 @@ class TcpEnd:
     def transmit(self, g: Segment) -> None:
         if g.tx:
             self.retrans += 1
+            self.conn.retransmitted_at.append(self.sim.now)
         g.tx += 1
         g.sent_at = self.sim.now
         g.lost = False
@@ -584,6 +585,8 @@ class TcpEnd:
     def advance(self, seq: int, length: int, fin: bool) -> None:
         self.rcv_nxt = max(self.rcv_nxt, seq + length + (1 if fin else 0))
         self.fin_in = self.fin_in or fin
+        if fin and all(e.fin_in for e in self.conn.ends):
+            self.conn.closed_at = min(self.conn.closed_at, self.sim.now)
 
     def readable(self) -> int:
         return self.rcv_nxt - (1 if self.fin_in else 0)
@@ -670,7 +673,7 @@ class Opening:
         if self.end.established:
             return
         if not math.isnan(self.sent):
-            self.conn.handshake_retrans += 1
+            self.conn.retransmitted_at.append(self.conn.sim.now)
             self.rto *= 2
         self.sent = self.conn.sim.now
         self.end.wire.send(SYN_BYTES, self.deliver)
@@ -692,7 +695,8 @@ class Tcp(Transport):
         self.by_app = {id(e.app): e for e in self.ends}
         for e in self.ends:
             e.app.net = self
-        self.handshake_retrans = 0
+        self.retransmitted_at: list[float] = []  # every segment sent again (SYN and SYN-ACK included)
+        self.closed_at = math.inf  # both sides have the other's FIN: the agents read their counters then
         self.syn = Opening(self, self.ends[0], self.on_syn)
         self.synack = Opening(self, self.ends[1], self.on_synack)
 
@@ -737,7 +741,9 @@ class Tcp(Transport):
 
     @property
     def retransmissions(self) -> int:
-        return sum(e.retrans for e in self.ends) + self.handshake_retrans
+        """Segments sent again before both agents had drained the connection (when they read
+        TCP_INFO): a lost last ACK retransmits a FIN nobody counts any more."""
+        return sum(1 for t in self.retransmitted_at if t < self.closed_at)
 
 
 # ---------------------------------------------------------------------- UDP and DTLS
