@@ -89,9 +89,10 @@ def validation_figure(checks: list[Check]) -> Figure:
             marker, color = styles[(c.protocol, lossy)]
             label = f"{c.protocol}, {'lossy' if lossy else 'no loss'}"
             m, p = c.measured, c.predicted.duration
+            lo, hi = c.medians_range
             ax.errorbar(m.median / MS, p.median / MS,
                         xerr=[[(m.median - m.median_ci[0]) / MS], [(m.median_ci[1] - m.median) / MS]],
-                        yerr=[[(p.median - p.median_ci[0]) / MS], [(p.median_ci[1] - p.median) / MS]],
+                        yerr=[[max(p.median - lo, 0) / MS], [max(hi - p.median, 0) / MS]],
                         fmt=marker, color=color, markerfacecolor="none", capsize=2,
                         label=None if label in seen else label)
             seen.add(label)
@@ -128,7 +129,9 @@ def prediction_figures(res: PredictResults) -> list[FigureSpec]:
     if res.checks:
         out.append(FigureSpec("predict_validation", "Predicted vs measured",
                               "Per configuration over each emulated link: the median predicted from the reference "
-                              "link's repetitions against the median measured through tlsbench-link (95% CIs).",
+                              "link's repetitions against the median measured through tlsbench-link; x: the measured "
+                              "median's 95% CI, y: the predicted range of medians of as many handshakes (on a lossy "
+                              "link it spans the lossless and the timer-expired modes).",
                               validation_figure(res.checks)))
     return out
 
