@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -213,7 +213,3 @@ def warnings_for(link: Link, predictions: Sequence[Prediction], opts: Options) -
         out.append(f"profile {opts.profile.name} has no time scale: the device's processing is the host's "
                    "(set [time_scale] in the profile, or --device-scale)")
     return out
-
-
-def with_options(opts: Options, **changes: object) -> Options:
-    return replace(opts, **changes)  # type: ignore[arg-type]

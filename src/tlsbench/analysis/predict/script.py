@@ -37,7 +37,6 @@ from ..slices import build_slices, decode_many
 from ..vocab import vocab
 
 CPU, LOCAL, SEND, NEED = 0, 1, 2, 3
-KIND_NAMES = ("cpu", "local", "send", "need")
 PEERS = ("client", "server")
 
 

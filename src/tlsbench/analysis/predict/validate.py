@@ -180,5 +180,6 @@ def error_summaries(checks: Sequence[Check]) -> list[ErrorSummary]:
         out.append(ErrorSummary(protocol, loss, len(group), float(np.nanmedian(dur)), float(np.nanmax(dur)),
                                 float(np.median(byt)) if len(byt) else math.nan,
                                 float(byt.max()) if len(byt) else math.nan,
-                                f"{worst.label} over {worst.link.label}", sum(c.consistent for c in group)))
+                                worst.label if worst.link.label in worst.label else f"{worst.label} over {worst.link.label}",
+                                sum(c.consistent for c in group)))
     return out
