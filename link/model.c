@@ -313,39 +313,12 @@ void tb_link_param_help(void *file) {
 }
 
 /* ---------------------------------------------------------------- presets */
-#define TB_MS(x) ((uint64_t)((x) * 1000000.0))
-#define TB_BOTH(...) {__VA_ARGS__}, {__VA_ARGS__}
+/* The presets and the sources of their figures are declared once, in spec/links.toml (read
+ * by the host's predictions too); link/tools/genpresets.py turns them into this table. */
+#include "link_presets_gen.h"
 
-/* Where the figures come from:
- * - ieee802154: IEEE 802.15.4-2006 2.4 GHz O-QPSK PHY: 250 kbit/s, aMaxPHYPacketSize 127
- *   octets; RFC 4944 sec. 1: a 127-octet frame with the maximum MAC overhead (25 octets)
- *   leaves 102 octets for the packet; per frame on the air also 6 octets of PHY header
- *   (4 preamble + 1 SFD + 1 length), hence 31 octets of overhead per 102-octet fragment.
- *   The 5 ms one-way delay (CSMA/CA backoff, acknowledgement turnaround, a hop) is our
- *   choice, not a standard figure. Header compression (6LoWPAN IPHC) is not modelled.
- * - lossy-wifi: figures chosen for a congested 802.11 link in the tlsbench issue (20 Mbit/s,
- *   2 ms +- 1 ms, 2% packet loss), not a measurement.
- * - nb-iot: 3GPP Rel-13 LTE Cat-NB1 peak rates as commonly quoted from TS 36.306 (about
- *   62.5 kbit/s uplink multi-tone, 26 kbit/s downlink); 300 ms one-way is our choice for
- *   normal coverage (TR 45.820 targets only a 10 s latency at extreme coverage). MTU 1280
- *   (the IPv6 minimum, common for NB-IoT PDN connections; non-IP data is not modelled).
- * - lte-m: 3GPP Rel-13 Cat-M1 peak about 1 Mbit/s each way (TS 36.306); 50 ms one-way is
- *   our choice. */
-const tb_link_preset tb_link_presets[] = {
-    {"ieee802154", "250 kbit/s, 102-byte fragments of 127-byte frames (+31 B each), 5 ms",
-     {TB_BOTH(.rate_bps = 250000, .delay_ns = TB_MS(5), .frame_bytes = 102, .frame_overhead = 31)}},
-    {"lossy-wifi", "20 Mbit/s, 2 ms +- 1 ms, 2% packet loss",
-     {TB_BOTH(.rate_bps = 20000000, .delay_ns = TB_MS(2), .jitter_ns = TB_MS(1), .loss = 0.02)}},
-    {"nb-iot", "62.5 kbit/s up, 26 kbit/s down, 300 ms, MTU 1280",
-     {{.rate_bps = 62500, .delay_ns = TB_MS(300), .mtu = 1280},
-      {.rate_bps = 26000, .delay_ns = TB_MS(300), .mtu = 1280}}},
-    {"lte-m", "1 Mbit/s, 50 ms",
-     {TB_BOTH(.rate_bps = 1000000, .delay_ns = TB_MS(50))}},
-    {"none", "no shaping: forwarding only", {TB_BOTH(.rate_bps = 0)}},
-};
+const tb_link_preset tb_link_presets[] = {TB_LINK_PRESETS_GEN};
 const size_t tb_link_preset_count = sizeof(tb_link_presets) / sizeof(tb_link_presets[0]);
-#undef TB_BOTH
-#undef TB_MS
 
 const tb_link_preset *tb_link_preset_find(const char *name) {
     for (size_t i = 0; i < tb_link_preset_count; i++)

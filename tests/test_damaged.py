@@ -211,6 +211,7 @@ def commands(folder: Path, where: Path, capture: Path, other: Path) -> dict[str,
         "energy-import": ["energy", "import", capture, "--experiment", folder],
         "energy-show": ["energy", "show", folder],
         "energy-estimate": ["energy", "estimate", folder, "--profile", "esp32"],
+        "predict": ["predict", folder, "--link", "nb-iot"],
     }
 
 
@@ -283,7 +284,7 @@ def read_only(folder: Path) -> Iterator[Path]:
 # Readers keep working on a read-only folder; writers say so and where else to write.
 READ_ONLY_EXPECTED = {
     "status": None, "report-out": None, "export-csv": None, "export-perfetto": None, "compare": None,
-    "trace": None, "energy-estimate": None,
+    "trace": None, "energy-estimate": None, "predict": None,
     "report": ("read-only", "--out"),
     "export-json": ("read-only", "--out"),
     "run-resume": ("read-only", "--output"),
@@ -327,7 +328,7 @@ def fill(folder: Path) -> None:
 
 FULL_EXPECTED = {
     "status": None, "export-csv": None, "export-perfetto": None, "compare": None, "trace": None,
-    "energy-estimate": None,
+    "energy-estimate": None, "predict": None,
     "report": ("disk is full", "--out", "no partial file"),
     "report-out": ("disk is full", "--out"),
     "export-json": ("disk is full", "--out"),

@@ -254,6 +254,12 @@ static void test_presets(void) {
     CHECK(p && p->dir[0].rate_bps == 20000000 && p->dir[0].jitter_ns == 1 * MS && p->dir[0].loss == 0.02);
     p = tb_link_preset_find("nb-iot");
     CHECK(p && p->dir[TB_DIR_D2P].rate_bps > p->dir[TB_DIR_P2D].rate_bps);
+    CHECK(p && p->dir[TB_DIR_D2P].mtu == 1280 && p->dir[TB_DIR_P2D].mtu == 1280);
+    /* Generated from spec/links.toml: a direction without a figure keeps 0 (unshaped). */
+    p = tb_link_preset_find("ble");
+    CHECK(p && p->dir[0].frame_bytes == 247 && p->dir[1].frame_overhead == 66 && p->dir[0].loss == 0.0);
+    p = tb_link_preset_find("none");
+    CHECK(p && p->dir[0].rate_bps == 0 && p->dir[1].delay_ns == 0);
     CHECK(tb_link_preset_find("carrier-pigeon") == NULL);
     for (size_t i = 0; i < tb_link_preset_count; i++)
         CHECK(tb_link_presets[i].summary && tb_link_presets[i].summary[0]);

@@ -19,7 +19,7 @@ import click
 from rich.console import Console
 
 from tlsbench import __version__, files
-from tlsbench.cli import build, energy, report, run
+from tlsbench.cli import build, energy, predict, report, run
 from tlsbench.cli.options import fail
 from tlsbench.errors import UserError
 
@@ -88,7 +88,7 @@ def main() -> None:
 
 # The table of contents: every command in pipeline order.
 COMMANDS = (run.suites, run.experiments_command, run.plan_group, run.run, run.primitives, run.status_command,
-            run.trace, report.report, report.export, report.compare, energy.energy, build.build_group, build.libs)
+            run.trace, report.report, report.export, report.compare, energy.energy, predict.predict, build.build_group, build.libs)
 for _command in COMMANDS:
     main.add_command(_command)
 

@@ -13,11 +13,29 @@ from tlsbench.files import make_folder, write_atomic
 from tlsbench.report import WINNERS_MODES
 
 def report_after_run(store: Path) -> Path:
-    """The report `tlsbench run` writes when a sweep ends: report.html next to the store."""
+    """The report `tlsbench run` writes when a sweep ends: report.html next to the store
+    (with predicted vs measured when the plan ran emulated links and their reference)."""
     from tlsbench.report.html import write_html
 
-    return write_html(analyze_experiment(str(store), None, False), store.parent / "report.html",
-                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`")
+    analysis = analyze_experiment(str(store), None, False)
+    return write_html(analysis, store.parent / "report.html",
+                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`",
+                      predictions=predictions_for(analysis, (), None, None))
+
+
+def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile: str | None):  # -> PredictResults | None
+    """The report's predictions: over `links` (`--predict`), and the check against the
+    emulator whenever the store ran emulated links with a reference; None: neither."""
+    from tlsbench.analysis.predict.model import Options
+    from tlsbench.analysis.predict.results import collect, sources_of
+    from tlsbench.analysis.predict.validate import has_validation
+    from tlsbench.analysis.energy.profiles import resolve
+
+    ds = analysis.ds
+    if not links and not has_validation(ds.configs):
+        return None
+    opts = Options(seed=analysis.results.context.seed or 1, profile=resolve(profile) if profile else None)
+    return collect(sources_of(ds), analysis.results.config_labels, links, opts, sweep if links else None)
 
 
 @click.command()
@@ -29,19 +47,30 @@ def report_after_run(store: Path) -> Path:
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
 @click.option("--profile", help="Add energy estimates from a power profile: a built-in (`tlsbench energy profiles`), "
                                 "NAME-<F>mhz, or a TOML file. Measured energy (`tlsbench energy import`) is shown anyway.")
+@click.option("--predict", "predict_links", multiple=True, metavar="LINK",
+              help="Add predictions over a link (repeatable): a preset (`tlsbench predict --list-links`), with "
+                   "overrides (nb-iot,loss=5) or parameters (rate=250k,delay=5); energy with --profile.")
+@click.option("--predict-sweep", type=click.Choice(("rate", "rtt", "loss")), default="rate", show_default=True,
+              help="The crossover plot's x axis, swept around the first --predict link.")
 @flagged_option
 @output_option
 def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None, winners: str,
-           profile: str | None, include_flagged: bool, output: str | None) -> None:
+           profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
+           output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
+    from tlsbench.analysis.predict.links import parse_link
     from tlsbench.report import figures
     from tlsbench.report.energy import energy_figures
     from tlsbench.report.html import write_html
+    from tlsbench.report.predict import prediction_figures
 
+    for text in predict_links:
+        parse_link(text)  # a wrong link fails before the experiment is analysed
     analysis = analyze_experiment(experiment, output, include_flagged)
     other_analysis = analyze_experiment(other, output, include_flagged) if other else None
+    predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
     target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
-                        other_analysis, winners, profile)
+                        other_analysis, winners, profile, predictions=predictions)
     click.echo(f"report: {target}")
     if pdf_dir:
         d = Path(pdf_dir)
@@ -49,6 +78,7 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
         from tlsbench.report.primitives import figures as primitives_figures
 
         extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
+        extra += prediction_figures(predictions) if predictions else []
         for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
             for fmt in ("pdf", "svg", "png"):
                 write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), "--pdf DIR")

@@ -21,6 +21,8 @@ from ..analysis.vocab import vocab
 from . import WINNERS_MODES
 from .figures import FigureSpec, all_figures, data_uri
 from .energy import html_section
+from .predict import html_section as predict_section
+from ..analysis.predict.results import PredictResults
 from .network import network_section
 from . import primitives
 
@@ -98,9 +100,10 @@ def _step_tables(analysis: Analysis) -> list[dict]:
 
 
 def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
-               winners: str = WINNERS_MODES[0], energy: dict | None = None) -> str:
+               winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None) -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
-    `energy` is the energy section (report/energy.py html_section), None for none."""
+    `energy` is the energy section (report/energy.py html_section), `predict` the
+    predictions' (report/predict.py html_section), None for none."""
     res = analysis.results
     figs = all_figures(analysis, res.context.seed) if figures is None else figures
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
@@ -118,23 +121,25 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         libs=res.libraries, side_by_side=_side_by_side(analysis), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, data_uri, energy["res"].rows if energy else []) if res.primitives else None,
-        energy=energy,
+        energy=energy, predict=predict,
     )
 
 
 def write_report(analysis: Analysis, out: str | Path, comparison: Comparison | None = None,
-                 winners: str = WINNERS_MODES[0], energy: dict | None = None, where: str = "--out") -> Path:
+                 winners: str = WINNERS_MODES[0], energy: dict | None = None, where: str = "--out",
+                 predict: dict | None = None) -> Path:
     """Writes the report atomically (files.write_atomic): a failure leaves no truncated file;
     `where` names the option that writes it elsewhere."""
-    return write_atomic(out, build_html(analysis, comparison, winners=winners, energy=energy), where)
+    return write_atomic(out, build_html(analysis, comparison, winners=winners, energy=energy, predict=predict), where)
 
 
 def write_html(analysis: Analysis, target: Path, other: Analysis | None = None, winners: str = WINNERS_MODES[0],
-               profile: str | None = None, where: str = "--out") -> Path:
+               profile: str | None = None, where: str = "--out", predictions: PredictResults | None = None) -> Path:
     """The HTML report of an analysed experiment: with a B/A section when `other` is given;
     `winners`: both, overall or per-library winners sections; an energy section when the
     store holds a capture or a power `profile` is named. `where`: how to write it elsewhere,
     for the message when it cannot be written."""
     comparison = compare(analysis, other, analysis.results.context.seed) if other else None
     analysis.results.comparison = comparison
-    return write_report(analysis, target, comparison, winners, html_section(analysis, profile), where)
+    return write_report(analysis, target, comparison, winners, html_section(analysis, profile), where,
+                        predict_section(predictions))

@@ -60,6 +60,16 @@ class RepetitionColumns:
     handshake_cpu_ns: list[int | None]
 
 
+@dataclass(frozen=True)
+class PeerTrace:
+    """The peer agent's trace of a two-process repetition (`peer_repetition`)."""
+
+    rep_id: int
+    agent_id: int | None
+    role: str  # spec [role] name of the peer agent
+    records: bytes
+
+
 class StoreReader(Protocol):
     """Read access to one experiment's store."""
 
@@ -73,5 +83,6 @@ class StoreReader(Protocol):
     def repetition_ids(self, config_keys: Sequence[str]) -> list[int]: ...
     def has_experiments(self) -> bool: ...
     def link_traffic(self) -> dict[int, LinkTraffic]: ...
+    def peer_traces(self, rep_ids: Sequence[int] | None = None) -> list[PeerTrace]: ...
     def energy_capture(self) -> StoredCapture | None: ...
     def window_energies(self, capture_id: int) -> WindowEnergies: ...

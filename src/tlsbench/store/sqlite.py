@@ -23,7 +23,7 @@ from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
-from tlsbench.store.reader import AgentRow, Kind, RepetitionColumns, StoredConfig
+from tlsbench.store.reader import AgentRow, Kind, PeerTrace, RepetitionColumns, StoredConfig
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -489,6 +489,22 @@ class Store:
         names = [f.name for f in fields(LinkTraffic)]
         return {r[0]: LinkTraffic(*r[1:]) for r in self.conn.execute(
             f"SELECT repetition_id, {', '.join(names)} FROM link_traffic ORDER BY repetition_id")}
+
+    def peer_traces(self, rep_ids: Sequence[int] | None = None) -> list[PeerTrace]:
+        """The peer agents' traces of two-process repetitions, in repetition order (none in a
+        store from before 003_network.sql); with `rep_ids`, only those."""
+        if not self._columns("peer_repetition"):
+            return []
+        query = "SELECT repetition_id, agent_id, role, records FROM peer_repetition"
+        if rep_ids is None:
+            return [PeerTrace(*r) for r in self.conn.execute(query + " ORDER BY repetition_id")]
+        wanted = sorted({int(r) for r in rep_ids})
+        out: list[PeerTrace] = []
+        for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
+            chunk = wanted[start:start + _IDS_PER_QUERY]
+            out += [PeerTrace(*r) for r in self.conn.execute(
+                query + f" WHERE repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY repetition_id", chunk)]
+        return out
 
     def energy_capture(self) -> StoredCapture | None:
         return read_capture(self.conn)

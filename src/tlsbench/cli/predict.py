@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`tlsbench predict`: handshake duration, energy and bytes predicted over a link from a
+stored experiment (docs/predict.md); a few calls into analysis/predict, report/predict and
+export/predict. Every line it prints says "predicted"."""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import click
+
+from tlsbench.cli.energy import FINITE_POSITIVE
+from tlsbench.cli.options import output_option, store_path
+
+FORMATS = ("table", "csv", "json")
+
+
+def _range(text: str | None) -> tuple[float | None, float | None]:
+    if not text:
+        return None, None
+    lo, sep, hi = text.partition(":")
+    if not sep:
+        raise click.BadParameter(f"{text!r}: write FROM:TO (e.g. 1k:10M; suffixes k, M, G)", param_hint="--range")
+    from tlsbench.analysis.predict import PredictError
+    from tlsbench.analysis.predict.links import parse_number
+
+    try:
+        return (parse_number("--range", lo) if lo else None), (parse_number("--range", hi) if hi else None)
+    except PredictError as exc:
+        raise click.BadParameter(str(exc), param_hint="--range") from None
+
+
+def options_from(profile: str | None, device: str | None, nagle: bool | None, mtu: int | None,
+                 dtls_min: float | None, dtls_max: float | None, draws: int, seed: int | None,
+                 device_scale: float | None, waiting: str, default_seed: int):  # -> Options
+    from tlsbench.analysis.energy.profiles import resolve
+    from tlsbench.analysis.predict.model import Options
+
+    return Options(device=device, nagle=nagle, iface_mtu=mtu, dtls_min_ms=dtls_min, dtls_max_ms=dtls_max,
+                   draws=draws, seed=default_seed if seed is None else seed,
+                   profile=resolve(profile) if profile else None, device_scale=device_scale, waiting=waiting)
+
+
+def print_link_presets() -> None:
+    """The presets with every figure's source."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tlsbench.analysis.predict.links import preset_info, presets, sources
+
+    known = sources()
+    t = Table(title="Link presets (spec/links.toml; the emulator's presets are generated from the same file)")
+    for col in ("preset", "figure", "value", "source"):
+        t.add_column(col)
+    for name, link in presets().items():
+        info = preset_info(name)
+        t.add_row(f"[bold]{name}[/]", escape(info.summary), "", "")
+        for c in link.citations:
+            src = known[c.source].document if c.source in known else "our assumption"
+            value = f"{int(c.value):,}" if float(c.value).is_integer() else f"{c.value:g}"
+            t.add_row("", c.field, value + (" (approx.)" if c.approximate else ""),
+                      escape(f"{src}: {c.note}" if c.note else src))
+    Console(width=None if sys.stdout.isatty() else 220).print(t)
+
+
+@click.command()
+@click.argument("experiment", required=False)
+@click.option("--link", "links", multiple=True, metavar="PRESET[,k=v...]|k=v,...",
+              help="A link to predict over (repeatable): a preset (--list-links), a preset with overrides "
+                   "(ieee802154,loss=5), or parameters (rate=62.5k,delay=300,mtu=1280; d2p-/p2d- for one direction).")
+@click.option("--sweep", type=click.Choice(("rate", "rtt", "loss")),
+              help="Sweep one parameter of the first link: crossover plots of duration (and energy with --profile).")
+@click.option("--range", "sweep_range", metavar="FROM:TO", help="The sweep's range (rate 1k:10M, rtt 0:2000 ms, loss 0:20 %).")
+@click.option("--points", type=click.IntRange(3, 200), help="Points of the sweep (default 25 for rate, else 21).")
+@click.option("--validate", "check", is_flag=True,
+              help="Predicted vs measured for every configuration the store ran over an emulated link "
+                   "(needs the same configuration over the `none` preset or loopback).")
+@click.option("--profile", help="A power profile for predicted energy (`tlsbench energy profiles`, NAME-<F>mhz, a TOML file).")
+@click.option("--device", type=click.Choice(("client", "server")), help="The peer on the device (default: the stored "
+              "configuration's device role; in memory, the client).")
+@click.option("--device-scale", type=FINITE_POSITIVE, help="Device processing time / measured time (default: the "
+              "profile's time scale, else 1).")
+@click.option("--waiting", type=click.Choice(("idle", "rx")), default="idle", show_default=True,
+              help="What the device draws while it waits: idle, or its radio listening (cellular modems do).")
+@click.option("--nagle/--nodelay", default=None, help="TCP: Nagle on or off (default: the configuration's; in memory, on).")
+@click.option("--mtu", type=click.IntRange(296, 65535), help="The device's interface MTU (default: the plan's, in memory "
+              "1500 lowered to the link's MTU).")
+@click.option("--dtls-timeout-min", "dtls_min", type=FINITE_POSITIVE, help="DTLS initial retransmission timer, ms "
+              "(default: the plan's, else 1000).")
+@click.option("--dtls-timeout-max", "dtls_max", type=FINITE_POSITIVE, help="DTLS maximum timer, ms (default: the plan's, else 60000).")
+@click.option("--draws", type=click.IntRange(10, 100000), default=200, show_default=True,
+              help="Monte Carlo draws per configuration on a lossy link.")
+@click.option("--seed", type=int, help="Seed of the loss draws (default: the experiment's).")
+@click.option("--config", "only", multiple=True, help="Only configurations whose id is this or whose key contains this.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write CSV and SVG files into this folder.")
+@click.option("--list-links", "show_links", is_flag=True, help="List the link presets and the sources of their figures.")
+@output_option
+def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, sweep_range: str | None,
+            points: int | None, check: bool, profile: str | None, device: str | None, device_scale: float | None,
+            waiting: str, nagle: bool | None, mtu: int | None, dtls_min: float | None, dtls_max: float | None,
+            draws: int, seed: int | None, only: tuple[str, ...], fmt: str, out_dir: str | None, show_links: bool,
+            output: str | None) -> None:
+    """Predict handshake duration, energy and bytes over a link from a stored experiment (a model, not a measurement)."""
+    if show_links:
+        print_link_presets()
+        return
+    if not experiment:
+        raise click.UsageError("give an EXPERIMENT (or --list-links)")
+    if not links and not check:
+        raise click.UsageError("give at least one --link (e.g. --link nb-iot), or --validate")
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.predict.links import parse_link
+    from tlsbench.analysis.predict.results import collect, sources_of
+    from tlsbench.analysis.samples import config_labels
+
+    for text in links:
+        parse_link(text)  # a wrong link fails before the experiment is read
+    lo, hi = _range(sweep_range)
+    ds = load(store_path(experiment, output))
+    opts = options_from(profile, device, nagle, mtu, dtls_min, dtls_max, draws, seed, device_scale, waiting,
+                        int(ds.experiment.get("seed") or 1))
+    res = collect(sources_of(ds), config_labels(ds.configs), links, opts, sweep, (lo, hi, points),
+                  check=True if check else False, only=only)
+    if out_dir:
+        _write_files(res, Path(out_dir))
+    if fmt == "csv":
+        from tlsbench.export.predict import checks_csv, predictions_csv
+
+        click.echo(predictions_csv(res) if res.links else checks_csv(res.checks), nl=False)
+    elif fmt == "json":
+        from tlsbench.export.predict import to_json
+
+        click.echo(to_json(res))
+    else:
+        _print(res)
+
+
+def _write_files(res, folder: Path) -> None:
+    from tlsbench.export.predict import checks_csv, crossovers_csv, predictions_csv, sweep_csv
+    from tlsbench.files import make_folder, write_atomic
+    from tlsbench.report import figures
+    from tlsbench.report.predict import prediction_figures
+
+    make_folder(folder, "--out DIR")
+    written = []
+    if res.links:
+        written.append(write_atomic(folder / "predictions.csv", predictions_csv(res), "--out DIR"))
+    if res.sweep:
+        name = res.sweep.parameter.name
+        written.append(write_atomic(folder / f"sweep_{name}.csv", sweep_csv(res.sweep), "--out DIR"))
+        written.append(write_atomic(folder / f"crossovers_{name}.csv", crossovers_csv(res.sweep), "--out DIR"))
+    if res.checks:
+        written.append(write_atomic(folder / "validation.csv", checks_csv(res.checks), "--out DIR"))
+    for f in prediction_figures(res):
+        written.append(write_atomic(folder / f"{f.name}.svg", figures.render(f.figure, "svg"), "--out DIR"))
+        figures.plt.close(f.figure)
+    click.echo(f"predictions written: {', '.join(p.name for p in written)} in {folder}", err=True)
+
+
+def _ms(ns: float) -> str:
+    return "–" if not math.isfinite(ns) else f"{ns / 1e6:,.1f}"
+
+
+def _print(res) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tlsbench.report.predict import crossover_sentences
+
+    console = Console(width=None if sys.stdout.isatty() else 220)
+    energy = res.profile is not None
+    for lp in res.links:
+        t = Table(title=f"Predicted over {escape(lp.link.label)} (a model, not a measurement): device "
+                        f"{lp.predictions[0].device if lp.predictions else '?'}, medians with 95% CI")
+        cols = ["rank", "configuration", "duration ms", "95% CI", "5–95%", "bytes", "device proc. ms"]
+        cols += ["energy mJ", "95% CI mJ"] if energy else []
+        for col in cols:
+            t.add_column(col, justify="left" if col == "configuration" else "right")
+        for r in lp.by_duration:
+            p = r.prediction
+            d = p.duration
+            row = [("=" if r.tied else "") + str(r.rank), escape(p.label), _ms(d.median),
+                   f"[{_ms(d.median_ci[0])}, {_ms(d.median_ci[1])}]", f"{_ms(p.p5_ns)} – {_ms(p.p95_ns)}",
+                   f"{p.bytes.median:,.0f}", f"{p.processing_ns / 1e6:,.2f}"]
+            if energy:
+                e = p.energy
+                row += [f"{e.median * 1e3:,.4g}", f"[{e.median_ci[0] * 1e3:,.4g}, {e.median_ci[1] * 1e3:,.4g}]"] \
+                    if e else ["–", "–"]
+            t.add_row(*row)
+        console.print(t)
+    if res.sweep:
+        rows = crossover_sentences(res.sweep)
+        title = f"Predicted crossovers, {res.sweep.parameter.name} swept over {res.sweep.base.label}"
+        if not rows:
+            console.print(f"{title}: none; the order holds over the whole range", highlight=False, markup=False)
+        for r in rows:
+            console.print(f"{title}: {r['metric']}: {r['text']} (first-order estimate {r['first_order']})",
+                          highlight=False, markup=False)
+    if res.checks:
+        t = Table(title="Predicted vs measured over the emulated links (predicted from the reference link's repetitions)")
+        for col in ("link", "configuration", "predicted ms", "measured ms", "error", "predicted bytes",
+                    "measured bytes", "error "):
+            t.add_column(col, justify="left" if col in ("link", "configuration") else "right")
+        for c in res.checks:
+            mb = c.measured_bytes.median if c.measured_bytes else math.nan
+            t.add_row(escape(c.link.label), escape(c.label), _ms(c.predicted.duration.median), _ms(c.measured.median),
+                      f"{100 * c.duration_error:+.1f}%", f"{c.predicted.bytes.median:,.0f}",
+                      f"{mb:,.0f}" if math.isfinite(mb) else "–",
+                      f"{100 * c.bytes_error:+.1f}%" if math.isfinite(c.bytes_error) else "–")
+        console.print(t)
+        for e in res.errors:
+            console.print(f"{e.protocol} at {e.loss_pct:g}% loss: duration error median {100 * e.duration_median:.1f}%, "
+                          f"worst {100 * e.duration_worst:.1f}% ({e.worst_label}); bytes median "
+                          f"{100 * e.bytes_median:.1f}%, worst {100 * e.bytes_worst:.1f}% (n = {e.n})",
+                          highlight=False, markup=False)
+    for w in res.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)
