@@ -95,8 +95,11 @@ class Dataset:
         TRACE_OVERFLOW/RETRANSMITTED flag, or descheduled), unless include_flagged."""
         if include_flagged:
             return np.zeros(len(self.reps), dtype=bool)
-        flagged = (self.reps.status != ok_status()) | ((self.reps.flags & excluding_flags()) != 0)
-        return flagged | self.descheduled_mask()
+        return self.flagged_mask() | self.descheduled_mask()
+
+    def flagged_mask(self) -> np.ndarray:
+        """Per repetition: True when it failed or carries a TRACE_OVERFLOW/RETRANSMITTED flag."""
+        return (self.reps.status != ok_status()) | ((self.reps.flags & excluding_flags()) != 0)
 
     def descheduled_mask(self) -> np.ndarray:
         """Per repetition: True when its wall time exceeds its thread CPU time by more than

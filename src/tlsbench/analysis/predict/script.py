@@ -175,9 +175,13 @@ class Sources:
 
     def usable(self, config_id: int) -> np.ndarray:
         """Repetition ids of a configuration that a script may be read from: successful,
-        neither retransmitted nor overflowing nor descheduled, with balanced traces."""
+        neither retransmitted nor overflowing, with balanced traces; not descheduled, unless
+        every one was."""
         ds = self.ds
-        ok = (ds.reps.config_id == config_id) & ~ds.excluded_mask()
+        mine = ds.reps.config_id == config_id
+        ok = mine & ~ds.excluded_mask()
+        if not ok.any():  # a busy machine descheduled them all: their processing holds some of
+            ok = mine & ~ds.flagged_mask()  # another process's time, but a script is still a script
         ids = ds.reps.id[ok]
         bad = set(ds.slices.unbalanced_reps) | (set(self.peer.slices.unbalanced_reps) if self.peer is not None else set())
         return np.array([r for r in ids if int(r) not in bad], dtype=np.int64)
