@@ -77,14 +77,14 @@ class CrossSource:
 
 
 def _debian12_mbedtls_version() -> str:
-    from tlsbench.custom_build import installed_version
+    from tlsbench.build.custom import installed_version
     return installed_version()[1]
 
 
 def _debian12_mbedtls_fetch(cache: Path, log: Path) -> Path:
     """The source of the installed libmbedtls-dev (the host agent's library), as
     `tlsbench build mbedtls` fetches it, kept in the cache."""
-    from tlsbench.custom_build import check_source, fetch_debian_source
+    from tlsbench.build.custom import check_source, fetch_debian_source
     tree = fetch_debian_source(cache / "src" / "debian12", log=log)
     check_source(tree)
     return tree
