@@ -112,7 +112,8 @@ def _cell_label(configs: list[Config], varying: list[int]) -> str:
     names = [c.suite_name for c in configs]
     name = next((n for n in names if "_" in n), names[0])  # IANA names use "_" (OpenSSL, wolfSSL)
     parts = cell_key(configs[0])[1:]
-    return f"{name} [{', '.join(str(parts[i]) for i in varying)}]" if varying else name
+    shown = [str(parts[i]) for i in varying if i < len(parts)]  # keys of a longer shape add parts (|dtls)
+    return f"{name} [{', '.join(shown)}]" if shown else name
 
 
 def build_cells(measured: Measured, order: list[str]) -> list[Cell]:

@@ -197,9 +197,9 @@ class Plan(Strict):
     def _device_runs_handshakes_in_memory(cls, raw: Any) -> Any:
         """Both peers run on the device, over its memory transport: a [network] (one peer per
         process) or [experiments] do not apply to it yet."""
-        if not (isinstance(raw, dict) and "device" in raw):
+        if not (isinstance(raw, dict) and raw.get("device") is not None):
             return raw
-        clash = [name for name in ("network", "experiments") if name in raw]
+        clash = [name for name in ("network", "experiments") if raw.get(name) is not None]
         if clash:
             raise ValueError(f"{' and '.join(clash)} cannot be combined with device: the device runs both peers "
                              "of each handshake over its memory transport; measure those on the host in a plan "
