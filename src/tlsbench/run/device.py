@@ -228,8 +228,23 @@ class _SerialStream:
         self.fd = fd
         self.closed = False
         self.deadline: float | None = None
+        self.pending = b""  # read ahead by sync(), handed out first
+
+    def sync(self, start: bytes, keep: int = 1 << 16) -> None:
+        """Skip whatever precedes `start` (a boot message, the tail of an earlier session, a
+        frame cut by a reset): the next read begins with it."""
+        seen = self.pending
+        while start not in seen:
+            more = self.read(4096)
+            if not more:
+                return
+            seen = (seen + more)[-keep:]
+        self.pending = seen[seen.index(start):]
 
     def read(self, n: int) -> bytes:
+        if self.pending:
+            out, self.pending = self.pending[:n], self.pending[n:]
+            return out
         while not self.closed:
             if self.deadline is not None and time.monotonic() > self.deadline:
                 raise TimeoutError("no byte from the board")
@@ -278,7 +293,6 @@ class SerialConnection:
         self.ended = ""
         try:
             self._configure(setup.baud)
-            self._reset()
             self._greet(greeting_s)
         except BaseException:
             self.close()
@@ -293,7 +307,7 @@ class SerialConnection:
         termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
 
     def _reset(self) -> None:
-        """Restart the firmware so that it greets again; what it sent before is dropped."""
+        """Restart the firmware so that it greets again (what came before is skipped by sync)."""
         if self.setup.reset:
             done = subprocess.run(list(self.setup.reset), capture_output=True, text=True, timeout=60)
             if done.returncode:
@@ -307,29 +321,43 @@ class SerialConnection:
                 fcntl.ioctl(self.fd, termios.TIOCMBIS, dtr)
             except OSError:
                 pass  # not a modem line (a pty): the firmware is expected to greet on its own
-        termios.tcflush(self.fd, termios.TCIFLUSH)
+
+    RESETS = 3  # a USB serial bridge (or QEMU's pty) drops what is sent while no one listens
 
     def _greet(self, greeting_s: float) -> None:
-        frames = specmod.load().frames
-        self.stream.deadline = time.monotonic() + greeting_s
-        try:
-            hello, suites = (self.reader.read() for _ in range(2))
-        except TimeoutError:
-            how = f"`{shlex.join(self.setup.reset)}`" if self.setup.reset else "a DTR pulse"
-            raise DeviceError(f"the board on {self.setup.serial} sent no greeting within {greeting_s:g} s after "
-                              f"{how}: reset it by hand, check the baud rate ({self.setup.baud}) and the firmware, "
-                              "or set [device] reset to the command that resets it") from None
-        except protocol.FrameError as exc:
-            raise DeviceError(f"the board on {self.setup.serial} sent something that is not a greeting ({exc}): "
+        """Reset, then wait for HELLO and SUITES; again (up to RESETS times) when a greeting
+        does not come whole, sharing the greeting wait."""
+        problem: Exception | None = None
+        for _ in range(self.RESETS):
+            self._reset()
+            try:
+                return self._hello(greeting_s / self.RESETS)
+            except (TimeoutError, protocol.FrameError) as exc:
+                problem = exc
+        if isinstance(problem, protocol.FrameError):
+            raise DeviceError(f"the board on {self.setup.serial} sent something that is not a greeting ({problem}): "
                               f"check the baud rate ({self.setup.baud}) and that the flashed image is the "
-                              "tlsbench firmware") from None
+                              "tlsbench firmware")
+        how = f"`{shlex.join(self.setup.reset)}`" if self.setup.reset else "a DTR pulse"
+        raise DeviceError(f"the board on {self.setup.serial} sent no greeting within {greeting_s:g} s, reset "
+                          f"{self.RESETS} times with {how}: reset it by hand, check the baud rate "
+                          f"({self.setup.baud}) and the firmware, or set [device] reset to the command that resets it")
+
+    def _hello(self, wait_s: float) -> None:
+        sp = specmod.load()
+        frames = sp.frames
+        self.stream.deadline, self.stream.pending = time.monotonic() + wait_s, b""
+        self.reader = protocol.FrameReader(self.stream)  # type: ignore[arg-type]
+        try:
+            self.stream.sync(struct.pack("<HBB", sp.magic, sp.protocol_version, frames.HELLO))
+            hello, suites = self.reader.read(), self.reader.read()
         finally:
             self.stream.deadline = None
         if not hello or hello.type != frames.HELLO or not suites or suites.type != frames.SUITES:
             raise DeviceError(f"the board on {self.setup.serial} did not greet with HELLO and SUITES")
         self.hello, self.hello_raw = hello.json(), hello.payload.decode()
         self.suites, self.suites_raw = list(suites.json().get("suites", [])), suites.payload.decode()
-        specmod.load().check_agent(self.hello, REBUILD_BOARD)
+        sp.check_agent(self.hello, REBUILD_BOARD)
 
     def read_frame(self) -> protocol.Frame | None:
         return self.reader.read()
@@ -338,9 +366,11 @@ class SerialConnection:
         self.stream.write(data)
 
     def quit(self) -> str:
+        """QUIT, once the line has carried it (a closed port drops what it still holds)."""
         try:
             self.send(protocol.encode_frame(specmod.load().frames.QUIT))
-        except OSError:
+            termios.tcdrain(self.fd)
+        except (OSError, termios.error):
             pass
         self.close()
         return "QUIT sent"
