@@ -255,13 +255,15 @@ def trace() -> None:
 def trace_show(experiment: str, config: str | None, rep: int, output: str | None) -> None:
     """One repetition as a tree: steps with their crypto operations and I/O, both peers."""
     from tlsbench.analysis.slices import format_blob  # numpy is only loaded when needed
+    from tlsbench.analysis.units import Unit
 
     folder = find_experiment(experiment, output or default_output())
     stored = read_repetition(folder, config, rep)
     row = stored.row
     console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
                   + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False, markup=False)
-    click.echo(format_blob(stored.records, int(row["id"])) if stored.records else "(no trace records)")
+    unit = Unit(stored.counter_unit)
+    click.echo(format_blob(stored.records, int(row["id"]), unit.label(1e3)) if stored.records else "(no trace records)")
 
 
 @click.group(name="plan")
