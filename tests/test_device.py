@@ -156,6 +156,20 @@ def test_a_firmware_of_other_specs_is_refused_with_the_rebuild_advice(tmp_path, 
     assert not (tmp_path / "other").exists()  # refused before anything was written
 
 
+# The board's reset line: QEMU's monitor, told to reset once its prompt is up, and heard to be done.
+RESET_THROUGH_MONITOR = """import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+def prompt():
+    seen = b""
+    while not seen.endswith(b"(qemu) "):
+        seen += s.recv(4096) or sys.exit("the monitor closed")
+prompt()
+s.sendall(b"system_reset\\n")
+prompt()
+"""
+
+
 def test_a_board_on_a_serial_line(tmp_path, images):
     """QEMU as the board: its UART on a pty (a serial device), reset through its monitor."""
     monitor = tmp_path / "monitor.sock"
@@ -166,9 +180,9 @@ def test_a_board_on_a_serial_line(tmp_path, images):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         port = re.search(r"/dev/pts/\d+", qemu.stdout.readline())[0]  # type: ignore[index, union-attr]
-        # QEMU notices a new reader of its pty within a second; a board's USB bridge is alike.
-        reset = (f"{sys.executable} -c \"import socket, time; time.sleep(1.2); s = socket.socket(socket.AF_UNIX); "
-                 f"s.connect('{monitor}'); s.sendall(b'system_reset\\\\n'); s.recv(64)\"")
+        reset_script = tmp_path / "reset.py"
+        reset_script.write_text(RESET_THROUGH_MONITOR)
+        reset = f"{sys.executable} {reset_script} {monitor}"
         loaded = device_plan("board", [PSK], f'serial = "{port}"\nbaud = 115200\nreset = {json.dumps(reset)}\n'
                                              f'firmware = "{images.image("counting").path}"', repetitions=2)
         summary = run_experiment(loaded, tmp_path, timeouts=Timeouts(greeting=30))
