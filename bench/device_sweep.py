@@ -14,8 +14,8 @@ With --small-config (the default), the same firmware built with that config (4 K
 small ECP window: what a part with little RAM would run) is swept too, over TLS: its
 footprint and what its handshakes cost against the default build.
 
-Drives QEMU with the ctest driver (agent/tests/qemu_device.py); the host tool's own device
-exchange comes later."""
+Drives QEMU with the ctest driver (agent/tests/qemu_device.py); bench/device_host.py runs the
+same firmware through the host tool (`tlsbench run`) and sets it beside the host."""
 from __future__ import annotations
 
 import argparse

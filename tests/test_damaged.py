@@ -395,6 +395,11 @@ PLANS = {  # file bytes -> what the message must say
                               ("described by a [network] section",)),
     "dtls timers": (b'name = "x"\nrepetitions = 2\n[network]\ntransports = "udp"\n'
                     b'dtls = { timeout_min_ms = 4000, timeout_max_ms = 1000 }\n', ("timeout_min_ms (4000) is above",)),
+    "device twice": (b'name = "x"\n[device]\ntarget = "qemu-mps2-an386"\nserial = "/dev/ttyACM0"\n',
+                     ("device: give exactly one of target",)),
+    "device and network": (b'name = "x"\n[network]\n[device]\ntarget = "qemu-mps2-an386"\n',
+                           ("network cannot be combined with device",)),
+    "unknown device": (b'name = "x"\n[device]\ntarget = "qemu-nrf52"\n', ("device.target", "qemu-mps2-an386")),
 }
 # Mistakes only the agents or the link emulator can see: found before anything is written.
 RESOLVED_PLANS = {
@@ -406,6 +411,10 @@ RESOLVED_PLANS = {
     "link out of range": (b'name = "dmg"\nrepetitions = 2\n[network]\n[[network.links]]\npreset = "lte-m"\n'
                           b'd2p = { loss = 100, reorder = 100, reorder_delay = 1e300 }\n', ("out of range",)),
     "missing peer": (b'name = "dmg"\nrepetitions = 2\n[network]\npeer_library = "nosuch"\n', ("no agent",)),
+    "missing firmware": (b'name = "dmg"\n[device]\ntarget = "qemu-mps2-an386"\nfirmware = "nosuch.elf"\n',
+                         ("device firmware nosuch.elf not found", "tlsbench build firmware")),
+    "missing serial port": (b'name = "dmg"\n[device]\nserial = "/dev/nosuch-tty"\nfirmware = "/etc/hostname"\n',
+                            ("cannot open the serial port /dev/nosuch-tty",)),
 }
 
 
@@ -444,6 +453,8 @@ def test_fixed_typo_is_not_blocked_by_the_failed_attempt(tmp_path, agent_path):
     (["run", "--resume", "--output", "nowhere"], ("nothing to resume",)),
     (["run", "--timeout", "greeting=-1"], ("greeting=-1",)),
     (["suites", "--timeout", "patience=5"], ("unknown wait",)),
+    (["suites", "--device", "nowhere"], ("neither an emulated board",)),
+    (["suites", "--device", "/dev/nosuch-tty"], ("needs --firmware",)),
 ])
 def test_bad_arguments(tmp_path, agent_path, argv, advice):
     result = cli(*argv, agent_dir=agent_path.parent, cwd=tmp_path)

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from tlsbench.errors import UserError
+
 # src/tlsbench/spec is a symlink to the repository's spec/ (one copy of the files).
 SPEC_DIR = Path(__file__).resolve().parent / "spec"
 LABELS_FILE = "labels.toml"
 PROTOCOL_FILE = "protocol.toml"
 
 
-class SpecMismatch(RuntimeError):
+class SpecMismatch(UserError, RuntimeError):
     """The agent was built from other spec files than this host tool reads."""
 
 
@@ -210,15 +212,16 @@ class Spec:
     def flag_names(self, mask: int) -> list[str]:
         return [name for name, bit in self.flags.by_name.items() if mask & bit]
 
-    def check_agent(self, hello: Mapping[str, Any]) -> None:
-        """Refuse an agent whose HELLO says it was built from other spec files."""
+    def check_agent(self, hello: Mapping[str, Any], advice: str = "rebuild it with make") -> None:
+        """Refuse an agent whose HELLO says it was built from other spec files; `advice` says
+        what to rebuild (a firmware: `tlsbench build firmware`)."""
         theirs = (hello.get("labels_crc32"), hello.get("protocol_crc32"), hello.get("protocol"))
         ours = (self.labels_crc32, self.protocol_crc32, self.protocol_version)
         if theirs != ours:
             raise SpecMismatch(
                 f"agent {hello.get('agent', '?')} built from other specs "
                 f"(labels crc {theirs[0]}, protocol crc {theirs[1]}, protocol {theirs[2]}; "
-                f"this host: {ours[0]}, {ours[1]}, {ours[2]}): rebuild it with make"
+                f"this host: {ours[0]}, {ours[1]}, {ours[2]}): {advice}"
             )
 
 

@@ -112,9 +112,8 @@ def _cell_label(configs: list[Config], varying: list[int]) -> str:
     names = [c.suite_name for c in configs]
     name = next((n for n in names if "_" in n), names[0])  # IANA names use "_" (OpenSSL, wolfSSL)
     parts = cell_key(configs[0])[1:]
-    # Keys differ in length (an options part only where options are set: TCP's NODELAY, not
-    # UDP's): a part a key lacks is empty, as build_cells counts it.
-    return f"{name} [{', '.join(str(parts[i]) if i < len(parts) else '' for i in varying)}]" if varying else name
+    shown = [str(parts[i]) for i in varying if i < len(parts)]  # keys of a longer shape add parts (|dtls)
+    return f"{name} [{', '.join(shown)}]" if shown else name
 
 
 def build_cells(measured: Measured, order: list[str]) -> list[Cell]:

@@ -17,10 +17,11 @@ import numpy as np
 
 from tlsbench.run.records import LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
-from tlsbench.store.reader import Kind, StoreReader, StoredConfig
+from tlsbench.store.reader import DeviceImage, Kind, StoreReader, StoredConfig
 from tlsbench.store.sqlite import Store
 
 from .slices import Events, Slices, build_slices, decode_many
+from .units import TIME, Unit, of_hello
 from .vocab import vocab
 
 
@@ -74,6 +75,11 @@ class Dataset:
     capture: StoredCapture | None = None  # a measured energy capture (`tlsbench energy import`)
     energies: WindowEnergies | None = None  # its window energies
     experiments: "Dataset | None" = None  # with a handshake dataset: the store's experiments, if any
+    unit: Unit = TIME  # the counter's unit (HELLO clock.unit) of every span and measure here
+    target: str | None = None  # the device the configurations ran on (None: the host)
+    devices: list[DeviceImage] = field(default_factory=list)  # the firmware images the store ran
+    host: "Dataset | None" = None  # with a device dataset: the same store's host configurations, if any
+    footprint: "Dataset | None" = None  # with a device dataset: its memory image's repetitions, if any
 
     @property
     def name(self) -> str:
@@ -162,17 +168,31 @@ def reading(source: str | Path | StoreReader) -> Iterator[StoreReader]:
 KINDS: dict[bool | None, Kind] = {False: "handshakes", True: "experiments", None: "all"}
 
 
+def _unit(agents: dict[int, dict[str, Any]], agent_ids: np.ndarray, device: bool) -> tuple[Unit, str | None]:
+    """The counter unit (and device) of the agents that measured a dataset's repetitions; a
+    dataset holds one kind of place, so they agree (else the first one's is taken)."""
+    used = [agents[a] for a in dict.fromkeys(agent_ids.tolist()) if a in agents]
+    used = used or [a for a in agents.values() if bool(a.get("target")) == device]
+    if not used:
+        return TIME, None
+    return of_hello(used[0]["hello"]), used[0].get("target") if device else None
+
+
 def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, experiments: bool | None = False,
-         path: Path | None = None) -> Dataset:
+         path: Path | None = None, kind: Kind | None = None) -> Dataset:
     """Load a store; ``rep_ids`` restricts the traces decoded (a precision check of a few
     configurations). The handshake configurations and their repetitions, or with
     ``experiments`` those of the experiments (analysis/primitives.py): each analysis sees only
     its own kind; a whole handshake dataset carries the store's experiments along, read in
     the same visit. None loads both kinds (aligning a power capture, whose marker pulses
-    mark every repetition)."""
+    mark every repetition). The handshakes of a store with a device are the device's (one
+    counter unit per dataset): the host's and the memory image's come along as companions.
+    ``kind`` names one kind of configuration instead."""
     with reading(source) as store:
         path = path or store.path
-        kind = KINDS[experiments]
+        if kind is None:
+            kind = KINDS[experiments]
+            kind = "device" if kind == "handshakes" and store.has("device") else kind
         row = store.experiment()
         exp = asdict(row) if row else {}
         exp["host"] = json.loads(exp.get("host_json") or "{}")
@@ -195,10 +215,16 @@ def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, exp
         capture = store.energy_capture()
         energies = store.window_energies(capture.id) if capture else None
         link = store.link_traffic() if kind != "experiments" else {}
-        companion = (load(store, experiments=True, path=path)
-                     if kind == "handshakes" and rep_ids is None and store.has_experiments() else None)
+        whole = rep_ids is None and kind in ("handshakes", "device")
+        companion = load(store, experiments=True, path=path) if whole and store.has_experiments() else None
+        on_device = whole and kind == "device"
+        host = load(store, path=path, kind="handshakes") if on_device and store.has("handshakes") else None
+        footprint = load(store, path=path, kind="footprint") if on_device and store.has("footprint") else None
+        devices = store.devices()
     events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+    unit, target = _unit(agents, reps.agent_id, kind in ("device", "footprint"))
     return Dataset(path=path, experiment=exp, agents=agents, configs=configs, reps=reps,
                    events=events, slices=build_slices(events),
                    calib={aid: _calibration(a["hello"]) for aid, a in agents.items()},
-                   link_traffic=link, capture=capture, energies=energies, experiments=companion)
+                   link_traffic=link, capture=capture, energies=energies, experiments=companion,
+                   unit=unit, target=target, devices=devices, host=host, footprint=footprint)

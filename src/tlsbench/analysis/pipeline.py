@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 from . import groups, libraries, primitives, winners
+from .device import device_results
 from .load import Dataset, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable, measures, slice_costs
 from .results import Analysis, Context, Results
@@ -23,7 +24,7 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     samples = split_samples(ds, table, include_flagged)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     labels = config_labels(ds.configs)
-    res = Results(context(ds, table, include_flagged), ds.configs, labels, summarize_all(samples, seed))
+    res = Results(context(ds, table, include_flagged), ds.configs, labels, summarize_all(samples, seed, ds.unit.name))
     res.winners = winners.find_winners(labels, samples, seed)
     res.groups = groups.default_group_tables(ds, samples, seed)
     res.warnings = (_warnings(res) + _precision_warnings(ds, table, res)
@@ -32,6 +33,8 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     res.libraries = libraries.analyze_libraries(measured, seed)
     res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
     res.warnings += res.primitives.warnings if res.primitives else []
+    host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None
+    res.device = device_results(measured, host)
     return Analysis(ds, costs, table, samples, labels, res)
 
 
@@ -53,6 +56,7 @@ def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
         include_flagged=include_flagged, unbalanced_reps=len(ds.slices.unbalanced_reps),
         orphan_stops=sum(ds.slices.orphan_stops.values()),
         dropped_events=int(ds.reps.dropped.sum()), incomplete_records=table.incomplete_records,
+        unit=ds.unit.name, target=ds.target,
     )
 
 

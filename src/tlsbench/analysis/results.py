@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import Comparison
+from .device import DeviceResults
 from .groups import GroupTable
 from .libraries import Libraries
 from .load import Config
@@ -40,6 +41,8 @@ class Context:
     orphan_stops: int
     dropped_events: int
     incomplete_records: int
+    unit: str = "ns"            # the counter's unit of every span and measure (HELLO clock.unit)
+    target: str | None = None   # the device the configurations ran on (None: the host)
 
 
 @dataclass
@@ -56,6 +59,7 @@ class Results:
     comparison: Comparison | None = None
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
+    device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/device.py)
 
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
         for r in self.rows:

@@ -19,6 +19,7 @@ HEADLINE = frozenset({"handshake_processing", "handshake_time", "write_processin
                       "read_processing_pre", "read_total"})
 
 GroupKey = tuple[int, int, int, int]  # (config id, peer, metric code, label)
+COUNTER = "ns"  # a METRICS unit: the agent's counter (HELLO clock.unit; ns on a host)
 
 
 @dataclass
@@ -69,26 +70,37 @@ class Row:
 def config_labels(configs: dict[int, Config]) -> dict[int, str]:
     """Display names: the suite name plus only the fields that vary between configs."""
     varying = [f for f in ("library", "grp", "credential", "direction", "record_size", "total_bytes", "transport",
-                           "device_role", "link_label")
-               if len({getattr(c, f, None) for c in configs.values()}) > 1]
+                           "device_role", "link_label", "protocol", "target")
+               if len({_shown(c, f) for c in configs.values()}) > 1]
     out = {}
     for cid, c in configs.items():
-        extra = ", ".join(str(getattr(c, f, None)) for f in varying)
+        extra = ", ".join(_shown(c, f) for f in varying)
         out[cid] = c.suite_name + (f" [{extra}]" if extra else "")
     if len(set(out.values())) < len(out):  # still ambiguous: add the id
         out = {cid: f"{name} #{cid}" for cid, name in out.items()}
     return out
 
 
-def summarize_all(samples: Samples, seed: int) -> list[Row]:
+# How a field absent from a configuration reads in its label: TLS over memory, on the host.
+_ABSENT = {"protocol": "TLS", "target": "host"}
+
+
+def _shown(c: Config, name: str) -> str:
+    value = getattr(c, name, None)
+    return _ABSENT.get(name, "None") if value is None else str(value).upper() if name == "protocol" else str(value)
+
+
+def summarize_all(samples: Samples, seed: int, counter_unit: str = COUNTER) -> list[Row]:
+    """Statistics of every sample; a measure of the counter is in `counter_unit` (the
+    dataset's: ns on a host, instructions on a device)."""
     voc = vocab()
     rows = []
     for (cid, peer, metric, label), vals in samples.values.items():
         m = METRICS[metric]
         rng = rng_for(seed, cid, peer, m.name, label)
         rows.append(Row(cid, voc.peer_name(peer), m.name, voc.name(label) if label != NO_LABEL else "",
-                        m.unit, summarize(vals, rng, mean_ci=m.name in HEADLINE,
-                                          excluded=samples.excluded_reps.get(cid, 0))))
+                        counter_unit if m.unit == COUNTER else m.unit,
+                        summarize(vals, rng, mean_ci=m.name in HEADLINE, excluded=samples.excluded_reps.get(cid, 0))))
     return rows
 
 

@@ -268,8 +268,9 @@ def format_value(category: int, value: int, voc: Vocab | None = None) -> str:
 
 
 def format_tree(slices: Slices, rep: int | None = None, voc: Vocab | None = None,
-                processing_ns: np.ndarray | None = None) -> str:
-    """One repetition as an indented text tree: label, peer, duration (µs), value.
+                processing_ns: np.ndarray | None = None, per_1000: str = "µs") -> str:
+    """One repetition as an indented text tree: label, peer, duration (÷1000: µs, or
+    `per_1000` for a device's count, "k instructions"), value.
 
     Spans of a peer are indented under the peer-less phases (HANDSHAKE, ...) that contain
     them in time; ``processing_ns`` (aligned with ``sl``) adds a processing column.
@@ -283,8 +284,9 @@ def format_tree(slices: Slices, rep: int | None = None, voc: Vocab | None = None
     phase_idx = idx[slices.peer[idx] == none_peer]
     p_ts, p_end = slices.ts[phase_idx], slices.ts[phase_idx] + slices.dur[phase_idx]
     lines = []
-    head = f"{'span':<44} {'peer':<7} {'dur µs':>11}"
-    head += f" {'proc µs':>11}" if processing_ns is not None else ""
+    head = f"{'span':<44} {'peer':<7} {'dur':>11}"
+    head += f" {'proc':>11}" if processing_ns is not None else ""
+    lines.append(f"{'':<52} {per_1000:>11}" + (f" {per_1000:>11}" if processing_ns is not None else ""))
     lines.append(head + "  value")
     order = idx[np.lexsort((slices.start_pos[idx], slices.ts[idx]))]
     for i in order.tolist():
@@ -306,6 +308,6 @@ def format_tree(slices: Slices, rep: int | None = None, voc: Vocab | None = None
     return "\n".join(lines)
 
 
-def format_blob(blob: bytes, rep_id: int = 0) -> str:
+def format_blob(blob: bytes, rep_id: int = 0, per_1000: str = "µs") -> str:
     """Convenience for `tlsbench trace show`: one repetition's blob as a text tree."""
-    return format_tree(slices_of_blob(blob, rep_id), rep_id)
+    return format_tree(slices_of_blob(blob, rep_id), rep_id, per_1000=per_1000)

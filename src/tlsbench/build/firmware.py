@@ -118,7 +118,7 @@ def _image(size_tool: str, variant: str, elf: Path) -> FirmwareImage:
     if not elf.is_file():
         raise BuildError(f"the firmware build produced no {elf.name}")
     text, data, bss = image_sizes(size_tool, elf)
-    return FirmwareImage(variant, elf, text, data, bss, hashlib.sha256(elf.read_bytes()).hexdigest())
+    return FirmwareImage(variant, elf, text, data, bss, file_sha256(elf))
 
 
 def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
@@ -150,6 +150,38 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_record(folder: Path) -> FirmwareBuild | None:
+    """The build recorded in a folder's firmware.json, None unless every image it names is
+    there with the SHA-256 it recorded (a half-finished or since-rebuilt folder)."""
+    try:
+        d = json.loads((folder / RECORD).read_text())
+        images = tuple(FirmwareImage(i["variant"], folder / i["path"], i["text"], i["data"], i["bss"], i["sha256"])
+                       for i in d["images"])
+        build = FirmwareBuild(d["name"], d["board"], d["target"], d["library"], d["library_version"],
+                              dict(d["config"]), dict(d["toolchain"]), Path(d["library_prefix"]), images,
+                              dict(d.get("seconds", {})))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not all(i.path.is_file() and file_sha256(i.path) == i.sha256 for i in images):
+        return None
+    return build
+
+
+def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
+    """The images of a request from the firmware cache (build/firmware/<name>/), built on
+    demand; `tlsbench build firmware` builds them again (after a change to the agent)."""
+    found = load_record(req.folder)
+    config = req.config.resolve()
+    if (found is not None and found.board == req.board and config.is_file()
+            and found.config.get("sha256") == file_sha256(config)):
+        return found
+    return build_firmware(req, progress)
 
 
 def report(b: FirmwareBuild) -> str:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """`tlsbench build mbedtls`: an agent against your own mbed TLS configuration
-(docs/custom-builds.md); `tlsbench libs`: the current library versions built from Debian 13
+(docs/custom-builds.md); `tlsbench build firmware`: the agent as firmware for a device
+(docs/porting.md); `tlsbench libs`: the current library versions built from Debian 13
 sources (docs/libraries.md).
 
     tlsbench libs build [SPEC...]    build what is not cached yet (all known versions by default)
@@ -15,7 +16,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from tlsbench.build import custom, libraries
+from tlsbench.build import custom, firmware, libraries
 from tlsbench.build.shell import BuildError
 
 console = Console()
@@ -104,3 +105,23 @@ def build_mbedtls(config: Path, source: Path | None, name: str | None, install_d
                   + f"\nlist its suites: tlsbench suites --library {result.library}", highlight=False, markup=False)
 
 
+@build_group.command(name="firmware")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=firmware.DEFAULT_CONFIG, show_default="configs/mbedtls/device-mps2.h",
+              help="The library's config header for the board (version-specific: configs/<library>/).")
+@click.option("--board", type=click.Choice(sorted(firmware.BOARDS)), default="mps2-an386", show_default=True,
+              help="agent/boards/<board>: what the image is linked for (docs/porting.md).")
+@click.option("--library", default=firmware.DEFAULT_LIBRARY, show_default=True, help="The library build to cross-compile.")
+@click.option("--name", default="", help="Image name (default: <library>-<config stem>).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs (default: all cores).")
+def build_firmware(config: Path, board: str, library: str, name: str, jobs: int | None) -> None:
+    """Both firmware images (counting, memory) for a board: the library cross-built once into
+    the cache, then the images into build/firmware/<name>/; prints their sizes and SHA-256."""
+    request = firmware.FirmwareRequest(config, library, board, name, jobs=jobs or firmware.FirmwareRequest().jobs)
+    try:
+        result = firmware.build_firmware(request, progress=lambda message: console.print(f"  {message}", style="dim",
+                                                                                       highlight=False))
+    except BuildError as exc:
+        _fail(str(exc))
+        sys.exit(1)
+    console.print(firmware.report(result), highlight=False, markup=False, soft_wrap=True)

@@ -124,24 +124,40 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
     from rich.table import Table
 
     from tlsbench.analysis.compare import compare as do_compare
+    from tlsbench.analysis.device import identity
+    from tlsbench.report.html import ReportError
 
     if not b and not configs:
         raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
     an = analyze_experiment(a, output, include_flagged)
     bn = analyze_experiment(b, output, include_flagged) if b else an
+    u = an.ds.unit
+    if bn.ds.unit != u:
+        raise ReportError(f"{an.ds.name} counts in {u.name}, {bn.ds.name} in {bn.ds.unit.name}: a count and a time "
+                          "are not compared as a ratio; `tlsbench report DEVICE_EXPERIMENT --compare-with "
+                          "HOST_EXPERIMENT` sets them side by side")
     cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor,
                       *(configs if configs else (None, None)))
     t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
-    for col in ("configuration", "peer", "measure", "label", "A µs", "B µs", "B/A", "95% CI", "verdict"):
+    for col in ("configuration", "peer", "measure", "label", f"A {u.label(1e3)}", f"B {u.label(1e3)}", "B/A", "95% CI",
+                "verdict"):
         t.add_column(col, justify="left" if col in ("configuration", "peer", "measure", "label", "verdict") else "right")
     for r in cmp_.rows:
         if not show_all and not r.ratio.significant and r.metric not in ("handshake_processing", "write_processing_post", "read_processing_pre"):
             continue
         colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
+        word = u.verdict(r.ratio.verdict)
         t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), f"{r.median_a / 1e3:,.2f}",
                   f"{r.median_b / 1e3:,.2f}", f"{r.ratio.ratio:.3f}", escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"),
-                  f"[{colour}]{r.ratio.verdict}[/]" if colour else r.ratio.verdict)
+                  f"[{colour}]{word}[/]" if colour else word)
     Console(width=None if sys.stdout.isatty() else 200).print(t)
+    if b and not u.is_time:
+        same = identity(an.ds, bn.ds)
+        click.echo(f"identical counts: {same.values:,} values of {same.repetitions} repetitions compared, "
+                   f"{same.differing} differ" + (f"; {same.only_one} repetitions stored by one run only"
+                                                 if same.only_one else ""))
+        for example in same.examples:
+            click.echo(f"  {example}")
     if cmp_.unmatched:
         click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
     for warning in cmp_.warnings:

@@ -23,8 +23,11 @@ from tlsbench.cli.report import report_after_run
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES, LoadedPlan
 from tlsbench.plan.model import load as load_plan
+from tlsbench.cli.device import setup_for
+from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.run.agents import locate_agents, query_suites
 from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary
+from tlsbench.run.device import query_device
 from tlsbench.run.exchange import StopFlag
 from tlsbench.run.link import check_links
 from tlsbench.run.precision import Precision
@@ -75,17 +78,20 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     are started from this thread, whose end they do not outlive (docs/host.md)."""
     folder = experiment_folder(loaded, output)
     check_before_start(loaded, folder, resume, agent_dir)
-    paths = locate_agents(loaded, agent_dir)
+    observer = observer or QuietObserver()
+    device = loaded.plan.device
+    setup = setup_for(device, observer.note) if device else None  # the firmware, built if it is not yet
+    paths = locate_agents(loaded, agent_dir) if device is None or device.host else {}
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
     greeted = None
     try:
-        greeted = resolve_plan(loaded, paths, timeouts)
+        greeted = resolve_plan(loaded, paths, timeouts, setup)
         with writer_lock(folder), Store.in_folder(folder) as store:
-            controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer or QuietObserver(),
+            controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
                                   stop, timeouts, agent_dir, store.stored_indices(),
-                                  _precision_of(store.path, loaded.plan.seed))
+                                  _precision_of(store.path, loaded.plan.seed), setup)
             summary = controller.run()
         summary.folder = folder
         return summary
@@ -99,16 +105,39 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
 @click.command()
 @click.option("--library", default=LIBRARIES[0], show_default=True,
               help=f"An agent name: {', '.join(LIBRARIES)}, or a custom build's (tlsbench-agent-NAME).")
+@click.option("--device", metavar="TARGET|PORT",
+              help=f"A device's firmware instead of a host agent: an emulated board ({', '.join(TARGETS)}; its "
+                   "image is built if it is not yet) or a board's serial port (/dev/ttyACM0, with --firmware).")
+@click.option("--baud", type=click.IntRange(min=50), default=115200, show_default=True,
+              help="The board's UART rate (--device PORT).")
+@click.option("--firmware", type=click.Path(dir_okay=False), help="The firmware image (flashed on the board).")
 @click.option("--json", "as_json", is_flag=True, help="Print the agent (HELLO) and its SUITES frame as JSON.")
 @agent_dir_option
 @timeout_option
-def suites(library: str, as_json: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
+def suites(library: str, device: str | None, baud: int, firmware: str | None, as_json: bool, agent_dir: str | None,
+           timeouts: Timeouts) -> None:
     """List the cipher suites an agent's build supports (from its SUITES frame)."""
-    hello, suite_list = query_suites(library, agent_dir, timeouts)
+    if device:
+        hello, suite_list = query_device(setup_for(_device_option(device, baud, firmware),
+                                                   lambda message: console.print(message, style="dim")), timeouts)
+    else:
+        hello, suite_list = query_suites(library, agent_dir, timeouts)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
         console.print(views.suites_table(hello, suite_list))
+
+
+def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
+    """`--device` as a plan's [device]: an emulated board's name, else a serial port."""
+    if device in TARGETS:
+        return DevicePlan(target=device, firmware=firmware)
+    if not device.startswith("/"):
+        raise click.BadParameter(f"{device!r} is neither an emulated board ({', '.join(TARGETS)}) nor a serial "
+                                 "device path (/dev/ttyACM0)", param_hint="--device")
+    if not firmware:
+        raise click.BadParameter("a board needs --firmware: the image flashed on it", param_hint="--device")
+    return DevicePlan(serial=device, baud=baud, firmware=firmware)
 
 
 @click.command()
@@ -226,13 +255,15 @@ def trace() -> None:
 def trace_show(experiment: str, config: str | None, rep: int, output: str | None) -> None:
     """One repetition as a tree: steps with their crypto operations and I/O, both peers."""
     from tlsbench.analysis.slices import format_blob  # numpy is only loaded when needed
+    from tlsbench.analysis.units import Unit
 
     folder = find_experiment(experiment, output or default_output())
     stored = read_repetition(folder, config, rep)
     row = stored.row
     console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
                   + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False, markup=False)
-    click.echo(format_blob(stored.records, int(row["id"])) if stored.records else "(no trace records)")
+    unit = Unit(stored.counter_unit)
+    click.echo(format_blob(stored.records, int(row["id"]), unit.label(1e3)) if stored.records else "(no trace records)")
 
 
 @click.group(name="plan")

@@ -21,11 +21,13 @@ AGENT_FACTS = ("agent", "library", "library_name", "library_version", "step_gran
 
 
 def agent_facts(hello: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: hello.get(k) for k in AGENT_FACTS}
+    return {k: hello.get(k) for k in AGENT_FACTS} | ({"device": hello["device"]} if "device" in hello else {})
 
 
 def suites_table(hello: Mapping[str, Any], suites: Sequence[Mapping[str, Any]]) -> Table:
-    title = (f"{hello.get('agent', '?')}: {hello.get('library_name', hello.get('library', '?'))} "
+    device = hello.get("device") or {}
+    where = f" on {device.get('target')} ({device.get('cpu')})" if device else ""
+    title = (f"{hello.get('agent', '?')}{where}: {hello.get('library_name', hello.get('library', '?'))} "
              f"{hello.get('library_version', '')}, steps per {hello.get('step_granularity', '?')}: "
              f"{len(suites)} suites (credentials: the first is what auto picks)")
     table = Table(title=title, box=None)

@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CSV: one row per (configuration, peer, measure, label) with every statistic."""
+"""CSV: one row per (configuration, peer, measure, label) with every statistic. `unit` is the
+measure's: ns on a host, the device's count (HELLO clock.unit) on a device; `identical` is 1
+when every value was the same (a device's deterministic counts): the interval columns then
+only repeat the value."""
 from __future__ import annotations
 
 import csv
 import io
 
 from ..analysis.results import Analysis, Row
+from ..analysis.units import identical
 
 COLUMNS = ("config_id", "config", "peer", "metric", "label", "unit", "n", "excluded_reps",
            "median", "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean", "mean_ci_lo",
-           "mean_ci_hi", "sd", "q1", "q3", "iqr", "min", "p95", "max", "outliers_mild", "outliers_severe")
+           "mean_ci_hi", "sd", "q1", "q3", "iqr", "min", "p95", "max", "outliers_mild", "outliers_severe", "identical")
 
 
 def row_values(analysis: Analysis, r: Row) -> list:
@@ -19,7 +23,7 @@ def row_values(analysis: Analysis, r: Row) -> list:
 def _values(config_id: int, config: str, peer: str, metric: str, label: str, unit: str, s) -> list:
     return [config_id, config, peer, metric, label, unit,
             s.n, s.excluded, s.median, *s.median_ci, s.median_ci_pct, s.mean, *s.mean_ci, s.sd,
-            s.q1, s.q3, s.iqr, s.min, s.p95, s.max, s.mild, s.severe]
+            s.q1, s.q3, s.iqr, s.min, s.p95, s.max, s.mild, s.severe, int(identical(s))]
 
 
 # Experiment groups (analysis/primitives.py) as rows of the same shape: the configuration is

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""JSON: the whole Results (context, statistics, winners, group-bys, comparison)."""
+"""JSON: the whole Results (context, statistics, winners, group-bys, comparison, a device's
+footprint and device-vs-host rows). Every row names its unit; `identical` marks a sample
+whose values were all the same."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +11,7 @@ import math
 import numpy as np
 
 from ..analysis.results import Analysis
+from ..analysis.units import identical
 
 
 def plain(x):
@@ -35,9 +38,10 @@ class JsonExporter:
 
     def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
         r = analysis.results
+        rows = [{**plain(row), "identical": identical(row.summary)} for row in r.rows]
         doc = {"context": plain(r.context),
                "configs": {str(k): {**plain(v), "display": r.config_labels[k]} for k, v in r.configs.items()},
-               "rows": plain(r.rows), "winners": plain(r.winners), "groups": plain(r.groups),
+               "rows": rows, "winners": plain(r.winners), "groups": plain(r.groups),
                "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries),
-               "primitives": plain(r.primitives)}
+               "primitives": plain(r.primitives), "device": plain(r.device)}
         return json.dumps(doc, indent=1, allow_nan=False)

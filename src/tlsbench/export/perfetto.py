@@ -66,6 +66,9 @@ class PerfettoExporter:
         if not reps:
             r = representative_rep(analysis)
             reps = [r] if r is not None else []
+        unit = analysis.ds.unit
+        note = {} if unit.is_time else {"counter_unit": unit.name, "note": f"ts is the count of {unit.name} / 1000, "
+                                        "shown as µs by the viewer: a count, not a time"}
         doc = {"traceEvents": trace_events(analysis, reps), "displayTimeUnit": "ns",
-               "otherData": {"experiment": analysis.ds.name, "repetitions": reps}}
+               "otherData": {"experiment": analysis.ds.name, "repetitions": reps, **note}}
         return json.dumps(doc, separators=(",", ":"))

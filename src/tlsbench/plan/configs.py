@@ -41,6 +41,12 @@ class ConfigRow:
     experiment_groups: str | None = None  # JSON array of group names (USER_GROUP START value = index)
     experiment_source: str | None = None  # "primitive" or "user"
     experiment_description: str | None = None
+    # Migration 007 (plan/device.py): None on the host. A device configuration names the device
+    # (HELLO device.target) and the firmware image it runs on ("counting" or "memory");
+    # protocol "dtls" for DTLS over the memory transport (None: TLS, or the network variant's).
+    target: str | None = None
+    image: str | None = None
+    protocol: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,7 @@ class Configuration:
     options: int = 0  # RUN options bits
     variant: Variant | None = None  # two-process configurations (plan/network.py)
     experiment_id: int = 0  # 0: a handshake; n: the n-th entry of the agent's HELLO `experiments`
+    protocol: int = 0  # spec [protocol_kind] value over the memory transport (a network variant sets its own)
 
     @property
     def key(self) -> str:

@@ -18,6 +18,7 @@ from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, V
 
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
+from tlsbench.plan.device import DEVICE_REPETITIONS, DEVICE_WARMUP, DevicePlan
 from tlsbench.plan.network import NetworkPlan
 from tlsbench.validation import Strict, dotted, no_duplicates, problem
 from tlsbench.validation import as_list as _as_list
@@ -148,6 +149,7 @@ class Plan(Strict):
     network: NetworkPlan | None = None  # absent: both peers in one agent, in memory
     # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
+    device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
 
     @field_validator("libraries", "groups", "credentials", "options")
     @classmethod
@@ -182,9 +184,29 @@ class Plan(Strict):
     @model_validator(mode="before")
     @classmethod
     def _default_rounds(cls, raw: Any) -> Any:
-        """rounds defaults to DEFAULT_ROUNDS, or to repetitions when there are fewer."""
+        """rounds defaults to DEFAULT_ROUNDS, or to repetitions when there are fewer. A device
+        plan's repetitions and warm-up default to a few (plan/device.py says why)."""
+        if isinstance(raw, dict) and isinstance(raw.get("device"), dict):
+            raw = {"repetitions": DEVICE_REPETITIONS, "warmup": DEVICE_WARMUP, **raw}
         if isinstance(raw, dict) and "rounds" not in raw and isinstance(raw.get("repetitions"), int):
             return {**raw, "rounds": max(1, min(DEFAULT_ROUNDS, raw["repetitions"]))}
+        return raw
+
+    @model_validator(mode="before")
+    @classmethod
+    def _device_runs_handshakes_in_memory(cls, raw: Any) -> Any:
+        """Both peers run on the device, over its memory transport: a [network] (one peer per
+        process) or [experiments] do not apply to it yet."""
+        if not (isinstance(raw, dict) and raw.get("device") is not None):
+            return raw
+        clash = [name for name in ("network", "experiments") if raw.get(name) is not None]
+        if clash:
+            raise ValueError(f"{' and '.join(clash)} cannot be combined with device: the device runs both peers "
+                             "of each handshake over its memory transport; measure those on the host in a plan "
+                             "of their own")
+        if raw.get("transport", "memory") != "memory":
+            raise ValueError(f"transport = {raw['transport']!r} cannot be combined with device: both peers run on "
+                             "the device over its memory transport")
         return raw
 
     @field_validator("precision")

@@ -1,22 +1,78 @@
 # SPDX-License-Identifier: Apache-2.0
 """A plan against the agents' offers: the handshake matrix (plan/suites.py) and the
-experiment matrix (plan/experiments.py), one list of configurations."""
+experiment matrix (plan/experiments.py), one list of configurations. A plan with `[device]`
+resolves its handshakes against the firmware's SUITES (and, with `host = true`, the host
+agents' too); each becomes one configuration per protocol and firmware image."""
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from tlsbench import spec as specmod
 from tlsbench.plan import experiments, suites
-from tlsbench.plan.configs import Resolution
+from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.experiments import Hello
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.plan.suites import Suite
 
+TLS = "tls"
+
+
+@dataclass(frozen=True)
+class DeviceOffer:
+    """What a device's firmware offers: its library and name (HELLO) and its SUITES list."""
+
+    library: str  # HELLO library: the configurations' library
+    target: str  # HELLO device.target: the configurations' target
+    suites: Sequence[Suite]
+    images: tuple[str, ...] = ("counting",)  # the firmware images each configuration runs on
+
 
 def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
-            hellos: Mapping[str, Hello]) -> Resolution:
-    """Per library its SUITES list and its HELLO in, every configuration of the plan out."""
+            hellos: Mapping[str, Hello], device: DeviceOffer | None = None) -> Resolution:
+    """Per library its SUITES list and its HELLO in (and the device's offer, for a plan with
+    [device]), every configuration of the plan out."""
+    if loaded.plan.device is not None:
+        if device is None:
+            raise ValueError("a plan with [device] is resolved against the device's offer")
+        return _resolve_device(loaded, suites_by_library, device)
     out = suites.resolve(loaded, suites_by_library)
     found = experiments.resolve(loaded, hellos)
     out.configs += found.configs
     out.not_applicable.update(found.not_applicable)
     return out
+
+
+def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
+                    device: DeviceOffer) -> Resolution:
+    """The device's configurations, then (host = true) the same matrix on the host agents."""
+    plan = loaded.plan.device
+    assert plan is not None
+    out = Resolution()
+    places = [(device.target, {device.library: device.suites}, device.images)]
+    if plan.host:
+        places.append((None, suites_by_library, (None,)))
+    for target, offer, images in places:
+        prefix = f"{target or 'host'}: " if plan.host else ""
+        found = suites.resolve(loaded, offer)
+        out.not_runnable += [prefix + line for line in found.not_runnable]
+        out.not_applicable.update({prefix + why: n for why, n in found.not_applicable.items()})
+        by_id = {(library, s["id"]): s for library, listed in offer.items() for s in listed}
+        for config in found.configs:
+            for protocol in plan.protocols:
+                if protocol != TLS and not by_id[(config.row.library, config.suite_id)].get("dtls", True):
+                    out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
+                    continue
+                out.configs += [placed(config, protocol, target, image) for image in images]
+    return out
+
+
+def placed(config: Configuration, protocol: str, target: str | None, image: str | None) -> Configuration:
+    """A handshake configuration over `protocol` on the device `target` (None: the host) and
+    firmware `image`; the key of a host TLS configuration is left as it was."""
+    key = (config.key + ("" if protocol == TLS else f"|{protocol}") + (f"|target:{target}" if target else "")
+           + (f"|image:{image}" if image not in (None, "counting") else ""))
+    row = dataclasses.replace(config.row, key=key, target=target, image=image,
+                              protocol=None if protocol == TLS else protocol)
+    return dataclasses.replace(config, row=row, protocol=specmod.load().protocol_kinds.value(protocol))

@@ -39,7 +39,7 @@ def scatter_figure(analysis: Analysis, res: EnergyResults) -> Figure:
                     x, y, lo, hi = np.array(points).T
                     ax.errorbar(x, y, yerr=[lo, hi], linestyle="none", capsize=2, label=source, **styles[i % 2])
             ax.set_title(f"Handshake, {peer}")
-            ax.set_xlabel("median handshake processing (ms)")
+            ax.set_xlabel(f"median handshake processing ({analysis.ds.unit.label(1e6)})")
             ax.set_ylabel("median handshake energy (mJ)")
         handles = {lab: h for ax in axes[0] for h, lab in zip(*ax.get_legend_handles_labels())}
         fig.legend(handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,

@@ -2,7 +2,9 @@
 """Paper-quality figures (matplotlib, Agg): SVG and PNG, PDF on request.
 
 Every figure is a pure function of an Analysis and returns a matplotlib Figure; `render`
-turns it into bytes. Times are shown in µs (ms for handshakes), error bars are 95% CIs.
+turns it into bytes. Values are shown ÷10³ (÷10⁶ for handshakes) in the dataset's unit:
+µs and ms on a host, k and M instructions on a device (analysis/units.py); error bars are
+95% CIs.
 """
 from __future__ import annotations
 
@@ -106,19 +108,19 @@ def step_stacks(analysis: Analysis) -> list[FigureSpec]:
                         edgecolor="white", linewidth=0.3)
                 left += w
             ax.set_yticks(range(len(order)), [_short(res.config_labels[c]) for c in order])
-            ax.set_xlabel("median processing per step (µs), I/O and tracer overhead excluded")
+            ax.set_xlabel(f"median processing per step ({analysis.ds.unit.label(1e3)}), I/O and tracer overhead excluded")
             ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})")
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
             ax.grid(axis="y", visible=False)
         out.append(FigureSpec(f"steps_{peer_name}", f"Step costs — {peer_name}",
-                              "Stacked medians of each step's processing time; bars sorted by total "
+                              f"Stacked medians of each step's processing ({analysis.ds.unit.quantity}); bars sorted by total "
                               "(the network-invariant handshake cost of this peer).", fig))
     return out
 
 
 def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
     """Histogram with a density estimate of record write and read processing per config."""
-    out = []
+    out, u = [], analysis.ds.unit
     for q in QUESTIONS[:2]:
         vals = question_samples(analysis.samples, q)
         if not vals:
@@ -139,15 +141,16 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
                 sub = rng.choice(v, KDE_POINTS, replace=False) if len(v) > KDE_POINTS else v
                 if len(sub) > 2 and np.ptp(sub) > 0:
                     ax.plot(grid, kde(sub, grid), color=cmap(i % 10), linewidth=1.2,
-                            label=f"{_short(analysis.results.config_labels[c], 40)} (median {np.median(v):.1f} µs)")
-            ax.set_xlabel(f"{q.title.lower()} processing per record (µs)")
-            ax.set_ylabel("density (1/µs)")
+                            label=f"{_short(analysis.results.config_labels[c], 40)} (median {np.median(v):.1f} "
+                                  f"{u.label(1e3)})")
+            ax.set_xlabel(f"{q.title.lower()} processing per record ({u.label(1e3)})")
+            ax.set_ylabel(f"density (1/{u.label(1e3)})")
             ax.set_title(f"{q.title}: distribution per configuration")
             ax.legend(frameon=False, loc="upper right")
         hidden = len(vals) - len(order)
         out.append(FigureSpec(f"density_{q.metric}", f"{q.title} — distribution",
                               "Histogram (shaded) and Gaussian kernel density (line) of each record's "
-                              "processing time; 0.5–99.5 percentile range shown"
+                              f"processing ({u.quantity}); 0.5–99.5 percentile range shown"
                               + (f"; the {hidden} slowest configurations are left out for readability." if hidden else "."), fig))
     return out
 
@@ -179,7 +182,8 @@ def group_bars(analysis: Analysis, tables: list[GroupTable]) -> FigureSpec:
     """One question's measure grouped by each suite property (one panel each): medians of
     the pooled configurations of a group, coloured by a second property, with 95% CIs."""
     q = tables[0].question
-    unit, scale = ("ms", 1e6) if q.metric.startswith("handshake") else ("µs", 1e3)
+    scale = 1e6 if q.metric.startswith("handshake") else 1e3
+    unit = analysis.ds.unit.label(scale)
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, len(tables), figsize=(3.2 * len(tables) + 1, 4.4), squeeze=False)
         for ax, t in zip(axes[0], tables):
@@ -194,7 +198,7 @@ def group_bars(analysis: Analysis, tables: list[GroupTable]) -> FigureSpec:
 def io_share(analysis: Analysis) -> FigureSpec | None:
     """Handshake stop–start time split into client processing, server processing, I/O and
     the rest (harness, turn switching), medians per configuration, as shares."""
-    samples, res, voc = analysis.samples, analysis.results, vocab()
+    samples, res, voc, u = analysis.samples, analysis.results, vocab(), analysis.ds.unit
     parts = []
     for cid in res.configs:
         total = samples.get(cid, "handshake_time")
@@ -218,20 +222,21 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
             w = np.array([p[1][i] for p in parts])
             ax.barh(range(len(parts)), w, left=left, label=nm, color=plt.get_cmap("Set2")(i))
             left += w
-        ax.set_yticks(range(len(parts)), [f"{_short(res.config_labels[p[0]], 40)} ({p[2] / 1e6:.2f} ms)" for p in parts])
-        ax.set_xlabel("share of the median handshake stop–start time (%)")
+        ax.set_yticks(range(len(parts)), [f"{_short(res.config_labels[p[0]], 40)} ({p[2] / 1e6:.2f} {u.label(1e6)})"
+                                          for p in parts])
+        ax.set_xlabel(f"share of the median handshake stop–start {u.quantity} (%)")
         ax.set_xlim(0, 100)
         ax.set_title("Handshake: processing vs I/O")
         ax.legend(ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
         ax.grid(axis="y", visible=False)
     return FigureSpec("io_share", "Processing vs I/O",
-                      "Medians of each component as a share of the median stop–start handshake time "
+                      f"Medians of each component as a share of the median stop–start handshake {u.quantity} "
                       "(shown in parentheses).", fig)
 
 
 def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     """One repetition: peers as lanes, spans nested by depth, coloured by category."""
-    voc, slices = vocab(), analysis.ds.slices
+    voc, slices, u = vocab(), analysis.ds.slices, analysis.ds.unit
     idx = np.flatnonzero((slices.rep == rep) & ~slices.instant)
     t0 = slices.ts[idx].min() if len(idx) else 0
     lanes = [voc.peers[p] for p in ("none", "client", "server")]
@@ -257,7 +262,7 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
         ax.set_xlim(0, span_us * 1.01)
         ax.set_ylim(y, -0.3)
         ax.set_yticks([base[p] + depth_max[p] / 2 for p in lanes], [voc.peer_name(p) for p in lanes])
-        ax.set_xlabel("time since the repetition started (µs)")
+        ax.set_xlabel(f"{'time' if u.is_time else 'count'} since the repetition started ({u.label(1e3)})")
         ax.set_title(f"Timeline of repetition {rep}")
         used = sorted({voc.categories[c] for c in slices.category[idx] if c >= 0}, key=voc.categories.index)
         ax.legend(handles=[Patch(color=cat_colour[c], label=c) for c in used], ncol=len(used),
@@ -295,7 +300,7 @@ def library_bars(analysis: Analysis) -> FigureSpec | None:
                 ax.barh(pos, med, height * 0.95, xerr=err, color=cmap(j % 10), label=lib, capsize=1.5,
                         error_kw={"linewidth": 0.7})
             ax.set_title(f"{peer} ({'initiator' if peer == 'client' else 'responder'})")
-            ax.set_xlabel("median handshake processing (ms)")
+            ax.set_xlabel(f"median handshake processing ({analysis.ds.unit.label(1e6)})")
             ax.grid(axis="y", visible=False)
         axes[0][0].set_yticks(range(len(cells)), [_short(c.label, 52) for c in cells])
         axes[0][0].invert_yaxis()

@@ -10,13 +10,16 @@ import jinja2
 import numpy as np
 
 from .. import __version__
+from ..errors import UserError
 from ..files import write_atomic
 from ..analysis.compare import Comparison, compare
+from ..analysis.device import device_vs_host, identity
 from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.measures import METRICS
 from ..analysis.results import Analysis
 from ..analysis.tables import SUITE_COLUMNS
 from ..analysis.stats import N_BOOT
+from ..analysis.units import identical, identity_text
 from ..analysis.vocab import vocab
 from . import WINNERS_MODES
 from .figures import FigureSpec, all_figures, data_uri
@@ -41,7 +44,12 @@ def _env() -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["pct"] = lambda x: "–" if not math.isfinite(x) else f"±{x:.1f}%"
     env.filters["scale"] = lambda x, s: x / s if x is not None and math.isfinite(x) else math.nan
+    env.globals.update(identical=identical, identity_text=identity_text)
     return env
+
+
+class ReportError(UserError):
+    """Two experiments that cannot be set side by side as asked."""
 
 
 def _suite_rows(analysis: Analysis) -> list[dict]:
@@ -121,7 +129,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         libs=res.libraries, side_by_side=_side_by_side(analysis), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, data_uri, energy["res"].rows if energy else []) if res.primitives else None,
-        energy=energy, predict=predict,
+        energy=energy, predict=predict, u=analysis.ds.unit, device=res.device,
     )
 
 
@@ -133,13 +141,30 @@ def write_report(analysis: Analysis, out: str | Path, comparison: Comparison | N
     return write_atomic(out, build_html(analysis, comparison, winners=winners, energy=energy, predict=predict), where)
 
 
+def set_beside(analysis: Analysis, other: Analysis) -> Comparison | None:
+    """What a second experiment adds: the host's times beside a device's counts (device vs
+    host), or B/A of two experiments counting alike (and, for two device runs, whether their
+    counts are identical)."""
+    mine, theirs, device = analysis.ds.unit, other.ds.unit, analysis.results.device
+    if device is not None and theirs.is_time:
+        device.vs_host = device_vs_host(analysis, other, f"experiment {other.ds.name}")
+        return None
+    if mine != theirs:
+        raise ReportError(f"{analysis.ds.name} counts in {mine.name}, {other.ds.name} in {theirs.name}: a count and a "
+                          "time are not compared as a ratio; give the device's experiment first (tlsbench report "
+                          "DEVICE_EXPERIMENT --compare-with HOST_EXPERIMENT) for the device-vs-host section")
+    if device is not None:
+        device.identity, device.identity_with = identity(analysis.ds, other.ds), f"experiment {other.ds.name}"
+    return compare(analysis, other, analysis.results.context.seed)
+
+
 def write_html(analysis: Analysis, target: Path, other: Analysis | None = None, winners: str = WINNERS_MODES[0],
                profile: str | None = None, where: str = "--out", predictions: PredictResults | None = None) -> Path:
     """The HTML report of an analysed experiment: with a B/A section when `other` is given;
     `winners`: both, overall or per-library winners sections; an energy section when the
     store holds a capture or a power `profile` is named. `where`: how to write it elsewhere,
     for the message when it cannot be written."""
-    comparison = compare(analysis, other, analysis.results.context.seed) if other else None
+    comparison = set_beside(analysis, other) if other else None
     analysis.results.comparison = comparison
     return write_report(analysis, target, comparison, winners, html_section(analysis, profile), where,
                         predict_section(predictions))

@@ -60,6 +60,7 @@ class AgentRejected(AgentError):
 
 
 AGENT_PREFIX = "tlsbench-agent-"  # an agent binary is AGENT_PREFIX + its library name
+REBUILD_AGENT = "rebuild it with make"
 
 
 def executable_name(library: str) -> str:
@@ -140,19 +141,23 @@ class AgentProcess:
     suites: list[dict[str, Any]] = field(default_factory=list)
     hello_raw: str = ""
     suites_raw: str = ""
+    advice: str = REBUILD_AGENT  # what to rebuild when it was built from other specs
 
     @classmethod
-    def start(cls, path: Path, prefix: Sequence[str] = (), greeting_s: float = Timeouts().greeting
-              ) -> "AgentProcess":
-        """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`), and
-        reads its greeting; an agent that has not greeted within `greeting_s` is killed."""
+    def start(cls, path: Path, prefix: Sequence[str] = (), greeting_s: float = Timeouts().greeting,
+              command: Sequence[str] = (), advice: str = REBUILD_AGENT) -> "AgentProcess":
+        """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`), or the
+        `command` that runs `path` (QEMU booting a firmware image, run/device.py), and reads
+        its greeting; an agent that has not greeted within `greeting_s` is killed."""
         stderr_file = tempfile.TemporaryFile()
         # Own process group: a Ctrl-C in the terminal reaches only the controller, which
         # then stops the agent cleanly instead of losing it mid-repetition.
-        proc = subprocess.Popen([*prefix, str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr_file, process_group=0, preexec_fn=die_with_host)
+        proc = subprocess.Popen(list(command) or [*prefix, str(path), "serve"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=stderr_file, process_group=0,
+                                preexec_fn=die_with_host)
         _widen_pipe(proc.stdout)
-        agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]
+        agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file,  # type: ignore[arg-type]
+                    advice=advice)
         timed_out = threading.Event()
         late = threading.Timer(greeting_s, lambda: (timed_out.set(), agent.kill()))
         late.start()
@@ -189,7 +194,7 @@ class AgentProcess:
     def _greet(self) -> None:
         frames = specmod.load().frames
         self.hello, self.hello_raw = self._expect_json(frames.HELLO)
-        specmod.load().check_agent(self.hello)
+        specmod.load().check_agent(self.hello, self.advice)
         suites, self.suites_raw = self._expect_json(frames.SUITES)
         _check_greeting(self.path.name, self.hello, suites.get("suites", []))
         self.suites = list(suites.get("suites", []))

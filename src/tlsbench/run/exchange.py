@@ -4,9 +4,10 @@
 An Exchange runs a batch of one configuration and yields what happened, repetition by
 repetition, raising AgentDied (the repetition in flight is lost with its agent) or
 AgentRejected (run/agents.py: the agent refused the configuration). It owns its processes
-(agents, namespaces, a link forwarder; next, a QEMU process or a serial port) and cleans
-them up in close(). Implementations: LocalAgentExchange (one agent over a pipe,
-run/local.py) and AgentPairExchange (two agents over a network, run/pair.py).
+(agents, namespaces, a link forwarder, a QEMU process or a serial port) and cleans them up
+in close(). Implementations: LocalAgentExchange (one agent over a pipe, run/local.py),
+AgentPairExchange (two agents over a network, run/pair.py) and DeviceExchange (the firmware
+on a device over a serial line, run/device.py).
 
 A Sink takes what a run records (run/records.py); the store implements it, so run/ never
 imports the store."""
@@ -20,7 +21,7 @@ from typing import Generic, Iterator, Mapping, Protocol, TypeVar
 from tlsbench.plan.configs import ConfigRow, Configuration
 from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess
-from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.run.records import DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow
 from tlsbench.run.schedule import Batch
 
 
@@ -56,11 +57,12 @@ Outcome = Repetition | BatchTraffic
 def run_request(config: Configuration, config_id: int, batch: Batch, warmup: int,
                 **network: object) -> protocol.RunRequest:
     """The RUN of a batch of a configuration; `network` holds the two-process fields
-    (run/pair.py)."""
+    (run/pair.py), or a device's DTLS timers (run/device.py)."""
+    fields = {"protocol": config.protocol, **network}  # DTLS over the memory transport, unless a variant says
     return protocol.RunRequest(config_id, config.suite_id, config.group, config.credential, config.direction,
                                config.transport, batch.count, warmup, config.row.total_bytes,
                                config.row.record_size, batch.first_index, config.options,
-                               experiment=config.experiment_id, **network)  # type: ignore[arg-type]
+                               experiment=config.experiment_id, **fields)  # type: ignore[arg-type]
 
 
 class AgentDied(Exception):
@@ -93,7 +95,8 @@ class Sink(Protocol):
 
     def init_experiment(self, exp: Experiment) -> Experiment: ...
     def close_stale_agents(self, reason: str) -> int: ...
-    def add_agent(self, library: str, executable: str, pid: int, hello_json: str, suites_json: str) -> int: ...
+    def add_agent(self, library: str, executable: str, pid: int | None, hello_json: str, suites_json: str,
+                  device: DeviceFacts | None = None) -> int: ...
     def end_agent(self, agent_id: int, reason: str) -> None: ...
     def upsert_config(self, row: ConfigRow) -> int: ...
     def set_skip_reason(self, config_id: int, reason: str | None) -> None: ...
@@ -118,6 +121,12 @@ Tag = TypeVar("Tag")
 Heard = protocol.Frame | protocol.FrameError | None  # a frame, a corrupt stream, or its end
 
 
+class FrameSource(Protocol):
+    """What an Inbox reads: an agent process, or a device's serial line."""
+
+    def read_frame(self) -> protocol.Frame | None: ...
+
+
 class Inbox(Generic[Tag]):
     """Frames of one or more agents, each read by a thread into one queue, so that every
     wait for the next frame has a limit (a silent agent is a hung one)."""
@@ -125,10 +134,10 @@ class Inbox(Generic[Tag]):
     def __init__(self) -> None:
         self.queue: queue.Queue[tuple[Tag, Heard]] = queue.Queue()
 
-    def listen(self, agent: AgentProcess, tag: Tag) -> None:
+    def listen(self, agent: AgentProcess | FrameSource, tag: Tag) -> None:
         threading.Thread(target=self._pump, args=(agent, tag), daemon=True).start()
 
-    def _pump(self, agent: AgentProcess, tag: Tag) -> None:
+    def _pump(self, agent: AgentProcess | FrameSource, tag: Tag) -> None:
         try:
             while (frame := agent.read_frame()) is not None:
                 self.queue.put((tag, frame))

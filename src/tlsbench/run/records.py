@@ -24,6 +24,18 @@ class Experiment:
 
 
 @dataclass(frozen=True)
+class DeviceFacts:
+    """What an `agent` row records of one boot of a firmware (migration 007): the device, the
+    unit its counter counts in, and the image (its SHA-256; variant, sizes, library and config
+    as JSON)."""
+
+    target: str
+    counter_unit: str
+    firmware_sha256: str
+    firmware_json: str
+
+
+@dataclass(frozen=True)
 class RepetitionRow:
     """A `repetition` row; names (status, failed_peer) are spec names."""
 

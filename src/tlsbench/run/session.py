@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Setting a run up: one agent per library greets (HELLO, SUITES) and the plan is resolved
-against them, before anything is written; then, with a sink, the experiment record and the
-exchanges the controller runs batches on (the greeted agents are handed over to them)."""
+"""Setting a run up: one agent per library greets (HELLO, SUITES), and the device's firmware
+for a plan with [device], and the plan is resolved against them, before anything is
+written; then, with a sink, the experiment record and the exchanges the controller runs
+batches on (the greeted agents are handed over to them)."""
 from __future__ import annotations
 
 import hashlib
@@ -16,9 +17,10 @@ from typing import Any, Mapping
 from tlsbench import __version__
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.model import LoadedPlan
-from tlsbench.plan.resolve import resolve
+from tlsbench.plan.resolve import DeviceOffer, resolve
 from tlsbench.run.agents import AgentProcess, find_agent, greet
 from tlsbench.run.controller import STALE_AGENT_REASON, Controller, Observer, QuietObserver
+from tlsbench.run.device import DEVICE, Connection, DeviceExchange, DeviceSetup, connect, first_variant
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
 from tlsbench.run.local import LocalAgentExchange
 from tlsbench.run.pair import AgentPairExchange
@@ -30,17 +32,19 @@ NETWORK = "(network)"  # the route of two-process configurations; a library's na
 
 
 def route(config: Configuration) -> str:
-    """Which exchange runs a configuration: the agent pair for a network variant, else its
-    library's own agent."""
-    return NETWORK if config.variant else config.row.library
+    """Which exchange runs a configuration: the device's for a device configuration, the
+    agent pair for a network variant, else its library's own agent."""
+    return DEVICE if config.row.target else NETWORK if config.variant else config.row.library
 
 
 @dataclass
 class Greeted:
-    """The agents that answered, one per library, and what the plan means against them."""
+    """The agents that answered, one per library (and the device's firmware), and what the
+    plan means against them."""
 
     agents: dict[str, AgentProcess]
     resolution: Resolution
+    device: Connection | None = None  # the device's counting image, booted
 
     def close(self) -> None:
         """Quits the agents not handed over to an exchange."""
@@ -48,17 +52,35 @@ class Greeted:
             agent.quit()
             agent.close()
         self.agents.clear()
+        if self.device is not None:
+            self.device.quit()
+            self.device.close()
+            self.device = None
 
 
-def resolve_plan(loaded: LoadedPlan, paths: Mapping[str, Path], timeouts: Timeouts = Timeouts()) -> Greeted:
-    """Starts one agent per library and resolves the plan against their SUITES and HELLO:
-    what can fail because of the plan fails here, before anything is stored."""
-    agents = greet(paths, timeouts)
+def device_offer(link: Connection, loaded: LoadedPlan) -> DeviceOffer:
+    """What a booted firmware offers a plan: its library, its device, its suites, and the
+    images to run them on (the plan's for an emulated board; what a board has flashed)."""
+    device, plan = link.hello["device"], loaded.plan.device
+    images = plan.images if plan and plan.target else (str(device["image"]["variant"]),)
+    return DeviceOffer(str(link.hello.get("library", "?")), str(device["target"]), link.suites, images)
+
+
+def resolve_plan(loaded: LoadedPlan, paths: Mapping[str, Path], timeouts: Timeouts = Timeouts(),
+                 device: DeviceSetup | None = None) -> Greeted:
+    """Starts one agent per library (and boots the device's firmware) and resolves the plan
+    against their SUITES and HELLO: what can fail because of the plan fails here, before
+    anything is stored."""
+    greeted = Greeted(greet(paths, timeouts), Resolution())
     try:
-        return Greeted(agents, resolve(loaded, {lib: a.suites for lib, a in agents.items()},
-                                       {lib: a.hello for lib, a in agents.items()}))
+        greeted.device = connect(device, first_variant(device), timeouts) if device else None
+        agents = greeted.agents
+        greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
+                                     {lib: a.hello for lib, a in agents.items()},
+                                     device_offer(greeted.device, loaded) if greeted.device else None)
+        return greeted
     except BaseException:
-        Greeted(agents, Resolution()).close()
+        greeted.close()
         raise
 
 
@@ -90,11 +112,11 @@ def _retire(agent: AgentProcess, library: str, sink: Sink) -> None:
 def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[str, Path], place: str,
              observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
              agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
-             measure_precision: MeasurePrecision | None = None) -> Controller:
+             measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
-    agent pairs), and the controller over them. `place` names the experiment (its folder):
-    one set of network namespaces per place."""
+    agent pairs; the booted firmware to the device's), and the controller over them. `place`
+    names the experiment (its folder): one set of network namespaces per place."""
     sink.init_experiment(experiment_record(loaded))
     closed = sink.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
     if closed:
@@ -106,6 +128,10 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
             _retire(agent, library, sink)
             agent = None
         exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent)
+    if device is not None:
+        link, greeted.device = greeted.device, None
+        library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
+        exchanges[DEVICE] = DeviceExchange(device, library, sink, timeouts, stop, link)
     if loaded.plan.network:
         exchanges[NETWORK] = AgentPairExchange(loaded.plan.network, loaded.plan.seed,
                                                lambda library: paths.get(library) or find_agent(library, agent_dir),
@@ -115,10 +141,10 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
 
 def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], observer: Observer | None = None,
           stop: StopFlag | None = None, timeouts: Timeouts = Timeouts(), place: str = "",
-          agent_dir: str | Path | None = None) -> Controller:
+          agent_dir: str | Path | None = None, device: DeviceSetup | None = None) -> Controller:
     """Greets, resolves and opens in one go, for a sink that is already open (tests, tools);
     one path is the agent of a single-library plan."""
     paths = dict(paths) if isinstance(paths, Mapping) else {loaded.plan.libraries[0]: paths}
     stop = stop or StopFlag()
-    return open_run(loaded, resolve_plan(loaded, paths, timeouts), sink, paths, place or loaded.plan.name,
-                    observer or QuietObserver(), stop, timeouts, agent_dir)
+    return open_run(loaded, resolve_plan(loaded, paths, timeouts, device), sink, paths, place or loaded.plan.name,
+                    observer or QuietObserver(), stop, timeouts, agent_dir, device=device)

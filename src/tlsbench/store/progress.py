@@ -107,6 +107,7 @@ class StoredRepetition:
     idx: int
     row: sqlite3.Row
     records: bytes
+    counter_unit: str = "ns"  # of its agent (a firmware's: migration 007)
 
 
 def pick_config(store: Store, wanted: str | None) -> sqlite3.Row:
@@ -132,4 +133,5 @@ def read_repetition(folder: Path, config: str | None, idx: int) -> StoredRepetit
         found = store.repetition(row["id"], idx)
         if found is None:
             raise StoreError(f"repetition {idx} of {row['key']} is not stored (yet)")
-        return StoredRepetition(row["key"], idx, found[0], found[1])
+        units = {a.id: a.counter_unit for a in store.agent_rows()}
+        return StoredRepetition(row["key"], idx, found[0], found[1], units.get(found[0]["agent_id"]) or "ns")

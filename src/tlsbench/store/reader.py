@@ -5,6 +5,7 @@ typed API, StoreReader. The SQLite store (store/sqlite.py) implements it; a seco
 reads would change."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, Sequence
@@ -13,9 +14,10 @@ from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import Experiment, LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
 
-# Which configurations a read covers: handshakes, experiments (crypto primitives, user
-# experiments: migration 004), or both.
-Kind = Literal["handshakes", "experiments", "all"]
+# Which configurations a read covers: handshakes on the host, handshakes on a device (its
+# counting image) and the device's memory image (footprint; migration 007), experiments
+# (crypto primitives, user experiments: migration 004), or all of them.
+Kind = Literal["handshakes", "device", "footprint", "experiments", "all"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,47 @@ class AgentRow:
     started_at: str
     ended_at: str | None
     exit_reason: str | None
+    target: str | None = None  # a firmware boot (migration 007): its device, unit and image
+    counter_unit: str | None = None
+    firmware_sha256: str | None = None
+    firmware_json: str | None = None
 
+
+@dataclass(frozen=True)
+class DeviceImage:
+    """A firmware image an experiment ran on a device (its agent rows, grouped): what every
+    stored device experiment records of its target, counter and firmware."""
+
+    target: str
+    counter_unit: str
+    firmware_sha256: str
+    variant: str  # "counting" or "memory"
+    file: str  # the image's file name
+    library: str  # "mbedtls 2.28.3"
+    config: str  # the library's config header: name (sha256 prefix)
+    text: int  # bytes, as the image's HELLO reports its layout
+    data: int
+    bss: int
+    boots: int  # agent rows: boots of this image (a restart after a death is one more)
+    details: dict  # firmware_json as stored
+
+    @property
+    def flash(self) -> int:
+        return self.text + self.data
+
+    @property
+    def static_ram(self) -> int:
+        return self.data + self.bss
+
+
+def device_image(target: str, unit: str | None, sha256: str | None, details_json: str | None, boots: int
+                 ) -> DeviceImage:
+    """A DeviceImage from an agent row's columns (firmware_json: run/device.py facts())."""
+    d = json.loads(details_json or "{}")
+    config = d.get("config") or {}
+    return DeviceImage(target, unit or "", sha256 or "", str(d.get("variant", "")), str(d.get("file", "")),
+                       str(d.get("library", "")), f"{config.get('name', '?')} ({str(config.get('sha256', ''))[:12]})",
+                       int(d.get("text", 0)), int(d.get("data", 0)), int(d.get("bss", 0)), boots, d)
 
 @dataclass(frozen=True)
 class RepetitionColumns:
@@ -82,7 +124,9 @@ class StoreReader(Protocol):
     def traces(self, kind: Kind = "all", rep_ids: Sequence[int] | None = None) -> list[tuple[int, bytes]]: ...
     def repetition_ids(self, config_keys: Sequence[str]) -> list[int]: ...
     def has_experiments(self) -> bool: ...
+    def has(self, kind: Kind) -> bool: ...
     def link_traffic(self) -> dict[int, LinkTraffic]: ...
     def peer_traces(self, rep_ids: Sequence[int] | None = None) -> list[PeerTrace]: ...
     def energy_capture(self) -> StoredCapture | None: ...
     def window_energies(self, capture_id: int) -> WindowEnergies: ...
+    def devices(self) -> list[DeviceImage]: ...

@@ -21,9 +21,9 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow
-from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.run.records import DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
-from tlsbench.store.reader import AgentRow, Kind, PeerTrace, RepetitionColumns, StoredConfig
+from tlsbench.store.reader import AgentRow, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig, device_image
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -63,8 +63,15 @@ _REP_COLUMNS = [f.name for f in fields(RepetitionRow)] + ["stored_at"]
 _INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '.join('?' * len(_REP_COLUMNS))})"
 
 
-_KIND_FILTERS = {"handshakes": "experiment IS NULL", "experiments": "experiment IS NOT NULL"}
-_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0"}
+# Which configurations a kind covers (a fixed condition, never a value), per schema: handshakes
+# on the host, on a device (its counting image) and the device's memory image (footprint,
+# migration 007); experiments (004). Older schemas lack the columns: what they cannot hold is "0".
+_KIND_FILTERS = {"handshakes": "experiment IS NULL AND target IS NULL",
+                 "device": "experiment IS NULL AND target IS NOT NULL AND image IS NOT 'memory'",
+                 "footprint": "target IS NOT NULL AND image = 'memory'",
+                 "experiments": "experiment IS NOT NULL"}
+_KIND_BEFORE_DEVICES = {**_KIND_FILTERS, "handshakes": "experiment IS NULL", "device": "0", "footprint": "0"}
+_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0", "device": "0", "footprint": "0"}
 _IDS_PER_QUERY = 500  # below every SQLite build's limit of bound parameters
 
 
@@ -318,10 +325,14 @@ class Store:
                       (exp.name, now_iso(), exp.plan_toml, exp.plan_json, exp.plan_hash, exp.seed, exp.host_json))
         return self.experiment()  # type: ignore[return-value]
 
-    def add_agent(self, library: str, executable: str, pid: int, hello_json: str, suites_json: str) -> int:
+    def add_agent(self, library: str, executable: str, pid: int | None, hello_json: str, suites_json: str,
+                  device: DeviceFacts | None = None) -> int:
+        """An agent process, or a boot of a firmware on a device (with what it is: 007)."""
+        facts = astuple(device) if device else (None,) * len(fields(DeviceFacts))
         with self.transaction() as c:
-            cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?)", (library, executable, pid, hello_json, suites_json, now_iso()))
+            cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at, target,"
+                            " counter_unit, firmware_sha256, firmware_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (library, executable, pid, hello_json, suites_json, now_iso(), *facts))
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def end_agent(self, agent_id: int, reason: str) -> None:
@@ -430,13 +441,27 @@ class Store:
         a store from before migration 004 holds handshakes only."""
         if kind == "all":
             return ""
-        if "experiment" not in self._columns("config"):
+        columns = self._columns("config")
+        if "experiment" not in columns:
             return _KIND_BEFORE_EXPERIMENTS[kind]
-        return _KIND_FILTERS[kind]
+        return (_KIND_FILTERS if "target" in columns else _KIND_BEFORE_DEVICES)[kind]
 
     def agent_rows(self) -> list[AgentRow]:
+        """Older stores lack later columns: they keep their defaults."""
         names = [f.name for f in fields(AgentRow)]
-        return [AgentRow(**{n: r[n] for n in names}) for r in self.conn.execute("SELECT * FROM agent ORDER BY id")]
+        return [AgentRow(**{n: r[n] for n in names if n in r.keys()})
+                for r in self.conn.execute("SELECT * FROM agent ORDER BY id")]
+
+    def devices(self) -> list[DeviceImage]:
+        """The firmware images the experiment ran, one per (target, image), with how often
+        each was booted; none for a host experiment (or a store from before 007)."""
+        if "firmware_sha256" not in self._columns("agent"):
+            return []
+        rows = self.conn.execute(
+            "SELECT target, counter_unit, firmware_sha256, firmware_json, COUNT(*) AS boots FROM agent"
+            " WHERE target IS NOT NULL GROUP BY target, counter_unit, firmware_sha256, firmware_json ORDER BY MIN(id)")
+        return [device_image(r["target"], r["counter_unit"], r["firmware_sha256"], r["firmware_json"], r["boots"])
+                for r in rows]
 
     def config_rows(self, kind: Kind = "all") -> list[StoredConfig]:
         """Older stores lack later columns: they keep their defaults."""
@@ -478,9 +503,15 @@ class Store:
             "SELECT r.id FROM repetition r JOIN config c ON c.id = r.config_id WHERE c.key = ?", (key,))]
 
     def has_experiments(self) -> bool:
-        if "experiment" not in self._columns("config"):
-            return False  # a store from before migration 004
-        return self.conn.execute("SELECT 1 FROM config WHERE experiment IS NOT NULL LIMIT 1").fetchone() is not None
+        return self.has("experiments")
+
+    def has(self, kind: Kind) -> bool:
+        """Whether the store holds configurations of a kind (none a schema cannot hold)."""
+        where = self._kind_filter(kind)
+        if where == "0":
+            return False
+        return self.conn.execute("SELECT 1 FROM config" + (f" WHERE {where}" if where else "")
+                                 + " LIMIT 1").fetchone() is not None
 
     def link_traffic(self) -> dict[int, LinkTraffic]:
         """repetition id -> what the link carried (none in a store from before 003_network.sql)."""

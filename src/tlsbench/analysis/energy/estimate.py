@@ -9,6 +9,10 @@ For every step of every peer and repetition, with the analysis' own decompositio
 t_tx is the time in the step's top-level SEND slices, t_rx in its other I/O slices (RECV,
 WAIT), each tracer-corrected; s is the profile's time scale (device time / host time).
 Energies are above idle, like measured ones (whose idle baseline is subtracted).
+
+A device's own counts (the firmware's; HELLO clock.unit) need no time scale: every count
+becomes device time as count × CPI / f (instructions, the profile's CPI an assumption it
+states) or count / f (cycles), processing and I/O alike.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import numpy as np
 from ..measures import METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts
 from ..results import Analysis
 from ..slices import Slices
+from ..units import TIME, Unit
 from ..vocab import Vocab, vocab
 from .profiles import OperatingPoint
 from .table import EnergyTable, Rows, group_sum
@@ -46,19 +51,22 @@ class _Io:
         self.rx = np.where(is_tx, 0.0, true)  # RECV, and WAIT between library calls
 
 
-def cpu_joules_per_ns(op: OperatingPoint) -> float:
-    """J per ns of host processing, above idle (the time scale makes it device time)."""
-    return (op.cpu_w - op.idle_w) * op.time_scale * 1e-9
+def cpu_joules_per_unit(op: OperatingPoint, unit: Unit = TIME) -> float:
+    """J per unit of processing, above idle: per host ns (the time scale makes it device
+    time), or per unit of a device's own count (× CPI ÷ f: device time)."""
+    return (op.cpu_w - op.idle_w) * op.seconds_per(unit)[0]
 
 
-def _weights(op: OperatingPoint) -> tuple[float, float, float]:
-    """J per ns of processing, TX and RX time, above idle."""
-    return cpu_joules_per_ns(op), (op.tx_w - op.idle_w) * 1e-9, (op.rx_w - op.idle_w) * 1e-9
+def _weights(op: OperatingPoint, unit: Unit) -> tuple[float, float, float]:
+    """J per unit of processing, TX and RX time, above idle."""
+    io = op.seconds_per(unit)[1]
+    return cpu_joules_per_unit(op, unit), (op.tx_w - op.idle_w) * io, (op.rx_w - op.idle_w) * io
 
 
-def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows) -> None:
+def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
+           unit: Unit) -> None:
     """Per (repetition, peer, step): CPU energy of its processing plus radio energy of its I/O."""
-    cpu_w, tx_w, rx_w = _weights(op)
+    cpu_w, tx_w, rx_w = _weights(op, unit)
     is_step = (slices.category == voc.role_cat("step")) & ~slices.open
     steps = np.flatnonzero(is_step)
     owner = nearest_ancestor(slices.parent, io.idx, is_step)
@@ -73,10 +81,11 @@ def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: Operating
     rows.add("handshake", rep, peer, NO_LABEL, per_peer)
 
 
-def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows) -> None:
+def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
+                      unit: Unit) -> None:
     """The HANDSHAKE phase: both peers' step processing plus every I/O slice inside the window
     (WAIT between library calls included)."""
-    cpu_w, tx_w, rx_w = _weights(op)
+    cpu_w, tx_w, rx_w = _weights(op, unit)
     hs = np.flatnonzero((slices.label == voc.role_label("handshake")) & ~slices.open)
     reps, first = np.unique(slices.rep[hs], return_index=True)
     hs = hs[first]
@@ -94,10 +103,10 @@ def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op
     rows.add("handshake_window", rep[has], NO_PEER, NO_LABEL, total[has])
 
 
-def _records(mt: MeasureTable, op: OperatingPoint, rows: Rows) -> None:
+def _records(mt: MeasureTable, op: OperatingPoint, rows: Rows, unit: Unit) -> None:
     """Per logical record: CPU energy of its processing (incl. post/pre work) plus radio energy
     of the rest of its total time (its I/O and the waiting between its calls)."""
-    cpu_w, tx_w, rx_w = _weights(op)
+    cpu_w, tx_w, rx_w = _weights(op, unit)
     for kind, processing, total, radio_w in (("record_write", "write_processing_post", "write_total", tx_w),
                                               ("record_read", "read_processing_pre", "read_total", rx_w)):
         p, t = mt.metric == METRIC[processing], mt.metric == METRIC[total]
@@ -116,7 +125,8 @@ def estimate(analysis: Analysis, op: OperatingPoint) -> EnergyTable:
     slices, costs = analysis.ds.slices, analysis.costs
     rows = Rows(op.label)
     io = _Io(slices, costs, voc)
-    _steps(slices, costs, io, voc, op, rows)
-    _handshake_window(slices, costs, io, voc, op, rows)
-    _records(analysis.table, op, rows)
+    unit = analysis.ds.unit
+    _steps(slices, costs, io, voc, op, rows, unit)
+    _handshake_window(slices, costs, io, voc, op, rows, unit)
+    _records(analysis.table, op, rows, unit)
     return rows.table()

@@ -15,7 +15,7 @@ import numpy as np
 from ..load import Dataset
 from ..primitives import GroupValues, group_values
 from ..stats import Summary, rng_for, summarize
-from .estimate import cpu_joules_per_ns
+from .estimate import cpu_joules_per_unit
 from .profiles import OperatingPoint
 from ...store.energy import StoredCapture
 from .stored import measured_groups
@@ -40,7 +40,7 @@ def _measured(ds: Dataset, gv: GroupValues, cap: StoredCapture, energy: GroupEne
 
 
 def _estimated(ds: Dataset, gv: GroupValues, op: OperatingPoint, seed: int) -> list[EnergyRow]:
-    per_ns = cpu_joules_per_ns(op)
+    per_ns = cpu_joules_per_unit(op)
     return [_row(ds, cid, g, op.label, summarize(values * per_ns, rng_for(seed, "energy", op.label, cid, g)))
             for (cid, g), values in gv.values.items()]
 

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ...validation import problem
+from ..units import Unit
 from . import EnergyError
 
 PROFILE_DIR = "profiles"  # package data of tlsbench.analysis.energy
@@ -87,6 +88,17 @@ class TimeScale(Strict):
     basis: str = ""                        # how the factor was obtained
 
 
+class Cpi(Strict):
+    """Cycles per instruction of the profile's core on TLS code: what turns a device's count
+    of instructions (the firmware under QEMU) into cycles, and with the clock into seconds.
+    Code-dependent (loads, taken branches, flash wait states): an assumption unless measured
+    (a board's cycle count ÷ the same configuration's QEMU count, docs/porting.md)."""
+
+    value: Positive
+    source: Annotated[str, Field(min_length=1)]  # a sources[].id, or "assumption"
+    note: str = ""
+
+
 class Profile(Strict):
     """A device's power figures (docs/energy.md)."""
 
@@ -100,6 +112,8 @@ class Profile(Strict):
     radio_rx: Draw | None = None
     idle: Draw
     time_scale: TimeScale = TimeScale()
+    core: str | None = None  # the CPU core (HELLO device.cpu of a firmware for it): "cortex-m4"
+    cpi: Cpi | None = None  # turns a device's instruction count into cycles (none: counts of instructions are refused)
 
     def draws(self) -> list[tuple[str, Draw]]:
         """Every figure with its field path."""
@@ -133,6 +147,26 @@ class OperatingPoint:
     idle_w: float
     time_scale: float  # device time / host time at this frequency
     origin: str        # "built-in" or the file it was read from
+
+    @property
+    def cpi(self) -> float | None:
+        return self.profile.cpi.value if self.profile.cpi else None
+
+    def seconds_per(self, unit: Unit) -> tuple[float, float]:
+        """Device seconds per unit of a measured value: (processing, I/O). Host ns are scaled
+        by the time scale (processing only, as ever); a device's own count needs none: cycles
+        ÷ f, instructions × CPI ÷ f (the CPI an assumption the profile states)."""
+        if unit.is_time:
+            return self.time_scale * 1e-9, 1e-9
+        if unit.noun == "cycles":
+            per = 1 / (self.frequency_mhz * 1e6)
+        elif self.cpi is not None:
+            per = self.cpi / (self.frequency_mhz * 1e6)
+        else:
+            raise EnergyError(f"profile {self.profile.name} states no [cpi]: a count of {unit.name} needs the "
+                              "core's cycles per instruction to become time; add [cpi] value = ... (an assumption "
+                              "you state, docs/energy.md), or use a profile that has one (nrf52840)")
+        return per, per
 
     @property
     def name(self) -> str:
@@ -189,6 +223,8 @@ def _cross_checks(p: Profile) -> list[str]:
     if p.default_frequency_mhz not in freqs:
         problems.append(f"default_frequency_mhz: {p.default_frequency_mhz:g} is not valid: "
                         f"allowed: the cpu frequencies {', '.join(_mhz(f) for f in freqs)}")
+    if p.cpi is not None and p.cpi.source not in ids:
+        problems.append(f"cpi.source: {p.cpi.source!r} is not declared; allowed: {', '.join(ids)}")
     if (p.radio_tx is None) != (p.radio_rx is None):
         problems.append("radio_tx, radio_rx: give both or neither (without a radio, I/O is charged at CPU power)")
     if not problems:

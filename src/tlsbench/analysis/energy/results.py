@@ -49,9 +49,26 @@ class EnergyResults:
         return None
 
 
+def _device_notes(analysis: Analysis, op: OperatingPoint) -> list[str]:
+    """A device's counts become time through the profile's clock (and CPI): said every time."""
+    unit, ds = analysis.ds.unit, analysis.ds
+    cpu = next((str((a["hello"].get("device") or {}).get("cpu")) for a in ds.agents.values() if a.get("target")), "?")
+    out = [f"{op.label}: from the device's own counts ({unit.name}): " +
+           (f"cycles ÷ {op.frequency_mhz:g} MHz." if unit.noun == "cycles" else
+            f"instructions × CPI {op.cpi:g} ÷ {op.frequency_mhz:g} MHz; the CPI is "
+            f"{'an assumption' if op.profile.cpi and op.profile.cpi.source == ASSUMPTION else 'from ' + str(op.profile.cpi.source if op.profile.cpi else '?')}"
+            f"{': ' + op.profile.cpi.note if op.profile.cpi and op.profile.cpi.note else ''}. An estimate, not a measurement.")]
+    if op.profile.core != cpu:
+        out.append(f"{op.label}: the profile is for a {op.profile.core or 'core it does not name'}, the counts are of a "
+                   f"{cpu}: its CPU power and CPI do not describe the code that was counted.")
+    return out
+
+
 def _profile_warnings(analysis: Analysis, op: OperatingPoint) -> list[str]:
     out = []
-    if not op.scale_measured:
+    if not analysis.ds.unit.is_time:
+        out += _device_notes(analysis, op)
+    elif not op.scale_measured:
         out.append(f"{op.label}: the profile has no time scale, so its estimates take the host's processing times as "
                    "the device's; time a handshake on the device and set [time_scale] (docs/energy.md).")
     flagged = [path for path, d in op.profile.draws() if d.approximate or d.source == ASSUMPTION]
@@ -59,8 +76,8 @@ def _profile_warnings(analysis: Analysis, op: OperatingPoint) -> list[str]:
         out.append(f"{op.label}: figures that are approximate or assumed, not read off a datasheet: "
                    f"{', '.join(flagged)} (see the profile's notes).")
     if op.has_radio and analysis.ds.configs and all(c.transport == IN_MEMORY for c in analysis.ds.configs.values()):
-        out.append(f"{op.label}: radio energy is charged for the measured I/O time, and in memory the I/O is a copy "
-                   "of a few µs, not airtime: the radio terms here are near zero; measure over a real link for them.")
+        out.append(f"{op.label}: radio energy is charged for the measured I/O, and in memory the I/O is a copy, "
+                   "not airtime: the radio terms here are near zero; measure over a real link for them.")
     return out
 
 

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A plan's `[device]` (or `--device`) as the run needs it: the firmware images, found in the
+firmware cache and built on demand by the same builder as `tlsbench build firmware`, and how
+the device is reached (run/device.py DeviceSetup)."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Callable
+
+from tlsbench.build import firmware
+from tlsbench.build.shell import BuildError
+from tlsbench.errors import UserError
+from tlsbench.plan.device import DevicePlan
+from tlsbench.run.device import COUNTING, MEMORY, TARGETS, DeviceSetup, FirmwareImage
+
+
+class FirmwareUnavailable(UserError):
+    """The device's firmware could not be found or built."""
+
+
+def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None) -> DeviceSetup:
+    """How to reach the plan's device and which images it runs."""
+    common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
+    if device.serial is not None:
+        images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
+        return DeviceSetup(images, serial=device.serial, baud=device.baud,
+                           reset=tuple(shlex.split(device.reset or "")), build=build, **common)
+    assert device.target is not None
+    if device.firmware:
+        images, build = _given(Path(device.firmware), device.images, board=False)
+    else:
+        images, build = _built(device.target, Path(device.config) if device.config else None, device.images, progress)
+    return DeviceSetup(images, target=TARGETS[device.target], build=build, **common)
+
+
+def board_of(target: str) -> firmware.Board:
+    found = next((b for b in firmware.BOARDS.values() if b.target == target), None)
+    if found is None:
+        raise FirmwareUnavailable(f"no firmware board builds for {target}; boards: {', '.join(firmware.BOARDS)}")
+    return found
+
+
+def _built(target: str, config: Path | None, variants: tuple[str, ...], progress: Callable[[str], None]
+           ) -> tuple[dict[str, FirmwareImage], dict]:
+    """The images built for the target's board with the config (the cache, else a build)."""
+    request = firmware.FirmwareRequest(config=config or firmware.DEFAULT_CONFIG, board=board_of(target).name)
+    if not request.config.is_file():
+        raise FirmwareUnavailable(f"device config {request.config} not found: name a library config header "
+                                  "for the board (configs/mbedtls/device-mps2.h is the default)")
+    try:
+        build = firmware.ensure_firmware(request, progress)
+    except BuildError as exc:
+        raise FirmwareUnavailable(f"the firmware for {target} could not be built: {exc}") from None
+    images = {i.variant: FirmwareImage(i.variant, i.path, i.sha256) for i in build.images if i.variant in variants}
+    return images, build.to_json()
+
+
+def _given(path: Path, variants: tuple[str, ...], board: bool) -> tuple[dict[str, FirmwareImage], dict]:
+    """A named image file (and, for the footprint, the memory image built beside it)."""
+    if not path.is_file():
+        what = "the image flashed on the board" if board else "a firmware image (an .elf)"
+        raise FirmwareUnavailable(f"device firmware {path} not found: name {what}; tlsbench build firmware "
+                                  "builds them into build/firmware/<name>/")
+    record = firmware.load_record(path.parent)
+    recorded = {i.path.name: i.variant for i in record.images} if record else {}
+    images = {recorded.get(path.name, COUNTING): FirmwareImage(recorded.get(path.name, COUNTING), path,
+                                                               firmware.file_sha256(path))}
+    if MEMORY in variants and MEMORY not in images:
+        beside = path.with_name(f"{path.stem}-memory{path.suffix}")
+        if not beside.is_file():
+            raise FirmwareUnavailable(f"memory = true needs the memory image next to {path.name} ({beside.name}): "
+                                      "tlsbench build firmware builds both")
+        images[MEMORY] = FirmwareImage(MEMORY, beside, firmware.file_sha256(beside))
+    return images, record.to_json() if record else {}

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The plan's `[device]` section: the agent's firmware on a device, both peers on it,
+driven over a serial line (docs/plan-format.md, docs/porting.md).
+
+    [device]
+    target = "qemu-mps2-an386"           # an emulated board: the firmware built on demand
+    # or
+    serial = "/dev/ttyACM0"              # a real board on a serial port
+    baud = 115200
+    firmware = "build/firmware/<name>/tlsbench-firmware-<name>.elf"   # the image flashed on it
+
+A device configuration is a handshake configuration of the firmware's library with the
+device's name on it (config.target); its counts are in the unit the firmware's HELLO names
+(instructions under QEMU), never a time."""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from tlsbench.validation import Strict, as_list, no_duplicates
+
+# The emulated boards the host boots itself (run/device.py knows their QEMU command line;
+# build/firmware.py BOARDS builds their image).
+TARGETS = ("qemu-mps2-an386",)
+PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
+IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
+# Counts are the same run after run; repetitions differ only through random keys, nonces and
+# blinding (0.1-0.3% for public-key suites), so a few pin the median and each costs up to
+# seconds of emulation (docs/porting.md "Reading the counts").
+DEVICE_REPETITIONS = 5
+DEVICE_WARMUP = 1  # absorbs the first RSA private operation after boot (blinding set-up: +32%)
+# DTLS timers count in the device's unit (1 ms = 10^6 instructions under QEMU): both peers
+# share one core, so one peer's long turn must not expire the other's timer.
+DEVICE_DTLS_TIMEOUT_MS = 60_000
+
+
+class DevicePlan(Strict):
+    """Where the firmware runs and what it measures besides the counts."""
+
+    target: Literal[TARGETS] | None = None  # an emulated board
+    serial: Annotated[str, Field(min_length=1)] | None = None  # a real board's serial device
+    baud: Annotated[int, Field(ge=50, le=4_000_000)] = 115200  # the board's UART rate (QEMU ignores it)
+    # The image: for `serial`, the file flashed on the board (required: its SHA-256 is stored);
+    # for `target`, an image to boot instead of the one built from `config`.
+    firmware: Annotated[str, Field(min_length=1)] | None = None
+    config: Annotated[str, Field(min_length=1)] | None = None  # target: the library config header to build with
+    memory: bool = False  # target: also run the memory image (footprint), in configurations of their own
+    host: bool = False  # also run the plan's libraries on the host, same configurations (device vs host)
+    protocols: Annotated[list[Literal[PROTOCOLS]], BeforeValidator(as_list), Field(min_length=1)] = ["tls"]
+    dtls_timeout_ms: Annotated[int, Field(ge=1, le=65535)] = DEVICE_DTLS_TIMEOUT_MS
+    reset: Annotated[str, Field(min_length=1)] | None = None  # serial: a command that resets the board
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "DevicePlan":
+        if (self.target is None) == (self.serial is None):
+            raise ValueError("give exactly one of target (an emulated board: "
+                             f"{', '.join(TARGETS)}) or serial (a board's serial device, e.g. /dev/ttyACM0)")
+        if self.serial is not None:
+            wrong = [name for name in ("config", "memory") if getattr(self, name)]
+            if wrong:
+                raise ValueError(f"{', '.join(wrong)}: only with target; for a board, flash the image you want "
+                                 "(the memory image for the footprint) and name it in firmware")
+            if self.firmware is None:
+                raise ValueError("serial needs firmware: the image flashed on the board (its SHA-256 is stored "
+                                 "with every result)")
+        elif self.reset is not None:
+            raise ValueError("reset: only with serial (an emulated board is restarted by the host)")
+        return self
+
+    @field_validator("protocols")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        return no_duplicates(value)
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        """The images a configuration runs on: the counting one, and the memory one on request."""
+        return IMAGES if self.memory else IMAGES[:1]
+
+    @property
+    def name(self) -> str:
+        """What the configurations and reports call the device before its HELLO names it."""
+        return self.target or f"serial {self.serial}"
