@@ -39,6 +39,8 @@ class AgentRow:
     started_at: str
     ended_at: str | None
     exit_reason: str | None
+    placement_json: str | None = None  # CPUs and priority it ran with (migration 007)
+    clock_json: str | None = None      # its clock checks after RUNs (migration 007)
 
 
 @dataclass(frozen=True)

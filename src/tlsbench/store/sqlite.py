@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow
-from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.run.records import Experiment, LinkTraffic, PeerRepetition, RepetitionRow, StoredRepetition
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
 from tlsbench.store.reader import AgentRow, Kind, RepetitionColumns, StoredConfig
 
@@ -318,11 +318,18 @@ class Store:
                       (exp.name, now_iso(), exp.plan_toml, exp.plan_json, exp.plan_hash, exp.seed, exp.host_json))
         return self.experiment()  # type: ignore[return-value]
 
-    def add_agent(self, library: str, executable: str, pid: int, hello_json: str, suites_json: str) -> int:
+    def add_agent(self, library: str, executable: str, pid: int, hello_json: str, suites_json: str,
+                  placement_json: str = "") -> int:
         with self.transaction() as c:
-            cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?)", (library, executable, pid, hello_json, suites_json, now_iso()))
+            cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at,"
+                            " placement_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (library, executable, pid, hello_json, suites_json, now_iso(), placement_json or None))
         return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def set_agent_clock(self, agent_id: int, clock_json: str) -> None:
+        """What the agent's clock checks after its RUNs said so far (run/local.py ClockRecord)."""
+        with self.transaction() as c:
+            c.execute("UPDATE agent SET clock_json = ? WHERE id = ?", (clock_json, agent_id))
 
     def end_agent(self, agent_id: int, reason: str) -> None:
         """Best effort: when the disk refuses (full), the row stays open and the next run
@@ -369,6 +376,16 @@ class Store:
             c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
             c.execute(_INSERT_PEER, (rep_id,) + astuple(peer))
         return int(rep_id)  # type: ignore[arg-type]
+
+    def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None:
+        """A batch's repetitions (each with its trace, and its peer's REP in a two-process run)
+        in one transaction: a kill loses the batch being stored, never part of it."""
+        with self.transaction() as c:
+            for rep in reps:
+                rep_id = c.execute(_INSERT_REP, astuple(rep.row) + (now_iso(),)).lastrowid
+                c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, rep.records))
+                if rep.peer is not None:
+                    c.execute(_INSERT_PEER, (rep_id,) + astuple(rep.peer))
 
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
         """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""
@@ -435,8 +452,10 @@ class Store:
         return _KIND_FILTERS[kind]
 
     def agent_rows(self) -> list[AgentRow]:
+        """Older stores lack later columns: they keep their defaults."""
         names = [f.name for f in fields(AgentRow)]
-        return [AgentRow(**{n: r[n] for n in names}) for r in self.conn.execute("SELECT * FROM agent ORDER BY id")]
+        return [AgentRow(**{n: r[n] for n in names if n in r.keys()})
+                for r in self.conn.execute("SELECT * FROM agent ORDER BY id")]
 
     def config_rows(self, kind: Kind = "all") -> list[StoredConfig]:
         """Older stores lack later columns: they keep their defaults."""
