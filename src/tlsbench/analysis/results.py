@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import Comparison
+from .drift import RoundShift
+from .exclusions import Exclusions
 from .groups import GroupTable
 from .libraries import Libraries
 from .load import Config
@@ -56,6 +58,13 @@ class Results:
     comparison: Comparison | None = None
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
+    exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why
+    round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/drift.py)
+
+    @property
+    def no_data(self) -> dict[int, str]:
+        """Configurations without a usable repetition: "no data: N excluded (why)"."""
+        return {cid: e.no_data for cid, e in self.exclusions.items() if e.used == 0}
 
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
         for r in self.rows:

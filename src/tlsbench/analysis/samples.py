@@ -80,18 +80,24 @@ def config_labels(configs: dict[int, Config]) -> dict[int, str]:
     return out
 
 
+def summarize_group(samples: Samples, key: GroupKey, seed: int) -> Summary:
+    """The statistics of one group, exactly as the report shows them: the precision rule
+    (analysis/precision.py) decides on this very interval (one seed, one key)."""
+    cid, peer, metric, label = key
+    m = METRICS[metric]
+    return summarize(samples.values[key], rng_for(seed, cid, peer, m.name, label), mean_ci=m.name in HEADLINE,
+                     excluded=samples.excluded_reps.get(cid, 0), rounds=samples.rounds.get(key))
+
+
 def summarize_all(samples: Samples, seed: int) -> list[Row]:
     voc = vocab()
     rows = []
-    for (cid, peer, metric, label), vals in samples.values.items():
+    for key in samples.values:
+        cid, peer, metric, label = key
         m = METRICS[metric]
-        rng = rng_for(seed, cid, peer, m.name, label)
         rows.append(Row(cid, voc.peer_name(peer), m.name, voc.name(label) if label != NO_LABEL else "",
-                        m.unit, summarize(vals, rng, mean_ci=m.name in HEADLINE,
-                                          excluded=samples.excluded_reps.get(cid, 0))))
+                        m.unit, summarize_group(samples, key, seed)))
     return rows
-
-
 
 
 @dataclass
