@@ -98,6 +98,7 @@ class Controller:
         self.done: dict[str, set[int]] = {key: set(indices) for key, indices in (done or {}).items()}
         self.measure_precision = measure_precision
         self.lookahead = lookahead
+        self.sent_ahead: schedule.Batch | None = None  # the batch whose RUN waits in its agent's input
         self.spec = specmod.load()
         self.configs: dict[str, Configuration] = {}
         self.config_ids: dict[str, int] = {}
@@ -168,19 +169,20 @@ class Controller:
         for i, batch in enumerate(batches):
             if self.stop.requested:
                 return
-            if batch.config not in summary.skipped_configs:
+            # A batch sent ahead is collected even if its configuration was skipped since (the
+            # agent refuses it again, or runs it: then its repetitions are stored as usual).
+            if batch.config not in summary.skipped_configs or batch == self.sent_ahead:
                 self._run_batch(batch, summary, batches[i + 1] if i + 1 < len(batches) else None)
 
     def _send_ahead(self, batch: schedule.Batch, after: schedule.Batch | None, summary: RunSummary) -> None:
-        """Queues `after`'s RUN behind `batch`'s when both run on one exchange. Not for a batch
-        of the same configuration (a refusal or a given-up configuration would leave a RUN
-        queued that must not run) nor of a skipped one."""
-        if (not self.lookahead or after is None or after.config == batch.config
-                or after.config in summary.skipped_configs or self.exchange_for(after.config) is not
-                self.exchange_for(batch.config)):
+        """Queues `after`'s RUN behind `batch`'s when both run on one exchange (and `after`'s
+        configuration is not skipped)."""
+        if (not self.lookahead or after is None or after.config in summary.skipped_configs
+                or self.exchange_for(after.config) is not self.exchange_for(batch.config)):
             return
-        self.exchange_for(after.config).send_ahead(self.config_ids[after.config], self.configs[after.config], after,
-                                                   self.plan.warmup)
+        if self.exchange_for(after.config).send_ahead(self.config_ids[after.config], self.configs[after.config], after,
+                                                      self.plan.warmup):
+            self.sent_ahead = after
 
     def _run_batch(self, batch: schedule.Batch, summary: RunSummary, after: schedule.Batch | None = None) -> None:
         """One batch on its exchange, stored when it has ended; continues after an agent death
@@ -193,15 +195,20 @@ class Controller:
             self.observer.batch(batch.config, batch.round, next_idx, part.count)
             outcomes: list[Outcome] = []
             try:
+                if self.sent_ahead == batch:
+                    self.sent_ahead = None
                 running = exchange.run(config_id, config, part, self.plan.warmup)
-                self._send_ahead(batch, after, summary)
+                if self.sent_ahead is None:
+                    self._send_ahead(batch, after, summary)
                 outcomes.extend(running)
             except AgentRejected as rejected:
                 self._store(outcomes, part, config_id, summary)
-                self._skip(batch.config, config_id, str(rejected), summary,
-                           fatal=rejected.code not in SKIPPABLE_ERRORS)
+                if batch.config not in summary.skipped_configs:
+                    self._skip(batch.config, config_id, str(rejected), summary,
+                               fatal=rejected.code not in SKIPPABLE_ERRORS)
                 return
             except AgentDied as died:
+                self.sent_ahead = None  # a dead agent's queued RUNs died with it
                 self._store(outcomes, part, config_id, summary)
                 next_idx = self._record_death(part, config_id, died, summary)
                 if batch.config in summary.skipped_configs:
