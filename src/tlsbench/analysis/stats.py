@@ -341,6 +341,10 @@ def reps_to_separate(a: Summary, b: Summary) -> float:
 
 def separation_advice(name_a: str, a: Summary, name_b: str, b: Summary) -> str | None:
     """A warning that says what to do when two medians' CIs overlap, else None."""
+    thin = [f"{name} has {s.n} value{'s' if s.n != 1 else ''}" for name, s in ((name_a, a), (name_b, b))
+            if not all(map(math.isfinite, s.median_ci))]
+    if thin:
+        return f"{' and '.join(thin)}: too few for an interval (at least {MIN_CI_VALUES} are needed)"
     if not cis_overlap(a.median_ci, b.median_ci):
         return None
     gap = 100 * abs(a.median - b.median) / min(abs(a.median), abs(b.median) or 1)
