@@ -155,12 +155,13 @@ class AgentProcess:
             die_with_host()
             placement.in_child()
 
-        # Own process group: a Ctrl-C in the terminal reaches only the controller, which
-        # then stops the agent cleanly instead of losing it mid-repetition. Unbuffered
-        # pipes: what the controller has not read is in the pipe, never in a hidden buffer
-        # (run/collect.py reads the raw stream after the greeting).
+        # Own session (so its own process group and scheduling group: run/placement.py): a
+        # Ctrl-C in the terminal reaches only the controller, which then stops the agent
+        # cleanly instead of losing it mid-repetition. Unbuffered pipes: what the controller
+        # has not read is in the pipe, never in a hidden buffer (run/collect.py reads the raw
+        # stream after the greeting).
         proc = subprocess.Popen([*prefix, str(path), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr_file, process_group=0, preexec_fn=prepare_child, bufsize=0)
+                                stderr=stderr_file, start_new_session=True, preexec_fn=prepare_child, bufsize=0)
         _widen_pipe(proc.stdout)
         agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file)  # type: ignore[arg-type]
         agent.placement_json = placement.record(proc.pid)

@@ -6,7 +6,11 @@ frame readers, the link forwarder) keeps to the first CPU it may use and the age
 others, so its decoding and SQLite work never competes with a measured repetition for a
 CPU. The agents also ask for a higher priority, nice AGENT_NICE, which only a privileged
 user (root, CAP_SYS_NICE, or an RLIMIT_NICE that allows it) gets; elsewhere they keep the
-default and the agent row says why. Not SCHED_FIFO: an agent never sleeps within a batch,
+default and the agent row says why. Each agent runs in a session of its own (run/agents.py),
+hence in a scheduling group of its own where the kernel groups tasks by session
+(autogroup, on in Debian's kernels): there a task's nice only orders the tasks of its own
+group, and every other user's session gets an equal share whatever its tasks' nice, so the
+agent's group gets the same nice (/proc/PID/autogroup). Not SCHED_FIFO: an agent never sleeps within a batch,
 so a real-time agent would hold its CPU for whole batches, and the kernel's real-time
 throttling (sched_rt_runtime_us: 950 ms of every second) would then stop it for 50 ms each
 second: descheduling of its own making; where throttling is off it would starve the kernel's
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 AGENT_NICE = -10
+AUTOGROUP = "/proc/{pid}/autogroup"  # "/autogroup-42 nice -10"; absent without autogroup scheduling
 NICE_REFUSED = "raising an agent's priority needs root, CAP_SYS_NICE or an RLIMIT_NICE that allows it"
 
 
@@ -40,14 +45,16 @@ class Placement:
         return bool(self.controller_cpus and self.agent_cpus)
 
     def in_child(self) -> None:
-        """Applied in an agent's process before it executes (subprocess preexec_fn): a
-        refusal is not an error here, the parent reads back what the agent got."""
+        """Applied in an agent's process before it executes (subprocess preexec_fn, after the
+        new session): a refusal is not an error here, the parent reads back what it got."""
         if self.agent_cpus:
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(0, self.agent_cpus)
         if self.agent_nice is not None:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, 0, self.agent_nice)
+            with contextlib.suppress(OSError), open(AUTOGROUP.format(pid="self"), "w") as group:
+                group.write(str(self.agent_nice))
 
     def record(self, pid: int) -> str:
         """What an agent process got, as stored in its `agent` row (JSON)."""
@@ -58,6 +65,10 @@ class Placement:
             return json.dumps({"unknown": exc.strerror or str(exc)})
         facts: dict[str, object] = {"cpus": cpus, "controller_cpus": list(self.controller_cpus), "nice": nice,
                                     "policy": "SCHED_OTHER"}
+        group = autogroup_nice(pid)
+        if group is not None:
+            facts["autogroup_nice"] = group
+            nice = max(nice, group)  # both must have been raised
         if self.agent_nice is not None and nice != self.agent_nice:
             facts["nice_asked"] = self.agent_nice
             facts["nice_refused"] = NICE_REFUSED
@@ -65,6 +76,15 @@ class Placement:
             facts["not_pinned"] = ("fewer than two CPUs to run on" if len(os.sched_getaffinity(0)) < 2
                                    else "--no-pin")
         return json.dumps(facts)
+
+
+def autogroup_nice(pid: int) -> int | None:
+    """The nice of a process's scheduling group (None: no autogroup scheduling here)."""
+    try:
+        text = open(AUTOGROUP.format(pid=pid)).read().split()
+        return int(text[text.index("nice") + 1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def choose(pin: bool = True) -> Placement:
