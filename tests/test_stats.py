@@ -68,6 +68,18 @@ def test_drift_between_rounds_widens_the_interval():
     assert by_rounds.rounds == 12 and by_rounds.round_spread_pct == pytest.approx(10, abs=2)
 
 
+@pytest.mark.parametrize("k", [3, 4, 12])
+def test_rounds_never_narrow_the_interval(k):
+    """Three rounds give a coarse cluster bootstrap, narrow by chance: the interval still
+    spans at least what resampling the repetitions gives."""
+    rng = np.random.default_rng(k)
+    rounds = np.repeat(np.arange(k), 10)
+    x = rng.lognormal(0, 0.05, 10 * k)
+    by_rounds = S.summarize(x, np.random.default_rng(2), mean_ci=False, rounds=rounds)
+    by_reps = S.summarize(x, np.random.default_rng(2), mean_ci=False)
+    assert by_rounds.median_ci[0] <= by_reps.median_ci[0] and by_rounds.median_ci[1] >= by_reps.median_ci[1]
+
+
 def test_fewer_than_three_rounds_resample_repetitions():
     rounds = np.repeat([0, 1], 10)
     s = S.summarize(np.arange(20.0), np.random.default_rng(1), mean_ci=False, rounds=rounds)

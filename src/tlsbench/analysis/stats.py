@@ -16,11 +16,13 @@
 - Bootstrap of the mean: seeded resampling (percentile interval; cf. asv asv/_stats.py,
   which also uses resampling for its confidence intervals). Above 2·10⁶ draws (n > 2000 at
   1000 resamples) the resampled mean is drawn from its normal limit N(x̄, σ̂²/n).
-- Intervals of a median hold up within a run: by default whole rounds are resampled (a
+- Intervals of a median hold up within a run: by default whole rounds are resampled too (a
   cluster bootstrap, boot_medians_by_round), since the repetitions of one round share the
-  machine's state at the time: drift between the rounds of a run widens the interval. With
-  fewer than MIN_ROUNDS rounds the repetitions are resampled (the interval then says nothing
-  about drift); with fewer than MIN_CI_VALUES values there is no interval at all.
+  machine's state at the time, and the interval spans both: drift between the rounds of a
+  run widens it, and a few rounds (a coarse cluster bootstrap, narrow by chance) cannot
+  narrow it below what the repetitions say. With fewer than MIN_ROUNDS rounds only the
+  repetitions are resampled (the interval then says nothing about drift); with fewer than
+  MIN_CI_VALUES values there is no interval at all.
 - Ratios of medians (comparisons, winners): independent bootstrap draws of both medians.
 - Repetitions needed: CI half-widths shrink as 1/√n.
 """
@@ -221,8 +223,10 @@ def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
     mild, severe = tukey_counts(x)
     n_rounds = len(np.unique(rounds)) if rounds is not None else 0
     method = CI_NONE if n < MIN_CI_VALUES else CI_ROUNDS if n_rounds >= MIN_ROUNDS else CI_REPETITIONS
-    median_ci = (percentile_ci(boot_medians_by_round(x, rounds, rng)) if method == CI_ROUNDS
-                 else percentile_ci(boot_medians(x, rng)) if method == CI_REPETITIONS else NAN2)
+    median_ci = percentile_ci(boot_medians(x, rng)) if method != CI_NONE else NAN2
+    if method == CI_ROUNDS:  # drift may widen the interval, never narrow it (few rounds would)
+        by_rounds = percentile_ci(boot_medians_by_round(x, rounds, rng))
+        median_ci = (min(median_ci[0], by_rounds[0]), max(median_ci[1], by_rounds[1]))
     return Summary(
         n=n, median=float(med), mean=float(x.mean()), sd=float(x.std(ddof=1)) if n > 1 else math.nan,
         q1=float(q1), q3=float(q3), iqr=float(q3 - q1), min=float(x.min()), p95=float(p95),
