@@ -15,6 +15,7 @@ from tlsbench import plan, spec
 from tlsbench.run import controller, schedule
 from tlsbench.cli.run import run_experiment
 from tlsbench.plan.configs import Configuration
+from tlsbench.run.placement import AGENT_NICE
 from tlsbench.run.session import start
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.sqlite import PlanMismatch, Store
@@ -220,7 +221,7 @@ def test_precision_target_adds_rounds_until_met_or_max(tmp_path, agent_path, tar
 @pytest.mark.parametrize("pin", [True, False])
 def test_agents_and_controller_on_cpus_of_their_own(tmp_path, agent_path, pin):
     """With two CPUs or more the agents run on CPUs the controller keeps away from, at
-    nice −10 where permitted (root here); each agent row says what the agent got. The
+    nice −20 where permitted (root here); each agent row says what the agent got. The
     controller's thread has its own CPUs back afterwards."""
     before = os.sched_getaffinity(0)
     run_experiment(small_plan(repetitions=2, rounds=1), tmp_path, agent_dir=agent_path.parent, pin=pin)
@@ -232,8 +233,8 @@ def test_agents_and_controller_on_cpus_of_their_own(tmp_path, agent_path, pin):
         if pin and len(before) >= 2:
             assert got["cpus"] and not set(got["cpus"]) & set(got["controller_cpus"])
             assert set(got["cpus"]) | set(got["controller_cpus"]) <= before
-            assert got["nice"] == (-10 if os.geteuid() == 0 else got["nice"])
-            assert "nice_refused" in got or got["nice"] == -10
+            assert got["nice"] == (AGENT_NICE if os.geteuid() == 0 else got["nice"])
+            assert "nice_refused" in got or got["nice"] == AGENT_NICE
         else:
             assert set(got["cpus"]) == before and got["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
             assert got["not_pinned"]

@@ -48,7 +48,7 @@ class AgentInfo:
 
     @property
     def placement_text(self) -> str:
-        """"CPU 1 (controller: 0), nice -10"; "not pinned (...)"; "" when not recorded."""
+        """"CPU 1 (controller: 0), nice -20"; "not pinned (...)"; "" when not recorded."""
         p = self.placement
         if not p or "cpus" not in p:
             return ""

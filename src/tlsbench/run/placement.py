@@ -4,18 +4,23 @@
 With two or more CPUs the controller (and every thread and helper process it starts: the
 frame readers, the link forwarder) keeps to the first CPU it may use and the agents to the
 others, so its decoding and SQLite work never competes with a measured repetition for a
-CPU. The agents also ask for a higher priority, nice AGENT_NICE, which only a privileged
-user (root, CAP_SYS_NICE, or an RLIMIT_NICE that allows it) gets; elsewhere they keep the
-default and the agent row says why. Each agent runs in a session of its own (run/agents.py),
-hence in a scheduling group of its own where the kernel groups tasks by session
-(autogroup, on in Debian's kernels): there a task's nice only orders the tasks of its own
-group, and every other user's session gets an equal share whatever its tasks' nice, so the
-agent's group gets the same nice (/proc/PID/autogroup). Not SCHED_FIFO: an agent never sleeps within a batch,
-so a real-time agent would hold its CPU for whole batches, and the kernel's real-time
-throttling (sched_rt_runtime_us: 950 ms of every second) would then stop it for 50 ms each
-second: descheduling of its own making; where throttling is off it would starve the kernel's
-per-CPU threads. nice −10 gives the agent about 90% of a CPU it shares with one ordinary
-process, and needs no more privilege than any other priority change.
+CPU. The agents also ask for the highest ordinary priority, nice AGENT_NICE, which only a
+privileged user (root, CAP_SYS_NICE, or an RLIMIT_NICE that allows it) gets; elsewhere they
+keep the default and the agent row says why. Each agent runs in a session of its own
+(run/agents.py), hence in a scheduling group of its own where the kernel groups tasks by
+session (autogroup, on in Debian's kernels): there a task's nice only orders the tasks of
+its own group, and every other user's session gets an equal share whatever its tasks'
+nice, so the agent's group gets the same nice (/proc/PID/autogroup).
+
+Why nice −20: a pinned agent cannot move away from another process that wants its CPU. At
+nice −10 such a process still gets about a tenth of the CPU, in slices of a millisecond or
+more, and hit 10% of 5 ms mbed TLS handshakes here (2.7% for the unpinned agent alone); at
+−20 it gets about 1% (1.3% of the handshakes hit). Not SCHED_FIFO: an agent never sleeps
+within a batch, so a real-time agent would hold its CPU for whole batches, and the kernel's
+real-time throttling (sched_rt_runtime_us: 950 ms of every second) would then stop it for
+50 ms each second: descheduling of its own making; where throttling is off it would starve
+the kernel's per-CPU threads. A nice value needs no more privilege than any other priority
+change, and the CPU the controller keeps stays for everyone else.
 
 Each agent row records what the agent got (`placement_json`), read back from the kernel."""
 from __future__ import annotations
@@ -26,8 +31,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterator
 
-AGENT_NICE = -10
-AUTOGROUP = "/proc/{pid}/autogroup"  # "/autogroup-42 nice -10"; absent without autogroup scheduling
+AGENT_NICE = -20
+AUTOGROUP = "/proc/{pid}/autogroup"  # "/autogroup-42 nice -20"; absent without autogroup scheduling
 NICE_REFUSED = "raising an agent's priority needs root, CAP_SYS_NICE or an RLIMIT_NICE that allows it"
 
 
