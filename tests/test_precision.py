@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from analysis_support import GOLDEN_DB
 from conftest import small_plan
@@ -19,8 +20,9 @@ from tlsbench.analysis.samples import split_samples
 
 def round_bootstrap_half_width_pct(x: np.ndarray, rounds: np.ndarray, seed: int, resamples: int = 4000) -> float:
     """Textbook bootstraps: the cluster one (draw as many rounds as there are, with
-    replacement, pool their values, take the lower median) and the plain one (resample the
-    values); the interval spans both sets of 2.5th and 97.5th percentiles."""
+    replacement, pool their values, take the lower median), its interval widened for few
+    clusters (√(G/(G−1)), Student's t with G − 1 degrees of freedom), and the plain one
+    (resample the values); the interval spans both."""
     rng = np.random.default_rng(seed)
     ids = np.unique(rounds)
     medians = []
@@ -28,9 +30,11 @@ def round_bootstrap_half_width_pct(x: np.ndarray, rounds: np.ndarray, seed: int,
         pooled = np.sort(np.concatenate([x[rounds == r] for r in rng.choice(ids, len(ids))]))
         medians.append(pooled[(len(pooled) + 1) // 2 - 1])
     plain = np.median(x[rng.integers(0, len(x), size=(resamples, len(x)))], axis=1)
-    lo, hi = np.percentile(medians, [2.5, 97.5])
+    g, med = len(ids), np.median(x)
+    widen = stats.t.ppf(0.975, g - 1) / stats.norm.ppf(0.975) * np.sqrt(g / (g - 1))  # few clusters
+    lo, hi = med - widen * (med - np.percentile(medians, 2.5)), med + widen * (np.percentile(medians, 97.5) - med)
     plain_lo, plain_hi = np.percentile(plain, [2.5, 97.5])
-    return 100 * (max(hi, plain_hi) - min(lo, plain_lo)) / 2 / np.median(x)
+    return 100 * (max(hi, plain_hi) - min(lo, plain_lo)) / 2 / med
 
 
 def test_precision_of_stored_experiment_matches_a_round_bootstrap():

@@ -80,6 +80,13 @@ def test_rounds_never_narrow_the_interval(k):
     assert by_rounds.median_ci[0] <= by_reps.median_ci[0] and by_rounds.median_ci[1] >= by_reps.median_ci[1]
 
 
+@pytest.mark.parametrize("g", [3, 5, 12, 40])
+def test_few_clusters_widen_by_students_t_and_the_degrees_of_freedom(g):
+    from scipy import stats
+    want = stats.t.ppf(0.975, g - 1) / stats.norm.ppf(0.975) * math.sqrt(g / (g - 1))
+    assert S.few_clusters_factor(g) == pytest.approx(want, rel=1e-9)
+
+
 def test_fewer_than_three_rounds_resample_repetitions():
     rounds = np.repeat([0, 1], 10)
     s = S.summarize(np.arange(20.0), np.random.default_rng(1), mean_ci=False, rounds=rounds)

@@ -20,9 +20,11 @@
   cluster bootstrap, boot_medians_by_round), since the repetitions of one round share the
   machine's state at the time, and the interval spans both: drift between the rounds of a
   run widens it, and a few rounds (a coarse cluster bootstrap, narrow by chance) cannot
-  narrow it below what the repetitions say. With fewer than MIN_ROUNDS rounds only the
-  repetitions are resampled (the interval then says nothing about drift); with fewer than
-  MIN_CI_VALUES values there is no interval at all.
+  narrow it below what the repetitions say. The rounds' interval is widened for their few
+  number (few_clusters_factor: √(G/(G−1)) and Student's t, ×1.17 for 12 rounds), since a
+  percentile cluster bootstrap of a dozen clusters covers less than it claims. With fewer
+  than MIN_ROUNDS rounds only the repetitions are resampled (the interval then says nothing
+  about drift); with fewer than MIN_CI_VALUES values there is no interval at all.
 - Ratios of medians (comparisons, winners): independent bootstrap draws of both medians.
 - Repetitions needed: CI half-widths shrink as 1/√n.
 """
@@ -34,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import bdtrc, gammaln, xlog1py, xlogy  # scipy.stats costs ~2 s to import
+from scipy.special import bdtrc, gammaln, ndtri, stdtrit, xlog1py, xlogy  # scipy.stats costs ~2 s to import
 
 CONFIDENCE = 0.95
 N_BOOT = 4000          # bootstrap draws (medians are cheap: see module docstring)
@@ -225,7 +227,9 @@ def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
     method = CI_NONE if n < MIN_CI_VALUES else CI_ROUNDS if n_rounds >= MIN_ROUNDS else CI_REPETITIONS
     median_ci = percentile_ci(boot_medians(x, rng)) if method != CI_NONE else NAN2
     if method == CI_ROUNDS:  # drift may widen the interval, never narrow it (few rounds would)
-        by_rounds = percentile_ci(boot_medians_by_round(x, rounds, rng))
+        lo, hi = percentile_ci(boot_medians_by_round(x, rounds, rng))
+        k = few_clusters_factor(n_rounds)
+        by_rounds = (med - k * (med - lo), med + k * (hi - med))
         median_ci = (min(median_ci[0], by_rounds[0]), max(median_ci[1], by_rounds[1]))
     return Summary(
         n=n, median=float(med), mean=float(x.mean()), sd=float(x.std(ddof=1)) if n > 1 else math.nan,
@@ -235,6 +239,17 @@ def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
         mild=mild, severe=severe, excluded=excluded, ci_method=method, rounds=n_rounds,
         round_spread_pct=round_spread_pct(x, rounds) if n_rounds >= 2 else math.nan,
     )
+
+
+@functools.lru_cache(maxsize=64)
+def few_clusters_factor(clusters: int, confidence: float = CONFIDENCE) -> float:
+    """How much wider a cluster bootstrap's interval is made for its few clusters: with G of
+    them, the resampled spread is (G − 1)/G of the true variance and the normal quantile
+    is too small; the usual correction (Cameron & Miller 2015, "A practitioner's guide to
+    cluster-robust inference", J. Human Resources 50(2)) scales by √(G/(G − 1)) and uses
+    Student's t with G − 1 degrees of freedom: ×1.17 for 12 rounds, ×1.58 for 5, ×2.7 for 3."""
+    q = (1 + confidence) / 2
+    return float(stdtrit(clusters - 1, q) / ndtri(q) * math.sqrt(clusters / (clusters - 1)))
 
 
 def round_medians(x: np.ndarray, rounds: np.ndarray) -> np.ndarray:
