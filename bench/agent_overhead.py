@@ -5,9 +5,10 @@
 Both agent builds (`tlsbench-agent-mbedtls` and `-notrace`, the same code with tracing
 compiled out) run the same suite in alternating blocks, so drift on this shared machine
 hits both alike. The event cost is also read with the vDSO clock (TLSBENCH_CLOCK=monotonic).
-The handshake CPU time comes from the runner's own clock reads, which the untraced build makes too. The "corrected" ratio subtracts the calibrated cost of the events
-the traced build recorded inside the handshake: it checks that the overhead analysis
-subtracts is the overhead there is.
+The handshake CPU time comes from the runner's own clock reads, which the untraced build
+makes too. The "corrected" ratio subtracts the calibrated cost of the events the traced build
+recorded inside the handshake: it checks that the overhead analysis subtracts is the overhead
+there is.
 """
 from __future__ import annotations
 
