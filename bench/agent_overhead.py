@@ -4,14 +4,16 @@
 
 Both agent builds (`tlsbench-agent-mbedtls` and `-notrace`, the same code with tracing
 compiled out) run the same suite in alternating blocks, so drift on this shared machine
-hits both alike. The handshake CPU time comes from the runner's own clock reads, which the
-untraced build makes too. The "corrected" ratio subtracts the calibrated cost of the events
-the traced build recorded inside the handshake: it checks that the overhead analysis
-subtracts is the overhead there is.
+hits both alike. The event cost is also read with the vDSO clock (TLSBENCH_CLOCK=monotonic).
+The handshake CPU time comes from the runner's own clock reads, which the untraced build
+makes too. The "corrected" ratio subtracts the calibrated cost of the events the traced build
+recorded inside the handshake: it checks that the overhead analysis subtracts is the overhead
+there is.
 """
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from dataclasses import dataclass
 import subprocess
@@ -43,10 +45,12 @@ class Case:
     reps: int             # per block
 
 
-def run_block(agent: Path, suite: str, reps: int, workdir: Path, args: list[str] = ()) -> tuple[dict, list[protocol.Rep]]:
+def run_block(agent: Path, suite: str, reps: int, workdir: Path, args: list[str] = (),
+              env: dict | None = None) -> tuple[dict, list[protocol.Rep]]:
     out = workdir / "block.tb"
     subprocess.run([str(agent), "run", "--suite", suite, "--reps", str(reps), "--warmup", "5",
-                    "--direction", "none", "--out", str(out), *args], check=True, capture_output=True)
+                    "--direction", "none", "--out", str(out), *args], check=True, capture_output=True,
+                   env={**os.environ, **(env or {})})
     frames = protocol.decode_frames(out.read_bytes())
     hello = json.loads(frames[0].payload)
     reps = [protocol.decode_rep(f) for f in frames if f.type == spec.load().frames.REP]
@@ -64,7 +68,7 @@ def measure(case: Case, workdir: Path) -> dict:
     """Median over adjacent (traced, untraced) block pairs of the ratio of their medians:
     the machine's speed drifts on a time scale of blocks, a pair sees the same state."""
     agents = {"traced": find_agent(case.library), "notrace": find_agent(f"{case.library}-notrace")}
-    ratios, medians, events, costs = [], {"traced": [], "notrace": []}, [], []
+    ratios, medians, events, costs, vdso = [], {"traced": [], "notrace": []}, [], [], []
     for block in range(BLOCKS):
         order = ["traced", "notrace"] if block % 2 == 0 else ["notrace", "traced"]
         pair = {}
@@ -74,14 +78,19 @@ def measure(case: Case, workdir: Path) -> dict:
             medians[build].append(pair[build])
             if build == "traced":
                 costs.append(hello["tracer"]["event_cost_ns"])
+                clock = hello["clock"]["source"]
                 events += [handshake_events(r) for r in shipped]
         ratios.append(pair["traced"] / pair["notrace"])
+        if block % 8 == 0:  # the same tracer on the vDSO clock, for comparison
+            hello, _ = run_block(agents["traced"], case.suite, 1, workdir, case.args, {"TLSBENCH_CLOCK": "monotonic"})
+            vdso.append(hello["tracer"]["event_cost_ns"])
     traced, untraced = statistics.median(medians["traced"]), statistics.median(medians["notrace"])
     cost, n_events, ratio = statistics.median(costs), statistics.median(events), statistics.median(ratios)
-    return {"library": case.library, "suite": case.suite, "reps": BLOCKS * case.reps,
+    return {"library": case.library, "suite": case.suite, "reps": BLOCKS * case.reps, "clock": clock,
             "traced_us": traced / 1e3, "notrace_us": untraced / 1e3, "ratio": ratio,
-            "events": n_events, "event_cost_ns": cost,
+            "events": n_events, "event_cost_ns": cost, "vdso_event_cost_ns": statistics.median(vdso),
             "corrected_ratio": ratio - n_events * cost / untraced}
+
 
 
 def fastest_psk_suite(agent: Path, workdir: Path) -> str:
@@ -105,35 +114,41 @@ def main() -> int:
         results = [measure(case, workdir) for case in cases]
     rows = "\n".join(
         f"| {r['library']} | {r['suite']} | {r['reps']} | {r['traced_us']:.1f} | {r['notrace_us']:.1f} | {r['ratio']:.4f} "
-        f"| {r['events']:.0f} | {r['event_cost_ns']:.1f} | {r['corrected_ratio']:.4f} |" for r in results)
+        f"| {r['events']:.0f} | {r['event_cost_ns']:.1f} ({r['clock']}) | {r['vdso_event_cost_ns']:.1f} "
+        f"| {100 * r['events'] * r['event_cost_ns'] / (r['notrace_us'] * 1e3):.2f}% | {r['corrected_ratio']:.4f} |"
+        for r in results)
     cost = statistics.median(r["event_cost_ns"] for r in results)
+    vdso = statistics.median(r["vdso_event_cost_ns"] for r in results)
+    met = [r for r in results if r["ratio"] <= TARGET]
     body = f"""Script: `bench/agent_overhead.py` ({today()}; {machine()}).
 Median handshake thread-CPU time (both peers, in memory) of each traced agent and of the same
 code built with tracing compiled out, in {BLOCKS} alternating block pairs; the ratio is the median
 over pairs of the ratio of the pair's medians (the machine's speed drifts between blocks, a pair
 sees one state). "Corrected" subtracts the calibrated cost of the events recorded inside the
-handshake. TLS 1.3 rows: x25519, ECDSA P-256.
+handshake. TLS 1.3 rows: x25519, ECDSA P-256. The posix port's clock is the invariant TSC
+converted to CLOCK_MONOTONIC's time line (src/port/posix_clock.c); the vDSO column is the same
+agent with TLSBENCH_CLOCK=monotonic (CLOCK_MONOTONIC read directly, the clock before issue 17).
 
-Cost of one trace event (start-up calibration, median over the agents): **{cost:.1f} ns** (target ≤ 40 ns).
+Cost of one trace event (start-up calibration, median over the agents): **{cost:.1f} ns** with the
+TSC (target ≤ 10 ns), {vdso:.1f} ns on the vDSO clock.
 
-| library | suite | reps per build | traced µs | untraced µs | ratio (target ≤ {TARGET}) | events in handshake | event cost ns | corrected ratio |
-|---|---|---:|---:|---:|---:|---:|---:|---:|
+| library | suite | reps per build | traced µs | untraced µs | ratio (target ≤ {TARGET}) | events in handshake | event cost ns (clock) | event cost ns, vDSO | events × cost, % of untraced | corrected ratio |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {rows}
 
-**Reading it.** The tracer's own cost is events × event cost: about 4 µs per handshake here,
-0.1% of an ECDHE-ECDSA handshake, 1% of a TLS 1.3 one and 5–8% of a ~50 µs PSK one (every
-step, I/O call and crypto operation of both peers is an event). Analysis subtracts it (the
-corrected ratio). Where the corrected ratio still differs from 1 by more than the noise, the
-two binaries differ by more than the tracer: they are linked separately, so the TLS library's
-code lands at other addresses, and hot loops run up to a few % faster or slower by alignment
-alone (Mytkowicz et al., ASPLOS 2009). Repeated runs move these ratios by ±1%, so the ≤ {TARGET}
-target is met where the direct cost is small (ECDHE-ECDSA, TLS 1.3) only within that layout
-noise, and not for the shortest PSK handshakes, whose direct cost alone is above it. A cheaper
-clock read (raw invariant TSC in the posix port) would halve the direct cost; not done yet.
+**Reading it.** The tracer's own cost is events × event cost (the "events × cost" column):
+what analysis subtracts (the corrected ratio). Traced ÷ untraced ≤ {TARGET} holds for {len(met)} of
+{len(results)} handshakes. A ~50 µs PSK handshake records about 150 events: at ~9 ns each that
+is ~1.4 µs, 2–3% of it, so its raw ratio cannot reach {TARGET} on this machine without
+fewer events; its corrected ratio is what the report's numbers carry. Where the corrected
+ratio differs from 1 by more than the noise, the two binaries differ by more than the
+tracer: they are linked separately, so the TLS library's code lands at other addresses, and
+hot loops run up to a few % faster or slower by alignment alone (Mytkowicz et al., ASPLOS
+2009); repeated runs move these ratios by about ±1%.
 """
     update_section("Agent tracer overhead", body)
     print(body)
-    return 0 if cost <= 40 and results[0]["ratio"] <= TARGET else 1
+    return 0 if cost <= 10 and len(met) == len(results) else 1
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 """The controller against the REAL agent: end to end, resume, agent deaths, refusals."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections import Counter
@@ -14,6 +15,7 @@ from tlsbench import plan, spec
 from tlsbench.run import controller, schedule
 from tlsbench.cli.run import run_experiment
 from tlsbench.plan.configs import Configuration
+from tlsbench.run.placement import AGENT_NICE
 from tlsbench.run.session import start
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.sqlite import PlanMismatch, Store
@@ -214,3 +216,34 @@ def test_precision_target_adds_rounds_until_met_or_max(tmp_path, agent_path, tar
     with Store.in_folder(tmp_path / "small", create=False) as st:
         rounds = {r[0] for r in st.conn.execute("SELECT round FROM repetition")}
     assert max(rounds) == (3 if repetitions < expected else 1)  # 2 planned rounds, then 2 of 2 more
+
+
+@pytest.mark.parametrize("pin", [True, False])
+def test_agents_and_controller_on_cpus_of_their_own(tmp_path, agent_path, pin):
+    """With two CPUs or more the agents run on CPUs the controller keeps away from, at
+    nice −20 where permitted (root here); each agent row says what the agent got. The
+    controller's thread has its own CPUs back afterwards."""
+    before = os.sched_getaffinity(0)
+    run_experiment(small_plan(repetitions=2, rounds=1), tmp_path, agent_dir=agent_path.parent, pin=pin)
+    assert os.sched_getaffinity(0) == before
+    with Store.in_folder(tmp_path / "small", create=False) as st:
+        placements = [json.loads(a["placement_json"]) for a in st.agents()]
+    assert placements
+    for got in placements:
+        if pin and len(before) >= 2:
+            assert got["cpus"] and not set(got["cpus"]) & set(got["controller_cpus"])
+            assert set(got["cpus"]) | set(got["controller_cpus"]) <= before
+            assert got["nice"] == (AGENT_NICE if os.geteuid() == 0 else got["nice"])
+            assert "nice_refused" in got or got["nice"] == AGENT_NICE
+        else:
+            assert set(got["cpus"]) == before and got["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
+            assert got["not_pinned"]
+
+
+def test_clock_checks_after_runs_are_recorded(tmp_path, agent_path):
+    """Each agent row holds the clock source its DONEs named and the largest drift checked."""
+    run_experiment(small_plan(repetitions=4, rounds=2), tmp_path, agent_dir=agent_path.parent)
+    with Store.in_folder(tmp_path / "small", create=False) as st:
+        rows = [(json.loads(a["hello_json"])["clock"], json.loads(a["clock_json"])) for a in st.agents()]
+    for hello, checked in rows:
+        assert checked["source"] == hello["source"] and checked["max_drift_ppm"] < 1000

@@ -365,7 +365,9 @@ def test_disk_full_during_a_run_then_resume(tmp_path, agent_path):
     (tmp_path / "disk").mkdir()
     plan = tmp_path / "long.toml"
     plan.write_text(PLAN.replace("repetitions = 4", "repetitions = 120").replace("rounds = 2", "rounds = 4"))
-    with mounted("-t", "tmpfs", "-o", "size=400k", "tmpfs", target=tmp_path / "disk"):
+    # A batch (30 repetitions, ~360 KB of traces) is stored in one transaction: the disk
+    # holds a few batches, not the sweep.
+    with mounted("-t", "tmpfs", "-o", "size=1m", "tmpfs", target=tmp_path / "disk"):
         db = tmp_path / "disk" / NAME / DB_FILE
         refused(cli("run", plan, "--output", tmp_path / "disk", "--no-report", agent_dir=agent_path.parent),
                 "disk is full", "safe")
@@ -378,7 +380,9 @@ def test_disk_full_during_a_run_then_resume(tmp_path, agent_path):
             assert conn.execute("SELECT COUNT(DISTINCT config_id || '/' || idx), COUNT(*) FROM repetition"
                                 ).fetchone() == (240, 240)
             reasons = [r[0] for r in conn.execute("SELECT exit_reason FROM agent ORDER BY id")]
-        assert reasons[0] == controller.STALE_AGENT_REASON and None not in reasons
+        # The first agent's row is ended by its own run (the small update fits where the batch
+        # did not) or, when even that failed, by the second run as left open.
+        assert None not in reasons and (reasons[0] == controller.STALE_AGENT_REASON or reasons[0].startswith("quit"))
 
 
 # ---------------------------------------------------------------------- damaged plans

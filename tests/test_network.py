@@ -23,6 +23,7 @@ from tlsbench.analysis import load, measures
 from tlsbench.analysis.network import network_results
 from tlsbench.cli.run import run_experiment
 from tlsbench.run.link import PACKET, Window, attribute
+from tlsbench.run.placement import choose
 from tlsbench.run.records import pair_outcome
 from tlsbench.plan.network import variants
 from tlsbench.store.sqlite import PeerRepetition
@@ -159,6 +160,36 @@ def test_tls_and_dtls_over_loopback_pair_two_agents(tmp_path, agent_path):
         assert r.processing.median < r.duration.median  # processing is part of the stop–start time
     html = report_after_run(folder).read_text()
     assert 'id="network"' in html and "DTLS" in html
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2,
+                    reason="a process above the agents' priority needs root; CPUs of their own need two CPUs")
+def test_descheduling_is_seen_in_two_process_runs(tmp_path, agent_path):
+    """A busy process at a higher priority than the agents, on their CPUs: over TCP the agents
+    also wait for each other, so wall against CPU time says nothing; their run-queue wait
+    shows the repetitions another process interrupted."""
+    cpus = choose(True).agent_cpus
+
+    def hog() -> None:  # its own scheduling group, above the agents' (run/placement.py)
+        os.sched_setaffinity(0, cpus)
+        os.setpriority(os.PRIO_PROCESS, 0, -20)
+        if os.path.exists("/proc/self/autogroup"):
+            with open("/proc/self/autogroup", "w") as group:
+                group.write("-20")
+
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=hog, start_new_session=True)
+            for _ in cpus]
+    try:
+        summary = run_experiment(network_plan("busy", '[network]\ntransports = ["tcp"]\n', repetitions=6), tmp_path,
+                                 agent_dir=agent_path.parent)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert summary.stored == 6
+    ds = load.load(summary.folder / "tlsbench.db")
+    assert ds.runqueue_wait_known().all()
+    assert ds.descheduled_mask().any()
 
 
 # ---------------------------------------------------------------------- emulated link (root)

@@ -5,33 +5,80 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from analysis_support import GOLDEN_DB
+from conftest import small_plan
 from tlsbench.analysis import precision
 from tlsbench.analysis.load import load
+from tlsbench.analysis.pipeline import analyze
+from tlsbench.cli.run import run_experiment
+from tlsbench.store.sqlite import DB_FILE
 from tlsbench.analysis.measures import METRIC, measures
 from tlsbench.analysis.samples import split_samples
 
 
-def simple_bootstrap_half_width_pct(x: np.ndarray, seed: int, resamples: int = 20_000) -> float:
-    """Textbook percentile bootstrap: resample, take medians, 2.5th and 97.5th percentiles."""
+def round_bootstrap_half_width_pct(x: np.ndarray, rounds: np.ndarray, seed: int, resamples: int = 4000) -> float:
+    """Textbook bootstraps: the cluster one (draw as many rounds as there are, with
+    replacement, pool their values, take the lower median), its interval widened for few
+    clusters (√(G/(G−1)), Student's t with G − 1 degrees of freedom), and the plain one
+    (resample the values); the interval spans both."""
     rng = np.random.default_rng(seed)
-    medians = np.median(x[rng.integers(0, len(x), size=(resamples, len(x)))], axis=1)
-    lo, hi = np.percentile(medians, [2.5, 97.5])
-    return 100 * (hi - lo) / 2 / np.median(x)
+    ids = np.unique(rounds)
+    medians = []
+    for _ in range(resamples):
+        pooled = np.sort(np.concatenate([x[rounds == r] for r in rng.choice(ids, len(ids))]))
+        medians.append(pooled[(len(pooled) + 1) // 2 - 1])
+    plain = np.median(x[rng.integers(0, len(x), size=(resamples, len(x)))], axis=1)
+    g, med = len(ids), np.median(x)
+    widen = stats.t.ppf(0.975, g - 1) / stats.norm.ppf(0.975) * np.sqrt(g / (g - 1))  # few clusters
+    lo, hi = med - widen * (med - np.percentile(medians, 2.5)), med + widen * (np.percentile(medians, 97.5) - med)
+    plain_lo, plain_hi = np.percentile(plain, [2.5, 97.5])
+    return 100 * (max(hi, plain_hi) - min(lo, plain_lo)) / 2 / med
 
 
-def test_precision_of_stored_experiment_matches_a_simple_bootstrap():
+def test_precision_of_stored_experiment_matches_a_round_bootstrap():
     measured = precision.measure(GOLDEN_DB, seed=7)
     ds = load(GOLDEN_DB)
     samples = split_samples(ds, measures(ds))
     for config_id, config in ds.configs.items():
-        widths = [simple_bootstrap_half_width_pct(np.asarray(v, float), seed=config_id)
-                  for (c, _peer, m, _label), v in samples.values.items()
-                  if c == config_id and m == METRIC[precision.TARGET_METRIC]]
+        widths = [round_bootstrap_half_width_pct(np.asarray(v, float), samples.rounds[key], seed=config_id)
+                  for key, v in samples.values.items()
+                  if key[0] == config_id and key[2] == METRIC[precision.TARGET_METRIC]]
         assert len(widths) == 2  # both peers
         assert measured[config.key].half_width_pct == pytest.approx(max(widths), rel=0.15)
         assert measured[config.key].stored == int((ds.reps.config_id == config_id).sum())
+
+
+def shown_half_widths(source, seed: int) -> dict[str, float]:
+    """What the report shows: per configuration, the widest of its peers' handshake-processing
+    intervals (± % of the median)."""
+    res = analyze(load(source), seed).results
+    return {res.configs[cid].key: max(r.summary.median_ci_pct for r in res.rows
+                                      if r.config_id == cid and r.metric == precision.TARGET_METRIC)
+            for cid in res.configs}
+
+
+def test_the_stopping_rule_decides_on_the_interval_the_report_shows():
+    """One seed, one key, one function: not "about the same", the same number."""
+    measured = precision.measure(GOLDEN_DB, seed=7)
+    assert {k: p.half_width_pct for k, p in measured.items()} == shown_half_widths(GOLDEN_DB, 7)
+
+
+def test_a_run_stops_exactly_where_its_report_says_the_target_is_met(tmp_path, agent_path):
+    """A real run with a precision target: each configuration either shows an interval
+    within the target in the report or reached the maximum; and the rule's last measurement
+    (on the final store) is the report's figure exactly."""
+    target, most = 1.0, 30
+    loaded = small_plan(repetitions=10, rounds=2,
+                        extra=f"[precision]\ntarget_ci_percent = {target}\nmax_repetitions = {most}\n")
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    db = summary.folder / DB_FILE
+    measured = precision.measure(db, loaded.plan.seed)
+    shown = shown_half_widths(db, loaded.plan.seed)
+    assert {k: p.half_width_pct for k, p in measured.items()} == shown
+    for key, p in measured.items():
+        assert shown[key] <= target or p.stored == most, (key, shown[key], p)
 
 
 def test_needing_more_respects_target_and_cap():

@@ -104,9 +104,9 @@ def test_an_interrupted_experiment_run_resumes_exactly_once(tmp_path, agent_dir)
     stop = controller.StopFlag()
     with Store.in_folder(tmp_path / "resume-primitives") as st:
         first = start(loaded, st, paths, StopAfter(stop, 7), stop).run()
-    assert first.interrupted and first.stored == 7
+    assert first.interrupted and 7 <= first.stored < 4 * 6  # the stop lands after the batch being stored
     again = run_experiment(loaded, tmp_path, resume=True, agent_dir=agent_dir)
-    assert not again.interrupted and again.already == 7 and again.stored == 4 * 6 - 7
+    assert not again.interrupted and again.already == first.stored and again.stored == 4 * 6 - first.stored
     counts = stored_once(tmp_path / "resume-primitives" / DB_FILE)
     assert len(counts) == 4 * 6 and set(counts.values()) == {1}
 

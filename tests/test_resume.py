@@ -4,6 +4,7 @@ then resume. Every (config, idx) must end up stored exactly once, the store inta
 from __future__ import annotations
 
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -99,6 +100,43 @@ def test_kill_9_of_the_controller_then_resume(tmp_path, plan_file, agent_path):
     text = resumed.communicate(timeout=120)[0]
     assert resumed.returncode == 0, text
     assert f"resuming: {before} of {PLANNED}" in text
+    check_exactly_once(db)
+
+
+def stored_rows(db: Path) -> dict[tuple[int, int], tuple]:
+    """(config, idx) -> everything stored about the repetition, its trace included."""
+    with sqlite3.connect(db) as conn:
+        return {(r[0], r[1]): r[2:] for r in conn.execute(
+            "SELECT r.config_id, r.idx, r.id, r.status, r.agent_id, r.start_ns, r.handshake_wall_ns, t.records "
+            "FROM repetition r JOIN trace t ON t.repetition_id = r.id")}
+
+
+@pytest.mark.parametrize("pin", ["--pin", "--no-pin"])
+def test_kill_9_at_any_moment_keeps_every_stored_repetition_once(tmp_path, plan_file, agent_path, pin):
+    """Killed again and again at random moments (while a batch runs, while the one before is
+    stored, with the next batch's RUN queued: --pin), then resumed: what was stored stays
+    exactly as it was, and the end holds every repetition once."""
+    out = tmp_path / "out"
+    db = out / "interrupt" / DB_FILE
+    rng = random.Random(17)
+    before: dict[tuple[int, int], tuple] = {}
+    for kill in range(5):
+        proc = cli("run", str(plan_file), "--output", str(out), "--no-report", pin, agent_dir=agent_path.parent)
+        wait_for(db, len(before) + 1, proc)  # a batch of this run is stored ...
+        time.sleep(rng.uniform(0.0, 0.08))   # ... and the next one is somewhere
+        if proc.poll() is not None:
+            break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        now = stored_rows(db)
+        assert {k: now.get(k) for k in before} == before, f"kill {kill} changed what was stored"
+        assert len(now) < PLANNED
+        before = now
+    resumed = cli("run", str(plan_file), "--output", str(out), "--no-report", pin, agent_dir=agent_path.parent)
+    text = resumed.communicate(timeout=120)[0]
+    assert resumed.returncode == 0, text
+    after = stored_rows(db)
+    assert {k: after.get(k) for k in before} == before
     check_exactly_once(db)
 
 

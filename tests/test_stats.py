@@ -20,9 +20,77 @@ samples = st.lists(st.floats(1, 1e7, allow_nan=False), min_size=1, max_size=200)
 @given(samples, st.integers(0, 2**32 - 1))
 def test_ci_contains_the_estimate(xs, seed):
     s = S.summarize(np.array(xs), np.random.default_rng(seed))
+    assert s.min <= s.q1 <= s.median <= s.q3 <= s.max and s.p95 <= s.max
+    if len(xs) < S.MIN_CI_VALUES:  # too few values for an interval: none, and it says so
+        assert not s.has_interval and math.isnan(s.median_ci_pct) and math.isnan(s.mean_ci[0])
+        assert s.interval_note == f"n = {len(xs)}: no interval"
+        return
     assert s.median_ci[0] <= s.median <= s.median_ci[1]
     assert s.mean_ci[0] <= s.mean * (1 + 1e-9) and s.mean * (1 - 1e-9) <= s.mean_ci[1]
-    assert s.min <= s.q1 <= s.median <= s.q3 <= s.max and s.p95 <= s.max
+
+
+def test_one_value_has_no_interval_and_no_spread():
+    s = S.summarize(np.array([5.0]), np.random.default_rng(0))
+    assert s.n == 1 and s.median == 5.0 and s.ci_method == S.CI_NONE
+    assert math.isnan(s.sd) and math.isnan(s.median_ci[0]) and s.interval_note == "n = 1: no interval"
+
+
+def lower_weighted_median_of_resampled_rounds(x, rounds, picks):
+    """The reference: pool the picked rounds' values, take the lower median."""
+    ids = np.unique(rounds)
+    out = []
+    for draw in picks:
+        pooled = np.sort(np.concatenate([x[rounds == ids[i]] for i in draw]))
+        out.append(pooled[math.ceil(len(pooled) / 2) - 1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n,k", [(7, 3), (60, 12), (41, 5)])
+def test_round_bootstrap_resamples_whole_rounds(n, k):
+    rng = np.random.default_rng(n)
+    x, rounds = rng.lognormal(size=n), np.r_[np.arange(k), rng.integers(0, k, n - k)]
+    draws = S.boot_medians_by_round(x, rounds, np.random.default_rng(3), n_boot=300)
+    picks = np.random.default_rng(3).integers(0, k, size=(300, k))  # the same picks, pooled by hand
+    assert np.array_equal(draws, lower_weighted_median_of_resampled_rounds(x, rounds, picks))
+
+
+def test_drift_between_rounds_widens_the_interval():
+    """Twelve rounds of 20, the machine 10% slower in three of them: resampling repetitions
+    pretends the median is known to a fraction of a percent; resampling rounds says what the
+    run supports (how many slow rounds a run like it catches moves its median)."""
+    rng = np.random.default_rng(8)
+    rounds = np.repeat(np.arange(12), 20)
+    x = 100 * rng.lognormal(0, 0.01, 240) * np.where(np.isin(rounds, [2, 5, 9]), 1.10, 1.0)
+    by_rounds = S.summarize(x, np.random.default_rng(1), mean_ci=False, rounds=rounds)
+    by_reps = S.summarize(x, np.random.default_rng(1), mean_ci=False)
+    assert by_rounds.ci_method == S.CI_ROUNDS and by_reps.ci_method == S.CI_REPETITIONS
+    assert by_rounds.median_ci_pct > 2 * by_reps.median_ci_pct
+    assert by_rounds.rounds == 12 and by_rounds.round_spread_pct == pytest.approx(10, abs=2)
+
+
+@pytest.mark.parametrize("k", [3, 4, 12])
+def test_rounds_never_narrow_the_interval(k):
+    """Three rounds give a coarse cluster bootstrap, narrow by chance: the interval still
+    spans at least what resampling the repetitions gives."""
+    rng = np.random.default_rng(k)
+    rounds = np.repeat(np.arange(k), 10)
+    x = rng.lognormal(0, 0.05, 10 * k)
+    by_rounds = S.summarize(x, np.random.default_rng(2), mean_ci=False, rounds=rounds)
+    by_reps = S.summarize(x, np.random.default_rng(2), mean_ci=False)
+    assert by_rounds.median_ci[0] <= by_reps.median_ci[0] and by_rounds.median_ci[1] >= by_reps.median_ci[1]
+
+
+@pytest.mark.parametrize("g", [3, 5, 12, 40])
+def test_few_clusters_widen_by_students_t_and_the_degrees_of_freedom(g):
+    from scipy import stats
+    want = stats.t.ppf(0.975, g - 1) / stats.norm.ppf(0.975) * math.sqrt(g / (g - 1))
+    assert S.few_clusters_factor(g) == pytest.approx(want, rel=1e-9)
+
+
+def test_fewer_than_three_rounds_resample_repetitions():
+    rounds = np.repeat([0, 1], 10)
+    s = S.summarize(np.arange(20.0), np.random.default_rng(1), mean_ci=False, rounds=rounds)
+    assert s.ci_method == S.CI_REPETITIONS and s.rounds == 2
 
 
 @settings(max_examples=40, deadline=None)
@@ -120,8 +188,7 @@ def test_reps_needed_to_separate():
 def test_empty_and_single_samples():
     s = S.summarize(np.array([]), np.random.default_rng(0))
     assert s.n == 0 and math.isnan(s.median)
-    one = S.summarize(np.array([5.0]), np.random.default_rng(0))
-    assert one.median == 5.0 and one.median_ci == (5.0, 5.0) and one.sd == 0
+    assert s.interval_note == "n = 0: no interval"
 
 
 def test_round_bootstrap_widens_the_interval_when_rounds_differ():

@@ -42,6 +42,17 @@ static void tb_transport_names_json(tb_json *j) {
     tb_json_end_array(j);
 }
 
+/* How the monotonic clock is made (port.h tb_port_clock_info): HELLO's and DONE's. */
+static void tb_clock_calibration_json(tb_json *j) {
+    tb_port_clock_info c = tb_port_clock_calibration();
+    tb_json_kv_string(j, "counter", c.counter);
+    tb_json_kv_double(j, "counter_hz", c.counter_hz);
+    tb_json_kv_string(j, "calibrated_against", c.reference);
+    tb_json_kv_uint(j, "calibration_window_ns", c.window_ns);
+    tb_json_kv_double(j, "drift_ppm", c.drift_ppm);
+    tb_json_kv_string(j, "fallback", c.fallback);
+}
+
 static void tb_hello_json(tb_json *j, const void *arg) {
     const tb_agent *a = arg;
     const tb_backend *b = a->backend;
@@ -63,6 +74,7 @@ static void tb_hello_json(tb_json *j, const void *arg) {
     tb_json_kv_uint(j, "resolution_ns", tb_port_clock_resolution_ns());
     tb_json_kv_string(j, "cpu", tb_port_cpu_clock_name());
     tb_json_kv_string(j, "unit", tb_port_clock_unit());
+    tb_clock_calibration_json(j);
     tb_json_end_object(j);
     tb_json_key(j, "tracer");
     tb_json_begin_object(j);
@@ -166,6 +178,11 @@ static void tb_done_json(tb_json *j, const void *arg) {
     tb_json_kv_uint(j, "config_id", d->config_id);
     tb_json_kv_uint(j, "shipped", d->summary->shipped);
     tb_json_kv_uint(j, "failed", d->summary->failed);
+    tb_json_key(j, "clock"); /* checked after the RUN (serve.c): the source may have changed */
+    tb_json_begin_object(j);
+    tb_json_kv_string(j, "source", tb_port_clock_name());
+    tb_clock_calibration_json(j);
+    tb_json_end_object(j);
     tb_json_end_object(j);
 }
 

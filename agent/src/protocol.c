@@ -61,9 +61,37 @@ static const uint32_t tb_crc_table[256] = {
     0xb40bbe37u, 0xc30c8ea1u, 0x5a05df1bu, 0x2d02ef8du,
 };
 
+/* Slicing by 8: eight bytes per step through eight tables, the first being tb_crc_table and
+ * the others derived from it at the first call (7 KiB of RAM). A REP of ~6 KiB took 11 µs
+ * byte by byte here, 2.5% of a 0.4 ms handshake and a fifth of a PSK one, paid between
+ * repetitions for every one shipped. */
+static uint32_t tb_crc_slices[8][256];
+static int tb_crc_sliced;
+
+static void tb_crc_slice_tables(void) {
+    for (unsigned i = 0; i < 256; i++) {
+        uint32_t c = tb_crc_slices[0][i] = tb_crc_table[i];
+        for (unsigned k = 1; k < 8; k++)
+            tb_crc_slices[k][i] = c = tb_crc_table[c & 0xffu] ^ (c >> 8);
+    }
+    tb_crc_sliced = 1;
+}
+
+static uint32_t tb_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 uint32_t tb_crc32(uint32_t crc, const void *buf, size_t len) {
     const uint8_t *p = buf;
+    const uint32_t(*t)[256] = (const uint32_t(*)[256])tb_crc_slices;
+    if (!tb_crc_sliced)
+        tb_crc_slice_tables();
     crc = ~crc;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint32_t a = crc ^ tb_le32(p), b = tb_le32(p + 4);
+        crc = t[7][a & 0xffu] ^ t[6][(a >> 8) & 0xffu] ^ t[5][(a >> 16) & 0xffu] ^ t[4][a >> 24] ^
+              t[3][b & 0xffu] ^ t[2][(b >> 8) & 0xffu] ^ t[1][(b >> 16) & 0xffu] ^ t[0][b >> 24];
+    }
     while (len--)
         crc = tb_crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
     return ~crc;
@@ -160,29 +188,57 @@ tb_frame_status tb_frame_read(tb_channel *ch, uint8_t *buf, size_t cap, tb_frame
     return tb_frame_decode(buf, TB_FRAME_HEADER_SIZE + (size_t)m, out, &consumed);
 }
 
+/* A frame that fits is written with one call: one system call per REP on the posix port
+ * instead of four. A device port may set it smaller (larger frames go part by part). */
+#ifndef TB_FRAME_COALESCE_SIZE
+#define TB_FRAME_COALESCE_SIZE (16u * 1024u)
+#endif
+static uint8_t tb_frame_out[TB_FRAME_COALESCE_SIZE];
+
+/* The whole frame in tb_frame_out, written at once; -1 when the channel failed. */
+static int tb_frame_write_whole(tb_channel *ch, const uint8_t *head, const tb_part *parts, size_t n, uint32_t *crc) {
+    size_t at = TB_FRAME_HEADER_SIZE;
+    memcpy(tb_frame_out, head, TB_FRAME_HEADER_SIZE);
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i].len == 0)
+            continue; /* its data may be NULL */
+        memcpy(tb_frame_out + at, parts[i].data, parts[i].len);
+        *crc = tb_crc32(*crc, parts[i].data, parts[i].len);
+        at += parts[i].len;
+    }
+    tb_wire_put(tb_frame_out + at, *crc, TB_FRAME_TRAILER_SIZE);
+    return ch->write(ch->ctx, tb_frame_out, at + TB_FRAME_TRAILER_SIZE) < 0 ? -1 : 0;
+}
+
+static int tb_frame_write_parts(tb_channel *ch, const uint8_t *head, const tb_part *parts, size_t n, uint32_t *crc) {
+    uint8_t tail[TB_FRAME_TRAILER_SIZE];
+    if (ch->write(ch->ctx, head, TB_FRAME_HEADER_SIZE) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i].len == 0)
+            continue;
+        *crc = tb_crc32(*crc, parts[i].data, parts[i].len);
+        if (ch->write(ch->ctx, parts[i].data, parts[i].len) < 0)
+            return -1;
+    }
+    tb_wire_put(tail, *crc, TB_FRAME_TRAILER_SIZE);
+    return ch->write(ch->ctx, tail, sizeof tail) < 0 ? -1 : 0;
+}
+
 int tb_frame_write(tb_channel *ch, uint8_t type, const tb_part *parts, size_t n) {
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += parts[i].len;
     if (total > TB_MAX_PAYLOAD)
         return -1;
-    uint8_t head[TB_FRAME_HEADER_SIZE], tail[TB_FRAME_TRAILER_SIZE];
+    uint8_t head[TB_FRAME_HEADER_SIZE];
     tb_wire_put(head + TB_AT(FRAME_HEADER, MAGIC), TB_FRAME_MAGIC, 2);
     head[TB_AT(FRAME_HEADER, VERSION)] = TB_PROTOCOL_VERSION;
     head[TB_AT(FRAME_HEADER, TYPE)] = type;
     tb_wire_put(head + TB_AT(FRAME_HEADER, LENGTH), total, 4);
     uint32_t crc = tb_crc32(0, head, sizeof head);
-    if (ch->write(ch->ctx, head, sizeof head) < 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (parts[i].len == 0)
-            continue;
-        crc = tb_crc32(crc, parts[i].data, parts[i].len);
-        if (ch->write(ch->ctx, parts[i].data, parts[i].len) < 0)
-            return -1;
-    }
-    tb_wire_put(tail, crc, TB_FRAME_TRAILER_SIZE);
-    return ch->write(ch->ctx, tail, sizeof tail) < 0 ? -1 : 0;
+    int whole = TB_FRAME_HEADER_SIZE + total + TB_FRAME_TRAILER_SIZE <= sizeof tb_frame_out;
+    return whole ? tb_frame_write_whole(ch, head, parts, n, &crc) : tb_frame_write_parts(ch, head, parts, n, &crc);
 }
 
 int tb_send_json(tb_channel *ch, uint8_t type, const char *json, size_t len) {

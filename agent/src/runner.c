@@ -468,6 +468,7 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t conn, uint32_t f
      * edges lie just inside the span, so a preemption between an edge and the span's record
      * lands inside the repetition, where the host sees it (wall time above CPU time). */
     int marked = !(flags & TB_FLAG_WARMUP);
+    tb_runqueue_mark mark = tb_runqueue_before();
     rep->res.start_ns = tb_port_now_ns();
     tb_begin_phase(TB_L_REPETITION);
     if (marked)
@@ -483,6 +484,7 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t conn, uint32_t f
         tb_port_marker(0);
     tb_end_phase(TB_L_REPETITION, rep->res.status);
     rep->res.repetition_wall_ns = tb_port_now_ns() - rep->res.start_ns;
+    tb_runqueue_after(mark);
     snprintf(rep->res.reason, sizeof rep->res.reason, "%s", rep->err);
     if (tb_trace_buffer.dropped > 0)
         rep->res.flags |= TB_FLAG_TRACE_OVERFLOW;

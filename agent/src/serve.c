@@ -57,6 +57,7 @@ static int tb_serve_run(tb_agent *a, tb_channel *ch, const tb_frame *f) {
         return tb_refuse(ch, sum.refused, sum.first_error, "");
     if (rc != 0)
         return TB_EXIT_PROTOCOL; /* only a failed write stops a checked run: the controller is gone */
+    tb_port_clock_check(); /* between RUNs: nothing is being measured; DONE reports it */
     return tb_send_done(ch, req.config_id, &sum) == 0 ? TB_SERVE_CONTINUE : TB_EXIT_PROTOCOL;
 }
 

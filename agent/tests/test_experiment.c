@@ -147,13 +147,21 @@ typedef struct seen {
     tb_rep_result rep[MAX_SEEN];
     tb_record rec[MAX_SEEN][MAX_RECORDS];
     uint32_t count[MAX_SEEN];
+    uint32_t waits; /* repetitions whose trace ended with a RUNQUEUE_WAIT instant (not in rec) */
 } seen;
 
+/* Keeps each repetition's records but the run-queue wait the runner records after the
+ * REPETITION span where the port can tell (checked in test_runqueue_wait_recorded). */
 static int sink(void *ctx, const tb_rep_result *r, const tb_trace *t) {
     seen *s = ctx;
+    uint32_t count = t->count;
+    if (count && t->records[count - 1].label == TB_L_RUNQUEUE_WAIT && t->records[count - 1].kind == TB_KIND_INSTANT) {
+        count--;
+        s->waits++;
+    }
     if (s->n < MAX_SEEN) {
         s->rep[s->n] = *r;
-        s->count[s->n] = t->count < MAX_RECORDS ? t->count : MAX_RECORDS;
+        s->count[s->n] = count < MAX_RECORDS ? count : MAX_RECORDS;
         memcpy(s->rec[s->n], t->records, s->count[s->n] * sizeof(tb_record));
     }
     s->n++;
@@ -408,6 +416,13 @@ static void test_setup_refused(void) {
     CHECK_EQ_U(calls.teardowns, 0);
 }
 
+/* After each repetition's span, its run-queue wait: where the port can tell and tracing is on. */
+static void test_runqueue_wait_recorded(void) {
+    uint64_t ns;
+    seen got = run_one(ID_GROUPS, 16);
+    CHECK_EQ_U(got.waits, TB_TRACE_ENABLED && tb_port_runqueue_wait_ns(&ns) == 0 ? got.n : 0);
+}
+
 /* An experiment without setup or sizes runs with a NULL state and size 0. */
 static void test_minimal_experiment(void) {
     seen got = run_one(ID_NOSIZE, 0);
@@ -434,6 +449,7 @@ int main(void) {
     RUN_TEST(test_marks_outside_block);
     RUN_TEST(test_setup_refused);
     RUN_TEST(test_minimal_experiment);
+    RUN_TEST(test_runqueue_wait_recorded);
     RUN_TEST(test_overflow_flagged);
     return tb_test_report();
 }

@@ -43,6 +43,7 @@ typedef struct seen {
     uint32_t phases;
     uint32_t first_label, last_label;
     uint32_t signatures; /* PK_SIGN spans: a resumed handshake has none */
+    int runqueue_wait, runqueue_wait_expected;
 } seen;
 
 static int is_runner_label(uint16_t l) {
@@ -60,9 +61,15 @@ static void inspect_trace(seen *s, const tb_trace *t) {
     int depth = 0;
     s->nesting_ok = t->count > 0;
     s->seq_ok = 1;
-    s->first_label = t->count ? t->records[0].label : 0;
-    s->last_label = t->count ? t->records[t->count - 1].label : 0;
-    for (uint32_t i = 0; i < t->count; i++) {
+    uint32_t count = t->count; /* the REPETITION span, then its run-queue wait where known */
+    uint64_t ns;
+    s->runqueue_wait = count && t->records[count - 1].label == TB_L_RUNQUEUE_WAIT &&
+                       t->records[count - 1].kind == TB_KIND_INSTANT;
+    s->runqueue_wait_expected = tb_port_runqueue_wait_ns(&ns) == 0;
+    count -= s->runqueue_wait;
+    s->first_label = count ? t->records[0].label : 0;
+    s->last_label = count ? t->records[count - 1].label : 0;
+    for (uint32_t i = 0; i < count; i++) {
         const tb_record *r = &t->records[i];
         s->seq_ok &= r->seq == i && (i == 0 || r->t_ns >= t->records[i - 1].t_ns);
         s->unnamed_labels += tb_label_name(r->label) == NULL;
@@ -315,6 +322,7 @@ static void test_full_run(void) {
     CHECK_EQ_U(got.io_outside_work, 0);
     CHECK_EQ_U(got.first_label, TB_L_REPETITION);
     CHECK_EQ_U(got.last_label, TB_L_REPETITION);
+    CHECK_EQ_U(got.runqueue_wait, got.runqueue_wait_expected);
     CHECK_EQ_U(got.phases, 5); /* repetition, setup, handshake, data, close */
     CHECK(got.backend_spans > 0); /* the backend's steps (and crypto) are in the trace */
     for (int p = 0; p < 2; p++) {

@@ -119,7 +119,7 @@ class Layout:
     def struct(self) -> struct.Struct:
         return struct.Struct("<" + "".join(f.struct_code for f in self.fields))
 
-    @property
+    @functools.cached_property
     def names(self) -> tuple[str, ...]:
         """The fields that carry something, in wire order."""
         return tuple(f.name for f in self.fields if not f.reserved)

@@ -9,9 +9,10 @@
 
 /* ---------------------------------------------------------------- counter */
 /* The counter every trace record carries. Called twice per traced span: must be cheap. On
- * posix it is CLOCK_MONOTONIC in ns; a device returns its own count (QEMU icount
- * instructions, DWT cycles) and names the unit below: the functions keep their "ns" names,
- * but the host reads HELLO's clock.unit and never calls a count a time. */
+ * posix it is monotonic ns (the invariant TSC converted, or the vDSO clock:
+ * src/port/posix_clock.c); a device returns its own count (QEMU icount instructions, DWT
+ * cycles) and names the unit below: the functions keep their "ns" names, but the host reads
+ * HELLO's clock.unit and never calls a count a time. */
 uint64_t tb_port_now_ns(void);
 
 /* CPU time of the calling thread in the counter's unit; 0 where the platform has none, the
@@ -29,6 +30,30 @@ uint64_t tb_port_clock_resolution_ns(void);
 const char *tb_port_clock_unit(void);
 
 /* ---------------------------------------------------------------- marker */
+/* How tb_port_now_ns is made, for HELLO's clock block: a port that converts a counter (the
+ * posix port's TSC) reports it and its rate measured against a reference clock; a port that
+ * reads a clock directly reports counter_hz 0 (and, when it has a counter it does not trust,
+ * why in `fallback`). Strings are never NULL. */
+typedef struct tb_port_clock_info {
+    const char *counter;   /* the counter the port can read ("TSC", "CNTVCT_EL0"), "" when none */
+    const char *reference; /* the clock its rate was measured against, "" when not counting */
+    const char *fallback;  /* why the counter is not used, "" */
+    double counter_hz;     /* ticks per second, 0 when not counting */
+    uint64_t window_ns;    /* the reference time that rate was measured over */
+    double drift_ppm;      /* counter minus reference over the last checked stretch, ppm */
+} tb_port_clock_info;
+tb_port_clock_info tb_port_clock_calibration(void);
+
+/* Checks the counter against its reference since the previous check (the serve loop calls it
+ * after every RUN, outside any measurement); returns the drift in ppm. Beyond the port's
+ * tolerance the port stops using the counter. A port without a counter returns 0. */
+double tb_port_clock_check(void);
+
+/* Time the calling thread has spent ready to run but waiting for a CPU while other work ran
+ * (ns, cumulative): 0 and *ns set, or -1 where the platform cannot tell. The runner reads
+ * it around every repetition: the host's sign of descheduling in every transport. */
+int tb_port_runqueue_wait_ns(uint64_t *ns);
+
 /* Optional marker output (a GPIO on a board): raised just after each shipped repetition's
  * REPETITION START and lowered just before its STOP (warm-ups leave it low), so a power
  * analyzer's capture can be aligned to the stored repetitions (docs/energy.md). Called in

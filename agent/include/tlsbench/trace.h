@@ -66,7 +66,7 @@ static inline void tb_trace_rewind(tb_trace_mark m) {
 
 /* Result of the start-up self-calibration, reported in HELLO. */
 typedef struct tb_calibration {
-    double event_cost_ns; /* mean wall time to record one event */
+    double event_cost_ns; /* wall time to record one event: the median of batch means */
     double empty_span_ns; /* median duration a START immediately followed by STOP shows */
     uint32_t pairs;       /* how many empty pairs were timed */
 } tb_calibration;
@@ -112,5 +112,25 @@ static inline void tb_end_phase(uint16_t label, uint64_t value) { tb_trace_emit(
 static inline void tb_begin_phase(uint16_t label) { (void)label; }
 static inline void tb_end_phase(uint16_t label, uint64_t value) { (void)label; (void)value; }
 #endif
+
+/* Run-queue wait over one repetition (port.h): read just before its REPETITION span and
+ * recorded as a RUNQUEUE_WAIT instant just after it, so the reads stay outside the span.
+ * Nothing where the port cannot tell, and nothing read when tracing is compiled out. */
+typedef struct tb_runqueue_mark {
+    int known;
+    uint64_t ns;
+} tb_runqueue_mark;
+
+static inline tb_runqueue_mark tb_runqueue_before(void) {
+    tb_runqueue_mark m = {0, 0};
+    m.known = TB_TRACE_ENABLED && tb_port_runqueue_wait_ns(&m.ns) == 0;
+    return m;
+}
+
+static inline void tb_runqueue_after(tb_runqueue_mark m) {
+    uint64_t now;
+    if (m.known && tb_port_runqueue_wait_ns(&now) == 0)
+        tb_instant(TB_L_RUNQUEUE_WAIT, now - m.ns);
+}
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The posix port: clocks, the stdin/stdout channel, a marker that appends to a file, the
- * system's entropy; no memory probes. */
+/* The posix port: the CPU clock and run-queue wait, the stdin/stdout channel, a marker that
+ * appends to a file, the system's entropy; no memory probes. The monotonic clock: posix_clock.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +20,28 @@ static uint64_t tb_clock_ns(clockid_t id) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t tb_port_now_ns(void) { return tb_clock_ns(CLOCK_MONOTONIC); }
+/* tb_port_now_ns and its calibration: posix_clock.c. */
 uint64_t tb_port_cpu_ns(void) { return tb_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-const char *tb_port_clock_name(void) { return "CLOCK_MONOTONIC"; }
 const char *tb_port_cpu_clock_name(void) { return "CLOCK_THREAD_CPUTIME_ID"; }
 const char *tb_port_clock_unit(void) { return "ns"; }
 
-uint64_t tb_port_clock_resolution_ns(void) {
-    struct timespec ts;
-    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* Run-queue wait: the second field of the thread's schedstat ("run wait timeslices", ns),
+ * read with one pread of a file opened once (the agent measures on one thread). */
+static int tb_schedstat_fd = -2; /* -2: not opened yet, -1: not available */
+
+int tb_port_runqueue_wait_ns(uint64_t *ns) {
+    if (tb_schedstat_fd == -2)
+        tb_schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    char buf[96];
+    ssize_t n = tb_schedstat_fd >= 0 ? pread(tb_schedstat_fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    unsigned long long run, wait;
+    if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+        return -1;
+    *ns = (uint64_t)wait;
+    return 0;
 }
 
 /* Marker: the posix stand-in for a GPIO. With TLSBENCH_MARKER_FILE set, every edge is written

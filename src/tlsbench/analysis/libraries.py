@@ -42,6 +42,34 @@ class AgentInfo:
     build: dict[str, Any]   # HELLO build block
     tracer: dict[str, Any]  # HELLO tracer block: the calibration subtracted from this agent's traces
     exit_reason: str
+    clock: dict[str, Any] = field(default_factory=dict)      # HELLO clock block (source, calibration)
+    clock_checked: dict[str, Any] = field(default_factory=dict)  # after its RUNs: source, largest drift
+    placement: dict[str, Any] = field(default_factory=dict)  # CPUs and priority it ran with
+
+    @property
+    def placement_text(self) -> str:
+        """"CPU 1 (controller: 0), nice -20"; "not pinned (...)"; "" when not recorded."""
+        p = self.placement
+        if not p or "cpus" not in p:
+            return ""
+        where = (f"CPU {', '.join(map(str, p['cpus']))} (controller: {', '.join(map(str, p['controller_cpus']))})"
+                 if p.get("controller_cpus") else f"not pinned ({p.get('not_pinned', '')})")
+        nice = f"nice {p.get('nice')}" + (f" (asked {p['nice_asked']}: {p['nice_refused']})" if "nice_asked" in p else "")
+        return f"{where}, {nice}"
+
+    @property
+    def clock_text(self) -> str:
+        """"TSC at 2.596 GHz (calibrated against CLOCK_MONOTONIC; drift ≤ 3 ppm)"."""
+        c, checked = self.clock, self.clock_checked
+        if not c:
+            return ""
+        source = checked.get("source") or c.get("source", "?")
+        text = str(source)
+        if c.get("counter_hz"):
+            text += f" at {float(c['counter_hz']) / 1e9:.3f} GHz (calibrated against {c.get('calibrated_against', '?')}"
+            text += f"; largest drift after a RUN {checked['max_drift_ppm']:g} ppm)" if checked else ")"
+        fallback = checked.get("fallback") or c.get("fallback")
+        return text + (f"; not the counter: {fallback}" if fallback else "")
 
 
 @dataclass(frozen=True)
@@ -97,8 +125,17 @@ def agent_infos(measured: Measured) -> list[AgentInfo]:
         hello = row.get("hello", {})
         out.append(AgentInfo(aid, row["library"], row["executable"], hello.get("library_name", row["library"]),
                              str(hello.get("library_version", "")), str(hello.get("step_granularity", "?")),
-                             hello.get("build", {}), hello.get("tracer", {}), row.get("exit_reason") or ""))
+                             hello.get("build", {}), hello.get("tracer", {}), row.get("exit_reason") or "",
+                             hello.get("clock", {}), _json(row.get("clock_json")), _json(row.get("placement_json"))))
     return out
+
+
+def _json(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def cell_key(c: Config) -> tuple[Any, ...]:
@@ -147,7 +184,7 @@ def compare_libraries(measured: Measured, libs: Libraries, seed: int) -> list[Li
     return out
 
 
-def analyze_libraries(measured: Measured, seed: int) -> Libraries:
+def analyze_libraries(measured: Measured, seed: int, no_data: dict[int, str] | None = None) -> Libraries:
     """The library sections of a report; comparisons and per-library winners only when the
     experiment has several libraries."""
     order = library_order(measured)
@@ -160,6 +197,7 @@ def analyze_libraries(measured: Measured, seed: int) -> Libraries:
         libs.comparisons = compare_libraries(measured, libs, seed)
         configs = measured.ds.configs
         libs.winners = {lib: find_winners(measured.labels, measured.samples, seed,
-                                          among={cid for cid, c in configs.items() if c.library == lib})
+                                          among={cid for cid, c in configs.items() if c.library == lib},
+                                          no_data=no_data)
                         for lib in order}
     return libs

@@ -108,23 +108,40 @@ class Dataset:
         return (self.reps.status != ok_status()) | ((self.reps.flags & excluding_flags()) != 0)
 
     def descheduled_mask(self) -> np.ndarray:
-        """Per repetition: True when its wall time exceeds its thread CPU time by more than
-        DESCHEDULED_FRACTION (and DESCHEDULED_MIN_NS): another process or the hypervisor ran
-        in the middle, so its step times hold someone else's work. Only meaningful where
-        both peers run in the agent's one thread (in-memory transport), where a repetition
-        never waits for anything else."""
-        slices = self.slices
+        """Per repetition: True when another process ran in the middle of it, so its step
+        times hold someone else's work. Where the agent recorded its run-queue wait (a
+        RUNQUEUE_WAIT instant: every transport, two-process runs included), when that wait
+        exceeds DESCHEDULED_FRACTION of the repetition (and DESCHEDULED_MIN_NS). Otherwise
+        (older agents, ports that cannot tell) when the repetition's wall time exceeds its
+        thread CPU time by as much, which means something only where both peers run in the
+        agent's one thread (in-memory transport): a repetition over a network also waits
+        for its peer."""
+        slices, voc = self.slices, vocab()
+        n = len(self.reps)
+        rep_sel = np.flatnonzero((slices.label == voc.role_label("repetition")) & ~slices.instant)
+        pos = self.rep_index(slices.rep[rep_sel])
+        dur, cpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        dur[pos], cpu[pos] = slices.dur[rep_sel], slices.cpu[rep_sel]
+        wait = np.full(n, -1, dtype=np.int64)
+        wait_sel = np.flatnonzero((slices.label == voc.role_label("runqueue_wait")) & slices.instant)
+        wait[self.rep_index(slices.rep[wait_sel])] = slices.value[wait_sel].astype(np.int64)
+        limit = np.maximum(DESCHEDULED_FRACTION * dur, DESCHEDULED_MIN_NS)
         in_thread = np.array([self.configs[c].transport == IN_THREAD_TRANSPORT if c in self.configs else False
                               for c in self.reps.config_id], dtype=bool)
-        sel = np.flatnonzero((slices.label == vocab().role_label("repetition")) & (slices.cpu >= 0))
-        lost = slices.dur[sel] - slices.cpu[sel]
-        late = lost > np.maximum(DESCHEDULED_FRACTION * slices.dur[sel], DESCHEDULED_MIN_NS)
-        mask = np.zeros(len(self.reps), dtype=bool)
-        mask[self.rep_index(slices.rep[sel][late])] = True
-        return mask & in_thread
+        by_wait = (wait >= 0) & (dur >= 0) & (wait > limit)
+        by_cpu = (wait < 0) & in_thread & (dur >= 0) & (cpu >= 0) & (dur - cpu > limit)
+        return by_wait | by_cpu
+
+    def runqueue_wait_known(self) -> np.ndarray:
+        """Per repetition: True when the agent recorded its run-queue wait."""
+        slices = self.slices
+        sel = (slices.label == vocab().role_label("runqueue_wait")) & slices.instant
+        known = np.zeros(len(self.reps), dtype=bool)
+        known[self.rep_index(slices.rep[sel])] = True
+        return known
 
 
-# Timer interrupts steal a few µs per tick; a preemption steals a scheduler slice (ms).
+# A timer interrupt steals a few µs; a preemption steals a scheduler slice (ms).
 DESCHEDULED_FRACTION = 0.02
 DESCHEDULED_MIN_NS = 50_000
 IN_THREAD_TRANSPORT = "memory"

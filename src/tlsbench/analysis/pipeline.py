@@ -9,6 +9,8 @@ import numpy as np
 
 from . import groups, libraries, primitives, winners
 from .device import device_results
+from .drift import RoundShift, round_shift
+from .exclusions import exclusions, load_warning
 from .load import Dataset, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable, measures, slice_costs
 from .results import Analysis, Context, Results
@@ -25,12 +27,14 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     labels = config_labels(ds.configs)
     res = Results(context(ds, table, include_flagged), ds.configs, labels, summarize_all(samples, seed, ds.unit.name))
-    res.winners = winners.find_winners(labels, samples, seed)
+    res.exclusions = exclusions(ds, include_flagged)
+    res.winners = winners.find_winners(labels, samples, seed, no_data=res.no_data)
     res.groups = groups.default_group_tables(ds, samples, seed)
+    res.round_shift = handshake_shift(ds, table, include_flagged)
     res.warnings = (_warnings(res) + _precision_warnings(ds, table, res)
                     + [w for win in res.winners for w in win.warnings])
     measured = Measured(ds, costs, table, samples, labels)
-    res.libraries = libraries.analyze_libraries(measured, seed)
+    res.libraries = libraries.analyze_libraries(measured, seed, res.no_data)
     res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
     res.warnings += res.primitives.warnings if res.primitives else []
     host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None
@@ -60,12 +64,28 @@ def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
     )
 
 
+def handshake_shift(ds: Dataset, table: MeasureTable, include_flagged: bool) -> RoundShift | None:
+    """Round-level shifts in the handshake configurations (analysis/drift.py), judged on each
+    repetition's client handshake processing."""
+    sel = (table.metric == METRIC["handshake_processing"]) & (table.peer == vocab().peers["client"])
+    pos = ds.rep_index(table.rep[sel])
+    keep = ~ds.excluded_mask(include_flagged)[pos]
+    pos = pos[keep]
+    return round_shift(ds.reps.config_id[pos], ds.reps.round[pos], ds.reps.id[pos], table.value[sel][keep])
+
+
 def _warnings(res: Results) -> list[str]:
     c = res.context
     out = []
     if c.excluded:
         out.append(f"{c.excluded} of {c.n_reps} repetitions excluded from statistics (status not "
                    f"{ok_status()}, flagged or descheduled); rerun the report with --include-flagged to keep them.")
+    heavy = load_warning(res.exclusions, res.config_labels)
+    out += [heavy] if heavy else []
+    out += [f"{res.config_labels[cid]}: {why}; it stays in the tables, and is not among the winners' candidates."
+            for cid, why in sorted(res.no_data.items(), key=lambda kv: res.config_labels[kv[0]])]
+    if res.round_shift:
+        out.append(res.round_shift.text("handshakes"))
     if not c.overhead_known:
         out.append("The agent reported no tracer calibration: tracer overhead was not subtracted.")
     if c.unbalanced_reps:

@@ -5,7 +5,9 @@ report's own analysis: what adaptive precision (run/precision.py) decides on.
 A handshake configuration by the worst of its peers' median handshake processing, an
 experiment configuration by the worst of its groups: the 95% CI half-width of the median,
 % of it; flagged and descheduled repetitions excluded, fewer than MIN_SAMPLE usable values
-counting as unknown."""
+counting as unknown. The interval is the report's own, with the same seed and key
+(samples.summarize_group), so the run stops exactly when the report's interval meets the
+target."""
 from __future__ import annotations
 
 import math
@@ -18,8 +20,7 @@ from tlsbench.store.reader import StoreReader
 from .load import Dataset, load, reading
 from .measures import METRIC, measures
 from .primitives import analyze_dataset
-from .samples import split_samples
-from .stats import rng_for, summarize
+from .samples import split_samples, summarize_group
 
 # The measure the target applies to: the network-invariant cost users compare first.
 TARGET_METRIC = "handshake_processing"
@@ -47,10 +48,11 @@ def _handshakes(ds: Dataset, seed: int) -> dict[str, Precision]:
     samples = split_samples(ds, measures(ds))
     metric = METRIC[TARGET_METRIC]
     worst: dict[int, float] = {}
-    for (config_id, peer, m, _label), values in samples.values.items():
+    for key in samples.values:
+        config_id, _peer, m, _label = key
         if m != metric:
             continue
-        summary = summarize(values, rng_for(seed, "precision", config_id, peer), mean_ci=False)
+        summary = summarize_group(samples, key, seed)  # the report's own interval
         worst[config_id] = max(worst.get(config_id, 0.0), _known(summary.n, summary.median_ci_pct))
     stored = {c: int((ds.reps.config_id == c).sum()) for c in ds.configs}
     return {cfg.key: Precision(worst.get(cid, math.inf), samples.used_reps.get(cid, 0), stored[cid])

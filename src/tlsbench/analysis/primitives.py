@@ -22,6 +22,8 @@ import numpy as np
 
 from .. import spec as specmod
 from ..store.reader import StoreReader
+from .drift import RoundShift, round_shift
+from .exclusions import exclusions
 from .load import Dataset, load, reading
 from .measures import slice_costs
 from .stats import Ratio, Summary, ratio_of_medians, rng_for, summarize
@@ -97,6 +99,12 @@ class ConfigCounts:
     discarded: int         # status DISCARDED: the measured block reported an error (failed known answer)
     other_excluded: int    # another status, a flag, or descheduled
     skip_reason: str | None  # why the controller stopped running it (agent refused: unsupported)
+    excluded_why: str = ""   # "12 excluded (descheduled 12)" (analysis/exclusions.py), "" when none
+
+    @property
+    def no_data(self) -> str:
+        """"no data: N excluded (why)" when nothing usable is left of a stored configuration."""
+        return f"no data: {self.excluded_why}" if self.stored and not self.used else ""
 
 
 @dataclass
@@ -110,6 +118,12 @@ class Primitives:
     counts: list[ConfigCounts]
     missing: dict[str, list[str]] = field(default_factory=dict)  # experiment -> libraries without it
     warnings: list[str] = field(default_factory=list)
+    round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/drift.py)
+
+    def no_data(self, library: str, experiment: str, size: int) -> str:
+        """"no data: N excluded (why)" for a configuration stored but left without a value."""
+        return next((c.no_data for c in self.counts if (c.library, c.experiment, c.size) == (library, experiment, size)
+                     and c.no_data), "")
 
     def find(self, library: str, experiment: str, size: int, group: str) -> GroupResult | None:
         return next((r for r in self.results if (r.library, r.experiment, r.size, r.group)
@@ -210,7 +224,9 @@ def _results(ds: Dataset, gv: GroupValues, seed: int, excluded: dict[int, int]) 
     for (cid, g), values in gv.values.items():
         c = ds.configs[cid]
         group = _group_name(tuple(json.loads(c.experiment_groups or "[]")), g)
-        summary = summarize(values, rng_for(seed, "experiment", c.key, group), excluded=excluded.get(cid, 0))
+        rounds = ds.reps.round[ds.rep_index(gv.reps[(cid, g)])]
+        summary = summarize(values, rng_for(seed, "experiment", c.key, group), excluded=excluded.get(cid, 0),
+                            rounds=rounds)
         out.append(GroupResult(cid, c.library, c.experiment, c.total_bytes, group, g, summary,
                                int(np.median(gv.marks[(cid, g)]))))
     return out
@@ -246,13 +262,27 @@ def _cells(results: list[GroupResult], gv: GroupValues, experiments: list[Experi
 def _counts(ds: Dataset, include_flagged: bool) -> list[ConfigCounts]:
     excluded = ds.excluded_mask(include_flagged)
     discarded = ds.reps.status == discarded_status()
+    why = exclusions(ds, include_flagged)
     out = []
     for cid in sorted(ds.configs):
         c, mine = ds.configs[cid], ds.reps.config_id == cid
         out.append(ConfigCounts(cid, c.library, c.experiment, c.total_bytes, int(mine.sum()),
                                 int((mine & ~excluded).sum()), int((mine & discarded).sum()),
-                                int((mine & excluded & ~discarded).sum()), c.skip_reason))
+                                int((mine & excluded & ~discarded).sum()), c.skip_reason,
+                                why[cid].text if why[cid].excluded else ""))
     return out
+
+
+def experiment_shift(ds: Dataset, gv: GroupValues) -> RoundShift | None:
+    """Round-level shifts across the experiment configurations (analysis/drift.py): every
+    (configuration, group) is judged against its own median."""
+    keys = sorted(gv.values)
+    if not keys:
+        return None
+    series = np.concatenate([np.full(len(gv.values[k]), i) for i, k in enumerate(keys)])
+    reps = np.concatenate([gv.reps[k] for k in keys])
+    values = np.concatenate([gv.values[k] for k in keys])
+    return round_shift(series, ds.reps.round[ds.rep_index(reps)], reps, values)
 
 
 def _missing(experiments: list[ExperimentMeta], ds: Dataset, order: list[str]) -> dict[str, list[str]]:
@@ -271,6 +301,11 @@ def _warnings(p: Primitives) -> list[str]:
         if c.skip_reason:
             out.append(f"{c.library} {c.experiment}{f' at {c.size} B' if c.size else ''} was not measured: "
                        f"{c.skip_reason}")
+        elif c.no_data:
+            out.append(f"{c.library} {c.experiment}{f' at {c.size} B' if c.size else ''}: {c.no_data}; it stays "
+                       "in the tables, without a value.")
+    if p.round_shift:
+        out.append(p.round_shift.text("experiments"))
     return out
 
 
@@ -282,7 +317,7 @@ def analyze_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> Pr
     counts = _counts(ds, include_flagged)
     results = _results(ds, gv, seed, {c.config_id: c.stored - c.used for c in counts})
     p = Primitives(order, experiments, results, _cells(results, gv, experiments, order, seed), counts,
-                   _missing(experiments, ds, order))
+                   _missing(experiments, ds, order), round_shift=experiment_shift(ds, gv))
     p.warnings = _warnings(p)
     return p
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from .compare import Comparison
 from .device import DeviceResults
+from .drift import RoundShift
+from .exclusions import Exclusions
 from .groups import GroupTable
 from .libraries import Libraries
 from .load import Config
@@ -60,6 +62,13 @@ class Results:
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/device.py)
+    exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why
+    round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/drift.py)
+
+    @property
+    def no_data(self) -> dict[int, str]:
+        """Configurations without a usable repetition: "no data: N excluded (why)"."""
+        return {cid: e.no_data for cid, e in self.exclusions.items() if e.used == 0}
 
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
         for r in self.rows:

@@ -90,20 +90,26 @@ def _shown(c: Config, name: str) -> str:
     return _ABSENT.get(name, "None") if value is None else str(value).upper() if name == "protocol" else str(value)
 
 
+def summarize_group(samples: Samples, key: GroupKey, seed: int) -> Summary:
+    """The statistics of one group, exactly as the report shows them: the precision rule
+    (analysis/precision.py) decides on this very interval (one seed, one key)."""
+    cid, peer, metric, label = key
+    m = METRICS[metric]
+    return summarize(samples.values[key], rng_for(seed, cid, peer, m.name, label), mean_ci=m.name in HEADLINE,
+                     excluded=samples.excluded_reps.get(cid, 0), rounds=samples.rounds.get(key))
+
+
 def summarize_all(samples: Samples, seed: int, counter_unit: str = COUNTER) -> list[Row]:
     """Statistics of every sample; a measure of the counter is in `counter_unit` (the
     dataset's: ns on a host, instructions on a device)."""
     voc = vocab()
     rows = []
-    for (cid, peer, metric, label), vals in samples.values.items():
+    for key in samples.values:
+        cid, peer, metric, label = key
         m = METRICS[metric]
-        rng = rng_for(seed, cid, peer, m.name, label)
         rows.append(Row(cid, voc.peer_name(peer), m.name, voc.name(label) if label != NO_LABEL else "",
-                        counter_unit if m.unit == COUNTER else m.unit,
-                        summarize(vals, rng, mean_ci=m.name in HEADLINE, excluded=samples.excluded_reps.get(cid, 0))))
+                        counter_unit if m.unit == COUNTER else m.unit, summarize_group(samples, key, seed)))
     return rows
-
-
 
 
 @dataclass

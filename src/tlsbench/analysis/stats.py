@@ -16,6 +16,15 @@
 - Bootstrap of the mean: seeded resampling (percentile interval; cf. asv asv/_stats.py,
   which also uses resampling for its confidence intervals). Above 2·10⁶ draws (n > 2000 at
   1000 resamples) the resampled mean is drawn from its normal limit N(x̄, σ̂²/n).
+- Intervals of a median hold up within a run: by default whole rounds are resampled too (a
+  cluster bootstrap, boot_medians_by_round), since the repetitions of one round share the
+  machine's state at the time, and the interval spans both: drift between the rounds of a
+  run widens it, and a few rounds (a coarse cluster bootstrap, narrow by chance) cannot
+  narrow it below what the repetitions say. The rounds' interval is widened for their few
+  number (few_clusters_factor: √(G/(G−1)) and Student's t, ×1.17 for 12 rounds), since a
+  percentile cluster bootstrap of a dozen clusters covers less than it claims. With fewer
+  than MIN_ROUNDS rounds only the repetitions are resampled (the interval then says nothing
+  about drift); with fewer than MIN_CI_VALUES values there is no interval at all.
 - Ratios of medians (comparisons, winners): independent bootstrap draws of both medians.
 - Repetitions needed: CI half-widths shrink as 1/√n.
 """
@@ -27,14 +36,19 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import bdtrc, gammaln, xlog1py, xlogy  # scipy.stats costs ~2 s to import
+from scipy.special import bdtrc, gammaln, ndtri, stdtrit, xlog1py, xlogy  # scipy.stats costs ~2 s to import
 
 CONFIDENCE = 0.95
 N_BOOT = 4000          # bootstrap draws (medians are cheap: see module docstring)
 N_BOOT_MEAN = 1000     # resamples for the mean (each costs n draws)
 MAX_RESAMPLED = 2_000_000  # n × resamples above which the mean's bootstrap uses its normal limit
 NOISE_FLOOR = 0.01     # a ratio within ±1% of 1 is "no difference", whatever its CI
-N_BOOT_ROUNDS = 2000   # draws of the round (cluster) bootstrap used between experiments
+N_BOOT_ROUNDS = 2000   # draws of the round (cluster) bootstrap
+MIN_CI_VALUES = 3      # fewer values: no interval ("n = 2: no interval"), never a "±0%"
+MIN_ROUNDS = 3         # fewer rounds with values: the repetitions are resampled instead
+
+# How a median's interval was made (Summary.ci_method).
+CI_ROUNDS, CI_REPETITIONS, CI_NONE = "rounds", "repetitions", "none"
 
 
 @dataclass(frozen=True)
@@ -44,18 +58,21 @@ class Summary:
     n: int                       # values used (after exclusions)
     median: float
     mean: float
-    sd: float                    # sample standard deviation (ddof=1; 0 for n=1)
+    sd: float                    # sample standard deviation (ddof=1; NaN for n < 2)
     q1: float
     q3: float
     iqr: float                   # q3 − q1
     min: float
     p95: float
     max: float
-    median_ci: tuple[float, float]  # 95% bootstrap CI of the median
+    median_ci: tuple[float, float]  # 95% bootstrap CI of the median (NaN: no interval)
     mean_ci: tuple[float, float]    # 95% bootstrap CI of the mean (NaN if not computed)
     mild: int                    # Tukey mild outliers (1.5–3 IQR beyond the quartiles)
     severe: int                  # Tukey severe outliers (> 3 IQR beyond the quartiles)
     excluded: int = 0            # flagged repetitions left out (set by the caller)
+    ci_method: str = CI_REPETITIONS  # CI_ROUNDS, CI_REPETITIONS or CI_NONE (too few values)
+    rounds: int = 0              # rounds the values came from (0: not known)
+    round_spread_pct: float = math.nan  # (max − min) of the round medians, % of the median
 
     @property
     def median_ci_pct(self) -> float:
@@ -65,6 +82,15 @@ class Summary:
     @property
     def mean_ci_pct(self) -> float:
         return _half_pct(self.mean_ci, self.mean)
+
+    @property
+    def has_interval(self) -> bool:
+        return self.ci_method != CI_NONE
+
+    @property
+    def interval_note(self) -> str:
+        """What a table shows instead of an interval: "n = 1: no interval" ("" when there is one)."""
+        return "" if self.has_interval else f"n = {self.n}: no interval"
 
 
 def _half_pct(ci: tuple[float, float], est: float) -> float:
@@ -183,25 +209,60 @@ def rng_for(seed: int, *key: object) -> np.random.Generator:
 
 
 def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
-              excluded: int = 0) -> Summary:
-    """Summary of one sample; ``mean_ci`` False skips the (costlier) resampling of the mean."""
+              excluded: int = 0, rounds: np.ndarray | None = None) -> Summary:
+    """Summary of one sample; ``mean_ci`` False skips the (costlier) resampling of the mean.
+    With ``rounds`` (the round of each value) the median's interval resamples whole rounds
+    when there are at least MIN_ROUNDS of them (see the module docstring)."""
     x = np.asarray(x, dtype=np.float64)
-    x = x[np.isfinite(x)]
+    keep = np.isfinite(x)
+    x = x[keep]
+    rounds = None if rounds is None else np.asarray(rounds)[keep]
     n = len(x)
     if n == 0:
         nan = math.nan
-        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, NAN2, NAN2, 0, 0, excluded)
+        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, NAN2, NAN2, 0, 0, excluded, CI_NONE)
     q1, med, q3, p95 = np.percentile(x, [25, 50, 75, 95])
     mild, severe = tukey_counts(x)
-    mean = float(x.mean())
+    n_rounds = len(np.unique(rounds)) if rounds is not None else 0
+    method = CI_NONE if n < MIN_CI_VALUES else CI_ROUNDS if n_rounds >= MIN_ROUNDS else CI_REPETITIONS
+    median_ci = percentile_ci(boot_medians(x, rng)) if method != CI_NONE else NAN2
+    if method == CI_ROUNDS:  # drift may widen the interval, never narrow it (few rounds would)
+        lo, hi = percentile_ci(boot_medians_by_round(x, rounds, rng))
+        k = few_clusters_factor(n_rounds)
+        by_rounds = (med - k * (med - lo), med + k * (hi - med))
+        median_ci = (min(median_ci[0], by_rounds[0]), max(median_ci[1], by_rounds[1]))
     return Summary(
-        n=n, median=float(med), mean=mean, sd=float(x.std(ddof=1)) if n > 1 else 0.0,
+        n=n, median=float(med), mean=float(x.mean()), sd=float(x.std(ddof=1)) if n > 1 else math.nan,
         q1=float(q1), q3=float(q3), iqr=float(q3 - q1), min=float(x.min()), p95=float(p95),
-        max=float(x.max()),
-        median_ci=percentile_ci(boot_medians(x, rng)),
-        mean_ci=percentile_ci(boot_means(x, rng)) if mean_ci else NAN2,
-        mild=mild, severe=severe, excluded=excluded,
+        max=float(x.max()), median_ci=median_ci,
+        mean_ci=percentile_ci(boot_means(x, rng)) if mean_ci and method != CI_NONE else NAN2,
+        mild=mild, severe=severe, excluded=excluded, ci_method=method, rounds=n_rounds,
+        round_spread_pct=round_spread_pct(x, rounds) if n_rounds >= 2 else math.nan,
     )
+
+
+@functools.lru_cache(maxsize=64)
+def few_clusters_factor(clusters: int, confidence: float = CONFIDENCE) -> float:
+    """How much wider a cluster bootstrap's interval is made for its few clusters: with G of
+    them, the resampled spread is (G − 1)/G of the true variance and the normal quantile
+    is too small; the usual correction (Cameron & Miller 2015, "A practitioner's guide to
+    cluster-robust inference", J. Human Resources 50(2)) scales by √(G/(G − 1)) and uses
+    Student's t with G − 1 degrees of freedom: ×1.17 for 12 rounds, ×1.58 for 5, ×2.7 for 3."""
+    q = (1 + confidence) / 2
+    return float(stdtrit(clusters - 1, q) / ndtri(q) * math.sqrt(clusters / (clusters - 1)))
+
+
+def round_medians(x: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+    """The median of each round's values, in round order."""
+    x, rounds = np.asarray(x, float), np.asarray(rounds)
+    return np.array([np.median(x[rounds == r]) for r in np.unique(rounds)])
+
+
+def round_spread_pct(x: np.ndarray, rounds: np.ndarray) -> float:
+    """How far apart the medians of the rounds lie: (max − min) as % of the overall median."""
+    medians = round_medians(x, rounds)
+    overall = float(np.median(x))
+    return 100.0 * float(medians.max() - medians.min()) / abs(overall) if overall else math.nan
 
 
 @dataclass(frozen=True)
@@ -236,17 +297,31 @@ def ratio_of_medians(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
 def boot_medians_by_round(x: np.ndarray, rounds: np.ndarray, rng: np.random.Generator,
                           n_boot: int = N_BOOT_ROUNDS) -> np.ndarray:
     """Bootstrap medians resampling whole rounds (a cluster bootstrap): repetitions of one
-    round share the machine's state at the time, so rounds are the independent units when
-    two separately run experiments are compared. Each draw weights every value by how often
-    its round was picked; its median is the lower weighted median."""
+    round share the machine's state at the time, so rounds are the independent units. Each
+    draw weights every value by how often its round was picked; its median is the lower
+    weighted median, found by a binary search over the sorted values (per draw, the weighted
+    count of values up to a position is the picks times each round's count there)."""
     order = np.argsort(x, kind="stable")
     xs = np.asarray(x, float)[order]
-    ids, cluster = np.unique(np.asarray(rounds)[order], return_inverse=True)
-    if len(xs) == 0:
+    n = len(xs)
+    if n == 0:
         return np.full(n_boot, math.nan)
-    picks = rng.multinomial(len(ids), np.full(len(ids), 1 / len(ids)), size=n_boot)  # (B, rounds)
-    cum = np.cumsum(picks[:, cluster], axis=1)                                      # (B, values)
-    return xs[(cum < cum[:, -1:] / 2).sum(axis=1)]
+    ids, cluster = np.unique(np.asarray(rounds)[order], return_inverse=True)
+    k = len(ids)
+    # Each draw picks k rounds with replacement: how often each was picked, (B, k). Counting
+    # uniform picks is the multinomial draw, at a tenth of rng.multinomial's cost.
+    picked = rng.integers(0, k, size=(n_boot, k)) + k * np.arange(n_boot)[:, None]
+    picks = np.bincount(picked.ravel(), minlength=n_boot * k).reshape(n_boot, k).astype(np.float64)
+    upto = np.zeros((n, k))  # values of each round among xs[:j + 1]
+    upto[np.arange(n), cluster.reshape(-1)] = 1
+    np.cumsum(upto, axis=0, out=upto)
+    half = picks @ upto[-1] / 2
+    lo, hi = np.zeros(n_boot, dtype=np.int64), np.full(n_boot, n - 1, dtype=np.int64)
+    while (lo < hi).any():  # the first position whose weighted count reaches half the total
+        mid = (lo + hi) // 2
+        reached = np.einsum("bk,bk->b", picks, upto[mid]) >= half
+        hi, lo = np.where(reached, mid, hi), np.where(reached, lo, mid + 1)
+    return xs[lo]
 
 
 def ratio_of_medians_by_round(a: np.ndarray, rounds_a: np.ndarray, b: np.ndarray, rounds_b: np.ndarray,
@@ -285,6 +360,10 @@ def reps_to_separate(a: Summary, b: Summary) -> float:
 
 def separation_advice(name_a: str, a: Summary, name_b: str, b: Summary) -> str | None:
     """A warning that says what to do when two medians' CIs overlap, else None."""
+    thin = [f"{name} has {s.n} value{'s' if s.n != 1 else ''}" for name, s in ((name_a, a), (name_b, b))
+            if not all(map(math.isfinite, s.median_ci))]
+    if thin:
+        return f"{' and '.join(thin)}: too few for an interval (at least {MIN_CI_VALUES} are needed)"
     if not cis_overlap(a.median_ci, b.median_ci):
         return None
     gap = 100 * abs(a.median - b.median) / min(abs(a.median), abs(b.median) or 1)

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from .primitives import Cell, GroupResult, Primitives
-from .stats import Ratio
+from .stats import Ratio, Summary
 
 # Columns of the per-configuration table (the report's and the Markdown export's):
 # (heading, metric, peer, scale, unit); peer "any" takes the first peer that has the measure.
@@ -67,6 +67,7 @@ class LibraryValue:
     verdict: str       # FASTEST, a stats verdict, or "" when no other library measured it
     throughput: str    # MB/s at the median ("–" without a payload)
     throughput_ci: str
+    note: str = ""     # instead of a value: "no data: 300 excluded (descheduled 300)"
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,15 @@ class TableRow:
     values: dict[str, LibraryValue | None]  # library -> value; None: not measured there
 
 
-def _value(cell: Cell, library: str) -> LibraryValue | None:
+def ci_text(s: Summary) -> str:
+    """A median's interval as ± % of it, or why there is none ("n = 1: no interval")."""
+    return f"±{s.median_ci_pct:.1f}%" if s.has_interval else s.interval_note
+
+
+def _value(cell: Cell, library: str, no_data: str = "") -> LibraryValue | None:
     r = cell.by_library.get(library)
     if r is None or not r.summary.n:
-        return None
+        return LibraryValue("–", "", "", 0, "", "", "–", "", no_data) if no_data else None
     s = r.summary
     several = len([v for v in cell.by_library.values() if v.summary.n]) > 1
     if library == cell.fastest:
@@ -90,15 +96,16 @@ def _value(cell: Cell, library: str) -> LibraryValue | None:
         ratio = cell.vs_fastest[library]
         vs, verdict = ratio_text(ratio), ratio.verdict
     lo, hi = r.throughput_ci
-    return LibraryValue(fmt_us(s.median), f"[{fmt_us(s.median_ci[0])}, {fmt_us(s.median_ci[1])}]",
-                        f"±{s.median_ci_pct:.1f}%", s.n, vs, verdict, fmt_mbps(r.throughput),
-                        f"[{fmt_mbps(lo)}, {fmt_mbps(hi)}]" if r.size else "")
+    ci = f"[{fmt_us(s.median_ci[0])}, {fmt_us(s.median_ci[1])}]" if s.has_interval else ""
+    return LibraryValue(fmt_us(s.median), ci, ci_text(s), s.n, vs, verdict, fmt_mbps(r.throughput),
+                        f"[{fmt_mbps(lo)}, {fmt_mbps(hi)}]" if r.size and s.has_interval else "")
 
 
 def table_rows(p: Primitives) -> list[TableRow]:
     sized = {m.name: m.sized for m in p.experiments}
     return [TableRow(c.experiment, size_label(c.size), c.group, sized[c.experiment],
-                     {lib: _value(c, lib) for lib in p.libraries}) for c in p.cells]
+                     {lib: _value(c, lib, p.no_data(lib, c.experiment, c.size)) for lib in p.libraries})
+            for c in p.cells]
 
 
 def headline_cells(p: Primitives) -> list[Cell]:
@@ -111,5 +118,5 @@ def headline(r: GroupResult | None) -> str:
     if r is None or not r.summary.n:
         return "–"
     if r.size:
-        return f"{fmt_mbps(r.throughput)} MB/s ±{r.summary.median_ci_pct:.1f}%"
-    return f"{fmt_us(r.summary.median)} µs ±{r.summary.median_ci_pct:.1f}%"
+        return f"{fmt_mbps(r.throughput)} MB/s {ci_text(r.summary)}"
+    return f"{fmt_us(r.summary.median)} µs {ci_text(r.summary)}"

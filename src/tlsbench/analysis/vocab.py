@@ -66,6 +66,7 @@ ROLE_LABELS = {
     "send": "SEND", "recv": "RECV", "record_write": "RECORD_WRITE",
     "record_read": "RECORD_READ", "handshake": "HANDSHAKE", "repetition": "REPETITION",
     "measured_block": "MEASURED_BLOCK", "user_group": "USER_GROUP",  # experiments (analysis/primitives.py)
+    "runqueue_wait": "RUNQUEUE_WAIT",  # descheduling (analysis/load.py)
 }
 # What the STOP value of a span means, per category (docs/protocol.md).
 VALUE_MEANING = {"io": "bytes", "record": "bytes", "step": "ret", "crypto": "ret"}

@@ -12,8 +12,7 @@ import numpy as np
 
 from .measures import METRICS, NO_LABEL, NO_PEER
 from .samples import Samples
-from .stats import (NOISE_FLOOR, Ratio, Summary, boot_medians, percentile_ci, ratio_of_medians, rng_for,
-                    separation_advice)
+from .stats import NOISE_FLOOR, Ratio, Summary, ratio_of_medians, rng_for, separation_advice, summarize
 from .vocab import vocab
 
 
@@ -54,6 +53,7 @@ class Winner:
     places: list[Place]             # winner first, then runners-up
     significant: bool               # the winner beats the first runner-up significantly
     warnings: list[str] = field(default_factory=list)
+    not_considered: dict[int, str] = field(default_factory=dict)  # config id -> "no data: N excluded (why)"
 
     @property
     def winner(self) -> Place | None:
@@ -62,24 +62,33 @@ class Winner:
 
 def question_samples(samples: Samples, q: Question) -> dict[int, np.ndarray]:
     """Per config: the values answering a question (both peers pooled for "any")."""
+    return {c: v for c, (v, _) in question_values(samples, q).items()}
+
+
+def question_values(samples: Samples, q: Question) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per config: the values answering a question and the round of each."""
     voc = vocab()
     peers = [p for p in voc.peers.values() if p != voc.peers["none"]] if q.peer == "any" else [voc.peers[q.peer]]
-    out: dict[int, np.ndarray] = {}
-    for (cid, peer, metric, label), v in samples.values.items():
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for key, v in samples.values.items():
+        cid, peer, metric, _label = key
         if METRICS[metric].name == q.metric and peer in peers:
-            out[cid] = np.concatenate([out[cid], v]) if cid in out else v
-    return {c: v for c, v in out.items() if len(v)}
+            r = samples.rounds.get(key, np.zeros(len(v), dtype=np.int64))
+            out[cid] = (np.concatenate([out[cid][0], v]), np.concatenate([out[cid][1], r])) if cid in out else (v, r)
+    return {c: vr for c, vr in out.items() if len(vr[0])}
 
 
 def rank(values: dict[int, np.ndarray], q: Question, labels: dict[int, str], seed: int,
-         noise_floor: float = NOISE_FLOOR) -> Winner:
-    """Rank configurations by median; compare each runner-up with the winner."""
+         noise_floor: float = NOISE_FLOOR, rounds: dict[int, np.ndarray] | None = None) -> Winner:
+    """Rank configurations by median; compare each runner-up with the winner. A place's
+    interval is the report's kind (stats.summarize: whole rounds resampled when `rounds`
+    are given; none below MIN_CI_VALUES values)."""
     meds = sorted((float(np.median(v)), cid) for cid, v in values.items())
     places, warnings = [], []
     best = meds[0][1] if meds else None
     for med, cid in meds[: RUNNERS_UP + 1]:
         rng = rng_for(seed, "winner", q.title, cid)
-        ci = percentile_ci(boot_medians(values[cid], rng))
+        ci = summarize(values[cid], rng, mean_ci=False, rounds=(rounds or {}).get(cid)).median_ci
         r = None if cid == best else ratio_of_medians(values[best], values[cid], rng, noise_floor)
         places.append(Place(cid, med, ci, len(values[cid]), r))
     significant = len(places) > 1 and places[1].vs_winner.significant
@@ -100,14 +109,19 @@ def _as_summary(p: Place) -> Summary:
 
 
 def find_winners(labels: dict[int, str], samples: Samples, seed: int, questions: tuple[Question, ...] = QUESTIONS,
-                 among: set[int] | None = None) -> list[Winner]:
+                 among: set[int] | None = None, no_data: dict[int, str] | None = None) -> list[Winner]:
     """Winners per question, among all configurations or only those in `among` (e.g. one
-    library's)."""
+    library's). Configurations left without a value by exclusions (`no_data`: config id ->
+    "no data: N excluded (why)") are named as not considered, never dropped silently."""
     out = []
     for q in questions:
-        vals = {c: v for c, v in question_samples(samples, q).items() if among is None or c in among}
-        if vals:
-            out.append(rank(vals, q, labels, seed))
+        found = {c: vr for c, vr in question_values(samples, q).items() if among is None or c in among}
+        if found:
+            w = rank({c: v for c, (v, _) in found.items()}, q, labels, seed,
+                     rounds={c: r for c, (_, r) in found.items()})
+            w.not_considered = {c: why for c, why in (no_data or {}).items()
+                                if (among is None or c in among) and c not in found}
+            out.append(w)
     return out
 
 

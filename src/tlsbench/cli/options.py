@@ -74,3 +74,10 @@ def say_error(message: str) -> None:
 def fail(message: str, code: int = 1) -> NoReturn:
     say_error(message)
     sys.exit(code)
+
+
+pin_option = click.option(
+    "--pin/--no-pin", default=True, show_default=True,
+    help="Run the agents on CPUs of their own, at a higher priority where permitted, and the controller "
+         "on another (needs two CPUs; docs/host.md \"A quiet controller\").")
+

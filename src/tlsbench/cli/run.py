@@ -18,7 +18,7 @@ import tomli_w
 from rich.console import Console
 
 from tlsbench.cli import views
-from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, timeout_option
+from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
 from tlsbench.cli.report import report_after_run
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES, LoadedPlan
@@ -30,6 +30,7 @@ from tlsbench.run.controller import ControllerError, Observer, QuietObserver, Ru
 from tlsbench.run.device import query_device
 from tlsbench.run.exchange import StopFlag
 from tlsbench.run.link import check_links
+from tlsbench.run.placement import choose, controller_on
 from tlsbench.run.precision import Precision
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
@@ -71,11 +72,13 @@ def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
 
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
                    agent_dir: str | Path | None = None, observer: Observer | None = None,
-                   timeouts: Timeouts = Timeouts()) -> RunSummary:
+                   timeouts: Timeouts = Timeouts(), pin: bool = True) -> RunSummary:
     """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
     the output folder before the plan is resolved against the agents, so a plan that fails
     there leaves nothing behind; the store is then written under its writer lock. The agents
-    are started from this thread, whose end they do not outlive (docs/host.md)."""
+    are started from this thread, whose end they do not outlive (docs/host.md); with `pin`,
+    this thread keeps to the controller's CPU and the agents to the others while it runs
+    (run/placement.py)."""
     folder = experiment_folder(loaded, output)
     check_before_start(loaded, folder, resume, agent_dir)
     observer = observer or QuietObserver()
@@ -85,14 +88,16 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
+    placement = choose(pin)
     greeted = None
     try:
-        greeted = resolve_plan(loaded, paths, timeouts, setup)
-        with writer_lock(folder), Store.in_folder(folder) as store:
-            controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
-                                  stop, timeouts, agent_dir, store.stored_indices(),
-                                  _precision_of(store.path, loaded.plan.seed), setup)
-            summary = controller.run()
+        with controller_on(placement):
+            greeted = resolve_plan(loaded, paths, timeouts, setup, placement)
+            with writer_lock(folder), Store.in_folder(folder) as store:
+                controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
+                                      stop, timeouts, agent_dir, store.stored_indices(),
+                                      _precision_of(store.path, loaded.plan.seed), setup, placement)
+                summary = controller.run()
         summary.folder = folder
         return summary
     finally:
@@ -148,12 +153,13 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @output_option
 @agent_dir_option
 @timeout_option
+@pin_option
 def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None,
-        timeouts: Timeouts) -> None:
+        timeouts: Timeouts, pin: bool) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
     loaded = load_plan(plan_file)
     with views.ProgressObserver(console) as observer:
-        summary = run_experiment(loaded, output, resume, agent_dir, observer, timeouts)
+        summary = run_experiment(loaded, output, resume, agent_dir, observer, timeouts, pin)
     views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)
@@ -175,8 +181,9 @@ def run(plan_file: str | None, resume: bool, report: bool, output: str | None, a
 @output_option
 @agent_dir_option
 @timeout_option
+@pin_option
 def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, ...], sizes: tuple[int, ...],
-               output: str | None, agent_dir: str | None, timeouts: Timeouts) -> None:
+               output: str | None, agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
     """Benchmark every crypto primitive of the libraries side by side (the embedded plan
     primitives.toml: hashes, MACs, ciphers over payload sizes, signatures, key agreement),
     then write the report and print a short table. Running it again resumes."""
@@ -185,7 +192,7 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
 
     loaded = primitives_plan(PrimitivesOverrides(libraries, reps, names, sizes))
     with views.ProgressObserver(console) as observer:
-        summary = run_experiment(loaded, output, False, agent_dir, observer, timeouts)
+        summary = run_experiment(loaded, output, False, agent_dir, observer, timeouts, pin)
     again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
              *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
              *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]

@@ -13,7 +13,8 @@ from ..analysis.units import identical
 
 COLUMNS = ("config_id", "config", "peer", "metric", "label", "unit", "n", "excluded_reps",
            "median", "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean", "mean_ci_lo",
-           "mean_ci_hi", "sd", "q1", "q3", "iqr", "min", "p95", "max", "outliers_mild", "outliers_severe", "identical")
+           "mean_ci_hi", "sd", "q1", "q3", "iqr", "min", "p95", "max", "outliers_mild", "outliers_severe",
+           "identical", "ci_resampled", "rounds", "round_spread_pct", "note")
 
 
 def row_values(analysis: Analysis, r: Row) -> list:
@@ -21,9 +22,20 @@ def row_values(analysis: Analysis, r: Row) -> list:
 
 
 def _values(config_id: int, config: str, peer: str, metric: str, label: str, unit: str, s) -> list:
+    """One statistics row; an interval's bounds are empty where there is none, and `note`
+    says why ("n = 1: no interval")."""
     return [config_id, config, peer, metric, label, unit,
             s.n, s.excluded, s.median, *s.median_ci, s.median_ci_pct, s.mean, *s.mean_ci, s.sd,
-            s.q1, s.q3, s.iqr, s.min, s.p95, s.max, s.mild, s.severe, int(identical(s))]
+            s.q1, s.q3, s.iqr, s.min, s.p95, s.max, s.mild, s.severe, int(identical(s)),
+            s.ci_method if s.has_interval else "", s.rounds, s.round_spread_pct, s.interval_note]
+
+
+def no_data_rows(analysis: Analysis) -> list[list]:
+    """One row per configuration left without a usable repetition: n = 0 and why."""
+    res = analysis.results
+    blank = [""] * (len(COLUMNS) - 9)
+    return [[cid, res.config_labels[cid], "", "", "", "", 0, res.exclusions[cid].excluded, *blank, why]
+            for cid, why in sorted(res.no_data.items())]
 
 
 # Experiment groups (analysis/primitives.py) as rows of the same shape: the configuration is
@@ -33,8 +45,13 @@ EXPERIMENT_METRIC = "experiment_group"
 
 def experiment_rows(analysis: Analysis) -> list[list]:
     p = analysis.results.primitives
-    return [_values(r.config_id, f"{r.library} {r.experiment} {r.size}", "none", EXPERIMENT_METRIC, r.group, "ns",
-                    r.summary) for r in (p.results if p else [])]
+    if not p:
+        return []
+    blank = [""] * (len(COLUMNS) - 9)
+    return ([_values(r.config_id, f"{r.library} {r.experiment} {r.size}", "none", EXPERIMENT_METRIC, r.group, "ns",
+                     r.summary) for r in p.results]
+            + [[c.config_id, f"{c.library} {c.experiment} {c.size}", "none", EXPERIMENT_METRIC, "", "", 0,
+                c.stored - c.used, *blank, c.no_data] for c in p.counts if c.no_data])
 
 
 def _fmt(v) -> str:
@@ -51,6 +68,6 @@ class CsvExporter:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(COLUMNS)
         rows = sorted(analysis.results.rows, key=lambda r: (r.config_id, r.peer, r.metric, r.label))
-        for values in [row_values(analysis, r) for r in rows] + experiment_rows(analysis):
+        for values in [row_values(analysis, r) for r in rows] + no_data_rows(analysis) + experiment_rows(analysis):
             w.writerow([_fmt(v) for v in values])
         return buf.getvalue()

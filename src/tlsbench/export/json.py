@@ -18,8 +18,8 @@ def plain(x):
     """Dataclasses, numpy scalars and NaN (-> null) as JSON-ready Python values."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         out = {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
-        for prop in ("median_ci_pct", "mean_ci_pct"):  # derived values worth exporting
-            if hasattr(type(x), prop):
+        for prop in ("median_ci_pct", "mean_ci_pct", "interval_note", "no_data", "text"):  # derived values worth exporting
+            if isinstance(getattr(type(x), prop, None), property):
                 out[prop] = plain(getattr(x, prop))
         return out
     if isinstance(x, dict):
@@ -43,5 +43,6 @@ class JsonExporter:
                "configs": {str(k): {**plain(v), "display": r.config_labels[k]} for k, v in r.configs.items()},
                "rows": rows, "winners": plain(r.winners), "groups": plain(r.groups),
                "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries),
-               "primitives": plain(r.primitives), "device": plain(r.device)}
+               "primitives": plain(r.primitives), "device": plain(r.device), "no_data": plain(r.no_data),
+               "exclusions": plain(r.exclusions), "round_shift": plain(r.round_shift)}
         return json.dumps(doc, indent=1, allow_nan=False)

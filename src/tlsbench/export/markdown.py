@@ -5,15 +5,22 @@ from __future__ import annotations
 from ..analysis.device import DeviceResults
 from ..analysis.primitives import Primitives
 from ..analysis.results import Analysis
-from ..analysis.tables import SUITE_COLUMNS, table_rows
+from ..analysis.tables import SUITE_COLUMNS, ci_text, table_rows
 from ..analysis.units import identical, identity_text
 
 
 def _cell(s, scale: float) -> str:
     if s is None:
         return "–"
-    spread = identity_text(s) if identical(s) else f"±{s.median_ci_pct:.1f}%"
+    spread = identity_text(s) if identical(s) else ci_text(s)
     return f"{s.median / scale:,.{3 if scale == 1e6 else 2}f} {spread}"
+
+
+def _interval(p, scale: float) -> str:
+    """A winner's interval, or why there is none."""
+    if p.median_ci[0] != p.median_ci[0]:  # NaN: too few values
+        return f"n = {p.n}: no interval"
+    return f"[{p.median_ci[0] / scale:,.3f}, {p.median_ci[1] / scale:,.3f}]"
 
 
 class MarkdownExporter:
@@ -32,12 +39,16 @@ class MarkdownExporter:
             ru = "; ".join(f"{lab[q.config_id]} ×{q.vs_winner.ratio:.3f} [{q.vs_winner.ci[0]:.3f}, "
                            f"{q.vs_winner.ci[1]:.3f}]" for q in w.places[1:2])
             lead = "significant" if w.significant else "not significant"
+            ru += "".join(f"; not considered: {lab[c]} ({why})" for c, why in w.not_considered.items())
             out.append(f"| {w.question.title} | {lab[p.config_id]} | {p.median / sc:,.3f} {unit} | "
-                       f"[{p.median_ci[0] / sc:,.3f}, {p.median_ci[1] / sc:,.3f}] | {lead} | {ru} |")
-        out += ["", "## Per configuration (median ± 95% CI half-width)", "",
+                       f"{_interval(p, sc)} | {lead} | {ru} |")
+        out += ["", "## Per configuration (median ± 95% CI half-width, within this run: its rounds resampled)", "",
                 "| Configuration | " + " | ".join(f"{c[0]} ({u.label(c[3])})" for c in SUITE_COLUMNS) + " |",
                 "|---|" + "---:|" * len(SUITE_COLUMNS)]
         for cid in sorted(res.configs, key=lambda c: lab[c]):
+            if cid in res.no_data:
+                out.append(f"| {lab[cid]} | {res.no_data[cid]} |" + " |" * (len(SUITE_COLUMNS) - 1))
+                continue
             cells = []
             for _, metric, peer, scale, _ in SUITE_COLUMNS:
                 row = res.cell(cid, metric, peer)
@@ -75,7 +86,7 @@ def markdown_lines(p: Primitives) -> list[str]:
     out = ["", "## Crypto primitives and experiments: time per operation (median ± 95% CI half-width)", "",
            "| Experiment | Payload | Group | " + " | ".join(heads) + " |", "|---|---:|---|" + "---:|" * len(heads)]
     for row in table_rows(p):
-        cells = [f"{v.median} ±{v.pct.lstrip('±')}" + (f" ({v.vs_fastest})" if v.vs_fastest else "") if v else "–"
+        cells = [(v.note or f"{v.median} {v.pct}" + (f" ({v.vs_fastest})" if v.vs_fastest else "")) if v else "–"
                  for v in row.values.values()]
         out.append(f"| {row.experiment} | {row.size} | {row.group} | " + " | ".join(cells) + " |")
     return out

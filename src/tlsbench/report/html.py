@@ -17,8 +17,8 @@ from ..analysis.device import device_vs_host, identity
 from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.measures import METRICS
 from ..analysis.results import Analysis
-from ..analysis.tables import SUITE_COLUMNS
-from ..analysis.stats import N_BOOT
+from ..analysis.tables import SUITE_COLUMNS, ci_text
+from ..analysis.stats import N_BOOT, N_BOOT_ROUNDS
 from ..analysis.units import identical, identity_text
 from ..analysis.vocab import vocab
 from . import WINNERS_MODES
@@ -37,12 +37,19 @@ def _figure(f: FigureSpec) -> dict[str, str]:
     return {"title": f.title, "caption": f.caption, "name": f.name, "uri": data_uri(f.figure)}
 
 
+def _spread(s) -> str:
+    """A median's interval as ±%, or why there is none: "n = 1: no interval", "identical in
+    n repetitions" (a device's deterministic counts)."""
+    return "–" if s is None else identity_text(s) if identical(s) else ci_text(s)
+
+
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("tlsbench.report", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _num
     env.filters["pct"] = lambda x: "–" if not math.isfinite(x) else f"±{x:.1f}%"
+    env.filters["ci"] = _spread
     env.filters["scale"] = lambda x, s: x / s if x is not None and math.isfinite(x) else math.nan
     env.globals.update(identical=identical, identity_text=identity_text)
     return env
@@ -62,7 +69,10 @@ def _suite_rows(analysis: Analysis) -> list[dict]:
             row = res.cell(cid, metric, peer)
             cells.append((row.summary if row else None, scale))
         share = res.find(cid, "io_share", "none")
+        client = res.find(cid, "handshake_processing", "client")
         rows.append({"config": res.config_labels[cid], "cfg": res.configs[cid], "cells": cells,
+                     "no_data": res.no_data.get(cid, ""),
+                     "round_spread": client.summary.round_spread_pct if client else math.nan,
                      "used": analysis.samples.used_reps.get(cid, 0), "excluded": analysis.samples.excluded_reps.get(cid, 0),
                      "io_share": share.summary.median * 100 if share else math.nan,
                      "bytes_c2s": _med(res.find(cid, "bytes_c2s")), "bytes_s2c": _med(res.find(cid, "bytes_s2c"))})
@@ -84,6 +94,23 @@ def _side_by_side(analysis: Analysis) -> list[dict]:
             per_lib[lib] = {p: (r.summary if r else None) for p, r in found.items()}
         rows.append({"cell": cell, "libs": per_lib})
     return rows
+
+
+def _interval_rounds(res) -> str:
+    """How the per-configuration intervals were made, in words ("12 rounds")."""
+    rounds = sorted({r.summary.rounds for r in res.rows if r.metric == "handshake_processing"})
+    methods = {r.summary.ci_method for r in res.rows if r.metric == "handshake_processing"}
+    if not rounds:
+        return "no values"
+    text = f"{rounds[-1]} rounds" if rounds[0] == rounds[-1] else f"{rounds[0]}–{rounds[-1]} rounds"
+    return text + ("; with fewer than 3, the repetitions are resampled instead" if "repetitions" in methods else "")
+
+
+def _exclusions(res) -> list[dict]:
+    """Configurations that lost repetitions, most lost first."""
+    lost = [(cid, x) for cid, x in res.exclusions.items() if x.excluded]
+    return [{"config": res.config_labels[cid], "x": x}
+            for cid, x in sorted(lost, key=lambda cx: (-cx[1].excluded / max(cx[1].stored, 1), res.config_labels[cx[0]]))]
 
 
 def _med(row) -> float:
@@ -126,6 +153,8 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         figures=[_figure(f) for f in figs],
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
+        n_boot_rounds=N_BOOT_ROUNDS, interval_rounds=_interval_rounds(res), exclusions=_exclusions(res),
+        heavy_load=any(w.startswith("Heavy load") for w in res.warnings),
         libs=res.libraries, side_by_side=_side_by_side(analysis), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, data_uri, energy["res"].rows if energy else []) if res.primitives else None,

@@ -22,6 +22,7 @@ from tlsbench import spec as specmod
 from tlsbench.errors import UserError
 from tlsbench.plan.model import LoadedPlan, PlanError
 from tlsbench.run import protocol
+from tlsbench.run.placement import Placement
 from tlsbench.run.timeouts import Timeouts
 
 AGENT_DIR_ENV = "TLSBENCH_AGENT_DIR"
@@ -142,22 +143,34 @@ class AgentProcess:
     hello_raw: str = ""
     suites_raw: str = ""
     advice: str = REBUILD_AGENT  # what to rebuild when it was built from other specs
+    placement_json: str = ""  # the CPUs and priority it got (run/placement.py)
 
     @classmethod
     def start(cls, path: Path, prefix: Sequence[str] = (), greeting_s: float = Timeouts().greeting,
-              command: Sequence[str] = (), advice: str = REBUILD_AGENT) -> "AgentProcess":
+              command: Sequence[str] = (), advice: str = REBUILD_AGENT,
+              placement: Placement = Placement()) -> "AgentProcess":
         """Starts `path serve`, behind `prefix` when given (e.g. `ip netns exec NS`), or the
-        `command` that runs `path` (QEMU booting a firmware image, run/device.py), and reads
-        its greeting; an agent that has not greeted within `greeting_s` is killed."""
+        `command` that runs `path` (QEMU booting a firmware image, run/device.py), on the
+        agents' CPUs and priority of `placement`, and reads its greeting; an agent that has
+        not greeted within `greeting_s` is killed."""
         stderr_file = tempfile.TemporaryFile()
-        # Own process group: a Ctrl-C in the terminal reaches only the controller, which
-        # then stops the agent cleanly instead of losing it mid-repetition.
+
+        def prepare_child() -> None:
+            die_with_host()
+            placement.in_child()
+
+        # Own session (so its own process group and scheduling group: run/placement.py): a
+        # Ctrl-C in the terminal reaches only the controller, which then stops the agent
+        # cleanly instead of losing it mid-repetition. Unbuffered pipes: what the controller
+        # has not read is in the pipe, never in a hidden buffer (run/collect.py reads the raw
+        # stream after the greeting).
         proc = subprocess.Popen(list(command) or [*prefix, str(path), "serve"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=stderr_file, process_group=0,
-                                preexec_fn=die_with_host)
+                                stdout=subprocess.PIPE, stderr=stderr_file, start_new_session=True,
+                                preexec_fn=prepare_child, bufsize=0)
         _widen_pipe(proc.stdout)
         agent = cls(path, proc, protocol.FrameReader(proc.stdout), stderr_file,  # type: ignore[arg-type]
                     advice=advice)
+        agent.placement_json = placement.record(proc.pid)
         timed_out = threading.Event()
         late = threading.Timer(greeting_s, lambda: (timed_out.set(), agent.kill()))
         late.start()
@@ -201,8 +214,9 @@ class AgentProcess:
 
     def send(self, data: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        view = memoryview(data)
+        while view:  # an unbuffered pipe may take part of a write
+            view = view[self.proc.stdin.write(view) or 0:]
 
     def run(self, request: protocol.RunRequest) -> None:
         self.send(request.encode())
@@ -310,13 +324,14 @@ def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None) -> di
     return paths
 
 
-def greet(paths: Mapping[str, Path], timeouts: Timeouts = Timeouts()) -> dict[str, AgentProcess]:
+def greet(paths: Mapping[str, Path], timeouts: Timeouts = Timeouts(),
+          placement: Placement = Placement()) -> dict[str, AgentProcess]:
     """One started agent per library, greeted (HELLO, SUITES): what a plan is resolved
     against. If one fails to start, those already started are stopped."""
     started: dict[str, AgentProcess] = {}
     try:
         for library, path in paths.items():
-            started[library] = AgentProcess.start(path, greeting_s=timeouts.greeting)
+            started[library] = AgentProcess.start(path, greeting_s=timeouts.greeting, placement=placement)
     except BaseException:
         for agent in started.values():
             agent.quit()

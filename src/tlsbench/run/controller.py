@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The controller: configurations -> schedule -> batches on exchanges -> records in a sink.
 
-Design (docs/host.md): every repetition goes to the sink in its own transaction as it
-arrives, so the store is always consistent and a resume only needs the set of stored
-(config, idx). The schedule interleaves the configurations of every library; each batch
-runs on the exchange of its configuration (run/exchange.py). An agent that dies or sends a
-corrupt frame costs exactly the repetition in flight, recorded as AGENT_DIED with the
-reason; the batch goes on with the next repetition on a new agent."""
+Design (docs/host.md): a batch's repetitions go to the sink in one transaction once the
+batch has ended, so the store is always consistent and a resume only needs the set of
+stored (config, idx); a kill loses at most the batches not stored yet, never part of one.
+While a batch runs the controller leaves its agent alone (run/collect.py); with CPUs of
+their own for the agents (`lookahead`), the next batch's RUN is queued before this one is
+collected, so the agent goes on while the host stores. The schedule interleaves the
+configurations of every library; each batch runs on the exchange of its configuration
+(run/exchange.py). An agent that dies or sends a corrupt frame costs exactly the repetition
+in flight, recorded as AGENT_DIED with the reason; the batch goes on with the next
+repetition on a new agent."""
 from __future__ import annotations
 
 import time
@@ -24,7 +28,7 @@ from tlsbench.run.agents import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
 from tlsbench.run.precision import MeasurePrecision, needing_more
-from tlsbench.run.records import died_row, repetition_row
+from tlsbench.run.records import StoredRepetition, died_row, repetition_row
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 # The exit reason of agent rows a killed host left open, written by the next run (resume).
@@ -80,17 +84,21 @@ class Controller:
     def __init__(self, loaded: LoadedPlan, resolution: Resolution, sink: Sink,
                  exchanges: Mapping[str, Exchange], route: Callable[[Configuration], str],
                  observer: Observer | None = None, stop: StopFlag | None = None,
-                 done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None):
+                 done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None,
+                 lookahead: bool = False):
         """`exchanges` by route, `route` picks one per configuration; `done`: the repetition
         indices already stored per configuration key (a resume); `measure_precision`: how
         precisely each configuration is known so far (plans with [precision]; without it,
-        only the planned rounds run)."""
+        only the planned rounds run); `lookahead`: queue the next batch's RUN before
+        collecting this one (the agents have CPUs of their own: run/placement.py)."""
         self.loaded, self.plan, self.resolution = loaded, loaded.plan, resolution
         self.sink, self.exchanges, self.route = sink, exchanges, route
         self.observer = observer or QuietObserver()
         self.stop = stop or StopFlag()
         self.done: dict[str, set[int]] = {key: set(indices) for key, indices in (done or {}).items()}
         self.measure_precision = measure_precision
+        self.lookahead = lookahead
+        self.sent_ahead: schedule.Batch | None = None  # the batch whose RUN waits in its agent's input
         self.spec = specmod.load()
         self.configs: dict[str, Configuration] = {}
         self.config_ids: dict[str, int] = {}
@@ -127,11 +135,7 @@ class Controller:
             summary.planned = len(self.configs) * self.plan.repetitions
             summary.already = summary.planned - sum(b.count for b in batches)
             self.observer.start(summary.planned, summary.already, len(self.configs))
-            for batch in batches:
-                if self.stop.requested:
-                    break
-                if batch.config not in summary.skipped_configs:
-                    self._run_batch(batch, summary)
+            self._run_batches(batches, summary)
             if self.plan.precision and self.measure_precision and not self.stop.requested:
                 self._extend_for_precision(summary)
             summary.interrupted = self.stop.requested
@@ -159,48 +163,81 @@ class Controller:
             self.observer.note(f"precision: {len(keys)} configuration(s) above ±{target.target_ci_percent:g}%: "
                                f"round {round_no + 1} adds up to {size} repetitions each")
             self.observer.extend(sum(b.count for b in batches))
-            for batch in batches:
-                if self.stop.requested:
-                    return
-                self._run_batch(batch, summary)
+            self._run_batches(batches, summary)
 
-    def _run_batch(self, batch: schedule.Batch, summary: RunSummary) -> None:
-        """One batch on its exchange; continues after an agent death with the next repetition."""
+    def _run_batches(self, batches: list[schedule.Batch], summary: RunSummary) -> None:
+        for i, batch in enumerate(batches):
+            if self.stop.requested:
+                return
+            # A batch sent ahead is collected even if its configuration was skipped since (the
+            # agent refuses it again, or runs it: then its repetitions are stored as usual).
+            if batch.config not in summary.skipped_configs or batch == self.sent_ahead:
+                self._run_batch(batch, summary, batches[i + 1] if i + 1 < len(batches) else None)
+
+    def _send_ahead(self, batch: schedule.Batch, after: schedule.Batch | None, summary: RunSummary) -> None:
+        """Queues `after`'s RUN behind `batch`'s when both run on one exchange (and `after`'s
+        configuration is not skipped)."""
+        if (not self.lookahead or after is None or after.config in summary.skipped_configs
+                or self.exchange_for(after.config) is not self.exchange_for(batch.config)):
+            return
+        if self.exchange_for(after.config).send_ahead(self.config_ids[after.config], self.configs[after.config], after,
+                                                      self.plan.warmup):
+            self.sent_ahead = after
+
+    def _run_batch(self, batch: schedule.Batch, summary: RunSummary, after: schedule.Batch | None = None) -> None:
+        """One batch on its exchange, stored when it has ended; continues after an agent death
+        with the next repetition."""
         config, config_id = self.configs[batch.config], self.config_ids[batch.config]
         exchange = self.exchange_for(batch.config)
         next_idx, end = batch.first_index, batch.first_index + batch.count
         while next_idx < end and not self.stop.requested:
             part = schedule.Batch(batch.config, batch.round, next_idx, end - next_idx)
             self.observer.batch(batch.config, batch.round, next_idx, part.count)
+            outcomes: list[Outcome] = []
             try:
-                for outcome in exchange.run(config_id, config, part, self.plan.warmup):
-                    next_idx = self._take(outcome, part, config_id, summary) or next_idx
+                if self.sent_ahead == batch:
+                    self.sent_ahead = None
+                running = exchange.run(config_id, config, part, self.plan.warmup)
+                if self.sent_ahead is None:
+                    self._send_ahead(batch, after, summary)
+                outcomes.extend(running)
             except AgentRejected as rejected:
-                self._skip(batch.config, config_id, str(rejected), summary,
-                           fatal=rejected.code not in SKIPPABLE_ERRORS)
+                self._store(outcomes, part, config_id, summary)
+                if batch.config not in summary.skipped_configs:
+                    self._skip(batch.config, config_id, str(rejected), summary,
+                               fatal=rejected.code not in SKIPPABLE_ERRORS)
                 return
             except AgentDied as died:
+                self.sent_ahead = None  # a dead agent's queued RUNs died with it
+                self._store(outcomes, part, config_id, summary)
                 next_idx = self._record_death(part, config_id, died, summary)
                 if batch.config in summary.skipped_configs:
                     return
+                continue
+            next_idx = self._store(outcomes, part, config_id, summary) or next_idx
+            if next_idx < end and not self.stop.requested:
+                raise ControllerError(f"{batch.config}: the exchange ended repetition {next_idx} of "
+                                      f"{batch.first_index}..{end - 1} without a reason")
 
-    def _take(self, outcome: Outcome, batch: schedule.Batch, config_id: int, summary: RunSummary) -> int | None:
-        """Stores what an exchange yielded; the index after a stored repetition."""
-        if isinstance(outcome, BatchTraffic):
-            self.sink.add_link_traffic(config_id, outcome.traffic)
-            return None
-        assert isinstance(outcome, Repetition)
-        row = repetition_row(self.spec, outcome.rep, config_id, batch.round, outcome.agent.agent_id, outcome.peer)
-        if outcome.peer is None:
-            self.sink.add_repetition(row, outcome.rep.records)
-        else:
-            self.sink.add_paired_repetition(row, outcome.rep.records, outcome.peer)
-        self.done.setdefault(batch.config, set()).add(row.idx)
-        self.deaths[batch.config] = 0
-        summary.stored += 1
-        summary.failed += row.status != self.spec.status.name(self.spec.status.OK)
-        self.observer.stored(batch.config, row.idx, row.status, outcome.agent)
-        return row.idx + 1
+    def _store(self, outcomes: list[Outcome], batch: schedule.Batch, config_id: int,
+               summary: RunSummary) -> int | None:
+        """Stores what an exchange yielded for a batch (its repetitions in one transaction,
+        then the link's traffic); the index after the last stored repetition."""
+        reps = [o for o in outcomes if isinstance(o, Repetition)]
+        rows = [StoredRepetition(repetition_row(self.spec, o.rep, config_id, batch.round, o.agent.agent_id, o.peer),
+                                 o.rep.records, o.peer) for o in reps]
+        if rows:
+            self.sink.add_repetitions(rows)
+        for traffic in (o for o in outcomes if isinstance(o, BatchTraffic)):
+            self.sink.add_link_traffic(config_id, traffic.traffic)
+        ok = self.spec.status.name(self.spec.status.OK)
+        for stored, outcome in zip(rows, reps):
+            self.done.setdefault(batch.config, set()).add(stored.row.idx)
+            self.deaths[batch.config] = 0
+            summary.stored += 1
+            summary.failed += stored.row.status != ok
+            self.observer.stored(batch.config, stored.row.idx, stored.row.status, outcome.agent)
+        return rows[-1].row.idx + 1 if rows else None
 
     def _record_death(self, batch: schedule.Batch, config_id: int, died: AgentDied, summary: RunSummary) -> int:
         """Stores the repetition in flight as AGENT_DIED; returns the next index to run."""

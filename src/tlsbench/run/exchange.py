@@ -16,12 +16,13 @@ from __future__ import annotations
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Generic, Iterator, Mapping, Protocol, TypeVar
+from typing import Generic, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from tlsbench.plan.configs import ConfigRow, Configuration
 from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess
-from tlsbench.run.records import DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
+                                  StoredRepetition)
 from tlsbench.run.schedule import Batch
 
 
@@ -80,9 +81,15 @@ class Exchange(Protocol):
     """Runs batches of configurations on a measuring target."""
 
     def run(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> Iterator[Outcome]:
-        """Sends the batch's RUN and yields each repetition in index order (a BatchTraffic
-        may follow the repetitions); returns early, after a repetition, when a stop was
-        requested."""
+        """Sends the batch's RUN (or finds it sent ahead) and yields each repetition in index
+        order (a BatchTraffic may follow the repetitions); returns early, after a repetition,
+        when a stop was requested."""
+        ...
+
+    def send_ahead(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> bool:
+        """Queues the RUN of the batch the controller will run next on this exchange, so its
+        target goes on without waiting for the host; False when it did not (then run() sends
+        it). A batch sent ahead must be the next one asked for."""
         ...
 
     def close(self, reason: str = "") -> None:
@@ -96,12 +103,14 @@ class Sink(Protocol):
     def init_experiment(self, exp: Experiment) -> Experiment: ...
     def close_stale_agents(self, reason: str) -> int: ...
     def add_agent(self, library: str, executable: str, pid: int | None, hello_json: str, suites_json: str,
-                  device: DeviceFacts | None = None) -> int: ...
+                  device: DeviceFacts | None = None, placement_json: str = "") -> int: ...
+    def set_agent_clock(self, agent_id: int, clock_json: str) -> None: ...
     def end_agent(self, agent_id: int, reason: str) -> None: ...
     def upsert_config(self, row: ConfigRow) -> int: ...
     def set_skip_reason(self, config_id: int, reason: str | None) -> None: ...
     def add_repetition(self, rep: RepetitionRow, records: bytes) -> int: ...
     def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: PeerRepetition) -> int: ...
+    def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None: ...
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None: ...
 
 

@@ -25,6 +25,7 @@ from tlsbench.run.agents import AgentProcess, AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Inbox, Outcome, Repetition, Sink, StopFlag,
                                    run_request)
 from tlsbench.run.link import DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute, link_binary
+from tlsbench.run.placement import Placement
 from tlsbench.run.records import peer_row
 from tlsbench.run.schedule import Batch
 from tlsbench.run.timeouts import Timeouts, pair_waits
@@ -68,9 +69,11 @@ class AgentPairExchange:
     batches; every two-process configuration of a plan runs here."""
 
     def __init__(self, network: NetworkPlan, seed: int, find_agent: Callable[[str], Path], sink: Sink,
-                 timeouts: Timeouts, stop: StopFlag, place: str, agent_dir: str | Path | None = None):
+                 timeouts: Timeouts, stop: StopFlag, place: str, agent_dir: str | Path | None = None,
+                 placement: Placement = Placement()):
         self.net, self.seed, self.find_agent, self.sink = network, seed, find_agent, sink
         self.timeouts, self.stop, self.place, self.agent_dir = timeouts, stop, place, agent_dir
+        self.placement = placement
         self.spec = specmod.load()
         self.inbox: Inbox[PairedAgent] = Inbox()
         self.agents: dict[tuple[str, str, bool], PairedAgent] = {}
@@ -105,13 +108,18 @@ class AgentPairExchange:
         if key not in self.agents:
             prefix = self.namespaces.exec_prefix(side) if linked and self.namespaces else []
             path = self.find_agent(library)
-            process = AgentProcess.start(path, prefix, greeting_s=self.timeouts.greeting)
-            agent_id = self.sink.add_agent(library, path.name, process.pid, process.hello_raw, process.suites_raw)
+            process = AgentProcess.start(path, prefix, greeting_s=self.timeouts.greeting, placement=self.placement)
+            agent_id = self.sink.add_agent(library, path.name, process.pid, process.hello_raw, process.suites_raw,
+                                           placement_json=process.placement_json)
             self.agents[key] = PairedAgent(process, agent_id, side)
             self.inbox.listen(process, self.agents[key])
         return self.agents[key]
 
     # ------------------------------------------------------------------ one batch
+    def send_ahead(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> bool:
+        """Never: a pair's client RUN waits for its server's READY of the same batch."""
+        return False
+
     def run(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> Iterator[Outcome]:
         variant = config.variant
         assert variant is not None

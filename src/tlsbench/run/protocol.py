@@ -71,7 +71,7 @@ def encode_json(frame_type: int, value: dict[str, Any]) -> bytes:
     return encode_frame(frame_type, json.dumps(value, separators=(",", ":")).encode())
 
 
-def _check_header(head: bytes, offset: int) -> tuple[int, int]:
+def check_header(head: bytes, offset: int) -> tuple[int, int]:
     """Returns (type, length) of a frame header or raises naming the bad field."""
     s = specmod.load()
     magic, version, frame_type, length = FRAME_HEADER.unpack(head)
@@ -89,9 +89,9 @@ def _check_header(head: bytes, offset: int) -> tuple[int, int]:
 class FrameReader:
     """Reads frames one by one from a binary stream (a pipe or a file)."""
 
-    def __init__(self, stream: BinaryIO):
+    def __init__(self, stream: BinaryIO, offset: int = 0):
         self.stream = stream
-        self.offset = 0  # bytes consumed so far
+        self.offset = offset  # stream offset of the next byte (bytes consumed so far)
 
     def _read_exact(self, n: int, frame_offset: int, what: str) -> bytes:
         data = self.stream.read(n)
@@ -113,7 +113,7 @@ class FrameReader:
             return None
         head = first if len(first) == FRAME_HEADER.size else first + self._read_exact(
             FRAME_HEADER.size - len(first), start, "header")
-        frame_type, length = _check_header(head, start)
+        frame_type, length = check_header(head, start)
         body = self._read_exact(length + FRAME_CRC.size, start, "payload")
         payload, (crc,) = body[:length], FRAME_CRC.unpack(body[length:])
         if zlib.crc32(body[:length], zlib.crc32(head)) != crc:

@@ -88,6 +88,16 @@ class PeerRepetition:
 
 
 @dataclass(frozen=True)
+class StoredRepetition:
+    """One repetition as the controller stores it with the rest of its batch: the row, its
+    raw trace records and, in a two-process run, the peer agent's REP."""
+
+    row: RepetitionRow
+    records: bytes
+    peer: PeerRepetition | None = None
+
+
+@dataclass(frozen=True)
 class LinkTraffic:
     """A `link_traffic` row: what the emulated link carried for one repetition."""
 

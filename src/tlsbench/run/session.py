@@ -24,6 +24,7 @@ from tlsbench.run.device import DEVICE, Connection, DeviceExchange, DeviceSetup,
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
 from tlsbench.run.local import LocalAgentExchange
 from tlsbench.run.pair import AgentPairExchange
+from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.run.records import Experiment
 from tlsbench.run.timeouts import Timeouts
@@ -67,11 +68,11 @@ def device_offer(link: Connection, loaded: LoadedPlan) -> DeviceOffer:
 
 
 def resolve_plan(loaded: LoadedPlan, paths: Mapping[str, Path], timeouts: Timeouts = Timeouts(),
-                 device: DeviceSetup | None = None) -> Greeted:
-    """Starts one agent per library (and boots the device's firmware) and resolves the plan
-    against their SUITES and HELLO: what can fail because of the plan fails here, before
-    anything is stored."""
-    greeted = Greeted(greet(paths, timeouts), Resolution())
+                 device: DeviceSetup | None = None, placement: Placement = Placement()) -> Greeted:
+    """Starts one agent per library (where `placement` puts agents; and boots the device's
+    firmware) and resolves the plan against their SUITES and HELLO: what can fail because of
+    the plan fails here, before anything is stored."""
+    greeted = Greeted(greet(paths, timeouts, placement), Resolution())
     try:
         greeted.device = connect(device, first_variant(device), timeouts) if device else None
         agents = greeted.agents
@@ -103,7 +104,8 @@ def experiment_record(loaded: LoadedPlan) -> Experiment:
 
 
 def _retire(agent: AgentProcess, library: str, sink: Sink) -> None:
-    agent_id = sink.add_agent(library, agent.path.name, agent.pid, agent.hello_raw, agent.suites_raw)
+    agent_id = sink.add_agent(library, agent.path.name, agent.pid, agent.hello_raw, agent.suites_raw,
+                              placement_json=agent.placement_json)
     code = agent.quit()
     sink.end_agent(agent_id, f"quit (exit code {code}): suites listed")
     agent.close()
@@ -112,11 +114,14 @@ def _retire(agent: AgentProcess, library: str, sink: Sink) -> None:
 def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[str, Path], place: str,
              observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
              agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
-             measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None) -> Controller:
+             measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None,
+             placement: Placement = Placement()) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
     agent pairs; the booted firmware to the device's), and the controller over them. `place`
-    names the experiment (its folder): one set of network namespaces per place."""
+    names the experiment (its folder): one set of network namespaces per place; `placement`:
+    where agents run (the caller keeps its own thread on the controller's CPUs:
+    run/placement.py)."""
     sink.init_experiment(experiment_record(loaded))
     closed = sink.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
     if closed:
@@ -127,7 +132,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
         if agent and loaded.plan.network:  # every handshake runs on agent pairs: the listing agent is done
             _retire(agent, library, sink)
             agent = None
-        exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent)
+        exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent, placement)
     if device is not None:
         link, greeted.device = greeted.device, None
         library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
@@ -135,16 +140,19 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
     if loaded.plan.network:
         exchanges[NETWORK] = AgentPairExchange(loaded.plan.network, loaded.plan.seed,
                                                lambda library: paths.get(library) or find_agent(library, agent_dir),
-                                               sink, timeouts, stop, place, agent_dir)
-    return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, done, measure_precision)
+                                               sink, timeouts, stop, place, agent_dir, placement)
+    return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, done, measure_precision,
+                      lookahead=placement.pinned)
 
 
 def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], observer: Observer | None = None,
           stop: StopFlag | None = None, timeouts: Timeouts = Timeouts(), place: str = "",
-          agent_dir: str | Path | None = None, device: DeviceSetup | None = None) -> Controller:
+          agent_dir: str | Path | None = None, device: DeviceSetup | None = None,
+          placement: Placement = Placement()) -> Controller:
     """Greets, resolves and opens in one go, for a sink that is already open (tests, tools);
     one path is the agent of a single-library plan."""
     paths = dict(paths) if isinstance(paths, Mapping) else {loaded.plan.libraries[0]: paths}
     stop = stop or StopFlag()
-    return open_run(loaded, resolve_plan(loaded, paths, timeouts, device), sink, paths, place or loaded.plan.name,
-                    observer or QuietObserver(), stop, timeouts, agent_dir, device=device)
+    return open_run(loaded, resolve_plan(loaded, paths, timeouts, device, placement), sink, paths,
+                    place or loaded.plan.name, observer or QuietObserver(), stop, timeouts, agent_dir,
+                    device=device, placement=placement)

@@ -45,6 +45,8 @@ class AgentRow:
     counter_unit: str | None = None
     firmware_sha256: str | None = None
     firmware_json: str | None = None
+    placement_json: str | None = None  # CPUs and priority it ran with (migration 008)
+    clock_json: str | None = None      # its clock checks after RUNs (migration 008)
 
 
 @dataclass(frozen=True)

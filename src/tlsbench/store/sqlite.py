@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import errno
 import os
 import re
@@ -21,7 +22,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow
-from tlsbench.run.records import DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow
+from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
+                                  StoredRepetition)
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
 from tlsbench.store.reader import AgentRow, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig, device_image
 
@@ -239,6 +241,17 @@ def plan_mismatch(folder: Path, stored: Experiment, plan_hash: str) -> PlanMisma
                         "(`tlsbench plan show` of the same file) to resume")
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def _values(row: Any) -> tuple[Any, ...]:
+    """A record's fields in order, as they are: `astuple` deep-copies every value (half the
+    host's time per repetition when a batch of fast handshakes is stored)."""
+    return tuple(getattr(row, name) for name in _field_names(type(row)))
+
+
 class Store:
     """One open experiment database."""
 
@@ -326,14 +339,22 @@ class Store:
         return self.experiment()  # type: ignore[return-value]
 
     def add_agent(self, library: str, executable: str, pid: int | None, hello_json: str, suites_json: str,
-                  device: DeviceFacts | None = None) -> int:
-        """An agent process, or a boot of a firmware on a device (with what it is: 007)."""
+                  device: DeviceFacts | None = None, placement_json: str = "") -> int:
+        """An agent process, or a boot of a firmware on a device (with what it is: 007), and
+        where it ran (008)."""
         facts = astuple(device) if device else (None,) * len(fields(DeviceFacts))
         with self.transaction() as c:
             cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at, target,"
-                            " counter_unit, firmware_sha256, firmware_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (library, executable, pid, hello_json, suites_json, now_iso(), *facts))
+                            " counter_unit, firmware_sha256, firmware_json, placement_json)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (library, executable, pid, hello_json, suites_json, now_iso(), *facts,
+                             placement_json or None))
         return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def set_agent_clock(self, agent_id: int, clock_json: str) -> None:
+        """What the agent's clock checks after its RUNs said so far (run/local.py ClockRecord)."""
+        with self.transaction() as c:
+            c.execute("UPDATE agent SET clock_json = ? WHERE id = ?", (clock_json, agent_id))
 
     def end_agent(self, agent_id: int, reason: str) -> None:
         """Best effort: when the disk refuses (full), the row stays open and the next run
@@ -380,6 +401,24 @@ class Store:
             c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
             c.execute(_INSERT_PEER, (rep_id,) + astuple(peer))
         return int(rep_id)  # type: ignore[arg-type]
+
+    def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None:
+        """A batch's repetitions (each with its trace, and its peer's REP in a two-process run)
+        in one transaction: a kill loses the batch being stored, never part of it."""
+        stored_at = now_iso()
+        with self.transaction() as c:
+            c.executemany(_INSERT_REP, [_values(rep.row) + (stored_at,) for rep in reps])
+            ids = {}
+            for config_id in {rep.row.config_id for rep in reps}:
+                idx = [rep.row.idx for rep in reps if rep.row.config_id == config_id]
+                ids.update(((config_id, i), rep_id) for i, rep_id in c.execute(
+                    "SELECT idx, id FROM repetition WHERE config_id = ? AND idx BETWEEN ? AND ?",
+                    (config_id, min(idx), max(idx))))
+            rep_ids = [ids[(rep.row.config_id, rep.row.idx)] for rep in reps]
+            c.executemany("INSERT INTO trace (repetition_id, records) VALUES (?, ?)",
+                          [(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
+            c.executemany(_INSERT_PEER, [(rep_id,) + _values(rep.peer) for rep_id, rep in zip(rep_ids, reps)
+                                         if rep.peer is not None])
 
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
         """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""

@@ -52,3 +52,15 @@ const char *tb_port_clock_name(void) { return TB_BOARD_COUNTER_NAME; }
 const char *tb_port_cpu_clock_name(void) { return "the counter (bare metal: one thread)"; }
 uint64_t tb_port_clock_resolution_ns(void) { return TB_BOARD_UNITS_PER_TICK; }
 const char *tb_port_clock_unit(void) { return TB_BOARD_COUNTER_UNIT; }
+
+/* The count is read directly, not converted from another clock: nothing to calibrate or check. */
+tb_port_clock_info tb_port_clock_calibration(void) {
+    return (tb_port_clock_info){.counter = "", .reference = "", .fallback = ""};
+}
+double tb_port_clock_check(void) { return 0; }
+
+/* Bare metal: one thread, no scheduler, so no run-queue wait to read. */
+int tb_port_runqueue_wait_ns(uint64_t *ns) {
+    (void)ns;
+    return -1;
+}
