@@ -2,14 +2,16 @@
 """Read an experiment store (read-only) into arrays: the input of every analysis.
 
 Analysis never writes to the store and never re-runs anything: a report is a pure function
-of the file. Slices are derived in memory on each load (≈ 0.5 s per million events, see
-docs/benchmarks.md), so no derived table can go stale and no migration is needed.
+of the file. What it needs of each repetition's trace are its summaries (analysis/derived.py):
+read from the store where `tlsbench derive` (or the end of `tlsbench run`) stored them,
+derived in memory a batch at a time otherwise. The records themselves are decoded only when
+something asks for `events` or `slices` (a figure of one repetition, an energy estimate).
 """
 from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -20,6 +22,9 @@ from tlsbench.store.energy import StoredCapture, WindowEnergies
 from tlsbench.store.reader import DeviceImage, Kind, StoreReader, StoredConfig
 from tlsbench.store.sqlite import Store
 
+from . import derived as derivation
+from .derived import Derived, RepFacts
+from .measures import MeasureTable
 from .slices import Events, Slices, build_slices, decode_many
 from .units import TIME, Unit, of_hello
 from .vocab import vocab
@@ -54,6 +59,7 @@ class Reps:
     dropped: np.ndarray
     handshake_wall_ns: np.ndarray
     handshake_cpu_ns: np.ndarray
+    n_events: np.ndarray     # records stored
 
     def __len__(self) -> int:
         return len(self.id)
@@ -68,8 +74,6 @@ class Dataset:
     agents: dict[int, dict[str, Any]]     # agent id -> row with "hello" parsed
     configs: dict[int, Config]
     reps: Reps
-    events: Events
-    slices: Slices
     calib: dict[int, Calibration] = field(default_factory=dict)  # agent id -> calibration
     link_traffic: dict[int, LinkTraffic] = field(default_factory=dict)  # repetition id -> the link's (network)
     capture: StoredCapture | None = None  # a measured energy capture (`tlsbench energy import`)
@@ -80,10 +84,61 @@ class Dataset:
     devices: list[DeviceImage] = field(default_factory=list)  # the firmware images the store ran
     host: "Dataset | None" = None  # with a device dataset: the same store's host configurations, if any
     footprint: "Dataset | None" = None  # with a device dataset: its memory image's repetitions, if any
+    kind: Kind = "handshakes"  # which configurations of the store it holds
+    decoded: tuple[Events, Slices] | None = None  # the traces, decoded when first asked for
+    summaries: Derived | None = None  # per-repetition summaries (derived from `decoded` when None)
+    derived_now: int = 0  # repetitions whose summaries were not stored (derived by this load)
 
     @property
     def name(self) -> str:
         return str(self.experiment.get("name", self.path.stem))
+
+    @property
+    def events(self) -> Events:
+        return self._decoded()[0]
+
+    @property
+    def slices(self) -> Slices:
+        return self._decoded()[1]
+
+    def _decoded(self) -> tuple[Events, Slices]:
+        """Every repetition's records, decoded and paired (what derived summaries spare a report)."""
+        if self.decoded is None:
+            with reading(self.path) as store:
+                traces = [t for t in store.traces(self.kind) if t[0] in set(self.reps.id.tolist())]
+            events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+            self.decoded = (events, build_slices(events))
+        return self.decoded
+
+    @property
+    def derived(self) -> Derived:
+        if self.summaries is None:
+            self.summaries = derivation.derive_dataset(self)
+        return self.summaries
+
+    @property
+    def table(self) -> MeasureTable:
+        """The measures of every repetition (analysis/measures.py)."""
+        return self.derived.table
+
+    @property
+    def facts(self) -> RepFacts:
+        """Per repetition, aligned with `reps`: what its trace says beyond measures."""
+        return self.derived.facts
+
+    def with_traces(self, reps: Reps, events: Events, slices: Slices) -> "Dataset":
+        """This dataset's context over other repetitions and traces (no companions)."""
+        return replace(self, reps=reps, decoded=(events, slices), summaries=None, experiments=None, host=None,
+                       footprint=None, derived_now=0)
+
+    def traced(self, rep_ids: Sequence[int]) -> "Dataset":
+        """The same dataset with only these repetitions' traces decoded (a figure, an export)."""
+        if self.decoded is not None:
+            return self
+        with reading(self.path) as store:
+            traces = store.traces(self.kind, list(rep_ids))
+        events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+        return replace(self, decoded=(events, build_slices(events)))
 
     def rep_index(self, rep_ids: np.ndarray) -> np.ndarray:
         """Positions in `reps` of repetition ids."""
@@ -116,29 +171,17 @@ class Dataset:
         thread CPU time by as much, which means something only where both peers run in the
         agent's one thread (in-memory transport): a repetition over a network also waits
         for its peer."""
-        slices, voc = self.slices, vocab()
-        n = len(self.reps)
-        rep_sel = np.flatnonzero((slices.label == voc.role_label("repetition")) & ~slices.instant)
-        pos = self.rep_index(slices.rep[rep_sel])
-        dur, cpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-        dur[pos], cpu[pos] = slices.dur[rep_sel], slices.cpu[rep_sel]
-        wait = np.full(n, -1, dtype=np.int64)
-        wait_sel = np.flatnonzero((slices.label == voc.role_label("runqueue_wait")) & slices.instant)
-        wait[self.rep_index(slices.rep[wait_sel])] = slices.value[wait_sel].astype(np.int64)
+        dur, cpu, wait = self.facts.rep_dur, self.facts.rep_cpu, self.facts.runqueue_wait
         limit = np.maximum(DESCHEDULED_FRACTION * dur, DESCHEDULED_MIN_NS)
-        in_thread = np.array([self.configs[c].transport == IN_THREAD_TRANSPORT if c in self.configs else False
-                              for c in self.reps.config_id], dtype=bool)
+        in_thread = np.isin(self.reps.config_id, [c.id for c in self.configs.values()
+                                                  if c.transport == IN_THREAD_TRANSPORT])
         by_wait = (wait >= 0) & (dur >= 0) & (wait > limit)
         by_cpu = (wait < 0) & in_thread & (dur >= 0) & (cpu >= 0) & (dur - cpu > limit)
         return by_wait | by_cpu
 
     def runqueue_wait_known(self) -> np.ndarray:
         """Per repetition: True when the agent recorded its run-queue wait."""
-        slices = self.slices
-        sel = (slices.label == vocab().role_label("runqueue_wait")) & slices.instant
-        known = np.zeros(len(self.reps), dtype=bool)
-        known[self.rep_index(slices.rep[sel])] = True
-        return known
+        return self.facts.runqueue_wait >= 0
 
 
 # A timer interrupt steals a few µs; a preemption steals a scheduler slice (ms).
@@ -206,42 +249,61 @@ def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, exp
     counter unit per dataset): the host's and the memory image's come along as companions.
     ``kind`` names one kind of configuration instead."""
     with reading(source) as store:
-        path = path or store.path
         if kind is None:
             kind = KINDS[experiments]
             kind = "device" if kind == "handshakes" and store.has("device") else kind
-        row = store.experiment()
-        exp = asdict(row) if row else {}
-        exp["host"] = json.loads(exp.get("host_json") or "{}")
-        agents = {}
-        for row in store.agent_rows():
-            agents[row.id] = {**asdict(row), "hello": json.loads(row.hello_json or "{}")}
-        configs = {c.id: c for c in store.config_rows(kind)}
-        cols = store.repetition_columns(kind)
-        reps = Reps(
-            id=_array(cols.id, np.int64), config_id=_array(cols.config_id, np.int64),
-            idx=_array(cols.idx, np.int64), round=_array(cols.round, np.int64),
-            agent_id=_array(cols.agent_id, np.int64), status=np.array(cols.status, dtype=object),
-            flags=_array(cols.flags, np.int64, 0), error_code=_array(cols.error_code, np.int64, 0),
-            bytes_c2s=_array(cols.bytes_c2s, np.int64), bytes_s2c=_array(cols.bytes_s2c, np.int64),
-            dropped=_array(cols.dropped_events, np.int64, 0),
-            handshake_wall_ns=_array(cols.handshake_wall_ns, np.int64),
-            handshake_cpu_ns=_array(cols.handshake_cpu_ns, np.int64),
-        )
-        traces = store.traces(kind, rep_ids)
-        capture = store.energy_capture()
-        energies = store.window_energies(capture.id) if capture else None
-        link = store.link_traffic() if kind != "experiments" else {}
+        ds = load_tables(store, kind, path)
+        if rep_ids is not None:
+            traces = store.traces(kind, rep_ids)
+            events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+            ds.decoded = (events, build_slices(events))
+        else:
+            ds.summaries, ds.derived_now = summaries(store, ds)
         whole = rep_ids is None and kind in ("handshakes", "device")
-        companion = load(store, experiments=True, path=path) if whole and store.has_experiments() else None
+        ds.experiments = load(store, experiments=True, path=ds.path) if whole and store.has_experiments() else None
         on_device = whole and kind == "device"
-        host = load(store, path=path, kind="handshakes") if on_device and store.has("handshakes") else None
-        footprint = load(store, path=path, kind="footprint") if on_device and store.has("footprint") else None
-        devices = store.devices()
-    events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+        ds.host = load(store, path=ds.path, kind="handshakes") if on_device and store.has("handshakes") else None
+        ds.footprint = load(store, path=ds.path, kind="footprint") if on_device and store.has("footprint") else None
+    return ds
+
+
+def load_tables(store: StoreReader, kind: Kind, path: Path | None = None) -> Dataset:
+    """A kind's dataset without its traces: the experiment, agents, configurations and
+    repetitions, the link's traffic and the energy capture."""
+    row = store.experiment()
+    exp = asdict(row) if row else {}
+    exp["host"] = json.loads(exp.get("host_json") or "{}")
+    agents = {}
+    for row in store.agent_rows():
+        agents[row.id] = {**asdict(row), "hello": json.loads(row.hello_json or "{}")}
+    configs = {c.id: c for c in store.config_rows(kind)}
+    cols = store.repetition_columns(kind)
+    reps = Reps(
+        id=_array(cols.id, np.int64), config_id=_array(cols.config_id, np.int64),
+        idx=_array(cols.idx, np.int64), round=_array(cols.round, np.int64),
+        agent_id=_array(cols.agent_id, np.int64), status=np.array(cols.status, dtype=object),
+        flags=_array(cols.flags, np.int64, 0), error_code=_array(cols.error_code, np.int64, 0),
+        bytes_c2s=_array(cols.bytes_c2s, np.int64), bytes_s2c=_array(cols.bytes_s2c, np.int64),
+        dropped=_array(cols.dropped_events, np.int64, 0),
+        handshake_wall_ns=_array(cols.handshake_wall_ns, np.int64),
+        handshake_cpu_ns=_array(cols.handshake_cpu_ns, np.int64),
+        n_events=_array(cols.n_events, np.int64, 0),
+    )
+    del cols
+    capture = store.energy_capture()
     unit, target = _unit(agents, reps.agent_id, kind in ("device", "footprint"))
-    return Dataset(path=path, experiment=exp, agents=agents, configs=configs, reps=reps,
-                   events=events, slices=build_slices(events),
+    return Dataset(path=path or store.path, experiment=exp, agents=agents, configs=configs, reps=reps,
                    calib={aid: _calibration(a["hello"]) for aid, a in agents.items()},
-                   link_traffic=link, capture=capture, energies=energies, experiments=companion,
-                   unit=unit, target=target, devices=devices, host=host, footprint=footprint)
+                   link_traffic=store.link_traffic() if kind != "experiments" else {}, capture=capture,
+                   energies=store.window_energies(capture.id) if capture else None,
+                   unit=unit, target=target, devices=store.devices(), kind=kind)
+
+
+def summaries(store: StoreReader, ds: Dataset) -> tuple[Derived, int]:
+    """A dataset's summaries: those stored by this version of the derivation, the rest
+    derived now from the records (a batch at a time); and how many were derived now."""
+    stored = [derivation.from_stored(b) for b in store.derived_batches(ds.kind, derivation.DERIVE_VERSION)]
+    have = np.concatenate([d.facts.id for d in stored]) if stored else np.empty(0, np.int64)
+    missing = np.flatnonzero(~np.isin(ds.reps.id, have))
+    fresh = list(derivation.derive_missing(ds, missing, lambda ids: store.traces(ds.kind, ids), ds.reps.n_events))
+    return derivation.combine(stored + fresh, ds.reps.id), len(missing)

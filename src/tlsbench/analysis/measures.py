@@ -13,12 +13,15 @@ Everything is vectorised over all repetitions at once; the result is one long ta
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .load import Dataset
 from .slices import Slices
 from .vocab import Vocab, vocab
+
+if TYPE_CHECKING:
+    from .load import Dataset  # load reads measures derived by this module
 
 
 @dataclass(frozen=True)

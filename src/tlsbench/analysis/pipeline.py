@@ -12,7 +12,7 @@ from .device import device_results
 from .drift import RoundShift, round_shift
 from .exclusions import exclusions, load_warning
 from .load import Dataset, ok_status
-from .measures import METRIC, NO_LABEL, MeasureTable, measures, slice_costs
+from .measures import METRIC, NO_LABEL, MeasureTable
 from .results import Analysis, Context, Results
 from .samples import Measured, config_labels, split_samples, summarize_all
 from .vocab import vocab
@@ -21,8 +21,8 @@ from .vocab import vocab
 def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False) -> Analysis:
     """Measures, statistics, winners, group-bys, libraries and primitives of one dataset
     (its experiments come with it: load() reads them in the same visit to the store)."""
-    costs = slice_costs(ds)
-    table = measures(ds, costs)
+    costs = None  # per slice: computed only if something asks (Measured.costs)
+    table = ds.table
     samples = split_samples(ds, table, include_flagged)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     labels = config_labels(ds.configs)
@@ -57,8 +57,8 @@ def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
         flag_counts={f: int(np.count_nonzero(ds.reps.flags & bit)) for f, bit in voc.flags.items()},
         excluded=int(np.count_nonzero(ds.excluded_mask(include_flagged))),
         descheduled=int(np.count_nonzero(ds.descheduled_mask())),
-        include_flagged=include_flagged, unbalanced_reps=len(ds.slices.unbalanced_reps),
-        orphan_stops=sum(ds.slices.orphan_stops.values()),
+        include_flagged=include_flagged, unbalanced_reps=int(np.count_nonzero(ds.facts.unbalanced)),
+        orphan_stops=int(ds.facts.orphan_stops.sum()),
         dropped_events=int(ds.reps.dropped.sum()), incomplete_records=table.incomplete_records,
         unit=ds.unit.name, target=ds.target,
     )
@@ -128,7 +128,7 @@ def representative_rep(analysis: Analysis) -> int | None:
     figure and a trace export show."""
     table, ds = analysis.table, analysis.ds
     ok = ~ds.excluded_mask(analysis.results.context.include_flagged)
-    good = set(ds.reps.id[ok].tolist()) & set(np.unique(ds.slices.rep).tolist())
+    good = set(ds.reps.id[ok & ds.facts.traced].tolist())
     if not good:
         return None
     sel = ((table.metric == METRIC["handshake_processing"]) & (table.peer == vocab().peers["client"])

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .load import Config, Dataset
-from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts
+from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, slice_costs
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
 
@@ -117,7 +117,15 @@ class Measured:
     """The intermediate products of one dataset, kept for figures and comparisons."""
 
     ds: Dataset
-    costs: SliceCosts
+    computed_costs: SliceCosts | None  # None until `costs` is first asked for
     table: MeasureTable
     samples: Samples
     labels: dict[int, str]  # configuration id -> display name (config_labels)
+
+    @property
+    def costs(self) -> SliceCosts:
+        """Every slice's processing, I/O and overhead: decodes every trace (analysis/derived.py
+        spares a report this), so only what needs every slice asks."""
+        if self.computed_costs is None:
+            self.computed_costs = slice_costs(self.ds)
+        return self.computed_costs

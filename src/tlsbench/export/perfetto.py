@@ -14,14 +14,16 @@ import numpy as np
 
 from ..analysis.pipeline import representative_rep
 from ..analysis.results import Analysis
+from ..analysis.measures import slice_costs
 from ..analysis.slices import format_value
 from ..analysis.vocab import vocab
 
 
 def trace_events(analysis: Analysis, reps: list[int]) -> list[dict]:
-    voc, slices, ds = vocab(), analysis.ds.slices, analysis.ds
+    ds = analysis.ds.traced(reps)  # only these repetitions' records are decoded
+    voc, slices = vocab(), ds.slices
     events: list[dict] = []
-    proc = analysis.costs.processing
+    proc = slice_costs(ds).processing
     for rep in reps:
         pos = ds.rep_index(np.array([rep]))[0]
         cfg = ds.configs.get(int(ds.reps.config_id[pos])) if pos < len(ds.reps) else None

@@ -236,7 +236,7 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
 
 def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     """One repetition: peers as lanes, spans nested by depth, coloured by category."""
-    voc, slices, u = vocab(), analysis.ds.slices, analysis.ds.unit
+    voc, slices, u = vocab(), analysis.ds.traced([rep]).slices, analysis.ds.unit
     idx = np.flatnonzero((slices.rep == rep) & ~slices.instant)
     t0 = slices.ts[idx].min() if len(idx) else 0
     lanes = [voc.peers[p] for p in ("none", "client", "server")]

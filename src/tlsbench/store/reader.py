@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, Sequence
+from typing import Iterator, Literal, Protocol, Sequence
 
 from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import Experiment, LinkTraffic
@@ -102,6 +102,7 @@ class RepetitionColumns:
     dropped_events: list[int]
     handshake_wall_ns: list[int | None]
     handshake_cpu_ns: list[int | None]
+    n_events: list[int]
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,22 @@ class PeerTrace:
     agent_id: int | None
     role: str  # spec [role] name of the peer agent
     records: bytes
+
+
+@dataclass(frozen=True)
+class DerivedBatch:
+    """A `derived_batch` row (migration 013): the derived summaries of a kind's repetitions
+    first_rep..last_rep, as column blobs (analysis/derived.py lays them out)."""
+
+    version: int
+    kind: str
+    first_rep: int
+    last_rep: int
+    n_reps: int
+    n_measures: int
+    incomplete_records: int
+    reps: bytes
+    measures: bytes
 
 
 class StoreReader(Protocol):
@@ -132,3 +149,4 @@ class StoreReader(Protocol):
     def energy_capture(self) -> StoredCapture | None: ...
     def window_energies(self, capture_id: int) -> WindowEnergies: ...
     def devices(self) -> list[DeviceImage]: ...
+    def derived_batches(self, kind: Kind = "all", version: int | None = None) -> Iterator[DerivedBatch]: ...

@@ -25,7 +25,9 @@ from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
-from tlsbench.store.reader import AgentRow, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig, device_image
+from tlsbench.store.reader import (AgentRow, DerivedBatch, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig,
+                                   device_image)
+from tlsbench.store.trace_blob import decode_records
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -252,6 +254,10 @@ def _values(row: Any) -> tuple[Any, ...]:
     return tuple(getattr(row, name) for name in _field_names(type(row)))
 
 
+def _peer_trace(row: Sequence[Any]) -> PeerTrace:
+    return PeerTrace(row[0], row[1], row[2], decode_records(row[3]))
+
+
 class Store:
     """One open experiment database."""
 
@@ -466,7 +472,7 @@ class Store:
             " WHERE r.config_id = ? AND r.idx = ?", (config_id, idx)).fetchone()
         if row is None:
             return None
-        return row, bytes(row["records"] or b"")
+        return row, decode_records(row["records"])
 
     def agents(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM agent ORDER BY id").fetchall()
@@ -526,13 +532,13 @@ class Store:
         query = ("SELECT t.repetition_id, t.records FROM trace t JOIN repetition r ON r.id = t.repetition_id"
                  + mine.replace("config_id", "r.config_id"))
         if rep_ids is None:
-            return [(r[0], r[1]) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
+            return [(r[0], decode_records(r[1])) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
         wanted = sorted({int(r) for r in rep_ids})
         joiner = " AND " if mine else " WHERE "
         out: list[tuple[int, bytes]] = []
         for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
             chunk = wanted[start:start + _IDS_PER_QUERY]
-            out += [(r[0], r[1]) for r in self.conn.execute(
+            out += [(r[0], decode_records(r[1])) for r in self.conn.execute(
                 query + joiner + f"t.repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY t.repetition_id",
                 chunk)]
         return out
@@ -567,14 +573,35 @@ class Store:
             return []
         query = "SELECT repetition_id, agent_id, role, records FROM peer_repetition"
         if rep_ids is None:
-            return [PeerTrace(*r) for r in self.conn.execute(query + " ORDER BY repetition_id")]
+            return [_peer_trace(r) for r in self.conn.execute(query + " ORDER BY repetition_id")]
         wanted = sorted({int(r) for r in rep_ids})
         out: list[PeerTrace] = []
         for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
             chunk = wanted[start:start + _IDS_PER_QUERY]
-            out += [PeerTrace(*r) for r in self.conn.execute(
+            out += [_peer_trace(r) for r in self.conn.execute(
                 query + f" WHERE repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY repetition_id", chunk)]
         return out
+
+    def derived_batches(self, kind: Kind = "all", version: int | None = None) -> Iterator[DerivedBatch]:
+        """The derived batches (migration 013) of a kind of configurations, by first repetition;
+        with `version`, only those that version wrote (none in an older store)."""
+        if not self._columns("derived_batch"):
+            return
+        names = [f.name for f in fields(DerivedBatch)]
+        yield from (DerivedBatch(*r) for r in self.conn.execute(
+            f"SELECT {', '.join(names)} FROM derived_batch WHERE kind = ? AND version IS COALESCE(?, version)"
+            " ORDER BY first_rep", (kind, version)))
+
+    def add_derived_batches(self, batches: Sequence[DerivedBatch]) -> None:
+        """Stores derived batches in one transaction."""
+        names = [f.name for f in fields(DerivedBatch)]
+        with self.transaction() as conn:
+            conn.executemany(_insert("derived_batch", names), [_values(b) for b in batches])
+
+    def drop_derived(self, keep_version: int | None = None) -> None:
+        """Drops the derived batches (but those `keep_version` wrote): rebuilt from the records."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM derived_batch WHERE version IS NOT ?", (keep_version,))
 
     def energy_capture(self) -> StoredCapture | None:
         return read_capture(self.conn)

@@ -155,7 +155,7 @@ def peer_dataset(ds: Dataset, traces: Sequence[PeerTrace]) -> Dataset:
     agent = np.array([by_rep[int(r)].agent_id if int(r) in by_rep and by_rep[int(r)].agent_id is not None else -1
                       for r in ds.reps.id], dtype=np.int64)
     reps = Reps(**{**{f: getattr(ds.reps, f) for f in Reps.__dataclass_fields__}, "agent_id": agent})
-    return replace(ds, reps=reps, events=events, slices=build_slices(events), experiments=None)
+    return ds.with_traces(reps, events, build_slices(events))
 
 
 @dataclass

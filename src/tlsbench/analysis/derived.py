@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Per-repetition summaries derived once from the raw records: what a report needs of every
+trace, as columns, so a report never holds every record at once.
+
+A repetition's trace is decoded, paired into slices and measured (slices.py, measures.py)
+exactly as a whole-dataset analysis does it, a batch of repetitions at a time; what is kept
+is its measure rows (repetition, peer, metric, label, value) and a few facts of the
+repetition (its REPETITION span, its run-queue wait, whether its trace was balanced). Every
+measure is a function of one repetition's records, so a batch's rows are the rows the whole
+dataset would give for those repetitions, bit for bit, in the same order within each sample.
+
+`tlsbench derive` stores them in the store (migration 013, one row per configuration and
+batch, each column a little-endian array); `tlsbench run` derives what it stored when a
+sweep ends. A report reads the stored batches its version wrote and derives the rest in
+memory, a batch at a time (a store written before, or a read-only one, stays unwritten).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from tlsbench.store.reader import DerivedBatch, Kind
+
+from .measures import MeasureTable, measures, slice_costs
+from .slices import Slices, build_slices, decode_many
+from .vocab import vocab
+
+if TYPE_CHECKING:
+    from tlsbench.store.reader import StoreReader
+    from tlsbench.store.sqlite import Store
+
+    from .load import Dataset
+
+# Bump whenever slices.py or measures.py change what a repetition's summaries are: stored
+# batches of another version are then ignored by reports and rebuilt by `tlsbench derive`.
+DERIVE_VERSION = 1
+# Records decoded at once while deriving (≈ 250 bytes of working memory each).
+BATCH_RECORDS = 400_000
+
+# Column layouts of a batch's blobs: (name, little-endian dtype), in storage order.
+FACT_COLUMNS = (("id", "<i8"), ("rep_dur", "<i8"), ("rep_cpu", "<i8"), ("runqueue_wait", "<i8"),
+                ("orphan_stops", "<i4"), ("unbalanced", "u1"), ("traced", "u1"))
+MEASURE_COLUMNS = (("rep", "<i8"), ("peer", "<i2"), ("metric", "<i2"), ("label", "<i4"), ("value", "<f8"))
+
+
+@dataclass
+class RepFacts:
+    """Per repetition (aligned with the dataset's `Reps`): what its slices say beyond measures."""
+
+    id: np.ndarray
+    rep_dur: np.ndarray       # the REPETITION span's duration, −1 when none
+    rep_cpu: np.ndarray       # its thread CPU time, −1 when not read
+    runqueue_wait: np.ndarray  # the RUNQUEUE_WAIT instant's value, −1 when not recorded
+    orphan_stops: np.ndarray  # STOP records without a START
+    unbalanced: np.ndarray    # bool: the trace needed the stack machine (slices.py)
+    traced: np.ndarray        # bool: the trace holds at least one slice
+
+
+@dataclass
+class Derived:
+    """A dataset's summaries: facts per repetition and the measure table."""
+
+    facts: RepFacts
+    table: MeasureTable
+
+
+def _columns(arrays: dict[str, np.ndarray], layout: Sequence[tuple[str, str]]) -> bytes:
+    return b"".join(np.ascontiguousarray(arrays[name], dtype=dt).tobytes() for name, dt in layout)
+
+
+def _uncolumns(blob: bytes, n: int, layout: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    out, offset = {}, 0
+    for name, dt in layout:
+        out[name] = np.frombuffer(blob, dtype=dt, count=n, offset=offset)
+        offset += n * np.dtype(dt).itemsize
+    if offset != len(blob):
+        raise ValueError(f"derived blob of {len(blob)} bytes does not hold {n} rows")
+    return out
+
+
+def rep_windows(slices: Slices, rep_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per repetition of `rep_ids` (ascending): the REPETITION span's duration and CPU time
+    and the RUNQUEUE_WAIT instant's value, −1 where the trace has none."""
+    voc, n = vocab(), len(rep_ids)
+    rep_sel = np.flatnonzero((slices.label == voc.role_label("repetition")) & ~slices.instant)
+    pos = np.searchsorted(rep_ids, slices.rep[rep_sel])
+    dur, cpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    dur[pos], cpu[pos] = slices.dur[rep_sel], slices.cpu[rep_sel]
+    wait = np.full(n, -1, dtype=np.int64)
+    wait_sel = np.flatnonzero((slices.label == voc.role_label("runqueue_wait")) & slices.instant)
+    wait[np.searchsorted(rep_ids, slices.rep[wait_sel])] = slices.value[wait_sel].astype(np.int64)
+    return dur, cpu, wait
+
+
+def facts_of(slices: Slices, rep_ids: np.ndarray) -> RepFacts:
+    """The facts of repetitions `rep_ids` (ascending) from their slices."""
+    dur, cpu, wait = rep_windows(slices, rep_ids)
+    orphans = np.array([slices.orphan_stops.get(int(r), 0) for r in rep_ids], dtype=np.int32)
+    unbalanced = np.isin(rep_ids, np.fromiter(slices.unbalanced_reps, dtype=np.int64))
+    return RepFacts(rep_ids, dur, cpu, wait, orphans, unbalanced, np.isin(rep_ids, slices.rep))
+
+
+def derive_dataset(ds: "Dataset") -> Derived:
+    """The summaries of a dataset whose slices are in memory (decoded as they are)."""
+    return Derived(facts_of(ds.slices, ds.reps.id), measures(ds, slice_costs(ds)))
+
+
+def _concat_facts(parts: Sequence[RepFacts]) -> RepFacts:
+    names = [name for name, _ in FACT_COLUMNS]
+    if not parts:
+        return RepFacts(**{name: np.empty(0, dtype=np.dtype(dt) if dt != "u1" else bool) for name, dt in FACT_COLUMNS})
+    return RepFacts(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
+
+
+def _concat_tables(parts: Sequence[MeasureTable]) -> MeasureTable:
+    cols = [np.concatenate([getattr(p, name) for p in parts]) if parts else np.empty(0, dt)
+            for name, dt in MEASURE_COLUMNS]
+    return MeasureTable(*cols, incomplete_records=sum(p.incomplete_records for p in parts))
+
+
+def derive_batch(ds: "Dataset", positions: np.ndarray, traces: Sequence[tuple[int, bytes]]) -> Derived:
+    """The summaries of the repetitions at `positions` of ds.reps (ascending), from their traces."""
+    from .load import Reps  # load imports this module
+
+    events = decode_many([t[1] for t in traces], [t[0] for t in traces])
+    reps = Reps(**{f: getattr(ds.reps, f)[positions] for f in Reps.__dataclass_fields__})
+    sub = ds.with_traces(reps, events, build_slices(events))
+    return Derived(facts_of(sub.slices, reps.id), measures(sub, slice_costs(sub)))
+
+
+def _batches(n_events: np.ndarray, limit: int = BATCH_RECORDS) -> Iterator[np.ndarray]:
+    """Positions of consecutive repetitions holding about `limit` records each."""
+    start, total = 0, 0
+    for i, n in enumerate(n_events.tolist()):
+        total += n
+        if total >= limit:
+            yield np.arange(start, i + 1)
+            start, total = i + 1, 0
+    if start < len(n_events):
+        yield np.arange(start, len(n_events))
+
+
+def derive_missing(ds: "Dataset", positions: np.ndarray, read_traces: Callable[[list[int]], list[tuple[int, bytes]]],
+                   n_events: np.ndarray) -> Iterator[Derived]:
+    """The summaries of the repetitions at `positions` (ascending), a batch at a time."""
+    for batch in _batches(n_events[positions]):
+        pos = positions[batch]
+        yield derive_batch(ds, pos, read_traces(ds.reps.id[pos].tolist()))
+
+
+# ---------------------------------------------------------------- stored batches
+STORED_KINDS: tuple[Kind, ...] = ("handshakes", "device", "footprint", "experiments")  # disjoint
+
+
+def to_stored(derived: Derived, kind: Kind) -> DerivedBatch:
+    facts, table = derived.facts, derived.table
+    f = {name: getattr(facts, name) for name, _ in FACT_COLUMNS}
+    m = {name: getattr(table, name) for name, _ in MEASURE_COLUMNS}
+    return DerivedBatch(DERIVE_VERSION, kind, int(facts.id[0]), int(facts.id[-1]), len(facts.id), len(table),
+                        table.incomplete_records, _columns(f, FACT_COLUMNS), _columns(m, MEASURE_COLUMNS))
+
+
+def from_stored(batch: DerivedBatch) -> Derived:
+    f = _uncolumns(batch.reps, batch.n_reps, FACT_COLUMNS)
+    m = _uncolumns(batch.measures, batch.n_measures, MEASURE_COLUMNS)
+    facts = RepFacts(**{**f, "unbalanced": f["unbalanced"].astype(bool), "traced": f["traced"].astype(bool)})
+    return Derived(facts, MeasureTable(**m, incomplete_records=batch.incomplete_records))
+
+
+def combine(parts: Sequence[Derived], rep_ids: np.ndarray) -> Derived:
+    """One dataset's summaries from batches of disjoint repetitions (stored and fresh):
+    facts aligned with `rep_ids` (ascending; −1 where a repetition has none), the measure
+    rows of each metric ordered by repetition as a whole-dataset derivation orders them.
+    Rows of repetitions not in `rep_ids` (stored since they were read) are left out."""
+    parts = sorted(parts, key=lambda p: int(p.facts.id[0]) if len(p.facts.id) else -1)
+    n = sum(len(p.table) for p in parts)
+    cols = {name: np.empty(n, dtype=dt) for name, dt in MEASURE_COLUMNS}
+    at = 0
+    for p in parts:
+        for name, _ in MEASURE_COLUMNS:
+            cols[name][at:at + len(p.table)] = getattr(p.table, name)
+        at += len(p.table)
+    table = MeasureTable(**cols, incomplete_records=sum(p.table.incomplete_records for p in parts))
+    last = int(rep_ids[-1]) if len(rep_ids) else -1
+    if n and int(table.rep.max()) > last:
+        table = take_rows(table, np.flatnonzero(np.isin(table.rep, rep_ids)))
+    facts = RepFacts(**{name: np.concatenate([getattr(p.facts, name) for p in parts]) if parts
+                        else np.empty(0, dt) for name, dt in FACT_COLUMNS})
+    if np.any(np.diff(facts.id) <= 0):  # batches that overlap (not written so): order by repetition
+        order = np.argsort(facts.id, kind="stable")
+        facts = RepFacts(**{name: getattr(facts, name)[order] for name, _ in FACT_COLUMNS})
+        table = take_rows(table, np.argsort(table.rep, kind="stable"))
+    return Derived(_aligned(facts, rep_ids), table)
+
+
+def take_rows(table: MeasureTable, rows: np.ndarray) -> MeasureTable:
+    return MeasureTable(*(getattr(table, name)[rows] for name, _ in MEASURE_COLUMNS),
+                        incomplete_records=table.incomplete_records)
+
+
+def _aligned(facts: RepFacts, rep_ids: np.ndarray) -> RepFacts:
+    """Facts in the order of `rep_ids`; a repetition without any gets −1, 0 or False."""
+    pos = np.searchsorted(facts.id, rep_ids)
+    safe = np.minimum(pos, max(len(facts.id) - 1, 0))
+    found = (pos < len(facts.id)) & (facts.id[safe] == rep_ids) if len(facts.id) else np.zeros(len(rep_ids), bool)
+    out = {}
+    for name, dt in FACT_COLUMNS:
+        col = getattr(facts, name)
+        blank = {"orphan_stops": 0, "unbalanced": 0, "traced": 0}.get(name, -1)
+        out[name] = np.where(found, col[safe], blank).astype(dt) if len(col) else np.full(len(rep_ids), blank, dt)
+    out["unbalanced"], out["traced"] = out["unbalanced"].astype(bool), out["traced"].astype(bool)
+    out["id"] = np.asarray(rep_ids, dtype=np.int64)
+    return RepFacts(**out)
+
+
+def stored_rep_ids(store: "StoreReader", kind: Kind) -> np.ndarray:
+    """The repetitions whose summaries of this version are stored."""
+    ids = [_uncolumns(b.reps, b.n_reps, FACT_COLUMNS)["id"] for b in store.derived_batches(kind, DERIVE_VERSION)]
+    return np.concatenate(ids) if ids else np.empty(0, np.int64)
+
+
+def derive_store(store: "Store", rebuild: bool = False) -> tuple[int, int]:
+    """Stores the summaries of every repetition that has none of this version (all of them
+    with `rebuild`), a batch per transaction (a killed derive keeps what it wrote); returns
+    (repetitions derived, batches written)."""
+    from .load import load_tables
+
+    store.drop_derived(keep_version=None if rebuild else DERIVE_VERSION)
+    derived = written = 0
+    for kind in STORED_KINDS:
+        if not store.has(kind):
+            continue
+        ds = load_tables(store, kind)
+        todo = np.flatnonzero(~np.isin(ds.reps.id, stored_rep_ids(store, kind)))
+        for part in derive_missing(ds, todo, lambda ids, k=kind: store.traces(k, ids), ds.reps.n_events):
+            store.add_derived_batches([to_stored(part, kind)])
+            written += 1
+        derived += len(todo)
+    return derived, written
