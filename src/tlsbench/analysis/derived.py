@@ -130,9 +130,9 @@ def derive_batch(ds: "Dataset", positions: np.ndarray, traces: Sequence[tuple[in
     return Derived(facts_of(sub.slices, reps.id), measures(sub, slice_costs(sub)))
 
 
-def _batches(n_events: np.ndarray, limit: int = BATCH_RECORDS) -> Iterator[np.ndarray]:
-    """Positions of consecutive repetitions holding about `limit` records each."""
-    start, total = 0, 0
+def _batches(n_events: np.ndarray) -> Iterator[np.ndarray]:
+    """Positions of consecutive repetitions holding about BATCH_RECORDS records each."""
+    start, total, limit = 0, 0, BATCH_RECORDS
     for i, n in enumerate(n_events.tolist()):
         total += n
         if total >= limit:

@@ -88,7 +88,7 @@ def main() -> None:
 
 # The table of contents: every command in pipeline order.
 COMMANDS = (run.suites, run.experiments_command, run.plan_group, run.run, run.primitives, run.status_command,
-            run.trace, report.report, report.export, report.compare, energy.energy, predict.predict, build.build_group, build.libs)
+            run.trace, report.derive, report.report, report.export, report.compare, energy.energy, predict.predict, build.build_group, build.libs)
 for _command in COMMANDS:
     main.add_command(_command)
 

@@ -62,7 +62,16 @@ def analyze_experiment(experiment: str, output: str | None, include_flagged: boo
     from tlsbench.analysis.load import load
     from tlsbench.analysis.pipeline import analyze
 
-    return analyze(load(store_path(experiment, output)), include_flagged=include_flagged)
+    path = store_path(experiment, output)
+    ds = load(path)
+    if ds.derived_now >= DERIVE_HINT_REPS:
+        err_console.print(f"note: {ds.derived_now} repetitions had no stored summaries and were derived from their "
+                          f"records now; `tlsbench derive {experiment}` stores them for the next report.",
+                          highlight=False, markup=False, soft_wrap=True)
+    return analyze(ds, include_flagged=include_flagged)
+
+
+DERIVE_HINT_REPS = 1000  # fewer derive in well under a second: not worth a line
 
 
 def say_error(message: str) -> None:

@@ -88,6 +88,23 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
 
 @click.command()
 @click.argument("experiment")
+@click.option("--rebuild", is_flag=True, help="Derive every repetition again (else only those without summaries "
+                                              "of this version).")
+@output_option
+def derive(experiment: str, rebuild: bool, output: str | None) -> None:
+    """Store each repetition's summaries (measures, trace facts), so reports read them instead
+    of decoding every record; the raw records stay as they are."""
+    from tlsbench.analysis.derived import derive_store
+    from tlsbench.store.sqlite import Store
+
+    path = store_path(experiment, output)
+    with Store.open(path, create=False, retry="run `tlsbench derive` again") as store:
+        n, batches = derive_store(store, rebuild)
+    click.echo(f"derived: {n} repetition(s) in {batches} batch(es): {path}")
+
+
+@click.command()
+@click.argument("experiment")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto"]), default="csv", show_default=True)
 @click.option("--rep", "reps", type=int, multiple=True,
               help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")

@@ -98,6 +98,10 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
                                       stop, timeouts, agent_dir, store.stored_indices(),
                                       _precision_of(store.path, loaded.plan.seed), setup, placement)
                 summary = controller.run()
+                if not summary.interrupted:  # the sweep's summaries, once (analysis/derived.py)
+                    from tlsbench.analysis.derived import derive_store  # numpy loads here
+
+                    derive_store(store)
         summary.folder = folder
         return summary
     finally:

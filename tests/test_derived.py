@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Derived per-repetition summaries (analysis/derived.py): a report from them gives the
+numbers a report from every decoded record gives, bit for bit; they are versioned, rebuilt
+by `tlsbench derive`, and a report never writes them."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis_support import GOLDEN_DB
+from conftest import small_plan
+from tlsbench.analysis import derived
+from tlsbench.analysis.load import load
+from tlsbench.analysis.pipeline import analyze, representative_rep
+from tlsbench.cli.run import run_experiment
+from tlsbench.store.sqlite import DB_FILE, Store
+
+
+def reference(path: Path):
+    """The pipeline as it was: every trace decoded and paired at once, measures over all slices."""
+    ids = [int(r) for (r,) in sqlite3.connect(path).execute("SELECT id FROM repetition ORDER BY id")]
+    ds = load(path, rep_ids=ids)
+    return analyze(ds)
+
+
+def same_float(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def assert_same_numbers(ref, new) -> None:
+    """Every Results row (every statistic, every interval), the context and the winners."""
+    assert len(ref.results.rows) == len(new.results.rows) > 0
+    for r, n in zip(ref.results.rows, new.results.rows):
+        assert (r.config_id, r.peer, r.metric, r.label, r.unit) == (n.config_id, n.peer, n.metric, n.label, n.unit)
+        for f in dataclasses.fields(r.summary):
+            a, b = getattr(r.summary, f.name), getattr(n.summary, f.name)
+            if isinstance(a, tuple):
+                assert all(same_float(x, y) for x, y in zip(a, b)), (r.metric, r.label, f.name)
+            elif isinstance(a, float):
+                assert same_float(a, b), (r.metric, r.label, f.name, a, b)
+            else:
+                assert a == b, (r.metric, r.label, f.name)
+    assert ref.results.context == new.results.context
+    assert [(w.question, w.winner) for w in ref.results.winners] == [(w.question, w.winner) for w in new.results.winners]
+    assert ref.results.warnings == new.results.warnings
+    assert representative_rep(ref) == representative_rep(new)
+    for metric in np.unique(ref.table.metric):  # each measure's rows in the same order
+        a, b = ref.table.metric == metric, new.table.metric == metric
+        assert np.array_equal(ref.table.rep[a], new.table.rep[b])
+        assert np.array_equal(ref.table.value[a], new.table.value[b], equal_nan=True)
+
+
+def derived_copy(src: Path, folder: Path) -> Path:
+    path = folder / DB_FILE
+    shutil.copy(src, path)
+    with Store.open(path, create=False) as store:
+        derived.derive_store(store)
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory, agent_path) -> Path:
+    """A real run of the mbed TLS agent: 3 suites, 4 records of 500 bytes each way."""
+    folder = tmp_path_factory.mktemp("real")
+    loaded = small_plan("derived", repetitions=8, rounds=4,
+                        extra='[payload]\ntotal_bytes = 2000\nrecord_size = 500\ndirection = "both"\n')
+    return run_experiment(loaded, folder, agent_dir=agent_path.parent).folder / DB_FILE
+
+
+def test_golden_store_numbers_match_the_whole_trace_pipeline(tmp_path, monkeypatch):
+    monkeypatch.setattr(derived, "BATCH_RECORDS", 700)  # many batches of a few repetitions
+    stored = derived_copy(GOLDEN_DB, tmp_path)
+    assert sqlite3.connect(stored).execute("SELECT COUNT(*) FROM derived_batch").fetchone()[0] > 5
+    ref = reference(GOLDEN_DB)
+    assert_same_numbers(ref, analyze(load(stored)))
+    assert_same_numbers(ref, analyze(load(GOLDEN_DB)))  # no summaries stored: derived in memory
+
+
+def test_a_real_run_stores_its_summaries_and_reports_the_same_numbers(small_run):
+    """`tlsbench run` derives what it stored when the sweep ends."""
+    ds = load(small_run)
+    assert ds.derived_now == 0 and len(ds.reps) == 24
+    assert_same_numbers(reference(small_run), analyze(ds))
+
+
+def test_derive_adds_only_what_is_missing_and_a_report_derives_the_rest(small_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(derived, "BATCH_RECORDS", 1000)
+    path = tmp_path / DB_FILE
+    shutil.copy(small_run, path)
+    with Store.open(path, create=False) as store:  # as a derive killed after its second batch
+        derived.derive_store(store, rebuild=True)
+        second = store.conn.execute("SELECT id FROM derived_batch ORDER BY id LIMIT 1 OFFSET 1").fetchone()[0]
+        store.conn.execute("DELETE FROM derived_batch WHERE id != ?", (second,))
+    ds = load(path)
+    assert 0 < ds.derived_now < len(ds.reps)
+    assert_same_numbers(reference(small_run), analyze(ds))
+    with Store.open(path, create=False) as store:
+        n, _ = derived.derive_store(store)
+    assert n == ds.derived_now
+    assert load(path).derived_now == 0
+
+
+def test_another_version_is_ignored_then_rebuilt(small_run, tmp_path, monkeypatch):
+    path = tmp_path / DB_FILE
+    shutil.copy(small_run, path)
+    monkeypatch.setattr(derived, "DERIVE_VERSION", derived.DERIVE_VERSION + 1)
+    assert load(path).derived_now == 24  # the stored batches are of another version
+    with Store.open(path, create=False) as store:
+        assert derived.derive_store(store)[0] == 24
+    versions = sqlite3.connect(path).execute("SELECT DISTINCT version FROM derived_batch").fetchall()
+    assert versions == [(derived.DERIVE_VERSION,)]
+
+
+def test_a_report_never_writes_the_store(tmp_path):
+    path = tmp_path / DB_FILE
+    shutil.copy(GOLDEN_DB, path)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    out = subprocess.run([sys.executable, "-m", "tlsbench.cli", "export", str(path), "--format", "csv"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.count("\n") > 100
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_derive_command_rebuilds_and_says_what_it_did(tmp_path):
+    path = tmp_path / DB_FILE
+    shutil.copy(GOLDEN_DB, path)
+    cli = [sys.executable, "-m", "tlsbench.cli", "derive", str(path)]
+    first = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+    again = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+    rebuilt = subprocess.run(cli + ["--rebuild"], capture_output=True, text=True, check=True).stdout
+    assert "derived: 36 repetition(s)" in first and "derived: 0 repetition(s)" in again
+    assert "derived: 36 repetition(s)" in rebuilt
+    missing = subprocess.run([sys.executable, "-m", "tlsbench.cli", "derive", str(tmp_path / "none.db")],
+                             capture_output=True, text=True)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
