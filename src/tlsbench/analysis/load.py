@@ -104,8 +104,9 @@ class Dataset:
     def _decoded(self) -> tuple[Events, Slices]:
         """Every repetition's records, decoded and paired (what derived summaries spare a report)."""
         if self.decoded is None:
+            mine = set(self.reps.id.tolist())  # a store being written may hold more by now
             with reading(self.path) as store:
-                traces = [t for t in store.traces(self.kind) if t[0] in set(self.reps.id.tolist())]
+                traces = [t for t in store.traces(self.kind) if t[0] in mine]
             events = decode_many([t[1] for t in traces], [t[0] for t in traces])
             self.decoded = (events, build_slices(events))
         return self.decoded

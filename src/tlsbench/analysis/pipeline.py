@@ -15,6 +15,7 @@ from .load import Dataset, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable
 from .results import Analysis, Context, Results
 from .samples import Measured, config_labels, split_samples, summarize_all
+from .stats import round_medians
 from .vocab import vocab
 
 
@@ -105,14 +106,18 @@ def _precision_warnings(ds: Dataset, table: MeasureTable, res: Results) -> list[
         return []
     metric = METRIC["handshake_processing"]
     out = []
+    included = ~ds.excluded_mask()
+    of_peer: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # peer -> (repetition positions, values)
     for row in res.rows:
         if row.metric != "handshake_processing" or not row.summary.median_ci_pct > target:
             continue
-        sel = (table.metric == metric) & (table.peer == vocab().peers[row.peer])
-        pos = ds.rep_index(table.rep[sel])
-        mine = (ds.reps.config_id[pos] == row.config_id) & ~ds.excluded_mask()[pos]
-        rounds, values = ds.reps.round[pos][mine], table.value[sel][mine]
-        medians = np.array([np.median(values[rounds == r]) for r in np.unique(rounds)])
+        if row.peer not in of_peer:
+            sel = (table.metric == metric) & (table.peer == vocab().peers[row.peer])
+            of_peer[row.peer] = (ds.rep_index(table.rep[sel]), table.value[sel])
+        pos, peer_values = of_peer[row.peer]
+        mine = (ds.reps.config_id[pos] == row.config_id) & included[pos]
+        rounds, values = ds.reps.round[pos][mine], peer_values[mine]
+        medians = round_medians(values, rounds)
         spread = 100 * (medians.max() - medians.min()) / np.median(values)
         out.append(f"{res.config_labels[row.config_id]}, {row.peer}: median handshake processing known to "
                    f"±{row.summary.median_ci_pct:.2f}% (n = {row.summary.n}), above the plan's ±{target:g}%; "

@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Analysis as the store grows: time and peak memory of `tlsbench derive`, `report` and
+`export` on stores of 1×, 4× and 16× the default experiment's records (16 M), and the
+slope of peak memory against records.
+
+The stores are grown from a real one (the default plan run by the mbed TLS agent, or
+--base): its repetitions are replicated with new ids, indices and rounds (rounds after
+its last, as a longer run would add), their traces copied as they are; so every trace is
+a real one. Each command runs in a fresh process; its peak memory is the process's RSS
+high-water mark (wait4's ru_maxrss). Targets (docs/benchmarks.md): report of 16 M records
+≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and ≤ 2 GB. Updates the "Analysis at scale" section.
+
+    .venv/bin/python bench/analysis_scale.py [--base STORE] [--factors 1 4 16] [--work DIR]
+        [--before SRC] [--no-update]
+
+--before SRC also times `report` at 1× with another source tree's tlsbench (e.g. an export
+of the commit before derived summaries: `git archive <commit> src spec | tar -x -C SRC`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO, machine, today, update_section  # noqa: E402
+
+DEFAULT_RECORDS = 16_000_000  # the default experiment's records on a busy machine (issue 20)
+TARGETS = {16_000_000: (10.0, 1 << 30), 160_000_000: (60.0, 2 << 30)}  # records -> (s, bytes)
+
+
+@dataclass
+class Measured:
+    seconds: float
+    peak_bytes: int
+    ok: bool
+
+
+def child(args: list[str], env: dict | None = None) -> Measured:
+    """Runs a command in a fresh process: wall time and its RSS high-water mark."""
+    started = time.monotonic()
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode:
+        print(f"  {' '.join(args[2:4])}: exit {proc.returncode}: {err.strip()[-300:]}", file=sys.stderr)
+    return Measured(seconds, usage.ru_maxrss * 1024, proc.returncode == 0)
+
+
+def tlsbench(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tlsbench.cli", *args]
+
+
+def default_store(work: Path) -> Path:
+    """The default plan, run by `tlsbench run` (minutes)."""
+    subprocess.run(tlsbench("run", "--output", str(work / "base")), check=True)
+    return work / "base" / "default" / "tlsbench.db"
+
+
+def grow(base: Path, target_records: int, dest: Path) -> tuple[int, int]:
+    """A copy of `base` whose repetitions are replicated until it holds about
+    `target_records` records; returns (records, repetitions). Derived summaries are dropped."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    src, db = sqlite3.connect(f"file:{base}?mode=ro", uri=True), sqlite3.connect(dest)
+    src.backup(db)
+    src.close()
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'derived_batch'").fetchone():
+        db.execute("DELETE FROM derived_batch")
+    cols = [r[1] for r in db.execute("PRAGMA table_info(repetition)") if r[1] not in ("id", "idx", "round")]
+    max_id, max_idx, max_round = db.execute("SELECT MAX(id), MAX(idx) + 1, MAX(round) + 1 FROM repetition").fetchone()
+    sizes = db.execute("SELECT id, n_events FROM repetition ORDER BY id").fetchall()
+    have = sum(n for _, n in sizes)
+    copy = 1
+    while have < target_records:
+        need, cut = target_records - have, max_id
+        if need < sum(n for _, n in sizes):  # the last copy: a prefix of the repetitions
+            total = 0
+            for rid, n in sizes:
+                total += n
+                if total >= need:
+                    cut = rid
+                    break
+        shift = dict(id=copy * max_id, idx=copy * max_idx, round=copy * max_round, cut=cut)
+        with db:
+            db.execute(f"INSERT INTO repetition (id, idx, round, {', '.join(cols)}) SELECT id + :id, idx + :idx, "
+                       f"round + :round, {', '.join(cols)} FROM repetition WHERE id <= :cut", shift)
+            db.execute("INSERT INTO trace (repetition_id, records) SELECT repetition_id + :id, records FROM trace "
+                       "WHERE repetition_id <= :cut", shift)
+        have += sum(n for rid, n in sizes if rid <= cut)
+        copy += 1
+    records, reps = db.execute("SELECT SUM(n_events), COUNT(*) FROM repetition").fetchone()
+    db.close()
+    return int(records), int(reps)
+
+
+def as_schema_of(tree: Path, store: Path, dest: Path) -> Path:
+    """A copy of `store` an earlier tlsbench (source tree `tree`) opens: the migrations it
+    does not know (only derived summaries here) undone."""
+    known = max(int(f.name[:3]) for f in (tree / "src" / "tlsbench" / "store" / "migrations").glob("[0-9]*.sql"))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    src, db = sqlite3.connect(f"file:{store}?mode=ro", uri=True), sqlite3.connect(dest)
+    src.backup(db)
+    src.close()
+    db.execute("DROP TABLE IF EXISTS derived_batch")
+    db.execute(f"PRAGMA user_version = {known}")
+    db.commit()
+    db.close()
+    return dest
+
+
+def gb(n: int) -> str:
+    return f"{n / 2**30:.2f} GB"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", type=Path, help="a real store to grow (default: run the default plan first)")
+    ap.add_argument("--factors", type=int, nargs="+", default=[1, 4, 16])
+    ap.add_argument("--work", type=Path, help="folder for the grown stores (default: a temporary folder)")
+    ap.add_argument("--before", type=Path, help="a source tree of an earlier tlsbench: its `report` at 1× too")
+    ap.add_argument("--keep", action="store_true", help="keep the grown stores")
+    ap.add_argument("--no-update", action="store_true")
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="tlsbench-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    base = args.base or default_store(work)
+    rows, points = [], []
+    for factor in args.factors:
+        store = work / f"x{factor}" / "tlsbench.db"
+        free = shutil.disk_usage(work).free
+        if free < 48 * DEFAULT_RECORDS * factor:  # records and their summaries, with room to spare
+            rows.append(f"| {factor}× | skipped: {gb(free)} free on disk | | | | | | | |")
+            continue
+        t0 = time.monotonic()
+        records, reps = grow(base, DEFAULT_RECORDS * factor, store)
+        grown = time.monotonic() - t0
+        raw = store.stat().st_size
+        print(f"{factor}×: {records} records, {reps} repetitions ({grown:.0f} s to grow)", file=sys.stderr)
+        before = None
+        if args.before and factor == 1:
+            env = {**os.environ, "PYTHONPATH": str(args.before / "src")}
+            old = as_schema_of(args.before, store, work / "before" / "tlsbench.db")
+            before = child(tlsbench("report", str(old), "--out", str(work / "before.html")), env)
+            shutil.rmtree(old.parent)
+        derive = child(tlsbench("derive", str(store)))
+        report = child(tlsbench("report", str(store), "--out", str(work / f"x{factor}.html")))
+        export = child(tlsbench("export", str(store), "--format", "csv", "--out", str(work / f"x{factor}.csv")))
+        derived_bytes = store.stat().st_size - raw
+        points.append((records, report.peak_bytes, export.peak_bytes))
+        cell = lambda m: f"{m.seconds:.1f} s, {gb(m.peak_bytes)}" + ("" if m.ok else " (failed)")  # noqa: E731
+        rows.append(f"| {factor}× | {records:,} | {reps:,} | {raw / 2**20:,.0f} MB + {derived_bytes / 2**20:,.0f} MB "
+                    f"| {cell(derive)} | {cell(report)} | {cell(export)} "
+                    f"| {cell(before) if before else ''} |")
+        print(rows[-1], file=sys.stderr)
+        if not args.keep:
+            shutil.rmtree(store.parent)
+    slope = ""
+    if len(points) >= 2:
+        import numpy as np
+
+        r = np.array(points, dtype=float)
+        per_report, per_export = np.polyfit(r[:, 0], r[:, 1], 1)[0], np.polyfit(r[:, 0], r[:, 2], 1)[0]
+        slope = (f"Slope of peak memory against records (least squares over the rows above): report "
+                 f"{per_report:.1f} bytes per record, export {per_export:.1f} bytes per record.")
+    body = "\n".join([
+        f"Script: `bench/analysis_scale.py` ({today()}; {machine()}).",
+        f"Stores grown from a real run of the default plan ({base.name}: its repetitions replicated with new ids, "
+        "indices and rounds); each command in a fresh process, peak memory = its RSS high-water mark. "
+        "`derive` summarises every repetition once (as `tlsbench run` does when a sweep ends); `report` and "
+        "`export` then read the summaries.",
+        "",
+        "| size | records | repetitions | store: records + summaries | `derive` | `report` | `export` (csv) | `report` before (no summaries) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+        slope,
+        "Targets: report of 16 M records ≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and ≤ 2 GB.",
+        "Rerun: `.venv/bin/python bench/analysis_scale.py --base STORE`.",
+    ])
+    print(body)
+    if not args.no_update:
+        update_section("Analysis at scale", body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
