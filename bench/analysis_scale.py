@@ -38,22 +38,23 @@ TARGETS = {16_000_000: (10.0, 1 << 30), 160_000_000: (60.0, 2 << 30)}  # records
 
 @dataclass
 class Measured:
-    seconds: float
+    seconds: float     # wall
+    cpu_seconds: float  # user + system: what a shared machine's wall time hides
     peak_bytes: int
     ok: bool
 
 
 def child(args: list[str], env: dict | None = None) -> Measured:
-    """Runs a command in a fresh process: wall time and its RSS high-water mark."""
+    """Runs a command in a fresh process: wall and CPU time and its RSS high-water mark."""
     started = time.monotonic()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    err = " ".join((proc.stderr.read().decode(errors="replace") if proc.stderr else "").split())
     if proc.returncode:
-        print(f"  {' '.join(args[2:4])}: exit {proc.returncode}: {err.strip()[-300:]}", file=sys.stderr)
-    return Measured(seconds, usage.ru_maxrss * 1024, proc.returncode == 0)
+        print(f"  {' '.join(args[2:4])}: exit {proc.returncode}: {err[-300:]}", file=sys.stderr)
+    return Measured(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, proc.returncode == 0)
 
 
 def tlsbench(*args: str) -> list[str]:
@@ -156,7 +157,8 @@ def main() -> int:
         export = child(tlsbench("export", str(store), "--format", "csv", "--out", str(work / f"x{factor}.csv")))
         derived_bytes = store.stat().st_size - raw
         points.append((records, report.peak_bytes, export.peak_bytes))
-        cell = lambda m: f"{m.seconds:.1f} s, {gb(m.peak_bytes)}" + ("" if m.ok else " (failed)")  # noqa: E731
+        cell = lambda m: (f"{m.seconds:.1f} s ({m.cpu_seconds:.1f} s CPU), {gb(m.peak_bytes)}"  # noqa: E731
+                          + ("" if m.ok else " (failed)"))
         rows.append(f"| {factor}× | {records:,} | {reps:,} | {raw / 2**20:,.0f} MB + {derived_bytes / 2**20:,.0f} MB "
                     f"| {cell(derive)} | {cell(report)} | {cell(export)} "
                     f"| {cell(before) if before else ''} |")
@@ -177,6 +179,9 @@ def main() -> int:
         "indices and rounds); each command in a fresh process, peak memory = its RSS high-water mark. "
         "`derive` summarises every repetition once (as `tlsbench run` does when a sweep ends); `report` and "
         "`export` then read the summaries.",
+        "",
+        "Each cell: wall time (CPU time: user + system), peak memory. The machine is shared: wall times include "
+        "waiting for a CPU; CPU times are what the command itself cost.",
         "",
         "| size | records | repetitions | store: records + summaries | `derive` | `report` | `export` (csv) | `report` before (no summaries) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",

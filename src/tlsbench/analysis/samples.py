@@ -36,23 +36,38 @@ class Samples:
 
 
 def split_samples(ds: Dataset, mt: MeasureTable, include_flagged: bool = False) -> Samples:
+    """The values of every (config, peer, metric, label) of the repetitions kept, in table
+    order within each sample (a stable split); one configuration at a time, so the working
+    memory beyond the samples is a few bytes per table row."""
     excl = ds.excluded_mask(include_flagged)
-    rep_pos = ds.rep_index(mt.rep)
-    keep = ~excl[rep_pos]
-    cfg = ds.reps.config_id[rep_pos][keep]
-    peer, metric, label, value = mt.peer[keep], mt.metric[keep], mt.label[keep], mt.value[keep]
-    order = np.lexsort((label, metric, peer, cfg))
-    cols = [a[order] for a in (cfg, peer, metric, label)]
-    value, rounds = value[order], ds.reps.round[rep_pos][keep][order]
-    change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(value) else np.empty(0, bool)
-    starts = np.flatnonzero(change)
-    ends = np.r_[starts[1:], len(value)]
-    keys = [tuple(int(c[s]) for c in cols) for s in starts]
+    cfg_ids = np.unique(ds.reps.config_id)
+    rep_cfg = np.searchsorted(cfg_ids, ds.reps.config_id).astype(np.int32)  # dense config index
+    rep_cfg[excl] = -1
+    row_cfg = rep_cfg[ds.rep_index(mt.rep)] if len(mt) else np.empty(0, np.int32)
+    rows = np.argsort(row_cfg, kind="stable")  # rows of each configuration, in table order
+    first = np.searchsorted(row_cfg[rows], np.arange(-1, len(cfg_ids) + 1))
+    del row_cfg
+    values = np.empty(len(rows) - first[1])
+    rounds = np.empty(len(values), dtype=ds.reps.round.dtype)
+    out_v: dict[GroupKey, np.ndarray] = {}
+    out_r: dict[GroupKey, np.ndarray] = {}
+    for i, cid in enumerate(cfg_ids.tolist()):
+        mine = rows[first[i + 1]:first[i + 2]]
+        mine = mine[np.lexsort((mt.label[mine], mt.metric[mine], mt.peer[mine]))]
+        at = first[i + 1] - first[1]
+        values[at:at + len(mine)] = mt.value[mine]
+        rounds[at:at + len(mine)] = ds.reps.round[ds.rep_index(mt.rep[mine])]
+        cols = [mt.peer[mine], mt.metric[mine], mt.label[mine]]
+        change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(mine) else np.empty(0, bool)
+        starts = np.flatnonzero(change)
+        for s, e in zip(starts.tolist(), np.r_[starts[1:], len(mine)].tolist()):
+            key = (cid, *(int(c[s]) for c in cols))
+            out_v[key], out_r[key] = values[at + s:at + e], rounds[at + s:at + e]
     ex_cfg = ds.reps.config_id[excl]
-    return Samples({k: value[s:e] for k, s, e in zip(keys, starts, ends)},
+    return Samples(out_v,
                    excluded_reps={c: int(np.count_nonzero(ex_cfg == c)) for c in ds.configs},
                    used_reps={c: int(np.count_nonzero((ds.reps.config_id == c) & ~excl)) for c in ds.configs},
-                   rounds={k: rounds[s:e] for k, s, e in zip(keys, starts, ends)})
+                   rounds=out_r)
 
 
 @dataclass(frozen=True)
