@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, machine, today, update_section  # noqa: E402
+from _common import machine, today, update_section  # noqa: E402
 
 DEFAULT_RECORDS = 16_000_000  # the default experiment's records on a busy machine (issue 20)
 TARGETS = {16_000_000: (10.0, 1 << 30), 160_000_000: (60.0, 2 << 30)}  # records -> (s, bytes)

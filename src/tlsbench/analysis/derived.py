@@ -17,7 +17,7 @@ memory, a batch at a time (a store written before, or a read-only one, stays unw
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -105,19 +105,6 @@ def facts_of(slices: Slices, rep_ids: np.ndarray) -> RepFacts:
 def derive_dataset(ds: "Dataset") -> Derived:
     """The summaries of a dataset whose slices are in memory (decoded as they are)."""
     return Derived(facts_of(ds.slices, ds.reps.id), measures(ds, slice_costs(ds)))
-
-
-def _concat_facts(parts: Sequence[RepFacts]) -> RepFacts:
-    names = [name for name, _ in FACT_COLUMNS]
-    if not parts:
-        return RepFacts(**{name: np.empty(0, dtype=np.dtype(dt) if dt != "u1" else bool) for name, dt in FACT_COLUMNS})
-    return RepFacts(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
-
-
-def _concat_tables(parts: Sequence[MeasureTable]) -> MeasureTable:
-    cols = [np.concatenate([getattr(p, name) for p in parts]) if parts else np.empty(0, dt)
-            for name, dt in MEASURE_COLUMNS]
-    return MeasureTable(*cols, incomplete_records=sum(p.incomplete_records for p in parts))
 
 
 def derive_batch(ds: "Dataset", positions: np.ndarray, traces: Sequence[tuple[int, bytes]]) -> Derived:
