@@ -19,21 +19,17 @@ from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, V
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
 from tlsbench.plan.device import DEVICE_REPETITIONS, DEVICE_WARMUP, DevicePlan
+from tlsbench.plan.libraries import LIBRARIES, LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.plan.network import NetworkPlan
 from tlsbench.validation import Strict, dotted, no_duplicates, problem
 from tlsbench.validation import as_list as _as_list
 from tlsbench.validation import spec_name as _spec_name
 
-# The backends this repository builds (`make agent`); a plan may also name any other
-# installed agent `tlsbench-agent-<name>` (a custom build). The first is the default.
-LIBRARIES = ("mbedtls", "openssl", "wolfssl")
 DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
 U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
 ALL = "all"
-# Library (agent) names: `tlsbench-agent-<name>` must exist where agents are looked for.
-LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
 
 
@@ -151,7 +147,18 @@ class Plan(Strict):
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
 
-    @field_validator("libraries", "groups", "credentials", "options")
+    @field_validator("libraries")
+    @classmethod
+    def _canonical_libraries(cls, value: list[str]) -> list[str]:
+        """openssl-3.5 and openssl@3.5 are one library: the canonical spelling is kept, and two
+        spellings of one are a duplicate (plan/libraries.py)."""
+        names = [canonical(v) for v in value]
+        twice = sorted({f"{v!r} is {n}" if v != n else repr(v) for v, n in zip(value, names) if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"listed twice: {', '.join(twice)}")
+        return names
+
+    @field_validator("groups", "credentials", "options")
     @classmethod
     def _no_duplicates(cls, value: list[str]) -> list[str]:
         return no_duplicates(value)
@@ -245,6 +252,11 @@ class Plan(Strict):
         """Canonical JSON of what is measured; `output` (where results go) is left out so
         the same plan resumes wherever its folder lives."""
         body = {k: v for k, v in self.resolved().items() if k != "output"}
+        # Libraries by their agents' names, as plans named them before `name@version`: a plan
+        # hashes the same whichever spelling it uses, and as it did then.
+        body["libraries"] = [agent_name(lib) for lib in self.libraries]
+        if self.network and self.network.peer_library:
+            body["network"]["peer_library"] = agent_name(self.network.peer_library)
         if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
             body["library"] = body.pop("libraries")[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter

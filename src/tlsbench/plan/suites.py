@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from tlsbench import spec as specmod
 from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
+from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, LoadedPlan, SuiteSelection
 from tlsbench.plan.network import NetworkPlan, Variant, variants
 from tlsbench.plan.select import Catalog, select
@@ -91,7 +92,9 @@ def group_applies(key_exchange: str, group: int) -> bool:
 
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
                total_bytes: int, record_size: int, options: Sequence[str] = (), variant: Variant | None = None) -> str:
-    key = f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
+    """The key names the library by its agent (openssl-3.5 for openssl@3.5): keys stay what
+    they were before `name@version`, so stored experiments resume."""
+    key = f"{agent_name(library)}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
     key += "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
     return key + (f"|net:{variant.key()}" if variant else "")
 
