@@ -28,7 +28,7 @@ RECORD = struct.Struct("<HBBIQQQ")  # spec [layout.record]: label, kind, peer, s
 assert RECORD.size == S.layouts["record"].size
 
 PLAN = """name = "pq-e2e"
-libraries = ["openssl-3.5"]
+libraries = ["openssl@3.5"]
 suites = ["TLS_AES_128_GCM_SHA256"]
 groups = ["x25519", "X25519MLKEM768", "MLKEM768"]
 credentials = ["ecdsa-p256", "mldsa44"]
@@ -41,7 +41,7 @@ warmup = 1
 @pytest.fixture(scope="module")
 def agent_dir() -> Path:
     try:
-        return agents.find_agent("openssl-3.5").parent
+        return agents.find_agent("openssl@3.5").parent
     except agents.AgentError as exc:
         pytest.fail(f"this test needs the OpenSSL 3.5 agent (make agent builds it from the cached "
                     f"openssl@3.5): {exc}")

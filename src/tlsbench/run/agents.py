@@ -135,7 +135,8 @@ def missing_version(library: str, found: Collection[str], buildable: Collection[
     shown = [f"{v} (Debian 12's {names.DEBIAN12_SERIES[v]})" if v in names.DEBIAN12_SERIES
              else v if v in built else f"{v} (not built yet: make agent)" for v in listed]
     what = f" of {mine}; known versions of {mine}" if mine in known else "; known library versions"
-    return f"{canonical} is not a known version{what}: {', '.join(shown) or 'none'}"
+    return (f"{canonical} is not a known version{what}: {', '.join(shown) or 'none'}; build a known version with "
+            "`tlsbench libs build NAME@VERSION` and `make agent` (docs/libraries.md)")
 
 
 def find_program(name: str, agent_dir: str | Path | None = None, build_dir: Path = SOURCE_BUILD_DIR) -> Path:
