@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .load import Config, Dataset
-from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts
+from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, label_text
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
 
@@ -98,7 +98,7 @@ def summarize_all(samples: Samples, seed: int, counter_unit: str = COUNTER) -> l
     for (cid, peer, metric, label), vals in samples.values.items():
         m = METRICS[metric]
         rng = rng_for(seed, cid, peer, m.name, label)
-        rows.append(Row(cid, voc.peer_name(peer), m.name, voc.name(label) if label != NO_LABEL else "",
+        rows.append(Row(cid, voc.peer_name(peer), m.name, label_text(m.name, label),
                         counter_unit if m.unit == COUNTER else m.unit,
                         summarize(vals, rng, mean_ci=m.name in HEADLINE, excluded=samples.excluded_reps.get(cid, 0))))
     return rows
