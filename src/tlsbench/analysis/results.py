@@ -14,6 +14,7 @@ from .compare import Comparison
 from .device import DeviceResults
 from .groups import GroupTable
 from .libraries import Libraries
+from .postquantum import KexTable
 from .load import Config
 from .primitives import Primitives
 from .samples import Measured, Row
@@ -60,6 +61,7 @@ class Results:
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/device.py)
+    postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
 
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
         for r in self.rows:
