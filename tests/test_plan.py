@@ -216,3 +216,17 @@ def test_a_bad_option_sweep_says_what_to_write():
     assert msg.startswith("options:") and "mixes names and lists" in msg
     (msg,) = problems('name = "x"\nrepetitions = 3\noptions = [["RESUME", "MUTUAL_AUTH"], ["MUTUAL_AUTH", "RESUME"]]')
     assert "listed twice" in msg and "order of names does not matter" in msg
+
+
+def test_the_shipped_plans_are_valid():
+    """Every plans/*.toml parses (agents aside: those are checked when a plan runs)."""
+    from pathlib import Path
+
+    shipped = sorted((Path(__file__).resolve().parents[1] / "plans").glob("*.toml"))
+    assert any(p.name == "pq-link.toml" for p in shipped)
+    for path in shipped:
+        loaded = plan.load(path)
+        assert loaded.plan.name == path.stem
+    link = plan.load(shipped[[p.name for p in shipped].index("pq-link.toml")]).plan
+    assert link.libraries == ["openssl@3.5", "wolfssl@5.7"] and link.network.dtls.cookies
+    assert [(lk.preset, lk.loss) for lk in link.network.links] == [("ieee802154", 0), ("ieee802154", 5)]
