@@ -28,7 +28,6 @@ from pathlib import Path
 from tlsbench.build import libraries
 from tlsbench.build.debian import upstream_version
 from tlsbench.build.shell import BuildError, run
-from tlsbench.plan.libraries import canonical
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "agent"
@@ -42,6 +41,10 @@ class CustomRecipe:
     spec: str                                         # "mbedtls@3.6"
     library_steps: Callable[[Path, Path, Path, Path, int, Path], None]  # source, config, work, prefix, jobs, log
     agent_options: Callable[[Path, Path, str], list[str]]               # prefix, config, name -> cmake -D...
+
+    def plan_name(self, name: str) -> str:
+        """How a plan names the build: mbedtls@3.6-<name> (docs/plan-format.md)."""
+        return f"{self.spec}-{name}"
 
     def agent_name(self, name: str) -> str:
         """The agent's name: mbedtls-3.6-<name> (tlsbench-agent-<that>; a plan writes mbedtls@3.6-<name>)."""
@@ -176,7 +179,7 @@ def _build(rec: CustomRecipe, config: Path, name: str, install_dir: Path | None,
     progress(f"building tlsbench-agent-{rec.agent_name(name)}")
     agents = _build_agent(rec, prefix, config, name, folder, install_dir, jobs, log)
     seconds["agent"] = time.monotonic() - t
-    return CustomBuild(canonical(rec.agent_name(name)), agents, source, prefix, seconds)
+    return CustomBuild(rec.plan_name(name), agents, source, prefix, seconds)
 
 
 def main(argv: Sequence[str]) -> int:
