@@ -43,6 +43,12 @@ def test_winners_first_and_named(report_html, golden):  # noqa: F811
         assert golden.results.config_labels[w.winner.config_id] in report_html[i_win:report_html.index('id="suites"')]
 
 
+def test_a_classical_only_run_has_no_post_quantum_section(report_html, golden):  # noqa: F811
+    """The side-by-side section is for runs that measured a hybrid or post-quantum group or
+    credential (tests/test_pq_e2e.py has one); the golden run is classical TLS 1.2."""
+    assert golden.results.postquantum == [] and 'id="postquantum"' not in report_html
+
+
 def test_context_is_reported(report_html):
     for needle in ("Tracer overhead", "empty span", "CLOCK_MONOTONIC", "seed 7", "mbed TLS 2.28.3", "Exclusions"):
         assert needle in report_html

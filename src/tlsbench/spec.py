@@ -184,6 +184,7 @@ class Spec:
     groups: NameTable
     network: Mapping[str, int]  # [network]: client port scheme and the waits of two-process RUNs
     key_exchanges: Mapping[str, KeyExchange]  # by upper-case name
+    group_families: Mapping[str, range]  # [group_family]: name -> group values
     layouts: Mapping[str, Layout]  # frame_header, run_request, rep_header, record
     protocol_version: int
     magic: int
@@ -208,6 +209,10 @@ class Spec:
         ECDHE) takes the group: 0 (the agent's default) always; else by [key_exchange]."""
         kex = self.key_exchanges.get(key_exchange.split("-")[0].upper())
         return group == 0 or (kex is not None and kex.applies(group))
+
+    def group_family(self, group: int) -> str | None:
+        """The [group_family] a group value belongs to (None: 0, the agent's default)."""
+        return next((name for name, values in self.group_families.items() if group in values), None)
 
     def flag_names(self, mask: int) -> list[str]:
         return [name for name, bit in self.flags.by_name.items() if mask & bit]
@@ -236,8 +241,12 @@ def _table(section: str, raw: Mapping[str, Any], key: str | None = None) -> Name
     )
 
 
+def _group_families(proto: Mapping[str, Any]) -> dict[str, range]:
+    return {name: range(f["first"], f["last"] + 1) for name, f in proto["group_family"].items()}
+
+
 def _key_exchanges(proto: Mapping[str, Any]) -> dict[str, KeyExchange]:
-    families = {name: range(f["first"], f["last"] + 1) for name, f in proto["group_family"].items()}
+    families = _group_families(proto)
     return {name.upper(): KeyExchange(name, tuple(families[f] for f in k["families"]), k["default"], k["takes"])
             for name, k in proto["key_exchange"].items()}
 
@@ -267,6 +276,7 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         groups=_table("group", proto["group"]),
         network=dict(proto["network"]),
         key_exchanges=_key_exchanges(proto),
+        group_families=_group_families(proto),
         layouts={name: _layout(name, raw) for name, raw in proto["layout"].items()},
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import bdtrc
 
-from .measures import METRIC, METRICS, NO_LABEL
+from .measures import METRIC, METRICS, NO_LABEL, label_text
 from .samples import Measured
 from .stats import NOISE_FLOOR, Ratio, ratio_of_medians, ratio_of_medians_by_round, rng_for
 from .vocab import vocab
@@ -86,7 +86,7 @@ def compare_pairs(a: Measured, b: Measured, pairs: list[tuple[int, int, str]], s
                 r = ratio_of_medians_by_round(va, a.samples.rounds[(ca, peer, metric, label)], vb,
                                               b.samples.rounds[(cb, peer, metric, label)], rng, noise_floor)
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
-                                   voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
+                                   label_text(METRICS[metric].name, label), len(va), len(vb),
                                    _median(va), _median(vb), r))
     name_a, name_b = names or (a.ds.name, b.ds.name)
     warnings = [] if a is b else _whole_run_shift(rows, noise_floor)

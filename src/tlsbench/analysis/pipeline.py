@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The analysis of one dataset, in order: slice costs, measures, samples, statistics, then
-winners, group-bys, libraries and the experiments' primitives, into one `Results`."""
+winners, group-bys, libraries, post-quantum and classical side by side and the experiments'
+primitives, into one `Results`."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import json
 import numpy as np
 
 from . import groups, libraries, primitives, winners
+from .postquantum import kex_tables
 from .device import device_results
 from .drift import RoundShift, round_shift
 from .exclusions import exclusions, load_warning
@@ -35,6 +37,7 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
                     + [w for win in res.winners for w in win.warnings])
     measured = Measured(ds, costs, table, samples, labels)
     res.libraries = libraries.analyze_libraries(measured, seed, res.no_data)
+    res.postquantum = kex_tables(res, res.libraries.order)
     res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
     res.warnings += res.primitives.warnings if res.primitives else []
     host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None

@@ -16,6 +16,7 @@ from .drift import RoundShift
 from .exclusions import Exclusions
 from .groups import GroupTable
 from .libraries import Libraries
+from .postquantum import KexTable
 from .load import Config
 from .primitives import Primitives
 from .samples import Measured, Row
@@ -62,6 +63,7 @@ class Results:
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/device.py)
+    postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
     exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why
     round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/drift.py)
 

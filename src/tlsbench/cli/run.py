@@ -17,6 +17,7 @@ import click
 import tomli_w
 from rich.console import Console
 
+from tlsbench.build.libraries import RECIPES
 from tlsbench.cli import views
 from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
 from tlsbench.cli.report import report_after_run
@@ -40,6 +41,11 @@ from tlsbench.store.progress import find_experiment, read_repetition
 from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
 
 console = Console()
+# Library versions the library cache builds (docs/libraries.md): a plan naming one whose agent
+# is missing is told how to build it.
+BUILDABLE = tuple(RECIPES)
+LIBRARY_HELP = (f"A library: {', '.join(LIBRARIES)} (Debian 12's builds), name@version ({', '.join(RECIPES)}), "
+                "or a custom build's agent name (tlsbench-agent-NAME).")
 
 
 def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
@@ -84,7 +90,7 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     observer = observer or QuietObserver()
     device = loaded.plan.device
     setup = setup_for(device, observer.note) if device else None  # the firmware, built if it is not yet
-    paths = locate_agents(loaded, agent_dir) if device is None or device.host else {}
+    paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
@@ -108,8 +114,7 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
 
 
 @click.command()
-@click.option("--library", default=LIBRARIES[0], show_default=True,
-              help=f"An agent name: {', '.join(LIBRARIES)}, or a custom build's (tlsbench-agent-NAME).")
+@click.option("--library", default=LIBRARIES[0], show_default=True, help=LIBRARY_HELP)
 @click.option("--device", metavar="TARGET|PORT",
               help=f"A device's firmware instead of a host agent: an emulated board ({', '.join(TARGETS)}; its "
                    "image is built if it is not yet) or a board's serial port (/dev/ttyACM0, with --firmware).")
@@ -126,7 +131,7 @@ def suites(library: str, device: str | None, baud: int, firmware: str | None, as
         hello, suite_list = query_device(setup_for(_device_option(device, baud, firmware),
                                                    lambda message: console.print(message, style="dim")), timeouts)
     else:
-        hello, suite_list = query_suites(library, agent_dir, timeouts)
+        hello, suite_list = query_suites(library, agent_dir, timeouts, BUILDABLE)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
@@ -210,13 +215,13 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
 
 @click.command(name="experiments")
 @click.option("--library", default=LIBRARIES[0], show_default=True,
-              help="An agent name (tlsbench-agent-NAME), e.g. a user agent such as example.")
+              help=LIBRARY_HELP + " E.g. a user agent such as example.")
 @click.option("--json", "as_json", is_flag=True, help="Print the HELLO's experiments as JSON.")
 @agent_dir_option
 @timeout_option
 def experiments_command(library: str, as_json: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
     """List the experiments an agent offers (primitives, then user experiments), for a plan's [experiments]."""
-    hello, _ = query_suites(library, agent_dir, timeouts)
+    hello, _ = query_suites(library, agent_dir, timeouts, BUILDABLE)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
                               indent=2))

@@ -19,21 +19,17 @@ from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, V
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
 from tlsbench.plan.device import DEVICE_REPETITIONS, DEVICE_WARMUP, DevicePlan
+from tlsbench.plan.libraries import LIBRARIES, LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.plan.network import NetworkPlan
 from tlsbench.validation import Strict, dotted, no_duplicates, problem
 from tlsbench.validation import as_list as _as_list
 from tlsbench.validation import spec_name as _spec_name
 
-# The backends this repository builds (`make agent`); a plan may also name any other
-# installed agent `tlsbench-agent-<name>` (a custom build). The first is the default.
-LIBRARIES = ("mbedtls", "openssl", "wolfssl")
 DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
 U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
 ALL = "all"
-# Library (agent) names: `tlsbench-agent-<name>` must exist where agents are looked for.
-LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
 
 
@@ -122,6 +118,26 @@ class ExperimentSelection(Strict):
         return sizes
 
 
+def _option_sets(value: Any) -> Any:
+    """`options = ["A", "B"]`: one set of RUN options for every configuration; `options = [[],
+    ["RESUME"]]`: a sweep, each set a configuration of its own."""
+    value = _as_list(value)
+    if not isinstance(value, list) or not any(isinstance(v, list) for v in value):
+        return [value]
+    if not all(isinstance(v, list) for v in value):
+        raise ValueError("mixes names and lists: write a list of names (the options of every configuration) or "
+                         "a list of lists (a sweep: each list one configuration's options, [] for none)")
+    return value
+
+
+def _distinct_sets(sets: list[list[str]]) -> list[list[str]]:
+    for i, options in enumerate(sets):
+        no_duplicates(options)
+        if frozenset(options) in map(frozenset, sets[:i]):
+            raise ValueError(f"the set {options} is listed twice (the order of names does not matter)")
+    return sets
+
+
 def _suites_shorthand(value: Any) -> Any:
     """`suites = "all"` or `suites = [...]` are shorthands for `[suites] include = ...`."""
     return {"include": _as_list(value)} if isinstance(value, (str, int, list)) else value
@@ -142,7 +158,9 @@ class Plan(Strict):
     rounds: Annotated[int, Field(ge=1)] = DEFAULT_ROUNDS
     payload: Annotated[list[Payload], BeforeValidator(_as_list), Field(min_length=1)] = [Payload()]
     transport: TransportName = _zero("transports")
-    options: Annotated[list[OptionName], BeforeValidator(_as_list)] = []  # spec [options] (RUN bits)
+    # spec [options] (RUN bits): one set for every configuration, or a sweep of sets (_option_sets)
+    options: Annotated[list[list[OptionName]], BeforeValidator(_option_sets), AfterValidator(_distinct_sets),
+                       Field(min_length=1)] = [[]]
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     output: str = "results"
     precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
@@ -151,7 +169,18 @@ class Plan(Strict):
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
 
-    @field_validator("libraries", "groups", "credentials", "options")
+    @field_validator("libraries")
+    @classmethod
+    def _canonical_libraries(cls, value: list[str]) -> list[str]:
+        """openssl-3.5 and openssl@3.5 are one library: the canonical spelling is kept, and two
+        spellings of one are a duplicate (plan/libraries.py)."""
+        names = [canonical(v) for v in value]
+        twice = {n: [repr(v) for v, m in zip(value, names) if m == n] for n in names if names.count(n) > 1}
+        if twice:
+            raise ValueError("listed twice: " + ", ".join(f"{n} (as {' and '.join(vs)})" for n, vs in twice.items()))
+        return names
+
+    @field_validator("groups", "credentials")
     @classmethod
     def _no_duplicates(cls, value: list[str]) -> list[str]:
         return no_duplicates(value)
@@ -239,12 +268,20 @@ class Plan(Strict):
         """The plan with every default filled in (what `plan show` prints); a plan of
         experiments only shows no handshake fields."""
         unused = set(HANDSHAKE_FIELDS) if self.suites is None else set()
-        return self.model_dump(mode="json", exclude_none=True, exclude=unused)  # TOML has no null: absent means unset
+        out = self.model_dump(mode="json", exclude_none=True, exclude=unused)  # TOML has no null: absent means unset
+        if "options" in out and len(self.options) == 1:  # one set: a list of names, as written (and hashed) before sweeps
+            out["options"] = out["options"][0]
+        return out
 
     def resolved_json(self) -> str:
         """Canonical JSON of what is measured; `output` (where results go) is left out so
         the same plan resumes wherever its folder lives."""
         body = {k: v for k, v in self.resolved().items() if k != "output"}
+        # Libraries by their agents' names, as plans named them before `name@version`: a plan
+        # hashes the same whichever spelling it uses, and as it did then.
+        body["libraries"] = [agent_name(lib) for lib in self.libraries]
+        if self.network and self.network.peer_library:
+            body["network"]["peer_library"] = agent_name(self.network.peer_library)
         if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
             body["library"] = body.pop("libraries")[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter

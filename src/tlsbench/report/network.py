@@ -28,6 +28,13 @@ def _series(rows: list[NetworkRow]):
     return groupby(sorted(rows, key=key), key=key)
 
 
+def _name(row: NetworkRow, rows: list[NetworkRow]) -> str:
+    """A row's name on an axis: protocol, role and link, led by what else varies between rows."""
+    varying = [attr for attr in ("library", "group", "credential") if len({getattr(r, attr) for r in rows}) > 1]
+    lead = " ".join(getattr(row, attr) for attr in varying)
+    return (f"{lead} · " if lead else "") + f"{row.protocol} {row.device_role} · {row.link}"
+
+
 def duration_vs_processing(rows: list[NetworkRow]) -> FigureSpec:
     """The two figures every network configuration has, side by side, log scale."""
     shown = [r for r in rows if r.duration and r.processing]
@@ -39,7 +46,7 @@ def duration_vs_processing(rows: list[NetworkRow]) -> FigureSpec:
             med = np.array([v.median / MS for v in s])
             err = [med - [v.median_ci[0] / MS for v in s], [v.median_ci[1] / MS for v in s] - med]
             ax.errorbar(med, y + offset, xerr=err, fmt="o", capsize=3, label=label)
-        ax.set_yticks(y, [f"{r.protocol} {r.device_role} · {r.link}" for r in shown])
+        ax.set_yticks(y, [_name(r, shown) for r in shown])
         ax.set_xscale("log")
         ax.set_xlabel("handshake, ms (median, 95% CI)")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
