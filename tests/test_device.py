@@ -108,26 +108,41 @@ def test_two_runs_count_the_same(tmp_path, images):
     assert identity(a, b).differing == 1
 
 
-class StopAfterFirst:
-    """An observer that freezes the QEMU of the batch's first stored repetition (SIGSTOP)."""
+def _qemu_children() -> list[int]:
+    """This process's QEMU children (the booted board)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text.split("(", 1)[1].rsplit(")", 1)
+        if int(rest.split()[1]) == os.getpid() and comm.startswith("qemu-system"):
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+class FreezeBeforeFirstBatch:
+    """An observer that freezes the board's QEMU (SIGSTOP) just before the first batch's RUN:
+    repetitions are stored per batch, so the batch is the first moment an observer sees."""
 
     def __init__(self) -> None:
         self.frozen: int | None = None
 
     def start(self, total: int, done: int, configs: int) -> None: pass
-    def batch(self, config: str, round: int, first_index: int, count: int) -> None: pass
     def note(self, message: str) -> None: pass
     def extend(self, extra: int) -> None: pass
+    def stored(self, config: str, idx: int, status: str, agent: AgentRef) -> None: pass
 
-    def stored(self, config: str, idx: int, status: str, agent: AgentRef) -> None:
-        if self.frozen is None and agent.pid:
-            self.frozen = agent.pid
-            os.kill(agent.pid, signal.SIGSTOP)
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None:
+        if self.frozen is None and (qemu := _qemu_children()):
+            self.frozen = qemu[0]
+            os.kill(self.frozen, signal.SIGSTOP)
 
 
 def test_a_hung_target_costs_one_repetition_and_the_sweep_goes_on(tmp_path, images):
     loaded = device_plan("hang", [ECDHE], 'target = "qemu-mps2-an386"', repetitions=4, extra="rounds = 1\n")
-    observer = StopAfterFirst()
+    observer = FreezeBeforeFirstBatch()
     summary = run_experiment(loaded, tmp_path, observer=observer, timeouts=Timeouts(silence=6))
     assert observer.frozen and summary.agent_deaths == 1 and summary.stored == 4
     with Store.open_readonly(tmp_path / "hang" / "tlsbench.db") as st:
