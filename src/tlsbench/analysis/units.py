@@ -77,4 +77,4 @@ def identical(summary) -> bool:  # summary: stats.Summary
 
 def identity_text(summary) -> str:
     """What is shown instead of an interval around identical values."""
-    return "one repetition" if summary.n == 1 else f"identical in {summary.n} repetitions"
+    return summary.interval_note if summary.n == 1 else f"identical in {summary.n} repetitions"
