@@ -5,13 +5,15 @@ which joins the stages: plan (resolved against the greeted agents), run (the con
 store (the sink, the resume state) and analysis (the precision measurement)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
 import sys
 import threading
 import signal
 from pathlib import Path
-from typing import Collection
+from typing import Collection, Iterator
 
 import click
 import tomli_w
@@ -31,7 +33,8 @@ from tlsbench.run.controller import ControllerError, Observer, QuietObserver, Ru
 from tlsbench.run.device import query_device
 from tlsbench.run.exchange import StopFlag
 from tlsbench.run.link import check_links
-from tlsbench.run.placement import choose, controller_on
+from tlsbench.run.placement import Placement, choose, controller_on
+from tlsbench.run.sched import Recorder, missing_warning
 from tlsbench.run.precision import Precision
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
@@ -76,6 +79,25 @@ def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
     return measure
 
 
+@contextlib.contextmanager
+def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
+                   observer: Observer) -> Iterator[Recorder | None]:
+    """The scheduler's capture of a plan that asks for it (metrics "sched"), on the agents'
+    CPUs; one warning when it cannot be had, and the run goes on."""
+    plan = loaded.plan
+    if not plan.measures("sched") or plan.device is not None:
+        yield None
+        return
+    cpus = placement.agent_cpus or tuple(sorted(os.sched_getaffinity(0)))
+    recorder = Recorder.open(store, cpus, softirq=plan.network is not None)
+    if recorder.missing:
+        observer.note(missing_warning(recorder.missing))
+    try:
+        yield recorder
+    finally:
+        recorder.close()
+
+
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
                    agent_dir: str | Path | None = None, observer: Observer | None = None,
                    timeouts: Timeouts = Timeouts(), pin: bool = True) -> RunSummary:
@@ -94,15 +116,16 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
-    placement = choose(pin)
+    placement = choose(pin, loaded.plan.cpus)
     greeted = None
     try:
         with controller_on(placement):
             greeted = resolve_plan(loaded, paths, timeouts, setup, placement)
-            with writer_lock(folder), Store.in_folder(folder) as store:
+            with writer_lock(folder), Store.in_folder(folder) as store, scheduler_view(loaded, store, placement,
+                                                                                       observer) as sched:
                 controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
                                       stop, timeouts, agent_dir, store.stored_indices(),
-                                      _precision_of(store.path, loaded.plan.seed), setup, placement)
+                                      _precision_of(store.path, loaded.plan.seed), setup, placement, sched)
                 summary = controller.run()
         summary.folder = folder
         return summary

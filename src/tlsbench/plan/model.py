@@ -31,6 +31,10 @@ U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
 ALL = "all"
 PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
+# What a plan may measure besides the default time (`metrics`): "sched" adds the scheduler's
+# view (run/sched.py). Later metrics add their names here.
+METRIC_NAMES = ("time", "sched")
+DEFAULT_METRICS = ("time",)
 
 
 class PlanError(UserError, ValueError):
@@ -168,6 +172,20 @@ class Plan(Strict):
     # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
+    # absent: time only; ["time", "sched"] adds the scheduler's view (docs/plan-format.md)
+    metrics: Annotated[list[Literal[METRIC_NAMES]], BeforeValidator(_as_list), Field(min_length=1)] | None = None
+    # absent: the default placement (run/placement.py); else the CPUs the agents run on
+    cpus: Annotated[list[Annotated[int, Field(ge=0, le=4095)]], BeforeValidator(_as_list),
+                    Field(min_length=1)] | None = None
+
+    @field_validator("metrics", "cpus")
+    @classmethod
+    def _no_duplicates_when_given(cls, value: list[Any] | None) -> list[Any] | None:
+        return None if value is None else no_duplicates(value)
+
+    def measures(self, metric: str) -> bool:
+        """Whether the plan asks for a metric (time always)."""
+        return metric in (self.metrics or DEFAULT_METRICS)
 
     @field_validator("libraries")
     @classmethod

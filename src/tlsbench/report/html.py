@@ -28,6 +28,7 @@ from .predict import html_section as predict_section
 from ..analysis.predict.results import PredictResults
 from .network import network_section
 from . import primitives
+from ..analysis import sched as sched_view
 
 def _num(x: float, digits: int = 1) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:,.{digits}f}"
@@ -134,6 +135,14 @@ def _step_tables(analysis: Analysis) -> list[dict]:
     return out
 
 
+def _sched_section(analysis: Analysis) -> dict | None:
+    """The scheduler's section (sched.html.j2), None when the plan did not ask for it."""
+    res = sched_view.collect(analysis)
+    if res is None:
+        return None
+    return {"res": res, "missing_text": sched_view.missing_text(res), "columns": sched_view.TABLE}
+
+
 def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
                winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None) -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
@@ -158,7 +167,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         libs=res.libraries, side_by_side=_side_by_side(analysis), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, data_uri, energy["res"].rows if energy else []) if res.primitives else None,
-        energy=energy, predict=predict, u=analysis.ds.unit, device=res.device,
+        energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
     )
 
 

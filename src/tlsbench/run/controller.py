@@ -29,6 +29,7 @@ from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, 
                                    StopFlag)
 from tlsbench.run.precision import MeasurePrecision, needing_more
 from tlsbench.run.records import StoredRepetition, died_row, repetition_row
+from tlsbench.run.sched import Measured, Recorder
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 # The exit reason of agent rows a killed host left open, written by the next run (resume).
@@ -85,12 +86,13 @@ class Controller:
                  exchanges: Mapping[str, Exchange], route: Callable[[Configuration], str],
                  observer: Observer | None = None, stop: StopFlag | None = None,
                  done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None,
-                 lookahead: bool = False):
+                 lookahead: bool = False, sched: Recorder | None = None):
         """`exchanges` by route, `route` picks one per configuration; `done`: the repetition
         indices already stored per configuration key (a resume); `measure_precision`: how
         precisely each configuration is known so far (plans with [precision]; without it,
         only the planned rounds run); `lookahead`: queue the next batch's RUN before
-        collecting this one (the agents have CPUs of their own: run/placement.py)."""
+        collecting this one (the agents have CPUs of their own: run/placement.py); `sched`:
+        the scheduler's view of each stored batch (plans with metrics "sched": run/sched.py)."""
         self.loaded, self.plan, self.resolution = loaded, loaded.plan, resolution
         self.sink, self.exchanges, self.route = sink, exchanges, route
         self.observer = observer or QuietObserver()
@@ -98,6 +100,7 @@ class Controller:
         self.done: dict[str, set[int]] = {key: set(indices) for key, indices in (done or {}).items()}
         self.measure_precision = measure_precision
         self.lookahead = lookahead
+        self.sched = sched
         self.sent_ahead: schedule.Batch | None = None  # the batch whose RUN waits in its agent's input
         self.spec = specmod.load()
         self.configs: dict[str, Configuration] = {}
@@ -228,6 +231,9 @@ class Controller:
                                  o.rep.records, o.peer) for o in reps]
         if rows:
             self.sink.add_repetitions(rows)
+            if self.sched is not None:
+                self.sched.record(self.sink, [Measured(config_id, s.row.idx, o.agent.agent_id, o.agent.pid, o.rep.records)
+                                              for s, o in zip(rows, reps)])  # type: ignore[arg-type]
         for traffic in (o for o in outcomes if isinstance(o, BatchTraffic)):
             self.sink.add_link_traffic(config_id, traffic.traffic)
         ok = self.spec.status.name(self.spec.status.OK)

@@ -27,6 +27,7 @@ from tlsbench.run.pair import AgentPairExchange
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.run.records import Experiment
+from tlsbench.run.sched import Recorder
 from tlsbench.run.timeouts import Timeouts
 
 NETWORK = "(network)"  # the route of two-process configurations; a library's name routes the others
@@ -115,13 +116,13 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
              observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
              agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
              measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None,
-             placement: Placement = Placement()) -> Controller:
+             placement: Placement = Placement(), sched: Recorder | None = None) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
     agent pairs; the booted firmware to the device's), and the controller over them. `place`
     names the experiment (its folder): one set of network namespaces per place; `placement`:
     where agents run (the caller keeps its own thread on the controller's CPUs:
-    run/placement.py)."""
+    run/placement.py); `sched`: the scheduler's view of the batches (run/sched.py)."""
     sink.init_experiment(experiment_record(loaded))
     closed = sink.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
     if closed:
@@ -142,7 +143,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
                                                lambda library: paths.get(library) or find_agent(library, agent_dir),
                                                sink, timeouts, stop, place, agent_dir, placement)
     return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, done, measure_precision,
-                      lookahead=placement.pinned)
+                      lookahead=placement.pinned, sched=sched)
 
 
 def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], observer: Observer | None = None,

@@ -25,6 +25,7 @@ from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
+from tlsbench.store import sched
 from tlsbench.store.reader import AgentRow, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig, device_image
 
 DB_FILE = "tlsbench.db"
@@ -424,6 +425,16 @@ class Store:
         """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""
         with self.transaction() as c:
             c.executemany(_INSERT_LINK, [astuple(t) + (config_id, idx) for idx, t in sorted(traffic.items())])
+
+    def start_sched_capture(self, missing: str | None, facts_json: str) -> int:
+        """A run's scheduler capture (store/sched.py), or why there is none."""
+        with self.transaction() as c:
+            return sched.start_capture(c, now_iso(), missing, facts_json)
+
+    def add_sched(self, capture_id: int, batch: "sched.SchedBatch", facts_json: str) -> None:
+        """A batch's scheduler figures, in one transaction."""
+        with self.transaction() as c:
+            sched.write_batch(c, capture_id, batch, facts_json)
 
     def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
         """An energy capture and its window energies, replacing the stored one, in one
