@@ -364,21 +364,21 @@ def test_disk_full_during_a_run_then_resume(tmp_path, agent_path):
     room again, the same command completes the sweep, each repetition stored once."""
     (tmp_path / "disk").mkdir()
     plan = tmp_path / "long.toml"
-    plan.write_text(PLAN.replace("repetitions = 4", "repetitions = 120").replace("rounds = 2", "rounds = 4"))
-    # A batch (30 repetitions, ~360 KB of traces) is stored in one transaction: the disk
-    # holds a few batches, not the sweep.
+    plan.write_text(PLAN.replace("repetitions = 4", "repetitions = 600").replace("rounds = 2", "rounds = 4"))
+    # A batch (150 repetitions, ~180 KB of compressed traces) is stored in one transaction:
+    # the disk holds a few batches, not the sweep (1200 repetitions, ~1.5 MB).
     with mounted("-t", "tmpfs", "-o", "size=1m", "tmpfs", target=tmp_path / "disk"):
         db = tmp_path / "disk" / NAME / DB_FILE
         refused(cli("run", plan, "--output", tmp_path / "disk", "--no-report", agent_dir=agent_path.parent),
                 "disk is full", "safe")
         before = repetitions(db)
-        assert 0 < before < 240
+        assert 0 < before < 1200
         subprocess.run(["mount", "-o", "remount,size=16m", str(tmp_path / "disk")], check=True)
         result = cli("run", plan, "--output", tmp_path / "disk", "--no-report", agent_dir=agent_path.parent)
         assert result.rc == 0, result.text
         with contextlib.closing(sqlite3.connect(db)) as conn:
             assert conn.execute("SELECT COUNT(DISTINCT config_id || '/' || idx), COUNT(*) FROM repetition"
-                                ).fetchone() == (240, 240)
+                                ).fetchone() == (1200, 1200)
             reasons = [r[0] for r in conn.execute("SELECT exit_reason FROM agent ORDER BY id")]
         # The first agent's row is ended by its own run (the small update fits where the batch
         # did not) or, when even that failed, by the second run as left open.

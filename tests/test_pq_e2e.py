@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tlsbench.store.blobs import decode_records
 from tlsbench import spec
 from tlsbench.run import agents
 from tlsbench.cli import main
@@ -81,10 +82,11 @@ def stored(run_folder) -> dict[tuple[str, str], list[dict]]:
     cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
     with Store.in_folder(run_folder, create=False) as st:
         rows = st.conn.execute(
-            "SELECT c.grp, c.credential, r.status, r.bytes_c2s, r.bytes_s2c, t.records FROM repetition r "
+            "SELECT c.grp, c.credential, r.status, r.bytes_c2s, r.bytes_s2c, t.records, t.encoding FROM repetition r "
             "JOIN config c ON c.id = r.config_id JOIN trace t ON t.repetition_id = r.id").fetchall()
-    for grp, cred, status, c2s, s2c, blob in rows:
-        cells[(grp, cred)].append({"status": status, "c2s": c2s, "s2c": s2c, "spans": spans_in_steps(bytes(blob))})
+    for grp, cred, status, c2s, s2c, blob, encoding in rows:
+        cells[(grp, cred)].append({"status": status, "c2s": c2s, "s2c": s2c,
+                                   "spans": spans_in_steps(decode_records(blob, encoding))})
     return cells
 
 

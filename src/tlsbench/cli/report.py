@@ -13,6 +13,8 @@ from tlsbench.errors import UserError
 from tlsbench.files import make_folder, write_atomic
 from tlsbench.report import WINNERS_MODES
 
+FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
+
 def report_after_run(store: Path) -> Path:
     """The report `tlsbench run` writes when a sweep ends: report.html next to the store
     (with predicted vs measured when the plan ran emulated links and their reference)."""
@@ -43,6 +45,10 @@ def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile
 @click.argument("experiment")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
+@click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
+              help="Also write every figure of the report as a file of its own here (for papers), in --format.")
+@click.option("--format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
+              show_default=True, help="The --figures files: vector SVG or PDF, or PNG.")
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
 @click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
@@ -55,7 +61,8 @@ def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile
               help="The crossover plot's x axis, swept around the first --predict link.")
 @flagged_option
 @output_option
-def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None, winners: str,
+def report(experiment: str, out: str | None, other: str | None, figures_dir: str | None, figure_format: str,
+           pdf_dir: str | None, winners: str,
            profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
            output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
@@ -73,18 +80,22 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
     target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
                         other_analysis, winners, profile, predictions=predictions)
     click.echo(f"report: {target}")
-    if pdf_dir:
-        d = Path(pdf_dir)
-        make_folder(d, "--pdf DIR")
-        from tlsbench.report.primitives import figures as primitives_figures
+    for folder, formats, option in ((figures_dir, (figure_format,), "--figures DIR"),
+                                    (pdf_dir, ("pdf", "svg", "png"), "--pdf DIR")):
+        if folder:
+            d = Path(folder)
+            make_folder(d, option)
+            from tlsbench.report.primitives import figures as primitives_figures
+            from tlsbench.report.network import network_section
 
-        extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
-        extra += prediction_figures(predictions) if predictions else []
-        for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
-            for fmt in ("pdf", "svg", "png"):
-                write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), "--pdf DIR")
-            figures.plt.close(f.figure)
-        click.echo(f"figures: {d}")
+            extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
+            extra += prediction_figures(predictions) if predictions else []
+            extra += network_section(analysis)["figures"] if analysis.results.configs else []
+            for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
+                for fmt in formats:
+                    write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), option)
+                figures.plt.close(f.figure)
+            click.echo(f"figures: {d} ({', '.join(formats)})")
 
 
 @click.command()

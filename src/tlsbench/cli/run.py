@@ -9,11 +9,14 @@ import contextlib
 import json
 import os
 import shlex
+import subprocess
 import sys
+import tempfile
 import threading
 import signal
+import time
 from pathlib import Path
-from typing import Collection, Iterator
+from typing import Any, Collection, Iterator
 
 import click
 import tomli_w
@@ -96,6 +99,56 @@ def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
         yield recorder
     finally:
         recorder.close()
+LIVE_NICE = 5  # below the run, yet a report of a small store still takes seconds with 10 busy processes
+
+
+class LiveReport:
+    """`tlsbench run --live-report MINUTES`: every MINUTES, report.html next to the store is
+    written again from what is stored so far, by `tlsbench report` in a process of its own
+    (on the controller's CPU, whose affinity it inherits: the agents' CPUs stay quiet; nice
+    LIVE_NICE, not 19, which starves it for minutes on a busy machine; the file is replaced
+    atomically, so a reader never sees half of it). The report says it is partial. The
+    observer's calls pass through; a report under way when the run ends is stopped (the
+    final report replaces it)."""
+
+    def __init__(self, inner: Observer, folder: Path, minutes: float):
+        self.inner, self.folder, self.every = inner, folder, minutes * 60
+        self.last = time.monotonic()
+        self.child: subprocess.Popen | None = None
+        self.errors = tempfile.TemporaryFile()
+        self.written = 0
+
+    def __getattr__(self, name: str) -> Any:  # start, stored, note, extend: the inner observer's
+        return getattr(self.inner, name)
+
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None:
+        self.inner.batch(config, round, first_index, count)
+        if self.child is not None and self.child.poll() is not None:
+            self._finished()
+        if self.child is None and time.monotonic() - self.last >= self.every and (self.folder / DB_FILE).exists():
+            self.last = time.monotonic()
+            self.errors.seek(0)
+            self.errors.truncate()
+            self.child = subprocess.Popen(
+                [sys.executable, "-m", "tlsbench.cli", "report", str(self.folder), "--out", str(self.folder / "report.html")],
+                stdout=subprocess.DEVNULL, stderr=self.errors, preexec_fn=lambda: os.nice(LIVE_NICE))
+
+    def _finished(self) -> None:
+        assert self.child is not None
+        if self.child.returncode == 0:
+            self.written += 1
+        else:
+            self.errors.seek(0)
+            why = self.errors.read().decode(errors="replace").strip().splitlines()
+            self.inner.note(f"live report failed ({why[-1] if why else f'exit status {self.child.returncode}'}); "
+                            "the run goes on")
+        self.child = None
+
+    def close(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            self.child.terminate()
+            self.child.wait()
+        self.errors.close()
 
 
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
@@ -178,16 +231,24 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
 @click.option("--report/--no-report", default=True, show_default=True,
               help="Write report.html next to the store when the sweep is complete.")
+@click.option("--live-report", "live_minutes", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+              help="While the run goes on, write report.html next to the store every MINUTES from the rounds so "
+                   "far (marked partial); the final report replaces it.")
 @output_option
 @agent_dir_option
 @timeout_option
 @pin_option
-def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None,
-        timeouts: Timeouts, pin: bool) -> None:
+def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, output: str | None,
+        agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
     loaded = load_plan(plan_file)
-    with views.ProgressObserver(console) as observer:
-        summary = run_experiment(loaded, output, resume, agent_dir, observer, timeouts, pin)
+    with views.ProgressObserver(console) as progress_bar:
+        live = LiveReport(progress_bar, experiment_folder(loaded, output), live_minutes) if live_minutes else None
+        try:
+            summary = run_experiment(loaded, output, resume, agent_dir, live or progress_bar, timeouts, pin)
+        finally:
+            if live is not None:
+                live.close()
     views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)

@@ -90,12 +90,19 @@ class Payload(Strict):
         return self
 
 
+DEFAULT_TIME_BUDGET_S = 600.0  # a run never keeps adding precision rounds for hours unasked
+
+
 class PrecisionTarget(Strict):
     """Adaptive repetitions: after the planned rounds, configurations whose median handshake
     processing (either peer) is not yet known to `target_ci_percent` get more rounds."""
 
     target_ci_percent: Annotated[float, Field(gt=0, le=100)] = 1.0  # 95% CI half-width, % of the median
     max_repetitions: Annotated[int, Field(ge=1, le=10_000_000)]  # per configuration, stored ones included
+    # Seconds since the run started after which no precision round starts, and the one under way
+    # stops after its current batch (every configuration keeps whole rounds); planned rounds
+    # always run. How long to try, not what is measured: left out of the plan's hash.
+    time_budget_s: Annotated[float, Field(gt=0)] = DEFAULT_TIME_BUDGET_S
 
 
 # Fields of the handshake matrix: a plan of experiments only (no `suites`) has none of them.
@@ -304,6 +311,8 @@ class Plan(Strict):
             body["library"] = body.pop("libraries")[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
+        if "precision" in body:  # how long to try, not what is measured: a new budget resumes the store
+            del body["precision"]["time_budget_s"]
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..analysis.network import NetworkRow, network_results, swept_parameters, sweep_value
 from ..analysis.results import Analysis
-from .figures import STYLE, FigureSpec, plt
+from .figures import MARKERS, STYLE, FigureSpec, plt
 
 MS = 1e6
 
@@ -41,11 +41,12 @@ def duration_vs_processing(rows: list[NetworkRow]) -> FigureSpec:
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.45 * len(shown)))
         y = np.arange(len(shown))
-        for offset, attr, label in ((-0.15, "duration", "stop–start"), (0.15, "processing", "device processing")):
+        for i, (offset, attr, label) in enumerate(((-0.15, "duration", "stop–start"),
+                                                   (0.15, "processing", "device processing"))):
             s = [getattr(r, attr) for r in shown]
             med = np.array([v.median / MS for v in s])
             err = [med - [v.median_ci[0] / MS for v in s], [v.median_ci[1] / MS for v in s] - med]
-            ax.errorbar(med, y + offset, xerr=err, fmt="o", capsize=3, label=label)
+            ax.errorbar(med, y + offset, xerr=err, fmt=MARKERS[i], capsize=3, label=label)  # grayscale: by marker
         ax.set_yticks(y, [_name(r, shown) for r in shown])
         ax.set_xscale("log")
         ax.set_xlabel("handshake, ms (median, 95% CI)")

@@ -27,7 +27,7 @@ from tlsbench.run import schedule
 from tlsbench.run.agents import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
-from tlsbench.run.precision import MeasurePrecision, needing_more
+from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import StoredRepetition, died_row, repetition_row
 from tlsbench.run.sched import Measured, Recorder
 
@@ -77,6 +77,19 @@ class RunSummary:
     given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
     interrupted: bool = False
     seconds: float = 0.0
+    budget: BudgetStop | None = None  # the precision rounds' time budget stopped them
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """Where the time budget stopped the precision rounds, and how precise the configurations
+    that still needed repetitions were then (the report has every interval)."""
+
+    budget_s: float
+    round: int  # 0-based: the round that did not start, or stopped after its current batch
+    target_pct: float
+    above: dict[str, float]  # configuration key -> 95% CI half-width (% of the median), still above target
+    configs: int  # configurations measured
 
 
 class Controller:
@@ -107,6 +120,7 @@ class Controller:
         self.config_ids: dict[str, int] = {}
         self.deaths: Counter[str] = Counter()  # consecutive deaths per config
         self.prepared: list[schedule.Batch] | None = None
+        self.started = time.monotonic()
 
     def exchange_for(self, key: str) -> Exchange:
         """The exchange that runs a configuration's batches."""
@@ -130,7 +144,7 @@ class Controller:
 
     # ------------------------------------------------------------------ the sweep
     def run(self) -> RunSummary:
-        started = time.monotonic()
+        started = self.started = time.monotonic()
         summary = RunSummary(not_runnable=self.resolution.not_runnable,
                              not_applicable=dict(self.resolution.not_applicable))
         try:
@@ -154,6 +168,7 @@ class Controller:
         target = self.plan.precision
         assert target is not None and self.measure_precision is not None
         size = -(-self.plan.repetitions // self.plan.rounds)  # a planned round's size
+        deadline = self.started + target.time_budget_s
         keys = None  # first check: every configuration; then only those that were above target
         for round_no in range(self.plan.rounds, 10**6):
             measured = self.measure_precision(keys)
@@ -161,16 +176,34 @@ class Controller:
                     if k in self.configs and k not in summary.skipped_configs]
             if not keys or self.stop.requested:
                 return
+            if time.monotonic() >= deadline:
+                self._budget_stop(summary, round_no, measured, keys)
+                return
             next_index = {k: max(self.done.get(k, {-1})) + 1 for k in keys}
             batches = schedule.extension(next_index, size, target.max_repetitions, round_no, self.plan.seed)
             self.observer.note(f"precision: {len(keys)} configuration(s) above ±{target.target_ci_percent:g}%: "
                                f"round {round_no + 1} adds up to {size} repetitions each")
             self.observer.extend(sum(b.count for b in batches))
-            self._run_batches(batches, summary)
+            self._run_batches(batches, summary, deadline)
+            if time.monotonic() >= deadline and not self.stop.requested:
+                self._budget_stop(summary, round_no, self.measure_precision(keys), keys)
+                return
 
-    def _run_batches(self, batches: list[schedule.Batch], summary: RunSummary) -> None:
+    def _budget_stop(self, summary: RunSummary, round_no: int, measured: Mapping[str, Precision],
+                     keys: list[str]) -> None:
+        """The budget is spent: no more precision rounds; says how precise the rest got."""
+        target = self.plan.precision
+        assert target is not None
+        above = {k: measured[k].half_width_pct for k in keys
+                 if k in measured and measured[k].half_width_pct > target.target_ci_percent}
+        summary.budget = BudgetStop(target.time_budget_s, round_no, target.target_ci_percent, above,
+                                    len(self.configs))
+        self.observer.note(f"precision: the time budget of {target.time_budget_s:g} s is spent: no more rounds")
+
+    def _run_batches(self, batches: list[schedule.Batch], summary: RunSummary, deadline: float | None = None) -> None:
+        """The batches in order; with a `deadline` (precision rounds), none starts after it."""
         for i, batch in enumerate(batches):
-            if self.stop.requested:
+            if self.stop.requested or (deadline is not None and time.monotonic() >= deadline):
                 return
             # A batch sent ahead is collected even if its configuration was skipped since (the
             # agent refuses it again, or runs it: then its repetitions are stored as usual).
@@ -267,3 +300,15 @@ class Controller:
         self.sink.set_skip_reason(config_id, why)
         summary.skipped_configs[key] = why
         self.observer.note(f"skipping {key}: {why}")
+
+
+def budget_text(stop: BudgetStop) -> str:
+    """One line: where the budget stopped the precision rounds and how precise they got."""
+    head = (f"precision: the time budget ({stop.budget_s:g} s, [precision] time_budget_s) stopped the extra rounds "
+            f"at round {stop.round + 1}")
+    if not stop.above:
+        return head + f": every configuration is now within ±{stop.target_pct:g}%"
+    worst_key, worst = max(stop.above.items(), key=lambda kv: kv[1])
+    return (head + f": {len(stop.above)} of {stop.configs} configuration(s) above ±{stop.target_pct:g}% "
+            f"(worst ±{worst:.2f}%: {worst_key}); the report lists them. More time: raise time_budget_s, or run "
+            "the same command with --resume")

@@ -24,6 +24,7 @@ from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
+from tlsbench.store.blobs import decode_records, encode_records
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
 from tlsbench.store import sched
 from tlsbench.store.reader import AgentRow, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig, device_image
@@ -58,7 +59,9 @@ def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
     return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-_INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)])
+_INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)] + ["encoding"])
+_RECORDS_AT = [f.name for f in fields(PeerRepetition)].index("records")
+_INSERT_TRACE = "INSERT INTO trace (repetition_id, records, encoding) VALUES (?, ?, ?)"
 _INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(f.name for f in fields(LinkTraffic))}) "
                 f"SELECT id, {', '.join('?' * len(fields(LinkTraffic)))} FROM repetition WHERE config_id = ? AND idx = ?")
 _CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
@@ -253,6 +256,22 @@ def _values(row: Any) -> tuple[Any, ...]:
     return tuple(getattr(row, name) for name in _field_names(type(row)))
 
 
+def _peer_trace(row: Sequence[Any]) -> PeerTrace:
+    """A PeerTrace from (repetition id, agent id, role, blob, encoding)."""
+    return PeerTrace(row[0], row[1], row[2], decode_records(row[3], row[4]))
+
+
+def _trace_row(rep_id: int, records: bytes) -> tuple[int, bytes, int]:
+    return (rep_id, *encode_records(records))
+
+
+def _peer_row(rep_id: int, peer: PeerRepetition) -> tuple[Any, ...]:
+    """A peer_repetition row, its records encoded (store/blobs.py) and their encoding last."""
+    values = list(_values(peer))
+    values[_RECORDS_AT], encoding = encode_records(peer.records)
+    return (rep_id, *values, encoding)
+
+
 class Store:
     """One open experiment database."""
 
@@ -392,15 +411,15 @@ class Store:
         with self.transaction() as c:
             cur = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),))
             rep_id = cur.lastrowid
-            c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
+            c.execute(_INSERT_TRACE, _trace_row(rep_id, records))  # type: ignore[arg-type]
         return int(rep_id)  # type: ignore[arg-type]
 
     def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: "PeerRepetition") -> int:
         """A two-process repetition: the device's REP and the peer's, in one transaction."""
         with self.transaction() as c:
             rep_id = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),)).lastrowid
-            c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
-            c.execute(_INSERT_PEER, (rep_id,) + astuple(peer))
+            c.execute(_INSERT_TRACE, _trace_row(rep_id, records))  # type: ignore[arg-type]
+            c.execute(_INSERT_PEER, _peer_row(rep_id, peer))  # type: ignore[arg-type]
         return int(rep_id)  # type: ignore[arg-type]
 
     def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None:
@@ -416,9 +435,8 @@ class Store:
                     "SELECT idx, id FROM repetition WHERE config_id = ? AND idx BETWEEN ? AND ?",
                     (config_id, min(idx), max(idx))))
             rep_ids = [ids[(rep.row.config_id, rep.row.idx)] for rep in reps]
-            c.executemany("INSERT INTO trace (repetition_id, records) VALUES (?, ?)",
-                          [(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
-            c.executemany(_INSERT_PEER, [(rep_id,) + _values(rep.peer) for rep_id, rep in zip(rep_ids, reps)
+            c.executemany(_INSERT_TRACE, [_trace_row(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
+            c.executemany(_INSERT_PEER, [_peer_row(rep_id, rep.peer) for rep_id, rep in zip(rep_ids, reps)
                                          if rep.peer is not None])
 
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
@@ -473,11 +491,12 @@ class Store:
     def repetition(self, config_id: int, idx: int) -> tuple[sqlite3.Row, bytes] | None:
         """One repetition row and its raw trace records."""
         row = self.conn.execute(
-            "SELECT r.*, t.records FROM repetition r LEFT JOIN trace t ON t.repetition_id = r.id"
-            " WHERE r.config_id = ? AND r.idx = ?", (config_id, idx)).fetchone()
+            f"SELECT r.*, t.records, {self._encoding('trace', 't')} AS encoding FROM repetition r"
+            " LEFT JOIN trace t ON t.repetition_id = r.id WHERE r.config_id = ? AND r.idx = ?",
+            (config_id, idx)).fetchone()
         if row is None:
             return None
-        return row, bytes(row["records"] or b"")
+        return row, decode_records(row["records"], row["encoding"])
 
     def agents(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM agent ORDER BY id").fetchall()
@@ -485,6 +504,10 @@ class Store:
     # ------------------------------------------------------------------ StoreReader (store/reader.py)
     def _columns(self, table: str) -> set[str]:
         return {col["name"] for col in self.conn.execute("SELECT name FROM pragma_table_info(?)", (table,))}
+
+    def _encoding(self, table: str, alias: str) -> str:
+        """The blob encoding column of a table (store/blobs.py); 0 (RAW) before migration 010."""
+        return f"{alias}.encoding" if "encoding" in self._columns(table) else "0"
 
     def _kind_filter(self, kind: Kind) -> str:
         """A fixed condition on `config` for a kind (never a value: a choice among constants);
@@ -534,16 +557,16 @@ class Store:
     def traces(self, kind: Kind = "all", rep_ids: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
         """(repetition id, raw records) in id order; with `rep_ids`, only those."""
         mine = self._of_kind(kind, "config_id")
-        query = ("SELECT t.repetition_id, t.records FROM trace t JOIN repetition r ON r.id = t.repetition_id"
-                 + mine.replace("config_id", "r.config_id"))
+        query = (f"SELECT t.repetition_id, t.records, {self._encoding('trace', 't')} FROM trace t"
+                 " JOIN repetition r ON r.id = t.repetition_id" + mine.replace("config_id", "r.config_id"))
         if rep_ids is None:
-            return [(r[0], r[1]) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
+            return [(r[0], decode_records(r[1], r[2])) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
         wanted = sorted({int(r) for r in rep_ids})
         joiner = " AND " if mine else " WHERE "
         out: list[tuple[int, bytes]] = []
         for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
             chunk = wanted[start:start + _IDS_PER_QUERY]
-            out += [(r[0], r[1]) for r in self.conn.execute(
+            out += [(r[0], decode_records(r[1], r[2])) for r in self.conn.execute(
                 query + joiner + f"t.repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY t.repetition_id",
                 chunk)]
         return out
@@ -576,14 +599,14 @@ class Store:
         store from before 003_network.sql); with `rep_ids`, only those."""
         if not self._columns("peer_repetition"):
             return []
-        query = "SELECT repetition_id, agent_id, role, records FROM peer_repetition"
+        query = f"SELECT repetition_id, agent_id, role, records, {self._encoding('peer_repetition', 'p')} FROM peer_repetition p"
         if rep_ids is None:
-            return [PeerTrace(*r) for r in self.conn.execute(query + " ORDER BY repetition_id")]
+            return [_peer_trace(r) for r in self.conn.execute(query + " ORDER BY repetition_id")]
         wanted = sorted({int(r) for r in rep_ids})
         out: list[PeerTrace] = []
         for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
             chunk = wanted[start:start + _IDS_PER_QUERY]
-            out += [PeerTrace(*r) for r in self.conn.execute(
+            out += [_peer_trace(r) for r in self.conn.execute(
                 query + f" WHERE repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY repetition_id", chunk)]
         return out
 
