@@ -10,7 +10,6 @@ style and marker of its own besides its colour (`fill`, `line`).
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import re
@@ -68,13 +67,6 @@ def render(fig: Figure, fmt: str) -> bytes:
     with plt.rc_context(STYLE):
         fig.savefig(buf, format=fmt, bbox_inches="tight", metadata=meta)
     return buf.getvalue()
-
-
-def data_uri(fig: Figure) -> str:
-    """A figure as a data URI of its SVG; closed once rendered, which keeps memory flat."""
-    svg = render(fig, "svg")
-    plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
 
 
 _PROLOGUE = re.compile(rb"^.*?(?=<svg)", re.S)  # XML declaration and DOCTYPE: not in HTML
