@@ -36,6 +36,8 @@ const char *tb_port_cpu_clock_name(void) {
 static int tb_schedstat_fd = -2; /* -2: not opened yet, -1: not available */
 
 int tb_port_runqueue_wait_ns(uint64_t *ns) {
+    if (tb_posix_counting_instructions())
+        return -1; /* ns are not in the counter's unit, and under valgrind they mean nothing */
     if (tb_schedstat_fd == -2)
         tb_schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     char buf[96];

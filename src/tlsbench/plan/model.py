@@ -57,6 +57,19 @@ CredentialName = Annotated[str, AfterValidator(_spec_name("credentials"))]
 DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
 TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
 OptionName = Annotated[str, AfterValidator(_spec_name("options"))]
+TIME_METRIC = "time"
+METRIC_REPETITIONS = 20  # counts are exact and memory deterministic up to a few hundred bytes
+
+
+def _metric_name(value: str) -> str:
+    """A metric a plan can choose (spec [metric.*] `plan` names)."""
+    choices = specmod.load().metric_choices
+    if value not in choices:
+        raise ValueError(f"{value!r} is not a metric; allowed: {', '.join(choices)}")
+    return value
+
+
+MetricName = Annotated[str, AfterValidator(_metric_name)]
 SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
 
 
@@ -150,6 +163,16 @@ class Plan(Strict):
     # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
+    # What every handshake step carries besides time (docs/metrics.md): each metric beyond
+    # time comes from twin configurations of its own, metric_repetitions each.
+    metrics: Annotated[list[MetricName], BeforeValidator(_as_list), Field(min_length=1)] = [TIME_METRIC]
+    metric_repetitions: Annotated[int, Field(ge=1, le=1_000_000)] = METRIC_REPETITIONS
+
+    @field_validator("metrics")
+    @classmethod
+    def _time_always(cls, value: list[str]) -> list[str]:
+        """Time is always measured: the other metrics come on top (docs/metrics.md)."""
+        return [TIME_METRIC] + [m for m in no_duplicates(value) if m != TIME_METRIC]
 
     @field_validator("libraries", "groups", "credentials", "options")
     @classmethod

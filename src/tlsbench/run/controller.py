@@ -116,9 +116,24 @@ class Controller:
             self.sink.set_skip_reason(config_id, None)
             self.config_ids[config.key] = config_id
             self.configs[config.key] = config
-        batches = schedule.build(self.configs, self.plan.repetitions, self.plan.rounds, self.plan.seed)
-        self.prepared = schedule.pending(batches, self.done)
+        self.prepared = schedule.pending(self._schedule(), self.done)
         return self.prepared
+
+    def repetitions(self, key: str) -> int:
+        """Repetitions planned for a configuration: a metric twin's are the plan's
+        metric_repetitions (its values are exact or deterministic: a few suffice)."""
+        return self.plan.metric_repetitions if self.configs[key].row.collect else self.plan.repetitions
+
+    def _schedule(self) -> list[schedule.Batch]:
+        """Time configurations in the plan's rounds; metric twins in as many rounds (at most
+        their repetitions), each round's after the time batches of that round."""
+        twins = [k for k, c in self.configs.items() if c.row.collect]
+        timed = [k for k in self.configs if k not in twins]
+        batches = schedule.build(timed, self.plan.repetitions, self.plan.rounds, self.plan.seed)
+        if twins:
+            rounds = min(self.plan.rounds, self.plan.metric_repetitions)
+            batches += schedule.build(twins, self.plan.metric_repetitions, rounds, self.plan.seed)
+        return sorted(batches, key=lambda b: b.round)
 
     def close(self) -> None:
         """Stops every exchange's processes."""
@@ -132,7 +147,7 @@ class Controller:
                              not_applicable=dict(self.resolution.not_applicable))
         try:
             batches = self.prepared if self.prepared is not None else self.prepare()
-            summary.planned = len(self.configs) * self.plan.repetitions
+            summary.planned = sum(self.repetitions(k) for k in self.configs)
             summary.already = summary.planned - sum(b.count for b in batches)
             self.observer.start(summary.planned, summary.already, len(self.configs))
             self._run_batches(batches, summary)
@@ -155,7 +170,7 @@ class Controller:
         for round_no in range(self.plan.rounds, 10**6):
             measured = self.measure_precision(keys)
             keys = [k for k in needing_more(measured, target.target_ci_percent, target.max_repetitions)
-                    if k in self.configs and k not in summary.skipped_configs]
+                    if k in self.configs and k not in summary.skipped_configs and not self.configs[k].row.collect]
             if not keys or self.stop.requested:
                 return
             next_index = {k: max(self.done.get(k, {-1})) + 1 for k in keys}
