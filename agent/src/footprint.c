@@ -52,6 +52,8 @@ void tb_footprint_begin(void) {
     for (uint8_t p = TB_PEER_CLIENT; p <= TB_PEER_SERVER; p++)
         tb_fp.allocated[p] = tb_fp.probes->heap_allocated ? tb_fp.probes->heap_allocated(p) : 0;
     tb_fp_hand_to(TB_PEER_NONE);
+    if (tb_fp.probes->heap_repetition_zero)
+        tb_fp.probes->heap_repetition_zero();
     tb_fp.probes->heap_peaks_restart();
     tb_fp_emit(TB_PEER_NONE, TB_L_HEAP_SHARED, tb_fp.probes->heap_live(TB_PEER_NONE));
 }

@@ -106,6 +106,10 @@ typedef struct tb_memory_probes {
     uint64_t (*heap_allocated)(uint8_t owner);
     void (*heap_step_restart)(void);
     uint32_t (*heap_step_peak)(uint8_t owner);
+    /* Optional: what each peer holds now becomes its zero for this repetition (blocks that
+     * earlier repetitions left to a library-wide cache, e.g. wolfSSL's FP_ECC table, are no
+     * connection's). NULL: live bytes are absolute (a device, where peers start from 0). */
+    void (*heap_repetition_zero)(void);
 } tb_memory_probes;
 
 const tb_memory_probes *tb_port_memory_probes(void);

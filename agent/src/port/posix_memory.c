@@ -33,6 +33,7 @@ static struct {
     uint64_t peak[TB_OWNERS];
     uint64_t step_peak[TB_OWNERS];
     uint64_t allocated[TB_OWNERS];
+    uint64_t zero[TB_OWNERS]; /* live bytes when the repetition began (peers: library caches) */
     tb_heap_block *table;
 } tb_heap = {.on = -1, .owner = TB_OWNER_NONE};
 
@@ -100,10 +101,22 @@ size_t tb_heap_hooks_free(void *p) {
 
 static uint8_t tb_owner_slot(uint8_t peer) { return peer <= TB_PEER_SERVER ? peer : TB_OWNER_NONE; }
 static void tb_heap_owner(uint8_t peer) { tb_heap.owner = tb_owner_slot(peer); }
-static uint32_t tb_heap_live(uint8_t peer) { return (uint32_t)tb_heap.live[tb_owner_slot(peer)]; }
-static uint32_t tb_heap_peak(uint8_t peer) { return (uint32_t)tb_heap.peak[tb_owner_slot(peer)]; }
+/* Above the repetition's zero; a peer that frees a cache block it held before goes below: 0. */
+static uint32_t tb_heap_above_zero(uint8_t slot, uint64_t bytes) {
+    return bytes > tb_heap.zero[slot] ? (uint32_t)(bytes - tb_heap.zero[slot]) : 0;
+}
+static uint32_t tb_heap_live(uint8_t peer) { return tb_heap_above_zero(tb_owner_slot(peer), tb_heap.live[tb_owner_slot(peer)]); }
+static uint32_t tb_heap_peak(uint8_t peer) { return tb_heap_above_zero(tb_owner_slot(peer), tb_heap.peak[tb_owner_slot(peer)]); }
 static uint64_t tb_heap_allocated(uint8_t peer) { return tb_heap.allocated[tb_owner_slot(peer)]; }
-static uint32_t tb_heap_step_peak(uint8_t peer) { return (uint32_t)tb_heap.step_peak[tb_owner_slot(peer)]; }
+static uint32_t tb_heap_step_peak(uint8_t peer) {
+    return tb_heap_above_zero(tb_owner_slot(peer), tb_heap.step_peak[tb_owner_slot(peer)]);
+}
+
+/* The peers' zero; peer none's stays 0: HEAP_SHARED is all the library holds. */
+static void tb_heap_repetition_zero(void) {
+    tb_heap.zero[TB_PEER_CLIENT] = tb_heap.live[TB_PEER_CLIENT];
+    tb_heap.zero[TB_PEER_SERVER] = tb_heap.live[TB_PEER_SERVER];
+}
 
 static void tb_heap_peaks_restart(void) {
     memcpy(tb_heap.peak, tb_heap.live, sizeof tb_heap.peak);
@@ -189,6 +202,7 @@ static const tb_memory_probes tb_probes = {
     .heap_allocated = tb_heap_allocated,
     .heap_step_restart = tb_heap_step_restart,
     .heap_step_peak = tb_heap_step_peak,
+    .heap_repetition_zero = tb_heap_repetition_zero,
 };
 
 const tb_memory_probes *tb_port_memory_probes(void) { return tb_heap_hooks_on() ? &tb_probes : NULL; }

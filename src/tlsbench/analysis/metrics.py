@@ -41,6 +41,7 @@ _NOT_MEASURED = ("chosen in the plan but not in this store: the run warned why w
 class MetricRow:
     """One metric of one slice of one peer of one configuration, over its repetitions."""
 
+    config_id: int  # the twin's
     config_key: str  # the time configuration's key (the twin's without |collect:...)
     config: str  # display name
     library: str
@@ -100,7 +101,7 @@ def _row(ds: Dataset, labels: dict[int, str], cid: int, metric: str, unit: str, 
     c = ds.configs[cid]
     summary = summarize(np.asarray(values, dtype=np.float64), rng_for(seed, c.key, metric, slice_, peer),
                         mean_ci=False)
-    return MetricRow(time_key(c.key), labels[cid], c.library, c.suite_name, metric, unit, slice_, peer, summary)
+    return MetricRow(cid, time_key(c.key), labels[cid], c.library, c.suite_name, metric, unit, slice_, peer, summary)
 
 
 def _instructions(ds: Dataset, seed: int, out: MetricResults) -> None:

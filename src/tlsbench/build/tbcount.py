@@ -37,6 +37,9 @@ TOOL_LDFLAGS = ["-m64", "-static", "-nodefaultlibs", "-nostartfiles", "-u", "_st
                 "-Wl,--build-id=none", "-Wl,-Ttext-segment=0x58000000"]
 
 
+ENV = shutil.which("env") or "/usr/bin/env"  # sets the agent's environment (coreutils)
+
+
 class Unavailable(RuntimeError):
     """Instructions cannot be counted here; the message names the fix."""
 
@@ -53,7 +56,7 @@ class Runner:
     def prefix(self, seed: int) -> list[str]:
         """The command before `AGENT serve`: valgrind with the tool, the shim preloaded and
         the agent told to count (its clock becomes the instruction count)."""
-        return ["env", f"VALGRIND_LIB={self.lib}", f"LD_PRELOAD={self.shim}", f"TLSBENCH_SEED={seed}",
+        return [ENV, f"VALGRIND_LIB={self.lib}", f"LD_PRELOAD={self.shim}", f"TLSBENCH_SEED={seed}",
                 "TLSBENCH_COLLECT=instructions", str(self.valgrind), f"--tool={TOOL}", "-q"]
 
     @property

@@ -37,6 +37,8 @@ STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was ful
 # than a controller bug.
 SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
 
+METRIC_WARMUP = 2  # warm-ups per RUN of a metric twin (docs/metrics.md)
+
 
 class ControllerError(UserError, RuntimeError):
     """The run cannot go on (after what was stored so far, which stays valid)."""
@@ -124,6 +126,11 @@ class Controller:
         metric_repetitions (its values are exact or deterministic: a few suffice)."""
         return self.plan.metric_repetitions if self.configs[key].row.collect else self.plan.repetitions
 
+    def warmup(self, key: str) -> int:
+        """Warm-ups per RUN: a metric twin's at least METRIC_WARMUP (wolfSSL's FP_ECC cache
+        needs more than one use before its counts and heap settle)."""
+        return max(self.plan.warmup, METRIC_WARMUP) if self.configs[key].row.collect else self.plan.warmup
+
     def _schedule(self) -> list[schedule.Batch]:
         """Time configurations in the plan's rounds; metric twins in as many rounds (at most
         their repetitions), each round's after the time batches of that round."""
@@ -196,7 +203,7 @@ class Controller:
                 or self.exchange_for(after.config) is not self.exchange_for(batch.config)):
             return
         if self.exchange_for(after.config).send_ahead(self.config_ids[after.config], self.configs[after.config], after,
-                                                      self.plan.warmup):
+                                                      self.warmup(after.config)):
             self.sent_ahead = after
 
     def _run_batch(self, batch: schedule.Batch, summary: RunSummary, after: schedule.Batch | None = None) -> None:
@@ -212,7 +219,7 @@ class Controller:
             try:
                 if self.sent_ahead == batch:
                     self.sent_ahead = None
-                running = exchange.run(config_id, config, part, self.plan.warmup)
+                running = exchange.run(config_id, config, part, self.warmup(batch.config))
                 if self.sent_ahead is None:
                     self._send_ahead(batch, after, summary)
                 outcomes.extend(running)

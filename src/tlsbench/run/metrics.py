@@ -29,7 +29,7 @@ def route_of(config: Configuration) -> str | None:
 
 
 def _memory_prefix(seed: int) -> list[str]:
-    return ["env", "TLSBENCH_COLLECT=memory"]
+    return [tbcount.ENV, "TLSBENCH_COLLECT=memory"]
 
 
 def _instructions_prefix(seed: int) -> list[str]:
