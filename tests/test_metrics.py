@@ -106,3 +106,24 @@ def test_no_valgrind_is_one_warning_and_the_run_goes_on(tmp_path: Path) -> None:
     assert collects == {"time": 1, "memory": 1}  # no instruction configuration, not even an empty one
     res = analyze_metrics(store)
     assert "instructions" in res.missing and not res.of("instructions") and res.of("heap_peak")
+
+
+def test_every_metric_is_declared_once_with_labels_that_exist() -> None:
+    spec = specmod.load()
+    assert spec.metric_choices == ["time", "instructions", "heap", "stack"]
+    assert spec.collects_for(["time", "heap"]) == ["time", "memory"]
+    carried = [label for m in spec.metrics.values() for label in m.labels]
+    assert len(carried) == len(set(carried))  # one metric per record label
+    assert all(spec.label_by_name[label].category == "memory" for label in carried)
+    assert {m.aggregation for m in spec.metrics.values()} <= {"delta", "peak", "sum", "instant"}
+
+
+def test_a_plan_chooses_metrics_and_time_stays() -> None:
+    from tlsbench import plan
+    from tlsbench.errors import UserError
+    chosen = plan.parse('name = "m"\nrepetitions = 3\nmetrics = ["stack", "instructions"]\n', "m.toml").plan
+    assert chosen.metrics == ["time", "stack", "instructions"] and chosen.metric_repetitions == 20
+    plain = plan.parse('name = "m"\nrepetitions = 3\n', "m.toml").plan
+    assert "metric" not in plain.resolved_json()  # stores of plans before `metrics` still resume
+    with pytest.raises(UserError, match="'sched' is not a metric; allowed: time, instructions, heap, stack"):
+        plan.parse('name = "m"\nrepetitions = 3\nmetrics = ["sched"]\n', "m.toml")

@@ -112,7 +112,7 @@ class PrecisionTarget(Strict):
 
 
 # Fields of the handshake matrix: a plan of experiments only (no `suites`) has none of them.
-HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network")
+HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network", "metrics", "metric_repetitions")
 EXPERIMENT_SOURCES = ("primitive", "user")  # HELLO experiments[].source: the library's, or linked in by a user
 
 
@@ -272,6 +272,9 @@ class Plan(Strict):
             body["library"] = body.pop("libraries")[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
+        if self.metrics == [TIME_METRIC]:  # likewise for the later `metrics` (docs/metrics.md)
+            body.pop("metrics", None)
+            body.pop("metric_repetitions", None)
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:
