@@ -32,6 +32,8 @@ from tlsbench.run.exchange import StopFlag
 from tlsbench.run.link import check_links
 from tlsbench.run.placement import choose, controller_on
 from tlsbench.run.precision import Precision
+from tlsbench.build import tbcount
+from tlsbench.run import metrics
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.lock import refuse_if_busy, writer_lock
@@ -40,6 +42,14 @@ from tlsbench.store.progress import find_experiment, read_repetition
 from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
 
 console = Console()
+
+
+def counting_prefix(seed: int) -> list[str]:
+    """The tbcount runner's command prefix, built on first use (docs/metrics.md)."""
+    try:
+        return tbcount.runner().prefix(seed)
+    except tbcount.Unavailable as exc:
+        raise metrics.Unavailable(str(exc)) from None
 
 
 def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
@@ -96,7 +106,8 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
             with writer_lock(folder), Store.in_folder(folder) as store:
                 controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
                                       stop, timeouts, agent_dir, store.stored_indices(),
-                                      _precision_of(store.path, loaded.plan.seed), setup, placement)
+                                      _precision_of(store.path, loaded.plan.seed), setup, placement,
+                                      counting_prefix)
                 summary = controller.run()
         summary.folder = folder
         return summary

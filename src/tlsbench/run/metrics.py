@@ -3,17 +3,18 @@
 instructions runs on its library's agent under the tbcount valgrind tool; one collecting
 memory on its library's agent with the allocator hooks on. Each is an agent process of its
 own, started with TLSBENCH_COLLECT in its environment, so time repetitions never pay for
-counting.
+counting. The counting runner is built elsewhere (tlsbench.build.tbcount): the caller hands
+in a function that gives its command prefix for a seed, or raises Unavailable.
 
 A metric this machine cannot give (no valgrind) is one warning naming the fix: its twins
 are dropped before anything is stored, and the run goes on with the other metrics."""
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from tlsbench.build import tbcount
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.run.agents import AgentError, AgentProcess
 from tlsbench.run.placement import Placement
@@ -28,16 +29,20 @@ def route_of(config: Configuration) -> str | None:
     return f"{config.row.library}|collect:{config.row.collect}" if config.row.collect else None
 
 
-def _memory_prefix(seed: int) -> list[str]:
-    return [tbcount.ENV, "TLSBENCH_COLLECT=memory"]
+ENV = shutil.which("env") or "/usr/bin/env"  # sets the agent's environment (coreutils)
+Prefix = Callable[[int], list[str]]  # seed -> the command before `AGENT serve`
 
 
-def _instructions_prefix(seed: int) -> list[str]:
-    return tbcount.runner().prefix(seed)
+class Unavailable(RuntimeError):
+    """A metric this machine cannot give; the message names the fix."""
 
 
-# collect -> the command prefix of its agents (raises tbcount.Unavailable when it cannot run)
-PREFIXES: Mapping[str, Callable[[int], list[str]]] = {MEMORY: _memory_prefix, INSTRUCTIONS: _instructions_prefix}
+def memory_prefix(seed: int) -> list[str]:
+    return [ENV, "TLSBENCH_COLLECT=memory"]
+
+
+def no_counting(seed: int) -> list[str]:
+    raise Unavailable("instructions: no counting runner was set up (tlsbench run sets up tbcount)")
 
 
 def refusal(collect: str, hello: Mapping[str, Any]) -> str | None:
@@ -60,7 +65,7 @@ class MetricAgents:
 
 
 def start(resolution: Resolution, paths: Mapping[str, Path], seed: int, timeouts: Timeouts,
-          placement: Placement) -> MetricAgents:
+          placement: Placement, counting: Prefix = no_counting) -> MetricAgents:
     """Starts one agent per (library, metric) the twins need; twins whose agent cannot
     collect are removed from `resolution`, with one warning per metric (and library)."""
     out = MetricAgents()
@@ -70,7 +75,8 @@ def start(resolution: Resolution, paths: Mapping[str, Path], seed: int, timeouts
         route, collect = route_of(config), config.row.collect
         if route is None or route in out.agents or route in failed or collect is None:
             continue
-        why = _start_one(config.row.library, collect, paths, seed, timeouts, placement, prefixes, out, route)
+        makers = {MEMORY: memory_prefix, INSTRUCTIONS: counting}
+        why = _start_one(config.row.library, collect, paths, seed, timeouts, placement, makers, prefixes, out, route)
         if why:
             failed.add(route)
             if why not in out.warnings:
@@ -80,10 +86,11 @@ def start(resolution: Resolution, paths: Mapping[str, Path], seed: int, timeouts
 
 
 def _start_one(library: str, collect: str, paths: Mapping[str, Path], seed: int, timeouts: Timeouts,
-               placement: Placement, prefixes: dict[str, list[str]], out: MetricAgents, route: str) -> str | None:
+               placement: Placement, makers: Mapping[str, Prefix], prefixes: dict[str, list[str]], out: MetricAgents,
+               route: str) -> str | None:
     try:
-        prefix = prefixes.get(collect) or PREFIXES[collect](seed)
-    except tbcount.Unavailable as exc:
+        prefix = prefixes.get(collect) or makers[collect](seed)
+    except Unavailable as exc:
         return f"{exc}; the run goes on without {collect}"
     prefixes[collect] = prefix
     try:

@@ -116,7 +116,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
              observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
              agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
              measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None,
-             placement: Placement = Placement()) -> Controller:
+             placement: Placement = Placement(), counting: metrics.Prefix = metrics.no_counting) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
     agent pairs; the booted firmware to the device's), and the controller over them. `place`
@@ -134,7 +134,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
             _retire(agent, library, sink)
             agent = None
         exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent, placement)
-    twins = metrics.start(greeted.resolution, paths, loaded.plan.seed, timeouts, placement)
+    twins = metrics.start(greeted.resolution, paths, loaded.plan.seed, timeouts, placement, counting)
     for warning in twins.warnings:
         observer.note(f"warning: {warning}")
     for twin_route, (agent, prefix) in twins.agents.items():
