@@ -523,6 +523,10 @@ class DeviceExchange:
         booted.link.resume()
         return booted
 
+    def send_ahead(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> bool:
+        """A device takes one RUN at a time over its serial line: nothing is queued ahead."""
+        return False
+
     def run(self, config_id: int, config: Configuration, batch: Batch, warmup: int) -> Iterator[Outcome]:
         variant = config.row.image or COUNTING
         booted = self._running(variant)
