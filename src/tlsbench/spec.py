@@ -11,7 +11,7 @@ import tomllib
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from tlsbench.errors import UserError
 
@@ -151,6 +151,19 @@ def _layout(name: str, raw: Mapping[str, Any]) -> Layout:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """One metric a slice can carry ([metric.*] of spec/protocol.toml, docs/metrics.md)."""
+
+    name: str  # e.g. heap_peak
+    plan: str  # the plan's word that selects it: time, instructions, heap, stack
+    unit: str  # of a value: ns, instructions, B
+    aggregation: str  # delta, peak, sum, instant
+    collect: str  # which repetitions carry it ([collect])
+    meaning: str
+    labels: Mapping[str, str]  # memory metrics: record label -> the slice it describes
+
+
+@dataclass(frozen=True)
 class KeyExchange:
     """Which groups a suite's key exchange takes ([key_exchange])."""
 
@@ -186,6 +199,8 @@ class Spec:
     key_exchanges: Mapping[str, KeyExchange]  # by upper-case name
     group_families: Mapping[str, range]  # [group_family]: name -> group values
     layouts: Mapping[str, Layout]  # frame_header, run_request, rep_header, record
+    collects: NameTable  # time / instructions / memory: what an agent process collects
+    metrics: Mapping[str, Metric]  # [metric.*] by name, in declaration order
     protocol_version: int
     magic: int
     max_payload: int
@@ -213,6 +228,16 @@ class Spec:
     def group_family(self, group: int) -> str | None:
         """The [group_family] a group value belongs to (None: 0, the agent's default)."""
         return next((name for name, values in self.group_families.items() if group in values), None)
+
+    @property
+    def metric_choices(self) -> list[str]:
+        """The words a plan's `metrics` list takes, in declaration order."""
+        return list(dict.fromkeys(m.plan for m in self.metrics.values()))
+
+    def collects_for(self, choices: Sequence[str]) -> list[str]:
+        """The kinds of repetition the chosen metrics need, time first."""
+        wanted = {m.collect for m in self.metrics.values() if m.plan in choices}
+        return [c for c in self.collects if c in wanted]
 
     def flag_names(self, mask: int) -> list[str]:
         return [name for name, bit in self.flags.by_name.items() if mask & bit]
@@ -278,6 +303,10 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         key_exchanges=_key_exchanges(proto),
         group_families=_group_families(proto),
         layouts={name: _layout(name, raw) for name, raw in proto["layout"].items()},
+        collects=_table("collect", proto["collect"], "value"),
+        metrics={name: Metric(name, m["plan"], m["unit"], m["aggregation"], m["collect"], m["meaning"],
+                              dict(m.get("labels", {})))
+                 for name, m in proto["metric"].items()},
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],
         max_payload=proto["protocol"]["max_payload"],

@@ -39,6 +39,8 @@ from tlsbench.run.link import check_links
 from tlsbench.run.placement import Placement, choose, controller_on
 from tlsbench.run.sched import Recorder, missing_warning
 from tlsbench.run.precision import Precision
+from tlsbench.build import tbcount
+from tlsbench.run import metrics
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.lock import refuse_if_busy, writer_lock
@@ -52,6 +54,14 @@ console = Console()
 BUILDABLE = tuple(RECIPES)
 LIBRARY_HELP = (f"A library: {', '.join(LIBRARIES)} (Debian 12's builds), name@version ({', '.join(RECIPES)}), "
                 "or a custom build's agent name (tlsbench-agent-NAME).")
+
+
+def counting_prefix(seed: int) -> list[str]:
+    """The tbcount runner's command prefix, built on first use (docs/metrics.md)."""
+    try:
+        return tbcount.runner().prefix(seed)
+    except tbcount.Unavailable as exc:
+        raise metrics.Unavailable(str(exc)) from None
 
 
 def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
@@ -178,7 +188,8 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
                                                                                        observer) as sched:
                 controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
                                       stop, timeouts, agent_dir, store.stored_indices(),
-                                      _precision_of(store.path, loaded.plan.seed), setup, placement, sched)
+                                      _precision_of(store.path, loaded.plan.seed), setup, placement, sched,
+                                      counting_prefix)
                 summary = controller.run()
         summary.folder = folder
         return summary

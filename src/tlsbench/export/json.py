@@ -12,6 +12,7 @@ import numpy as np
 
 from ..analysis.results import Analysis
 from ..analysis.units import identical
+from .csv import metrics_of
 
 
 def plain(x):
@@ -47,5 +48,6 @@ class JsonExporter:
                "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries),
                "primitives": plain(r.primitives), "device": plain(r.device), "no_data": plain(r.no_data),
                "exclusions": plain(r.exclusions), "round_shift": plain(r.round_shift),
-               "sched": plain(sched_view(analysis))}
+               "sched": plain(sched_view(analysis)),
+               "metrics": plain(metrics_of(analysis))}  # beyond time (docs/metrics.md)
         return json.dumps(doc, indent=1, allow_nan=False)

@@ -31,10 +31,9 @@ U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
 ALL = "all"
 PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
-# What a plan may measure besides the default time (`metrics`): "sched" adds the scheduler's
-# view (run/sched.py). Later metrics add their names here.
-METRIC_NAMES = ("time", "sched")
-DEFAULT_METRICS = ("time",)
+# Views a plan's `metrics` may add that are not spec metrics carried by records: "sched", the
+# scheduler's view of the time repetitions (run/sched.py).
+HOST_VIEWS = ("sched",)
 
 
 class PlanError(UserError, ValueError):
@@ -57,6 +56,19 @@ CredentialName = Annotated[str, AfterValidator(_spec_name("credentials"))]
 DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
 TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
 OptionName = Annotated[str, AfterValidator(_spec_name("options"))]
+TIME_METRIC = "time"
+METRIC_REPETITIONS = 20  # counts are exact and memory deterministic up to a few hundred bytes
+
+
+def _metric_name(value: str) -> str:
+    """A metric a plan can choose (spec [metric.*] `plan` names, and the host's views)."""
+    choices = [*specmod.load().metric_choices, *HOST_VIEWS]
+    if value not in choices:
+        raise ValueError(f"{value!r} is not a metric; allowed: {', '.join(choices)}")
+    return value
+
+
+MetricName = Annotated[str, AfterValidator(_metric_name)]
 SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
 
 
@@ -106,7 +118,7 @@ class PrecisionTarget(Strict):
 
 
 # Fields of the handshake matrix: a plan of experiments only (no `suites`) has none of them.
-HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network")
+HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network", "metrics", "metric_repetitions")
 EXPERIMENT_SOURCES = ("primitive", "user")  # HELLO experiments[].source: the library's, or linked in by a user
 
 
@@ -179,20 +191,29 @@ class Plan(Strict):
     # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
-    # absent: time only; ["time", "sched"] adds the scheduler's view (docs/plan-format.md)
-    metrics: Annotated[list[Literal[METRIC_NAMES]], BeforeValidator(_as_list), Field(min_length=1)] | None = None
+    # What every handshake step carries besides time (docs/metrics.md): each metric beyond
+    # time comes from twin configurations of its own, metric_repetitions each; "sched" adds the
+    # scheduler's view of the time repetitions themselves (run/sched.py).
+    metrics: Annotated[list[MetricName], BeforeValidator(_as_list), Field(min_length=1)] = [TIME_METRIC]
+    metric_repetitions: Annotated[int, Field(ge=1, le=1_000_000)] = METRIC_REPETITIONS
     # absent: the default placement (run/placement.py); else the CPUs the agents run on
     cpus: Annotated[list[Annotated[int, Field(ge=0, le=4095)]], BeforeValidator(_as_list),
                     Field(min_length=1)] | None = None
 
-    @field_validator("metrics", "cpus")
+    @field_validator("metrics")
+    @classmethod
+    def _time_always(cls, value: list[str]) -> list[str]:
+        """Time is always measured: the other metrics come on top (docs/metrics.md)."""
+        return [TIME_METRIC] + [m for m in no_duplicates(value) if m != TIME_METRIC]
+
+    @field_validator("cpus")
     @classmethod
     def _no_duplicates_when_given(cls, value: list[Any] | None) -> list[Any] | None:
         return None if value is None else no_duplicates(value)
 
     def measures(self, metric: str) -> bool:
         """Whether the plan asks for a metric (time always)."""
-        return metric in (self.metrics or DEFAULT_METRICS)
+        return metric in self.metrics
 
     @field_validator("libraries")
     @classmethod
@@ -313,6 +334,9 @@ class Plan(Strict):
             del body["suites"]["protocol"]
         if "precision" in body:  # how long to try, not what is measured: a new budget resumes the store
             del body["precision"]["time_budget_s"]
+        if self.metrics == [TIME_METRIC]:  # likewise for the later `metrics` (docs/metrics.md)
+            body.pop("metrics", None)
+            body.pop("metric_repetitions", None)
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:

@@ -37,6 +37,7 @@ from .figures import FigureSpec, all_figures, inline_svg
 from .energy import html_section
 from .predict import html_section as predict_section
 from ..analysis.predict.results import PredictResults
+from .metrics import section as metrics_section
 from .network import network_section
 from . import primitives
 from ..analysis import sched as sched_view
@@ -243,6 +244,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
+        beyond=metrics_section(analysis.ds.path, ctx.seed) if analysis.ds.path else None,
     )
 
 

@@ -38,6 +38,8 @@ STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was ful
 # than a controller bug.
 SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
 
+METRIC_WARMUP = 2  # warm-ups per RUN of a metric twin (docs/metrics.md)
+
 
 class ControllerError(UserError, RuntimeError):
     """The run cannot go on (after what was stored so far, which stays valid)."""
@@ -133,9 +135,29 @@ class Controller:
             self.sink.set_skip_reason(config_id, None)
             self.config_ids[config.key] = config_id
             self.configs[config.key] = config
-        batches = schedule.build(self.configs, self.plan.repetitions, self.plan.rounds, self.plan.seed)
-        self.prepared = schedule.pending(batches, self.done)
+        self.prepared = schedule.pending(self._schedule(), self.done)
         return self.prepared
+
+    def repetitions(self, key: str) -> int:
+        """Repetitions planned for a configuration: a metric twin's are the plan's
+        metric_repetitions (its values are exact or deterministic: a few suffice)."""
+        return self.plan.metric_repetitions if self.configs[key].row.collect else self.plan.repetitions
+
+    def warmup(self, key: str) -> int:
+        """Warm-ups per RUN: a metric twin's at least METRIC_WARMUP (wolfSSL's FP_ECC cache
+        needs more than one use before its counts and heap settle)."""
+        return max(self.plan.warmup, METRIC_WARMUP) if self.configs[key].row.collect else self.plan.warmup
+
+    def _schedule(self) -> list[schedule.Batch]:
+        """Time configurations in the plan's rounds; metric twins in as many rounds (at most
+        their repetitions), each round's after the time batches of that round."""
+        twins = [k for k, c in self.configs.items() if c.row.collect]
+        timed = [k for k in self.configs if k not in twins]
+        batches = schedule.build(timed, self.plan.repetitions, self.plan.rounds, self.plan.seed)
+        if twins:
+            rounds = min(self.plan.rounds, self.plan.metric_repetitions)
+            batches += schedule.build(twins, self.plan.metric_repetitions, rounds, self.plan.seed)
+        return sorted(batches, key=lambda b: b.round)
 
     def close(self) -> None:
         """Stops every exchange's processes."""
@@ -149,7 +171,7 @@ class Controller:
                              not_applicable=dict(self.resolution.not_applicable))
         try:
             batches = self.prepared if self.prepared is not None else self.prepare()
-            summary.planned = len(self.configs) * self.plan.repetitions
+            summary.planned = sum(self.repetitions(k) for k in self.configs)
             summary.already = summary.planned - sum(b.count for b in batches)
             self.observer.start(summary.planned, summary.already, len(self.configs))
             self._run_batches(batches, summary)
@@ -173,7 +195,7 @@ class Controller:
         for round_no in range(self.plan.rounds, 10**6):
             measured = self.measure_precision(keys)
             keys = [k for k in needing_more(measured, target.target_ci_percent, target.max_repetitions)
-                    if k in self.configs and k not in summary.skipped_configs]
+                    if k in self.configs and k not in summary.skipped_configs and not self.configs[k].row.collect]
             if not keys or self.stop.requested:
                 return
             if time.monotonic() >= deadline:
@@ -217,7 +239,7 @@ class Controller:
                 or self.exchange_for(after.config) is not self.exchange_for(batch.config)):
             return
         if self.exchange_for(after.config).send_ahead(self.config_ids[after.config], self.configs[after.config], after,
-                                                      self.plan.warmup):
+                                                      self.warmup(after.config)):
             self.sent_ahead = after
 
     def _run_batch(self, batch: schedule.Batch, summary: RunSummary, after: schedule.Batch | None = None) -> None:
@@ -233,7 +255,7 @@ class Controller:
             try:
                 if self.sent_ahead == batch:
                     self.sent_ahead = None
-                running = exchange.run(config_id, config, part, self.plan.warmup)
+                running = exchange.run(config_id, config, part, self.warmup(batch.config))
                 if self.sent_ahead is None:
                     self._send_ahead(batch, after, summary)
                 outcomes.extend(running)

@@ -22,6 +22,7 @@ from tlsbench.run.agents import AgentProcess, find_agent, greet
 from tlsbench.run.controller import STALE_AGENT_REASON, Controller, Observer, QuietObserver
 from tlsbench.run.device import DEVICE, Connection, DeviceExchange, DeviceSetup, connect, first_variant
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
+from tlsbench.run import metrics
 from tlsbench.run.local import LocalAgentExchange
 from tlsbench.run.pair import AgentPairExchange
 from tlsbench.run.placement import Placement
@@ -36,7 +37,7 @@ NETWORK = "(network)"  # the route of two-process configurations; a library's na
 def route(config: Configuration) -> str:
     """Which exchange runs a configuration: the device's for a device configuration, the
     agent pair for a network variant, else its library's own agent."""
-    return DEVICE if config.row.target else NETWORK if config.variant else config.row.library
+    return DEVICE if config.row.target else NETWORK if config.variant else metrics.route_of(config) or config.row.library
 
 
 @dataclass
@@ -116,7 +117,8 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
              observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
              agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
              measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None,
-             placement: Placement = Placement(), sched: Recorder | None = None) -> Controller:
+             placement: Placement = Placement(), sched: Recorder | None = None,
+             counting: metrics.Prefix = metrics.no_counting) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
     agent pairs; the booted firmware to the device's), and the controller over them. `place`
@@ -134,6 +136,13 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
             _retire(agent, library, sink)
             agent = None
         exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent, placement)
+    twins = metrics.start(greeted.resolution, paths, loaded.plan.seed, timeouts, placement, counting)
+    for warning in twins.warnings:
+        observer.note(f"warning: {warning}")
+    for twin_route, (agent, prefix) in twins.agents.items():
+        library = twin_route.split("|")[0]
+        exchanges[twin_route] = LocalAgentExchange(library, paths[library], sink, timeouts, stop, agent, placement, prefix,
+                                              timeouts.greeting * metrics.GREETING_FACTOR)
     if device is not None:
         link, greeted.device = greeted.device, None
         library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]

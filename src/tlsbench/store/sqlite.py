@@ -72,12 +72,18 @@ _INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '
 # Which configurations a kind covers (a fixed condition, never a value), per schema: handshakes
 # on the host, on a device (its counting image) and the device's memory image (footprint,
 # migration 007); experiments (004). Older schemas lack the columns: what they cannot hold is "0".
-_KIND_FILTERS = {"handshakes": "experiment IS NULL AND target IS NULL",
+_KIND_FILTERS = {"handshakes": "experiment IS NULL AND target IS NULL AND collect IS NULL",
+                 "instructions": "experiment IS NULL AND target IS NULL AND collect = 'instructions'",
+                 "memory": "experiment IS NULL AND target IS NULL AND collect = 'memory'",
                  "device": "experiment IS NULL AND target IS NOT NULL AND image IS NOT 'memory'",
                  "footprint": "target IS NOT NULL AND image = 'memory'",
                  "experiments": "experiment IS NOT NULL"}
-_KIND_BEFORE_DEVICES = {**_KIND_FILTERS, "handshakes": "experiment IS NULL", "device": "0", "footprint": "0"}
-_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0", "device": "0", "footprint": "0"}
+# Before migration 011 there were no metric twins.
+_KIND_BEFORE_METRICS = {**_KIND_FILTERS, "handshakes": "experiment IS NULL AND target IS NULL", "instructions": "0",
+                        "memory": "0"}
+_KIND_BEFORE_DEVICES = {**_KIND_BEFORE_METRICS, "handshakes": "experiment IS NULL", "device": "0", "footprint": "0"}
+_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0", "device": "0", "footprint": "0", "instructions": "0",
+                            "memory": "0"}
 _IDS_PER_QUERY = 500  # below every SQLite build's limit of bound parameters
 
 
@@ -517,7 +523,9 @@ class Store:
         columns = self._columns("config")
         if "experiment" not in columns:
             return _KIND_BEFORE_EXPERIMENTS[kind]
-        return (_KIND_FILTERS if "target" in columns else _KIND_BEFORE_DEVICES)[kind]
+        if "target" not in columns:
+            return _KIND_BEFORE_DEVICES[kind]
+        return (_KIND_FILTERS if "collect" in columns else _KIND_BEFORE_METRICS)[kind]
 
     def agent_rows(self) -> list[AgentRow]:
         """Older stores lack later columns: they keep their defaults."""
