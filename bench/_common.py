@@ -6,10 +6,15 @@ import datetime
 import os
 import platform
 import re
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS_MD = REPO / "docs" / "benchmarks.md"
+TLSBENCH = Path(sys.executable).parent / "tlsbench"
 HEADER = "# Benchmarks of tlsbench itself\n\nEach section is written by the script named in it; rerun it to update.\n"
 
 
@@ -31,3 +36,20 @@ def update_section(title: str, body: str) -> None:
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
     BENCHMARKS_MD.parent.mkdir(exist_ok=True)
     BENCHMARKS_MD.write_text(text.rstrip() + "\n")
+
+
+def library_build_times(spec: str) -> tuple[float, float, dict[str, float]]:
+    """`tlsbench libs build SPEC` into an empty cache (apt's source index, the source, compile,
+    probe), then again with that cache warm (a lookup): wall seconds of each command, and the
+    stages the cache entry recorded (fetch, build, build_cpu, probe)."""
+    from tlsbench.build import libraries  # the caller has the package on its path
+
+    with tempfile.TemporaryDirectory(prefix="tlsbench-cache-") as folder:
+        env = {**os.environ, libraries.CACHE_ENV: folder}
+        walls = []
+        for _ in range(2):
+            started = time.monotonic()
+            subprocess.run([str(TLSBENCH), "libs", "build", spec], check=True, env=env, capture_output=True)
+            walls.append(time.monotonic() - started)
+        entry = libraries.cached(spec, Path(folder))
+        return walls[0], walls[1], dict(entry.seconds) if entry else {}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import os
 import subprocess
 import sys
 import tempfile
@@ -27,16 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import TLSBENCH, library_build_times, machine, today, update_section  # noqa: E402
 
-from tlsbench.build import libraries  # noqa: E402
 
-TLSBENCH = Path(sys.executable).parent / "tlsbench"
 US = 1000.0
 MIN_STEP_NS = 1000.0  # steps below 1 µs in every case are left out of the step tables
 VARIANTS = {"full": "[]", "resumed": '["RESUME"]', "mutual": '["MUTUAL_AUTH"]'}
 PLAN = '''name = "mbedtls-{variant}"
-libraries = ["mbedtls", "mbedtls-3.6"]
+libraries = ["mbedtls", "mbedtls@3.6"]
 suites = ["0x1301", "0xC02B"]
 groups = ["x25519", "secp256r1"]
 credentials = ["ecdsa-p256"]
@@ -50,10 +47,10 @@ max_repetitions = 1000
 '''
 # (row name, library, suite as its agent names it, group)
 CASES = (
-    ("TLS 1.3 x25519, 3.6", "mbedtls-3.6", "TLS1-3-AES-128-GCM-SHA256", "x25519"),
-    ("TLS 1.3 secp256r1, 3.6", "mbedtls-3.6", "TLS1-3-AES-128-GCM-SHA256", "secp256r1"),
+    ("TLS 1.3 x25519, 3.6", "mbedtls@3.6", "TLS1-3-AES-128-GCM-SHA256", "x25519"),
+    ("TLS 1.3 secp256r1, 3.6", "mbedtls@3.6", "TLS1-3-AES-128-GCM-SHA256", "secp256r1"),
     ("TLS 1.2 secp256r1, 2.28", "mbedtls", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "secp256r1"),
-    ("TLS 1.2 secp256r1, 3.6", "mbedtls-3.6", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "secp256r1"),
+    ("TLS 1.2 secp256r1, 3.6", "mbedtls@3.6", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "secp256r1"),
 )
 
 
@@ -123,20 +120,6 @@ def step_table(rows_of: list[dict[str, str]]) -> str:
     return head + "\n".join(lines)
 
 
-def build_times() -> tuple[float, float, dict[str, float]]:
-    """mbedtls@3.6 into an empty cache (apt index, source, compile, probe), then the lookup."""
-    with tempfile.TemporaryDirectory(prefix="tlsbench-cache-") as folder:
-        env = {**os.environ, libraries.CACHE_ENV: folder}
-        started = time.monotonic()
-        subprocess.run([str(TLSBENCH), "libs", "build", "mbedtls@3.6"], check=True, env=env, capture_output=True)
-        first = time.monotonic() - started
-        started = time.monotonic()
-        subprocess.run([str(TLSBENCH), "libs", "build", "mbedtls@3.6"], check=True, env=env, capture_output=True)
-        cached = time.monotonic() - started
-        entry = libraries.cached("mbedtls@3.6", Path(folder))
-        return first, cached, dict(entry.seconds) if entry else {}
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--output", type=Path, help="parent folder of the runs (default: a temporary folder)")
@@ -150,7 +133,7 @@ def main() -> int:
     wall = time.monotonic() - started
     builds = ""
     if not args.no_build_times:
-        first, cached, seconds = build_times()
+        first, cached, seconds = library_build_times("mbedtls@3.6")
         builds = f"""
 Building mbedtls@3.6 (`tlsbench libs build mbedtls@3.6`, wall time of the command): into an
 empty cache {first:.1f} s (apt's source index, the source, compile {seconds.get('build', float('nan')):.1f} s,

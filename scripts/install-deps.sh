@@ -15,6 +15,7 @@ packages=(
     gcc-arm-none-eabi libnewlib-arm-none-eabi  # the firmware for the Cortex-M4 (make firmware)
     qemu-system-arm                            # runs it: QEMU's mps2-an386 (device_smoke, bench/device_sweep.py)
     chromium                                # renders the HTML report in the tests
+    valgrind                                # instruction counts: the tbcount tool is built against it (docs/metrics.md)
 )
 
 missing=()

@@ -34,7 +34,7 @@ def tiny13(tmp_path_factory) -> custom_version.CustomBuild:
 
 @pytest.fixture(scope="module")
 def tiny13_agent(tiny13) -> tuple[dict, list[dict]]:
-    return agents.query_suites("mbedtls-3.6-tiny13", tiny13.agents[0].parent)
+    return agents.query_suites(tiny13.library, tiny13.agents[0].parent)
 
 
 def _run(agent: Path, *args: str) -> str:
@@ -43,7 +43,7 @@ def _run(agent: Path, *args: str) -> str:
 
 
 def test_both_agents_are_named_after_version_and_config(tiny13):
-    assert tiny13.library == "mbedtls-3.6-tiny13"
+    assert tiny13.library == "mbedtls@3.6-tiny13"  # what a plan writes; the agent's form means the same
     assert [p.name for p in tiny13.agents] == ["tlsbench-agent-mbedtls-3.6-tiny13",
                                               "tlsbench-agent-mbedtls-3.6-tiny13-notrace"]
     assert tiny13.source.name == "mbedtls-3.6.6" or tiny13.source.name.startswith("mbedtls-3.6.")
@@ -94,3 +94,24 @@ def test_the_module_entry_gives_one_line_errors(tmp_path):
                            str(CONFIG)], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and done.stderr.startswith("error: no custom builds of 'mbedtls@9.9'")
     assert "Traceback" not in done.stderr
+
+
+def test_a_failing_build_through_the_cli_is_one_line_naming_version_and_retry(tmp_path, monkeypatch):
+    """`tlsbench build mbedtls@3.6 --config FILE` with a header that stops the compile: the first
+    line says which version and config, where the log is and the command to run again; the
+    compiler's own error follows. A real compile of the cached 3.6 source (a few seconds)."""
+    from click.testing import CliRunner
+
+    from tlsbench.cli import main
+
+    broken = tmp_path / "broken.h"
+    broken.write_text('#error "this config is deliberately broken"\n')
+    monkeypatch.setattr(custom_version, "BUILD_ROOT", tmp_path / "build")
+    out = CliRunner().invoke(main, ["build", "mbedtls@3.6", "--config", str(broken), "--install-dir",
+                                    str(tmp_path / "bin")])
+    first, *rest = out.output.strip().split("error: ", 1)[1].splitlines()
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert first.startswith("mbedtls@3.6 with broken.h did not build: compiling mbed TLS 3.6")
+    assert first.endswith(f"retry with `tlsbench build mbedtls@3.6 --config {broken}`")
+    assert rest == [f'{broken}:1:2: error: #error "this config is deliberately broken"']
+    assert not (tmp_path / "bin").exists()

@@ -364,21 +364,21 @@ def test_disk_full_during_a_run_then_resume(tmp_path, agent_path):
     room again, the same command completes the sweep, each repetition stored once."""
     (tmp_path / "disk").mkdir()
     plan = tmp_path / "long.toml"
-    plan.write_text(PLAN.replace("repetitions = 4", "repetitions = 120").replace("rounds = 2", "rounds = 4"))
-    # A batch (30 repetitions, ~360 KB of traces) is stored in one transaction: the disk
-    # holds a few batches, not the sweep.
+    plan.write_text(PLAN.replace("repetitions = 4", "repetitions = 600").replace("rounds = 2", "rounds = 4"))
+    # A batch (150 repetitions, ~180 KB of compressed traces) is stored in one transaction:
+    # the disk holds a few batches, not the sweep (1200 repetitions, ~1.5 MB).
     with mounted("-t", "tmpfs", "-o", "size=1m", "tmpfs", target=tmp_path / "disk"):
         db = tmp_path / "disk" / NAME / DB_FILE
         refused(cli("run", plan, "--output", tmp_path / "disk", "--no-report", agent_dir=agent_path.parent),
                 "disk is full", "safe")
         before = repetitions(db)
-        assert 0 < before < 240
+        assert 0 < before < 1200
         subprocess.run(["mount", "-o", "remount,size=16m", str(tmp_path / "disk")], check=True)
         result = cli("run", plan, "--output", tmp_path / "disk", "--no-report", agent_dir=agent_path.parent)
         assert result.rc == 0, result.text
         with contextlib.closing(sqlite3.connect(db)) as conn:
             assert conn.execute("SELECT COUNT(DISTINCT config_id || '/' || idx), COUNT(*) FROM repetition"
-                                ).fetchone() == (240, 240)
+                                ).fetchone() == (1200, 1200)
             reasons = [r[0] for r in conn.execute("SELECT exit_reason FROM agent ORDER BY id")]
         # The first agent's row is ended by its own run (the small update fits where the batch
         # did not) or, when even that failed, by the second run as left open.
@@ -637,8 +637,11 @@ def test_two_runs_on_one_folder_and_a_killed_host(tmp_path, agent_path):
     """A second writer is refused at once with the first one's PID while readers keep
     working; kill -9 of the first leaves no agent behind and agent rows that the next run
     closes; every repetition ends up stored exactly once."""
-    plan = tmp_path / "long.toml"  # DHE-RSA: about 50 ms a handshake here, so the sweep lasts seconds
-    plan.write_text(PLAN.replace("repetitions = 4", "repetitions = 150").replace("rounds = 2", "rounds = 3")
+    # DHE-RSA: about 18 ms a handshake here, so the sweep lasts 35 s and more: longer than the
+    # checks below take on a loaded machine.
+    reps = 2000
+    plan = tmp_path / "long.toml"
+    plan.write_text(PLAN.replace("repetitions = 4", f"repetitions = {reps}").replace("rounds = 2", "rounds = 4")
                     .replace("TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS-DHE-RSA-WITH-AES-128-GCM-SHA256"))
     db = tmp_path / "out" / NAME / DB_FILE
     env = dict(os.environ, TLSBENCH_AGENT_DIR=str(agent_path.parent))
@@ -655,7 +658,7 @@ def test_two_runs_on_one_folder_and_a_killed_host(tmp_path, agent_path):
         refused(second, "being written by another tlsbench", f"PID {first.pid}", "--output")
         assert time.monotonic() - started < 20  # refused before any agent ran (a full sweep takes longer)
         refused(cli("energy", "import", plan, "--experiment", tmp_path / "out" / NAME), f"PID {first.pid}")
-        assert repetitions(db) < 300, "the sweep ended before the checks: make it longer"
+        assert repetitions(db) < 2 * reps, "the sweep ended before the checks: make it longer"
         assert cli("status", NAME, "--output", tmp_path / "out").rc == 0  # readers keep working
         assert first.poll() is None, "the first run did not survive the second"
         agents = _children(first.pid)
@@ -669,7 +672,7 @@ def test_two_runs_on_one_folder_and_a_killed_host(tmp_path, agent_path):
     assert result.rc == 0, result.text
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert conn.execute("SELECT COUNT(DISTINCT config_id || '/' || idx), COUNT(*) FROM repetition"
-                            ).fetchone() == (300, 300)
+                            ).fetchone() == (2 * reps, 2 * reps)
         open_rows = conn.execute("SELECT COUNT(*) FROM agent WHERE ended_at IS NULL").fetchone()[0]
         stale = conn.execute("SELECT COUNT(*) FROM agent WHERE exit_reason = ?",
                              (controller.STALE_AGENT_REASON,)).fetchone()[0]

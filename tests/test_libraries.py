@@ -4,6 +4,7 @@ suite selection), a two-library run end to end, resume across libraries, and the
 side-by-side sections and per-library winners."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -82,6 +83,46 @@ def test_library_shorthand_keeps_the_plan_hash():
         parse('library = "wolfssl"\nlibraries = ["openssl"]')
     with pytest.raises(plan.PlanError, match="listed twice: wolfssl"):
         parse('libraries = ["wolfssl", "wolfssl"]')
+
+
+def test_name_at_version_is_the_agent_suffix_and_keeps_hashes_and_keys():
+    """openssl@3.5 and openssl-3.5 are one library: shown with @, hashed and keyed by the agent's
+    name as plans had it before, so stores made with either spelling resume."""
+    at, dash = parse('libraries = ["openssl@3.5", "mbedtls@2.28"]').plan, parse('libraries = ["openssl-3.5", "mbedtls"]').plan
+    assert at.libraries == dash.libraries == ["openssl@3.5", "mbedtls"] and at.hash() == dash.hash()
+    assert '"libraries":["openssl-3.5","mbedtls"]' in at.resolved_json()
+    assert agents.executable_name("openssl@3.5") == "tlsbench-agent-openssl-3.5"
+    assert resolve_suites(parse('library = "wolfssl@5.7"\nsuites = [0x1301]'), {"wolfssl@5.7": [{
+        "id": 0x1301, "name": "TLS_AES_128_GCM_SHA256", "key_exchange": "any", "authentication": "any",
+        "cipher": "AES-128-GCM", "mac": "SHA256", "min_version": "TLS1.3", "max_version": "TLS1.3",
+        "credentials": ["ecdsa-p256"]}]}).configs[0].key.startswith("wolfssl-5.7|TLS_AES_128_GCM_SHA256|")
+    with pytest.raises(plan.PlanError, match=r"listed twice: openssl@3.5 \(as 'openssl-3.5' and 'openssl@3.5'\)"):
+        parse('libraries = ["openssl-3.5", "openssl@3.5"]')
+
+
+def test_an_unknown_version_lists_the_known_ones_and_how_to_build(agent_dir):
+    with pytest.raises(plan.PlanError) as info:
+        agents.locate_agents(parse('libraries = ["openssl@3.9"]'), agent_dir, ("openssl@3.5", "wolfssl@5.7"))
+    first = info.value.problems[0]
+    assert first.startswith("libraries[0]: 'openssl@3.9' is not valid: openssl@3.9 is not a known version of openssl")
+    assert "openssl (Debian 12's 3.0)" in first and "openssl@3.5" in first and "wolfssl" not in first
+    assert "tlsbench libs build" in first
+    missing = agents.missing_version("wolfssl@5.7", ["openssl", "wolfssl"], ("wolfssl@5.7",))
+    assert missing.startswith("wolfssl@5.7 is known but not built here") and "tlsbench libs build wolfssl@5.7" in missing
+
+
+def test_suites_cli_takes_a_version(agent_dir):
+    from click.testing import CliRunner
+
+    from tlsbench.cli import main
+
+    env = {"TLSBENCH_AGENT_DIR": str(agent_dir)}
+    out = CliRunner().invoke(main, ["suites", "--library", "openssl@3.5", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    listed = json.loads(out.output)
+    assert listed["agent"]["library_version"].startswith("3.5") and any(s["id"] == 0x1301 for s in listed["suites"])
+    out = CliRunner().invoke(main, ["suites", "--library", "openssl@0.9"], env=env)
+    assert out.exit_code == 1 and "not a known version of openssl" in out.output and "Traceback" not in out.output
 
 
 def test_a_name_matching_in_one_library_only_is_fine(suites_of):

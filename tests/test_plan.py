@@ -175,4 +175,58 @@ def test_run_options_come_from_the_spec():
     (msg,) = problems('name = "x"\nrepetitions = 3\noptions = ["TURBO"]')
     assert msg.startswith("options[0]: 'TURBO' is not valid: allowed: ")
     if names:
-        assert plan.parse(f'name = "x"\nrepetitions = 3\noptions = {names!r}', "t").plan.options == names
+        assert plan.parse(f'name = "x"\nrepetitions = 3\noptions = {names!r}', "t").plan.options == [names]
+
+
+TLS13 = {"id": 0x1301, "name": "TLS_AES_128_GCM_SHA256", "key_exchange": "ECDHE", "authentication": "ANY",
+         "cipher": "AES-128-GCM", "mac": "SHA256", "min_version": "TLS1.3", "max_version": "TLS1.3",
+         "credentials": ["ecdsa-p256", "psk"]}
+
+
+def resolved(text: str, suites=(*SUITES, TLS13)):
+    loaded = plan.parse('name = "x"\nrepetitions = 3\n' + text, "t.toml")
+    return plan.suites.resolve(loaded, {"mbedtls": list(suites)})
+
+
+def test_an_option_sweep_is_one_configuration_per_set_and_misfits_are_counted():
+    out = resolved('suites = [0x1301, 0xC02B]\ngroups = ["x25519"]\ncredentials = ["ecdsa-p256", "psk"]\n'
+                   'options = [[], ["RESUME"], ["PSK_ONLY"], ["RESUME", "RESUME_ID"]]')
+    keys = sorted(c.key.split("|", 1)[1] for c in out.configs)
+    assert keys == ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256|x25519|ecdsa-p256|memory|none|0|1024",
+                    "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256|x25519|ecdsa-p256|memory|none|0|1024|RESUME",
+                    "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256|x25519|ecdsa-p256|memory|none|0|1024|RESUME|RESUME_ID",
+                    "TLS_AES_128_GCM_SHA256|x25519|ecdsa-p256|memory|none|0|1024",
+                    "TLS_AES_128_GCM_SHA256|x25519|ecdsa-p256|memory|none|0|1024|RESUME",
+                    "TLS_AES_128_GCM_SHA256|x25519|psk|memory|none|0|1024",
+                    "TLS_AES_128_GCM_SHA256|x25519|psk|memory|none|0|1024|PSK_ONLY",
+                    "TLS_AES_128_GCM_SHA256|x25519|psk|memory|none|0|1024|RESUME"]
+    assert out.not_applicable["PSK_ONLY needs the psk credential and a TLS 1.3 suite"] == 2
+    assert out.not_applicable["RESUME_ID needs RESUME and a TLS 1.2 suite"] == 2  # TLS 1.3: ecdsa and psk
+
+
+def test_one_option_set_hashes_as_before_sweeps():
+    one = plan.parse('name = "x"\nrepetitions = 3\noptions = ["RESUME"]', "t").plan
+    assert one.options == [["RESUME"]] and one.resolved()["options"] == ["RESUME"]
+    assert one.hash() == plan.parse('name = "x"\nrepetitions = 3\noptions = [["RESUME"]]', "t").plan.hash()
+    assert plan.parse('name = "x"\nrepetitions = 3', "t").plan.resolved()["options"] == []
+
+
+def test_a_bad_option_sweep_says_what_to_write():
+    (msg,) = problems('name = "x"\nrepetitions = 3\noptions = ["RESUME", ["MUTUAL_AUTH"]]')
+    assert msg.startswith("options:") and "mixes names and lists" in msg
+    (msg,) = problems('name = "x"\nrepetitions = 3\noptions = [["RESUME", "MUTUAL_AUTH"], ["MUTUAL_AUTH", "RESUME"]]')
+    assert "listed twice" in msg and "order of names does not matter" in msg
+
+
+def test_the_shipped_plans_are_valid():
+    """Every plans/*.toml parses (agents aside: those are checked when a plan runs)."""
+    from pathlib import Path
+
+    shipped = sorted((Path(__file__).resolve().parents[1] / "plans").glob("*.toml"))
+    assert any(p.name == "pq-link.toml" for p in shipped)
+    for path in shipped:
+        loaded = plan.load(path)
+        assert loaded.plan.name == path.stem
+    link = plan.load(shipped[[p.name for p in shipped].index("pq-link.toml")]).plan
+    assert link.libraries == ["openssl@3.5", "wolfssl@5.7"] and link.network.dtls.cookies
+    assert [(lk.preset, lk.loss) for lk in link.network.links] == [("ieee802154", 0), ("ieee802154", 5)]

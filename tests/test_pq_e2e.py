@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tlsbench.store.blobs import decode_records
 from tlsbench import spec
 from tlsbench.run import agents
 from tlsbench.cli import main
@@ -28,7 +29,7 @@ RECORD = struct.Struct("<HBBIQQQ")  # spec [layout.record]: label, kind, peer, s
 assert RECORD.size == S.layouts["record"].size
 
 PLAN = """name = "pq-e2e"
-libraries = ["openssl-3.5"]
+libraries = ["openssl@3.5"]
 suites = ["TLS_AES_128_GCM_SHA256"]
 groups = ["x25519", "X25519MLKEM768", "MLKEM768"]
 credentials = ["ecdsa-p256", "mldsa44"]
@@ -41,7 +42,7 @@ warmup = 1
 @pytest.fixture(scope="module")
 def agent_dir() -> Path:
     try:
-        return agents.find_agent("openssl-3.5").parent
+        return agents.find_agent("openssl@3.5").parent
     except agents.AgentError as exc:
         pytest.fail(f"this test needs the OpenSSL 3.5 agent (make agent builds it from the cached "
                     f"openssl@3.5): {exc}")
@@ -64,21 +65,28 @@ def spans_in_steps(blob: bytes) -> dict[tuple[int, str], list[str]]:
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory, agent_dir) -> dict[tuple[str, str], list[dict]]:
-    """(group, credential) -> its stored repetitions, each with its decoded spans."""
+def run_folder(tmp_path_factory, agent_dir) -> Path:
+    """The experiment folder of one `tlsbench run` of PLAN (its report written too)."""
     out = tmp_path_factory.mktemp("pq")
     plan = out / "pq.toml"
     plan.write_text(PLAN)
     result = CliRunner().invoke(main, ["run", str(plan), "--output", str(out)],
                                 env={"TLSBENCH_AGENT_DIR": str(agent_dir)})
     assert result.exit_code == 0, result.output
+    return out / "pq-e2e"
+
+
+@pytest.fixture(scope="module")
+def stored(run_folder) -> dict[tuple[str, str], list[dict]]:
+    """(group, credential) -> its stored repetitions, each with its decoded spans."""
     cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    with Store.in_folder(out / "pq-e2e", create=False) as st:
+    with Store.in_folder(run_folder, create=False) as st:
         rows = st.conn.execute(
-            "SELECT c.grp, c.credential, r.status, r.bytes_c2s, r.bytes_s2c, t.records FROM repetition r "
+            "SELECT c.grp, c.credential, r.status, r.bytes_c2s, r.bytes_s2c, t.records, t.encoding FROM repetition r "
             "JOIN config c ON c.id = r.config_id JOIN trace t ON t.repetition_id = r.id").fetchall()
-    for grp, cred, status, c2s, s2c, blob in rows:
-        cells[(grp, cred)].append({"status": status, "c2s": c2s, "s2c": s2c, "spans": spans_in_steps(bytes(blob))})
+    for grp, cred, status, c2s, s2c, blob, encoding in rows:
+        cells[(grp, cred)].append({"status": status, "c2s": c2s, "s2c": s2c,
+                                   "spans": spans_in_steps(decode_records(blob, encoding))})
     return cells
 
 
@@ -127,3 +135,61 @@ def test_post_quantum_flights_carry_more_bytes(stored):
     # an ML-DSA-44 chain and signature: kilobytes more from the server, nothing more from the client
     assert bytes_of("x25519", "mldsa44", "s2c") > bytes_of("x25519", "ecdsa-p256", "s2c") + 5000
     assert bytes_of("x25519", "mldsa44", "c2s") == bytes_of("x25519", "ecdsa-p256", "c2s")
+
+
+
+# ---------------------------------------------------------------------- the report's side-by-side section
+GROUP_KINDS = {"x25519": "classical", "X25519MLKEM768": "hybrid", "MLKEM768": "post-quantum"}
+
+
+@pytest.fixture(scope="module")
+def analysis(run_folder):
+    """Every stored repetition counted (flagged and descheduled too): with 4 per cell, a busy
+    machine could otherwise leave a cell without statistics."""
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.pipeline import analyze
+
+    return analyze(load(run_folder / "tlsbench.db"), include_flagged=True)
+
+
+@pytest.fixture(scope="module")
+def side_by_side(analysis):
+    (table,) = analysis.results.postquantum
+    return table
+
+
+def test_side_by_side_rows_are_the_measured_groups_and_credentials(side_by_side):
+    assert side_by_side.library == "openssl@3.5"
+    rows = {(r.group, r.credential): r for r in side_by_side.rows}
+    assert sorted(rows) == sorted((g, c) for g in GROUP_KINDS for c in ("ecdsa-p256", "mldsa44"))
+    assert all(r.group_kind == GROUP_KINDS[r.group] for r in rows.values())
+    assert {r.credential_kind for r in rows.values()} == {"classical", "post-quantum"}
+    assert [r.group for r in side_by_side.rows[:3]] == list(GROUP_KINDS)  # classical first, per credential
+    for (group, cred), r in rows.items():
+        assert all(r.processing[p] and r.key_exchange[p] and r.signature[p] for p in ("client", "server"))
+        assert r.vs_classical["client"] == (1.0 if group == "x25519" else pytest.approx(
+            r.processing["client"].median / rows[("x25519", cred)].processing["client"].median))
+
+
+def test_flights_add_up_to_each_peers_handshake_bytes(side_by_side):
+    assert side_by_side.flights == [1, 2, 3]  # TLS 1.3: ClientHello, the server's flight, the client's Finished
+    for r in side_by_side.rows:
+        client = r.flights[1].median + r.flights[3].median
+        assert abs(client - r.bytes["client"].median) <= 2 and abs(r.flights[2].median - r.bytes["server"].median) <= 2
+    rows = {(r.group, r.credential): r for r in side_by_side.rows}
+    for cred in ("ecdsa-p256", "mldsa44"):  # the ML-KEM-768 key share is in the first flight, its ciphertext in the second
+        assert rows[("MLKEM768", cred)].flights[1].median > rows[("x25519", cred)].flights[1].median + 1100
+        assert rows[("MLKEM768", cred)].flights[2].median > rows[("x25519", cred)].flights[2].median + 1000
+    # the ML-DSA-44 chain and signature are in the server's flight only
+    assert rows[("x25519", "mldsa44")].flights[2].median > rows[("x25519", "ecdsa-p256")].flights[2].median + 5000
+    assert rows[("x25519", "mldsa44")].flights[1].median == rows[("x25519", "ecdsa-p256")].flights[1].median
+
+
+def test_the_report_shows_the_section_with_each_group(analysis):
+    from tlsbench.report.html import build_html
+
+    page = build_html(analysis, figures=[])
+    section = page[page.index('<h2 id="postquantum">'):]
+    section = section[:section.index("<h2", 10)] if "<h2" in section[10:] else section
+    assert all(f"<td class=\"l\">{g}</td>" in section for g in GROUP_KINDS)
+    assert "flight 2 (server, B)" in section and "openssl@3.5, server: processing per step" in section

@@ -109,3 +109,37 @@ def test_measuring_some_configurations_gives_their_figures_alone():
     everything = precision.measure(GOLDEN_DB, seed=7)
     key = sorted(everything)[0]
     assert precision.measure(GOLDEN_DB, seed=7, only=[key]) == {key: everything[key]}
+
+
+def budget_plan(budget: float):
+    return small_plan(repetitions=10, rounds=2, extra="[precision]\ntarget_ci_percent = 0.001\n"
+                                                      f"max_repetitions = 1000\ntime_budget_s = {budget}\n")
+
+
+def test_a_spent_time_budget_stops_the_precision_rounds_and_says_how_precise(tmp_path, agent_path):
+    """A budget spent by the planned rounds: they all run, no precision round starts, and
+    the run says where it stopped and which configurations are still above the target."""
+    from rich.console import Console
+
+    from tlsbench.cli.views import print_summary
+
+    loaded = budget_plan(0.001)
+    summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
+    planned = loaded.plan.repetitions
+    assert summary.stored == summary.planned and not summary.interrupted
+    stop = summary.budget
+    assert stop is not None and stop.round == loaded.plan.rounds and stop.budget_s == 0.001
+    assert stop.above and stop.configs == summary.planned // planned
+    measured = precision.measure(summary.folder / DB_FILE, loaded.plan.seed)
+    assert all(p.stored == planned for p in measured.values())  # no extra round ran
+    assert stop.above == {k: p.half_width_pct for k, p in measured.items() if p.half_width_pct > 0.001}
+    console = Console(record=True, width=400)
+    print_summary(console, summary, "tlsbench run --resume")
+    text = console.export_text()
+    assert "time budget (0.001 s" in text and f"{len(stop.above)} of {stop.configs} configuration(s) above" in text
+
+
+def test_the_time_budget_is_not_part_of_what_is_measured():
+    """Another budget resumes the same store: the plan hash leaves it out."""
+    assert budget_plan(1.0).plan.hash() == budget_plan(500.0).plan.hash()
+    assert budget_plan(1.0).plan.precision.time_budget_s == 1.0

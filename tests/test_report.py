@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -27,7 +28,7 @@ class _Refs(HTMLParser):
         self.refs: list[str] = []
 
     def handle_starttag(self, tag, attrs):
-        self.refs += [v for k, v in attrs if k in ("src", "href", "srcset", "poster", "data", "action") and v]
+        self.refs += [v for k, v in attrs if k in ("src", "href", "xlink:href", "srcset", "poster", "data", "action") and v]
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +44,12 @@ def test_winners_first_and_named(report_html, golden):  # noqa: F811
         assert golden.results.config_labels[w.winner.config_id] in report_html[i_win:report_html.index('id="suites"')]
 
 
+def test_a_classical_only_run_has_no_post_quantum_section(report_html, golden):  # noqa: F811
+    """The side-by-side section is for runs that measured a hybrid or post-quantum group or
+    credential (tests/test_pq_e2e.py has one); the golden run is classical TLS 1.2."""
+    assert golden.results.postquantum == [] and 'id="postquantum"' not in report_html
+
+
 def test_context_is_reported(report_html):
     for needle in ("Tracer overhead", "empty span", "CLOCK_MONOTONIC", "seed 7", "mbed TLS 2.28.3", "Exclusions"):
         assert needle in report_html
@@ -53,7 +60,7 @@ def test_self_contained(report_html):
     p = _Refs()
     p.feed(report_html)
     assert p.refs and all(r.startswith(("data:", "#")) for r in p.refs)
-    assert "@import" not in report_html and "url(" not in report_html
+    assert "@import" not in report_html and not re.search(r"url\((?!#)", report_html)  # only the SVGs' own #ids
 
 
 def test_flagged_repetitions_counted_in_report(synth_analysis):  # noqa: F811
@@ -89,6 +96,9 @@ def test_renders_in_chromium_without_network(golden, tmp_path):  # noqa: F811
     dom, requests = _chromium(path.as_uri(), tmp_path)
     assert "Winners" in dom and dom.count("<figure") >= 5
     assert _fetched(requests) == []
+    # The inline script ran under the page's CSP (allowed by its hash): sortable headers, a
+    # filter box above the long tables.
+    assert 'title="sort by this column"' in dom and 'class="filter"' in dom
 
 
 @needs_chromium
@@ -109,3 +119,77 @@ def test_cli_report_writes_the_file(tmp_path):
     res = CliRunner().invoke(main, ["report", str(GOLDEN_DB), "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.fixture(scope="module")
+def missed_target(golden):  # noqa: F811
+    """The golden experiment as if its plan asked for ±0.5%: every configuration misses it."""
+    from tlsbench.analysis.load import load
+    from tlsbench.analysis.pipeline import analyze
+
+    ds = load(GOLDEN_DB)
+    ds.experiment["plan_json"] = json.dumps({"rounds": 3, "precision": {"target_ci_percent": 0.5,
+                                                                         "max_repetitions": 100}})
+    analysis = analyze(ds, seed=7)
+    return analysis, build_html(analysis)
+
+
+def test_the_first_screen_answers_and_no_configuration_gets_a_warning_box(missed_target):
+    analysis, html = missed_target
+    res = analysis.results
+    summary, precision = html.index('id="summary"'), html.index('<details id="precision">')  # collapsed
+    assert summary < html.index('id="winners"') < precision < html.index("<figure") and precision < html.index('id="suites"')
+    head = html[summary:html.index("</section>", summary)]
+    assert "Measured" in head and "Where" in head and "AMD EPYC" in head
+    assert f"{res.precision.configs_above} of {len(res.configs)} configurations are above the plan" in head
+    assert res.precision.configs_above == len(res.configs) == 3
+    table = head[precision - summary:]
+    for m in res.precision.misses:
+        assert res.config_labels[m.config_id] in table and f"{m.half_width_pct:,.2f}" in table
+    boxes = [unescape(b) for b in re.findall(r'<div class="warn">(.*?)</div>', html, re.S)]
+    assert boxes == res.notes  # the run as a whole only
+    assert not any(label in box for box in boxes for label in res.config_labels.values())
+    assert any("above the plan's ±0.5%" in w for w in res.warnings)  # exports keep them in words
+    for w in res.winners:
+        assert ("not significant" if not w.significant and len(w.places) > 1 else "significant") in head
+
+
+def test_figures_are_inline_svg_with_ids_of_their_own(report_html, golden):  # noqa: F811
+    from collections import Counter
+
+    assert "<img" not in report_html and "data:image/svg" not in report_html
+    assert report_html.count("<svg") == report_html.count("<figure") >= 5
+    assert '<svg aria-label="' in report_html and "<?xml" not in report_html and "<metadata>" not in report_html
+    ids = Counter(re.findall(r' id="([^"]+)"', report_html))
+    assert [i for i, n in ids.items() if n > 1] == []
+    for ref in set(re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', report_html)):
+        assert ids[next(r for r in ref if r)] == 1  # every reference finds its own figure's element
+
+
+def test_figures_are_readable_in_grayscale(golden):  # noqa: F811
+    """Series differ by more than colour: hatched bars, lines with dash patterns and markers."""
+    from tlsbench.report import figures
+
+    figs = {f.name: f.figure for f in figures.all_figures(golden, 7)}
+    hatches = {p.get_hatch() for p in figs["steps_client"].axes[0].patches}
+    assert len(hatches - {None, ""}) >= 3
+    lines = [l for l in figs["density_write_processing_post"].axes[0].get_lines()]
+    assert len({(l.get_linestyle(), l.get_marker()) for l in lines}) == len(lines) >= 2
+    for f in figs.values():
+        figures.plt.close(f)
+
+
+@pytest.mark.parametrize("fmt, magic", [("svg", b"<svg"), ("pdf", b"%PDF")])
+def test_report_writes_each_figure_as_a_file_for_papers(tmp_path, fmt, magic):
+    from click.testing import CliRunner
+
+    from tlsbench.cli import main
+
+    out = CliRunner().invoke(main, ["report", str(GOLDEN_DB), "--out", str(tmp_path / "r.html"),
+                                    "--figures", str(tmp_path / "figs"), "--format", fmt])
+    assert out.exit_code == 0, out.output
+    files = sorted((tmp_path / "figs").iterdir())
+    assert len(files) >= 5 and all(f.suffix == f".{fmt}" for f in files)
+    assert all(magic in f.read_bytes()[:400] for f in files)
+    html = (tmp_path / "r.html").read_text()
+    assert {f.stem for f in files} <= set(re.findall(r'<figure id="fig-([^"]+)"', html))

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+import random
 import sqlite3
 
 import pytest
@@ -86,7 +87,7 @@ def test_full_disk_loses_nothing_stored(tmp_path):
         st.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the "disk" is now nearly full
         with pytest.raises(StoreError, match="full.*safe"):
             for i in range(1, 50):
-                st.add_repetition(rep(cid, i, None), bytes(32 * 1000))
+                st.add_repetition(rep(cid, i, None), random.randbytes(32 * 1000))  # random: zstd cannot shrink it
         stored = st.done()[cid]
     with Store.in_folder(tmp_path, create=False) as st:
         assert st.done()[cid] == stored and 0 in stored

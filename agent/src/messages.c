@@ -86,6 +86,7 @@ static void tb_hello_json(tb_json *j, const void *arg) {
     tb_json_kv_uint(j, "calibration_pairs", a->calibration.pairs);
     tb_json_end_object(j);
     tb_json_kv_string(j, "step_granularity", b->step_granularity);
+    tb_json_kv_bool(j, "memory_probes", tb_port_memory_probes() != NULL); /* memory records per repetition */
     tb_json_key(j, "capabilities");
     tb_transport_names_json(j);
     tb_json_key(j, "experiments"); /* primitives, then user experiments: RUN offset 66 is 1-based here */

@@ -182,8 +182,11 @@ static tb_step_result tb_peer_turn(tb_rep *rep, uint8_t p, int32_t *lib) {
     tb_step_result r = TB_STEP_CONTINUE;
     tb_enter(p);
     tb_begin(TB_L_PEER_TURN);
-    for (uint32_t i = 0; r == TB_STEP_CONTINUE && i < TB_MAX_STEPS_PER_TURN; i++)
+    for (uint32_t i = 0; r == TB_STEP_CONTINUE && i < TB_MAX_STEPS_PER_TURN; i++) {
+        tb_footprint_step_begin();
         r = rep->b->step(rep->s[p], lib);
+        tb_footprint_step_end();
+    }
     tb_end(TB_L_PEER_TURN, (uint64_t)r);
     return r;
 }

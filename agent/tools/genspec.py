@@ -192,6 +192,7 @@ def spec_header(labels_raw: bytes, protocol_raw: bytes) -> str:
     out += [f"#define TB_OPTIONS_KNOWN 0x{sum(options.values()):02X}u"]
     for section in ("direction", "credential", "transport", "group", "role", "protocol_kind"):
         out += enum_block(f"TB_{section.upper()}", proto[section])
+    out += enum_block("TB_COLLECT", {k: v["value"] for k, v in proto["collect"].items()})
     out += [f"#define TB_NET_{c_ident(k)} {v}u" for k, v in proto["network"].items()]
     out += ["", "/* Byte layouts ([layout.*]): sizes and field offsets. */"]
     for layout in layouts(proto):
@@ -204,6 +205,7 @@ def spec_header(labels_raw: bytes, protocol_raw: bytes) -> str:
     out += name_table("tb_option_name", options)  # one bit's name
     for section in ("direction", "credential", "transport", "group", "role", "protocol_kind"):
         out += name_table(f"tb_{section}_name", proto[section])
+    out += name_table("tb_collect_name", {k: v["value"] for k, v in proto["collect"].items()})
     out += [""] + group_families(proto)
     out += ["", "#endif", ""]
     return "\n".join(out)

@@ -11,7 +11,7 @@ import tomllib
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from tlsbench.errors import UserError
 
@@ -151,6 +151,19 @@ def _layout(name: str, raw: Mapping[str, Any]) -> Layout:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """One metric a slice can carry ([metric.*] of spec/protocol.toml, docs/metrics.md)."""
+
+    name: str  # e.g. heap_peak
+    plan: str  # the plan's word that selects it: time, instructions, heap, stack
+    unit: str  # of a value: ns, instructions, B
+    aggregation: str  # delta, peak, sum, instant
+    collect: str  # which repetitions carry it ([collect])
+    meaning: str
+    labels: Mapping[str, str]  # memory metrics: record label -> the slice it describes
+
+
+@dataclass(frozen=True)
 class KeyExchange:
     """Which groups a suite's key exchange takes ([key_exchange])."""
 
@@ -184,7 +197,10 @@ class Spec:
     groups: NameTable
     network: Mapping[str, int]  # [network]: client port scheme and the waits of two-process RUNs
     key_exchanges: Mapping[str, KeyExchange]  # by upper-case name
+    group_families: Mapping[str, range]  # [group_family]: name -> group values
     layouts: Mapping[str, Layout]  # frame_header, run_request, rep_header, record
+    collects: NameTable  # time / instructions / memory: what an agent process collects
+    metrics: Mapping[str, Metric]  # [metric.*] by name, in declaration order
     protocol_version: int
     magic: int
     max_payload: int
@@ -208,6 +224,20 @@ class Spec:
         ECDHE) takes the group: 0 (the agent's default) always; else by [key_exchange]."""
         kex = self.key_exchanges.get(key_exchange.split("-")[0].upper())
         return group == 0 or (kex is not None and kex.applies(group))
+
+    def group_family(self, group: int) -> str | None:
+        """The [group_family] a group value belongs to (None: 0, the agent's default)."""
+        return next((name for name, values in self.group_families.items() if group in values), None)
+
+    @property
+    def metric_choices(self) -> list[str]:
+        """The words a plan's `metrics` list takes, in declaration order."""
+        return list(dict.fromkeys(m.plan for m in self.metrics.values()))
+
+    def collects_for(self, choices: Sequence[str]) -> list[str]:
+        """The kinds of repetition the chosen metrics need, time first."""
+        wanted = {m.collect for m in self.metrics.values() if m.plan in choices}
+        return [c for c in self.collects if c in wanted]
 
     def flag_names(self, mask: int) -> list[str]:
         return [name for name, bit in self.flags.by_name.items() if mask & bit]
@@ -236,8 +266,12 @@ def _table(section: str, raw: Mapping[str, Any], key: str | None = None) -> Name
     )
 
 
+def _group_families(proto: Mapping[str, Any]) -> dict[str, range]:
+    return {name: range(f["first"], f["last"] + 1) for name, f in proto["group_family"].items()}
+
+
 def _key_exchanges(proto: Mapping[str, Any]) -> dict[str, KeyExchange]:
-    families = {name: range(f["first"], f["last"] + 1) for name, f in proto["group_family"].items()}
+    families = _group_families(proto)
     return {name.upper(): KeyExchange(name, tuple(families[f] for f in k["families"]), k["default"], k["takes"])
             for name, k in proto["key_exchange"].items()}
 
@@ -267,7 +301,12 @@ def parse(labels_bytes: bytes, protocol_bytes: bytes) -> Spec:
         groups=_table("group", proto["group"]),
         network=dict(proto["network"]),
         key_exchanges=_key_exchanges(proto),
+        group_families=_group_families(proto),
         layouts={name: _layout(name, raw) for name, raw in proto["layout"].items()},
+        collects=_table("collect", proto["collect"], "value"),
+        metrics={name: Metric(name, m["plan"], m["unit"], m["aggregation"], m["collect"], m["meaning"],
+                              dict(m.get("labels", {})))
+                 for name, m in proto["metric"].items()},
         protocol_version=proto["protocol"]["version"],
         magic=proto["protocol"]["magic"],
         max_payload=proto["protocol"]["max_payload"],

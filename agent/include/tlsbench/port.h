@@ -82,9 +82,9 @@ tb_channel tb_port_controller_channel(void);
 int tb_port_entropy(uint8_t *buf, size_t len);
 
 /* ---------------------------------------------------------------- memory probes */
-/* What a port can measure of memory (a device's "memory" firmware image); NULL where it
- * measures nothing (posix, and a device's counting image: counting allocations costs
- * instructions). With probes, the runner ships each repetition's footprint per peer as
+/* What a port can measure of memory (a device's "memory" firmware image; a posix agent started
+ * with TLSBENCH_COLLECT=memory); NULL where it measures nothing (a device's counting image,
+ * posix otherwise: counting allocations costs time and instructions). With probes, the runner ships each repetition's footprint per peer as
  * INSTANT records (spec/labels.toml category "memory"). An owner is TB_PEER_CLIENT,
  * TB_PEER_SERVER or TB_PEER_NONE (what is allocated outside a peer's calls: the library's
  * start-up, parsed credentials, the DRBG). */
@@ -100,6 +100,16 @@ typedef struct tb_memory_probes {
      * since, in bytes from the stack's top (every frame above the caller included). */
     void (*stack_paint)(void);
     uint32_t (*stack_high_water)(void);
+    /* Optional (NULL: no per-step records, as on the Cortex-M image): the bytes `owner` has
+     * allocated in all (cumulative), and a second peak for one step call: heap_step_restart
+     * sets every owner's step peak to what it holds now. */
+    uint64_t (*heap_allocated)(uint8_t owner);
+    void (*heap_step_restart)(void);
+    uint32_t (*heap_step_peak)(uint8_t owner);
+    /* Optional: what each peer holds now becomes its zero for this repetition (blocks that
+     * earlier repetitions left to a library-wide cache, e.g. wolfSSL's FP_ECC table, are no
+     * connection's). NULL: live bytes are absolute (a device, where peers start from 0). */
+    void (*heap_repetition_zero)(void);
 } tb_memory_probes;
 
 const tb_memory_probes *tb_port_memory_probes(void);

@@ -71,7 +71,7 @@ if(TB_OPENSSL35_PREFIX)
   tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/openssl_wrap.h)
   message(STATUS "OpenSSL ${tb_version} from ${TB_OPENSSL35_PREFIX}: tlsbench-agent-openssl-3.5")
   tb_add_agent(NAME openssl-3.5
-    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/openssl.c ${TB_BACKENDS_DIR}/openssl_crypto.c
+    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/openssl.c ${TB_BACKENDS_DIR}/openssl_crypto.c ${TB_BACKENDS_DIR}/openssl_heap.c
             ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/openssl.c
     LIBS tb_credentials tb_primitives_kat ${tb_libs}
     WRAP ${tb_wrap}
@@ -97,7 +97,7 @@ if(TB_WOLFSSL57_PREFIX)
   list(APPEND tb_wrap ${tb_wrap_version})
   message(STATUS "wolfSSL ${tb_version} from ${TB_WOLFSSL57_PREFIX}: tlsbench-agent-wolfssl-5.7")
   tb_add_agent(NAME wolfssl-5.7
-    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/wolfssl.c ${TB_BACKENDS_DIR}/wolfssl_crypto.c
+    SOURCES ${TB_BACKENDS_DIR}/common.c ${TB_BACKENDS_DIR}/wolfssl.c ${TB_BACKENDS_DIR}/wolfssl_crypto.c ${TB_BACKENDS_DIR}/wolfssl_heap.c
             ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c
     LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL57_LIBS}
     WRAP ${tb_wrap}

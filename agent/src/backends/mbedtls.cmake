@@ -30,6 +30,8 @@ include(${TB_MBEDTLS_DIR}/../primitives/primitives.cmake)
 find_package(Threads REQUIRED) # MBEDTLS_THREADING_PTHREAD in Debian's build
 
 tb_wrapped_symbols(${TB_MBEDTLS_DIR}/mbedtls_wrap.h TB_MBEDTLS_WRAP)
+# calloc/free: the heap of a memory-collecting agent (mbedtls_heap.c; docs/metrics.md).
+list(APPEND TB_MBEDTLS_WRAP calloc free)
 
 # Order matters for static archives: ssl needs x509 needs crypto.
 set(TB_MBEDTLS_LIBS tb_credentials tb_primitives_kat ${TB_MBEDTLS_LIB} ${TB_MBEDX509_LIB} ${TB_MBEDCRYPTO_LIB} Threads::Threads)
@@ -65,7 +67,7 @@ add_custom_command(
 
 tb_add_agent(NAME ${tb_mbedtls_agent}
   SOURCES ${TB_MBEDTLS_DIR}/common.c ${TB_MBEDTLS_DIR}/mbedtls.c ${TB_MBEDTLS_DIR}/mbedtls_shared.c
-          ${TB_MBEDTLS_DIR}/mbedtls_crypto.c ${tb_mbedtls_config_c}
+          ${TB_MBEDTLS_DIR}/mbedtls_crypto.c ${TB_MBEDTLS_DIR}/mbedtls_heap.c ${tb_mbedtls_config_c}
           ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/mbedtls.c
   LIBS ${TB_MBEDTLS_LIBS}
   WRAP ${TB_MBEDTLS_WRAP}

@@ -19,6 +19,7 @@ string(JSON tb_mbed3_debian GET ${tb_mbed3_json} debian_version)
 string(JSON tb_mbed3_suite_name GET ${tb_mbed3_json} debian_suite)
 set(tb_mbed3_source "Debian ${tb_mbed3_suite_name} mbedtls ${tb_mbed3_debian}")
 tb_wrapped_symbols(${TB_MBEDTLS3_DIR}/mbedtls3_wrap.h tb_mbed3_wrap)
+list(APPEND tb_mbed3_wrap calloc free) # the heap of a memory-collecting agent (mbedtls_heap.c)
 
 # The config the library was built with, embedded for HELLO (name, SHA-256; the text for a
 # custom build). The prefix's installed mbedtls_config.h is the one the library was compiled
@@ -51,7 +52,7 @@ message(STATUS "mbed TLS ${tb_mbed3_version} (${tb_mbed3_source}) from ${TB_MBED
                "tlsbench-agent-${tb_mbed3_agent}")
 tb_add_agent(NAME ${tb_mbed3_agent}
   SOURCES ${TB_MBEDTLS3_DIR}/common.c ${TB_MBEDTLS3_DIR}/mbedtls3.c ${TB_MBEDTLS3_DIR}/mbedtls_shared.c
-          ${TB_MBEDTLS3_DIR}/mbedtls3_crypto.c ${tb_mbed3_config_c}
+          ${TB_MBEDTLS3_DIR}/mbedtls3_crypto.c ${TB_MBEDTLS3_DIR}/mbedtls_heap.c ${tb_mbed3_config_c}
   LIBS ${tb_mbed3_link}
   WRAP ${tb_mbed3_wrap}
   INCLUDES ${tb_mbed3_includes}

@@ -28,7 +28,7 @@ tb_wrapped_symbols(${TB_OPENSSL_DIR}/openssl_wrap.h TB_OPENSSL_WRAP)
 set(TB_OPENSSL_LIBS tb_credentials tb_primitives_kat ${TB_OPENSSL_SSL_LIB} ${TB_OPENSSL_CRYPTO_LIB} ${CMAKE_DL_LIBS} Threads::Threads)
 
 tb_add_agent(NAME openssl
-  SOURCES ${TB_OPENSSL_DIR}/common.c ${TB_OPENSSL_DIR}/openssl.c ${TB_OPENSSL_DIR}/openssl_crypto.c
+  SOURCES ${TB_OPENSSL_DIR}/common.c ${TB_OPENSSL_DIR}/openssl.c ${TB_OPENSSL_DIR}/openssl_crypto.c ${TB_OPENSSL_DIR}/openssl_heap.c
           ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/openssl.c
   LIBS ${TB_OPENSSL_LIBS}
   WRAP ${TB_OPENSSL_WRAP}

@@ -32,7 +32,7 @@ if(TB_LIBM)
 endif()
 
 tb_add_agent(NAME wolfssl
-  SOURCES ${TB_WOLFSSL_DIR}/common.c ${TB_WOLFSSL_DIR}/wolfssl.c ${TB_WOLFSSL_DIR}/wolfssl_crypto.c
+  SOURCES ${TB_WOLFSSL_DIR}/common.c ${TB_WOLFSSL_DIR}/wolfssl.c ${TB_WOLFSSL_DIR}/wolfssl_crypto.c ${TB_WOLFSSL_DIR}/wolfssl_heap.c
           ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c
   LIBS ${TB_WOLFSSL_LIBS}
   WRAP ${TB_WOLFSSL_WRAP}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The posix port: the CPU clock and run-queue wait, the stdin/stdout channel, a marker that
- * appends to a file, the system's entropy; no memory probes. The monotonic clock: posix_clock.c. */
+ * appends to a file, the system's entropy. The monotonic clock: posix_clock.c; memory probes:
+ * posix_memory.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,16 +21,23 @@ static uint64_t tb_clock_ns(clockid_t id) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* tb_port_now_ns and its calibration: posix_clock.c. */
-uint64_t tb_port_cpu_ns(void) { return tb_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-const char *tb_port_cpu_clock_name(void) { return "CLOCK_THREAD_CPUTIME_ID"; }
-const char *tb_port_clock_unit(void) { return "ns"; }
+/* tb_port_now_ns, its unit and calibration: posix_clock.c. Counting instructions, the CPU
+ * clock is the count too (one thread; under valgrind the thread's CPU time means nothing). */
+int tb_posix_counting_instructions(void);
+uint64_t tb_port_cpu_ns(void) {
+    return tb_posix_counting_instructions() ? tb_port_now_ns() : tb_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+const char *tb_port_cpu_clock_name(void) {
+    return tb_posix_counting_instructions() ? "tbcount" : "CLOCK_THREAD_CPUTIME_ID";
+}
 
 /* Run-queue wait: the second field of the thread's schedstat ("run wait timeslices", ns),
  * read with one pread of a file opened once (the agent measures on one thread). */
 static int tb_schedstat_fd = -2; /* -2: not opened yet, -1: not available */
 
 int tb_port_runqueue_wait_ns(uint64_t *ns) {
+    if (tb_posix_counting_instructions())
+        return -1; /* ns are not in the counter's unit, and under valgrind they mean nothing */
     if (tb_schedstat_fd == -2)
         tb_schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     char buf[96];
@@ -138,4 +146,3 @@ int tb_port_entropy(uint8_t *buf, size_t len) {
 }
 
 /* A process's heap is the C library's and the kernel's: nothing to count here. */
-const tb_memory_probes *tb_port_memory_probes(void) { return NULL; }

@@ -11,14 +11,19 @@
  * since start-up and the conversion re-anchored, so timestamps stay on CLOCK_MONOTONIC's time
  * line (the link emulator and power captures are aligned on it); beyond it the port stops
  * using the counter for good and says why in the next DONE. TLSBENCH_CLOCK=monotonic in the
- * environment forces CLOCK_MONOTONIC (comparisons, tests). */
+ * environment forces CLOCK_MONOTONIC (comparisons, tests).
+ *
+ * TLSBENCH_COLLECT=instructions under the tbcount valgrind tool (posix_icount.c): the clock
+ * is the instruction count, its unit says so, and nothing is calibrated (docs/metrics.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "posix_icount.h"
 #include "tlsbench/port.h"
+#include "tlsbench/spec_gen.h"
 #include TB_COUNTER_HEADER
 
 #define TB_CLOCK_REFERENCE "CLOCK_MONOTONIC"
@@ -36,6 +41,7 @@ typedef struct tb_clock_pair {
 } tb_clock_pair;
 
 static struct {
+    int instructions;        /* 1: tb_port_now_ns is the instruction count (TLSBENCH_COLLECT) */
     int counting;            /* 1: tb_port_now_ns converts the counter */
     char fallback[160];      /* why not, "" while counting or when there is no counter */
     tb_clock_pair start;     /* the first calibration sample: the long baseline's origin */
@@ -76,6 +82,8 @@ static uint64_t tb_counter_to_ns(uint64_t ticks) {
 }
 
 uint64_t tb_port_now_ns(void) {
+    if (tb_clock.instructions)
+        return tb_posix_icount();
     if (!tb_clock.counting)
         return tb_reference_ns();
     return tb_counter_to_ns(tb_counter_read());
@@ -98,7 +106,15 @@ static void tb_clock_fall_back(const char *why) {
     snprintf(tb_clock.fallback, sizeof tb_clock.fallback, "%s", why);
 }
 
+int tb_posix_counting_instructions(void) { return tb_clock.instructions; }
+
 __attribute__((constructor)) static void tb_clock_calibrate(void) {
+    const char *collect = getenv("TLSBENCH_COLLECT");
+    if (collect && strcmp(collect, tb_collect_name(TB_COLLECT_INSTRUCTIONS)) == 0 && tb_posix_icount_start() == 0) {
+        tb_clock.instructions = 1;
+        snprintf(tb_clock.fallback, sizeof tb_clock.fallback, "counting instructions (TLSBENCH_COLLECT)");
+        return;
+    }
     const char *forced = getenv("TLSBENCH_CLOCK");
     const char *unsteady = tb_counter_unsteady();
     if (!tb_counter_name[0])
@@ -141,9 +157,15 @@ double tb_port_clock_check(void) {
     return tb_clock.drift_ppm;
 }
 
-const char *tb_port_clock_name(void) { return tb_clock.counting ? tb_counter_name : TB_CLOCK_REFERENCE; }
+const char *tb_port_clock_name(void) {
+    return tb_clock.instructions ? "tbcount" : tb_clock.counting ? tb_counter_name : TB_CLOCK_REFERENCE;
+}
+
+const char *tb_port_clock_unit(void) { return tb_clock.instructions ? tb_posix_icount_unit() : "ns"; }
 
 uint64_t tb_port_clock_resolution_ns(void) {
+    if (tb_clock.instructions)
+        return 1;
     if (tb_clock.counting)
         return tb_clock.hz >= 1e9 ? 1 : (uint64_t)(1e9 / tb_clock.hz + 0.999);
     struct timespec ts;

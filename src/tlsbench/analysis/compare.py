@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import bdtrc
 
-from .measures import METRIC, METRICS, NO_LABEL
+from .measures import METRIC, METRICS, label_text
 from .samples import Measured
 from .stats import NOISE_FLOOR, Ratio, ratio_of_medians, ratio_of_medians_by_round, rng_for
 from .vocab import vocab
@@ -33,6 +33,7 @@ class CompareRow:
     median_a: float
     median_b: float
     ratio: Ratio      # median(B) / median(A)
+    exact: bool = False  # every value of A the same, and every value of B (deterministic counts): no CI needed
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ def compare_pairs(a: Measured, b: Measured, pairs: list[tuple[int, int, str]], s
                 r = ratio_of_medians_by_round(va, a.samples.rounds[(ca, peer, metric, label)], vb,
                                               b.samples.rounds[(cb, peer, metric, label)], rng, noise_floor)
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
-                                   voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
-                                   _median(va), _median(vb), r))
+                                   label_text(METRICS[metric].name, label), len(va), len(vb),
+                                   _median(va), _median(vb), r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0)))
     name_a, name_b = names or (a.ds.name, b.ds.name)
     warnings = [] if a is b else _whole_run_shift(rows, noise_floor)
     return Comparison(name_a, name_b, noise_floor, rows, unmatched or [], warnings)
@@ -120,3 +121,12 @@ def _whole_run_shift(rows: list[CompareRow], noise_floor: float) -> list[str]:
 
 def _median(x: np.ndarray) -> float:
     return float(np.median(x))
+
+
+def worse_beyond(comparison: Comparison, threshold: float) -> list[CompareRow]:
+    """The regression gate (`tlsbench compare A B --fail-above 1%`): rows whose B/A exceeds
+    1 + threshold with confidence, i.e. the whole 95% CI of the ratio above it; where both
+    sides are exact (every value identical, as deterministic counts are), the ratio itself.
+    Every compared measure costs more when it grows, so larger is worse."""
+    limit = 1 + threshold
+    return [r for r in comparison.rows if (r.exact and r.ratio.ratio > limit) or r.ratio.ci[0] > limit]

@@ -21,7 +21,7 @@ import numpy as np
 from tlsbench.store.reader import DeviceImage
 
 from .load import Dataset
-from .measures import METRIC, METRICS, NO_LABEL
+from .measures import METRIC, METRICS, NO_LABEL, label_text
 from .samples import Measured
 from .stats import Summary, rng_for, summarize
 from .units import Unit
@@ -191,7 +191,7 @@ def _rows(device: Measured, host: Measured, d: int, h: int) -> list[SideBySide]:
         share = [100 * float(np.median(v)) / float(np.median(t)) if name in ("step", "crypto") and len(t) else
                  float("nan") for v, t in zip((dv, hv), totals)]
         rng = rng_for(0, "device-vs-host", d, h, peer, metric, label)
-        out.append(SideBySide(device.labels[d], voc.peer_name(peer), name, voc.name(label) if label != NO_LABEL else "",
+        out.append(SideBySide(device.labels[d], voc.peer_name(peer), name, label_text(name, label),
                               summarize(dv, rng, mean_ci=False), summarize(hv, rng, mean_ci=False), *share))
     return out
 

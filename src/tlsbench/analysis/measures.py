@@ -54,10 +54,20 @@ METRICS: tuple[Metric, ...] = (
     Metric("read_processing", "ns", "record", "Record read, processing only: L3' − L2' − I/O after L2'."),
     Metric("read_processing_pre", "ns", "record", "Record read, processing including pre-arrival work: L3' − L1' − I/O."),
     Metric("read_total", "ns", "record", "Record read, total including I/O and waiting: L3' − L1'."),
+    Metric("key_exchange_crypto", "ns", "rep", "Key-exchange crypto of one peer's handshake (ECDH/DH, KEM encapsulate/decapsulate, RSA key transport): its outermost operations' processing, summed."),
+    Metric("signature_crypto", "ns", "rep", "Signature crypto of one peer's handshake (sign, verify, chain verification): its outermost operations' processing, summed."),
+    Metric("flight_bytes", "B", "rep", "Bytes one peer handed to the transport in one flight of the handshake (label: the flight's number, 1 = the client's first)."),
 )
+# Metrics whose label is not a spec label: how their label reads.
+LABEL_TEXT = {"flight_bytes": lambda n: f"flight {n}"}
 METRIC = {m.name: i for i, m in enumerate(METRICS)}
 NO_LABEL = -1
 NO_PEER = 255
+
+
+def label_text(metric: str, label: int) -> str:
+    """How a measure's label reads: a spec label's name, a flight's number, "" for none."""
+    return "" if label == NO_LABEL else LABEL_TEXT.get(metric, vocab().name)(int(label))
 
 
 @dataclass
@@ -298,8 +308,51 @@ def measures(ds: Dataset, costs: SliceCosts | None = None, voc: Vocab | None = N
         sends = io[slices.label[io] == voc.role_label("send")]
         r, p, _, s = _per_rep_peer_label(slices, sends, slices.value[sends].view(np.int64).astype(float), with_label=False)
         rows.add("handshake_bytes", r, p, NO_LABEL, s)
+        _flights(slices, io, voc, rows)
     for metric, col in (("bytes_c2s", ds.reps.bytes_c2s), ("bytes_s2c", ds.reps.bytes_s2c)):
         ok = col >= 0
         rows.add(metric, ds.reps.id[ok], NO_PEER, NO_LABEL, col[ok].astype(float))
+    _crypto_roles(slices, k, voc, rows)
     incomplete = _records(slices, k, voc, rows)
     return rows.table(incomplete)
+
+
+def _crypto_roles(slices: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> None:
+    """Per (rep, peer): the processing of the outermost crypto operations serving the key
+    exchange, and those serving signatures (vocab.CRYPTO_ROLES)."""
+    crypto = (slices.category == voc.role_cat("crypto")) & ~slices.open
+    nested = np.zeros(len(slices), dtype=bool)
+    for m, a in _ancestor_walk(slices.parent, np.flatnonzero(crypto)):
+        nested[m] |= crypto[a]
+    outermost = crypto & ~nested
+    for role, metric in (("key_exchange", "key_exchange_crypto"), ("signature", "signature_crypto")):
+        idx = np.flatnonzero(outermost & np.isin(slices.label, voc.crypto_role_labels(role)))
+        r, p, _, s = _per_rep_peer_label(slices, idx, k.processing[idx], with_label=False)
+        rows.add(metric, r, p, NO_LABEL, s)
+
+
+def _flights(slices: Slices, io: np.ndarray, voc: Vocab, rows: _Rows) -> None:
+    """Bytes per flight: a peer's handshake SENDs up to the next RECV that delivered bytes
+    are one flight. Flights are numbered as the handshake goes, the client's first being 1:
+    the client's k-th is 2k − 1, the server's k-th 2k (with one peer traced, as a device in
+    two-process mode, its own flights keep their numbers)."""
+    send, recv = voc.role_label("send"), voc.role_label("recv")
+    got = (slices.label[io] == recv) & (slices.value[io].view(np.int64) > 0)
+    io = io[(slices.label[io] == send) | got]
+    io = io[np.lexsort((slices.ts[io], slices.peer[io], slices.rep[io]))]
+    if not len(io):
+        return
+    group = slices.rep[io].astype(np.int64) * 256 + slices.peer[io]
+    is_send = slices.label[io] == send
+    received = np.cumsum(~is_send)  # RECVs with bytes so far (across groups: only differences matter)
+    sends = np.flatnonzero(is_send)
+    g, seen = group[sends], received[sends]
+    new = np.r_[True, (g[1:] != g[:-1]) | (seen[1:] != seen[:-1])]
+    first_of_group = np.r_[True, g[1:] != g[:-1]]
+    count = np.cumsum(new)
+    own = count - np.maximum.accumulate(np.where(first_of_group, count - 1, 0))  # the peer's k-th flight
+    client = slices.peer[io][sends] == voc.peers["client"]
+    number = np.where(client, 2 * own - 1, 2 * own)
+    key = g * 256 + number  # (rep, peer, flight) in one integer
+    uk, total = _group_sum(key, slices.value[io][sends].view(np.int64).astype(float))
+    rows.add("flight_bytes", uk // 256 // 256, (uk // 256) % 256, uk % 256, total)

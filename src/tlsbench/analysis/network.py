@@ -12,9 +12,10 @@ device computed, from the same repetitions (docs/networks.md, "What the report s
   cost of its own socket calls); unlike step wall times it does not grow when the
   scheduler gives the core to the peer agent or anything else, so on a busy machine it is
   the steadier invariant figure;
-- bytes and packets on the wire: what the emulated link carried for the repetition's
-  connection, IP headers and ACKs included; on loopback the agents' transport counters
-  (TLS/DTLS bytes, TCP segments or datagrams), labelled as such."""
+- bytes, packets and link-layer fragments on the wire: what the emulated link carried for
+  the repetition's connection, IP headers and ACKs included (a link with a frame size cuts
+  each packet into fragments); on loopback the agents' transport counters (TLS/DTLS bytes),
+  labelled as such."""
 from __future__ import annotations
 
 import json
@@ -40,6 +41,8 @@ class NetworkRow:
     library: str
     peer_library: str
     suite: str
+    group: str
+    credential: str
     transport: str  # tcp / udp
     protocol: str  # TLS / DTLS
     device_role: str
@@ -54,6 +57,7 @@ class NetworkRow:
     wire_bytes: Summary | None  # both directions
     wire_packets: Summary | None
     wire_source: str  # "link" (IP packets on the emulated link) or "transport" (agent counters)
+    wire_fragments: Summary | None = None  # link-layer frames (= packets on a link without a frame size)
 
     @property
     def ci_ratio(self) -> float:
@@ -63,10 +67,10 @@ class NetworkRow:
         return self.duration.median_ci_pct / self.processing.median_ci_pct
 
 
-def _link_traffic(ds: Dataset) -> dict[int, tuple[float, float]]:
-    """repetition id -> (bytes, packets) on the link, both directions."""
-    return {rep: (float(t.d2p_bytes + t.p2d_bytes), float(t.d2p_packets + t.p2d_packets))
-            for rep, t in ds.link_traffic.items()}
+def _link_traffic(ds: Dataset) -> dict[int, tuple[float, float, float]]:
+    """repetition id -> (bytes, packets, link-layer fragments) on the link, both directions."""
+    return {rep: (float(t.d2p_bytes + t.p2d_bytes), float(t.d2p_packets + t.p2d_packets),
+                  float(t.d2p_fragments + t.p2d_fragments)) for rep, t in ds.link_traffic.items()}
 
 
 def _summary(values: np.ndarray, seed: int, *key: object) -> Summary | None:
@@ -87,6 +91,8 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
     rows = []
     for cid, c in configs.items():
         mine = reps.config_id == cid
+        if c.skip_reason and not mine.any():
+            continue  # refused by an agent before any repetition: the status lists why
         sel = np.flatnonzero(mine & ok)
         device_peer = peers[c.device_role]
         inv_ids = reps.id[mine & invariant]
@@ -96,12 +102,12 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
             wire = np.array(on_link)
             source = "link"
         else:
-            wire = np.column_stack([reps.bytes_c2s[sel] + reps.bytes_s2c[sel], np.full(len(sel), np.nan)])
+            wire = np.column_stack([reps.bytes_c2s[sel] + reps.bytes_s2c[sel], np.full((len(sel), 2), np.nan)])
             source = "transport"
         cpu = reps.handshake_cpu_ns[mine & invariant]
         variant = json.loads(c.network_json)
         rows.append(NetworkRow(
-            cid, c.library, c.peer_library or c.library, c.suite_name, c.transport,
+            cid, c.library, c.peer_library or c.library, c.suite_name, c.grp, c.credential, c.transport,
             "DTLS" if c.transport == "udp" else "TLS", c.device_role, c.link_label or "loopback", variant,
             len(sel), int(np.count_nonzero(retransmitted[sel])), int(np.count_nonzero(mine & ~ok)),
             _summary(reps.handshake_wall_ns[sel].astype(float), seed, "net-duration", cid),
@@ -109,7 +115,7 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
             _summary(cpu[(cpu >= 0)].astype(float), seed, "net-cpu", cid),
             _summary(wire[:, 0], seed, "net-bytes", cid),
             _summary(wire[:, 1], seed, "net-packets", cid) if source == "link" else None,
-            source))
+            source, _summary(wire[:, 2], seed, "net-fragments", cid) if source == "link" else None))
     return rows
 
 

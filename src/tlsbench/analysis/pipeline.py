@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The analysis of one dataset, in order: slice costs, measures, samples, statistics, then
-winners, group-bys, libraries and the experiments' primitives, into one `Results`."""
+winners, group-bys, libraries, post-quantum and classical side by side and the experiments'
+primitives, into one `Results`."""
 from __future__ import annotations
 
 import json
@@ -8,12 +9,13 @@ import json
 import numpy as np
 
 from . import groups, libraries, primitives, winners
+from .postquantum import kex_tables
 from .device import device_results
 from .drift import RoundShift, round_shift
 from .exclusions import exclusions, load_warning
 from .load import Dataset, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable
-from .results import Analysis, Context, Results
+from .results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
 from .samples import Measured, config_labels, split_samples, summarize_all
 from .stats import round_medians
 from .vocab import vocab
@@ -32,10 +34,13 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     res.winners = winners.find_winners(labels, samples, seed, no_data=res.no_data)
     res.groups = groups.default_group_tables(ds, samples, seed)
     res.round_shift = handshake_shift(ds, table, include_flagged)
-    res.warnings = (_warnings(res) + _precision_warnings(ds, table, res)
+    res.notes = _warnings(res)
+    res.precision = precision_check(ds, table, res)
+    res.warnings = (res.notes + _no_data_warnings(res) + _precision_warnings(res)
                     + [w for win in res.winners for w in win.warnings])
     measured = Measured(ds, costs, table, samples, labels)
     res.libraries = libraries.analyze_libraries(measured, seed, res.no_data)
+    res.postquantum = kex_tables(res, res.libraries.order)
     res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
     res.warnings += res.primitives.warnings if res.primitives else []
     host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None
@@ -83,8 +88,6 @@ def _warnings(res: Results) -> list[str]:
                    f"{ok_status()}, flagged or descheduled); rerun the report with --include-flagged to keep them.")
     heavy = load_warning(res.exclusions, res.config_labels)
     out += [heavy] if heavy else []
-    out += [f"{res.config_labels[cid]}: {why}; it stays in the tables, and is not among the winners' candidates."
-            for cid, why in sorted(res.no_data.items(), key=lambda kv: res.config_labels[kv[0]])]
     if res.round_shift:
         out.append(res.round_shift.text("handshakes"))
     if not c.overhead_known:
@@ -98,18 +101,26 @@ def _warnings(res: Results) -> list[str]:
     return out
 
 
-def _precision_warnings(ds: Dataset, table: MeasureTable, res: Results) -> list[str]:
-    """Configurations whose median handshake processing missed the plan's precision target,
-    with how far apart the medians of their rounds are (what widened the interval)."""
+def _no_data_warnings(res: Results) -> list[str]:
+    return [f"{res.config_labels[cid]}: {why}; it stays in the tables, and is not among the winners' candidates."
+            for cid, why in sorted(res.no_data.items(), key=lambda kv: res.config_labels[kv[0]])]
+
+
+def precision_check(ds: Dataset, table: MeasureTable, res: Results) -> PrecisionCheck:
+    """Each configuration's worst half-width of its median handshake processing, and the
+    peers that missed the plan's target with how far apart the medians of their rounds are
+    (what widened the interval)."""
     target = (json.loads(ds.experiment.get("plan_json") or "{}").get("precision") or {}).get("target_ci_percent")
-    if not target:
-        return []
     metric = METRIC["handshake_processing"]
-    out = []
+    worst: dict[int, float] = {}
+    misses = []
     included = ~ds.excluded_mask()
     of_peer: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # peer -> (repetition positions, values)
     for row in res.rows:
-        if row.metric != "handshake_processing" or not row.summary.median_ci_pct > target:
+        if row.metric != "handshake_processing" or not row.summary.n:
+            continue
+        worst[row.config_id] = max(worst.get(row.config_id, 0.0), row.summary.median_ci_pct)
+        if not target or not row.summary.median_ci_pct > target:
             continue
         if row.peer not in of_peer:
             sel = (table.metric == metric) & (table.peer == vocab().peers[row.peer])
@@ -119,12 +130,22 @@ def _precision_warnings(ds: Dataset, table: MeasureTable, res: Results) -> list[
         rounds, values = ds.reps.round[pos][mine], peer_values[mine]
         medians = round_medians(values, rounds)
         spread = 100 * (medians.max() - medians.min()) / np.median(values)
-        out.append(f"{res.config_labels[row.config_id]}, {row.peer}: median handshake processing known to "
-                   f"±{row.summary.median_ci_pct:.2f}% (n = {row.summary.n}), above the plan's ±{target:g}%; "
-                   f"the medians of its rounds span {spread:.0f}% of the median: its cost changed between "
-                   "rounds, as when other work shares the machine; a quieter machine or more "
-                   "repetitions narrow it.")
-    return out
+        misses.append(PrecisionMiss(row.config_id, row.peer, row.summary.median_ci_pct, row.summary.n,
+                                    len(medians), float(spread)))
+    misses.sort(key=lambda m: -m.half_width_pct)
+    return PrecisionCheck(float(target) if target else None, list(worst.values()), misses)
+
+
+def _precision_warnings(res: Results) -> list[str]:
+    """The misses in words (exports; the report shows them as one table)."""
+    check = res.precision
+    if check is None or check.target_pct is None:
+        return []
+    return [f"{res.config_labels[m.config_id]}, {m.peer}: median handshake processing known to "
+            f"±{m.half_width_pct:.2f}% (n = {m.n}), above the plan's ±{check.target_pct:g}%; "
+            f"the medians of its rounds span {m.round_spread_pct:.0f}% of the median: its cost changed between "
+            "rounds, as when other work shares the machine; a quieter machine or more "
+            "repetitions narrow it." for m in sorted(check.misses, key=lambda m: (m.config_id, m.peer))]
 
 
 def representative_rep(analysis: Analysis) -> int | None:

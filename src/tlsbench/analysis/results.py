@@ -16,6 +16,7 @@ from .drift import RoundShift
 from .exclusions import Exclusions
 from .groups import GroupTable
 from .libraries import Libraries
+from .postquantum import KexTable
 from .load import Config
 from .primitives import Primitives
 from .samples import Measured, Row
@@ -47,6 +48,31 @@ class Context:
     target: str | None = None   # the device the configurations ran on (None: the host)
 
 
+@dataclass(frozen=True)
+class PrecisionMiss:
+    """A configuration's peer whose median handshake processing missed the plan's target."""
+
+    config_id: int
+    peer: str
+    half_width_pct: float  # 95% CI half-width of the median, % of it
+    n: int
+    rounds: int
+    round_spread_pct: float  # (max − min) of its round medians, % of the median: what widened it
+
+
+@dataclass(frozen=True)
+class PrecisionCheck:
+    """The plan's precision target against the handshake configurations' intervals."""
+
+    target_pct: float | None  # None: the plan set none
+    half_widths: list[float]  # per configuration, its worst peer's half-width (% of the median)
+    misses: list[PrecisionMiss]  # worst first
+
+    @property
+    def configs_above(self) -> int:
+        return len({m.config_id for m in self.misses})
+
+
 @dataclass
 class Results:
     """Everything a report or export shows, computed once."""
@@ -62,8 +88,11 @@ class Results:
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/device.py)
+    postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
     exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why
     round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/drift.py)
+    notes: list[str] = field(default_factory=list)  # the warnings about the run as a whole (not per configuration)
+    precision: PrecisionCheck | None = None  # the plan's precision target and who missed it
 
     @property
     def no_data(self) -> dict[int, str]:

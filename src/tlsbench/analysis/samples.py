@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .load import Config, Dataset
-from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, slice_costs
+from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, label_text, slice_costs
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
 
@@ -122,7 +122,7 @@ def summarize_all(samples: Samples, seed: int, counter_unit: str = COUNTER) -> l
     for key in samples.values:
         cid, peer, metric, label = key
         m = METRICS[metric]
-        rows.append(Row(cid, voc.peer_name(peer), m.name, voc.name(label) if label != NO_LABEL else "",
+        rows.append(Row(cid, voc.peer_name(peer), m.name, label_text(m.name, label),
                         counter_unit if m.unit == COUNTER else m.unit, summarize_group(samples, key, seed)))
     return rows
 

@@ -51,6 +51,10 @@ class Vocab:
     def name(self, label: int) -> str:
         return self.label_name.get(int(label), f"label{int(label)}")
 
+    def crypto_role_labels(self, role: str) -> np.ndarray:
+        """Label ids of one CRYPTO_ROLES entry."""
+        return np.array([self.label_id[n] for n in CRYPTO_ROLES[role]], dtype=np.int64)
+
     def labels_in(self, category: str) -> list[int]:
         """Label ids of one category, in id order."""
         return sorted(i for i, c in self.label_category.items() if c == category)
@@ -68,6 +72,16 @@ ROLE_LABELS = {
     "measured_block": "MEASURED_BLOCK", "user_group": "USER_GROUP",  # experiments (analysis/primitives.py)
     "runqueue_wait": "RUNQUEUE_WAIT",  # descheduling (analysis/load.py)
 }
+# Crypto labels by what they serve in a handshake: the key exchange (classical, KEM or both)
+# and authentication by signatures. Per peer and repetition the outermost operations of each
+# are summed (measures.py): a PK_VERIFY inside CHAIN_VERIFY counts once, inside it.
+CRYPTO_ROLES = {
+    "key_exchange": ("ECDH_MAKE_PARAMS", "ECDH_READ_PARAMS", "ECDH_MAKE_PUBLIC", "ECDH_READ_PUBLIC",
+                     "ECDH_CALC_SECRET", "DHM_MAKE_PARAMS", "DHM_READ_PARAMS", "DHM_MAKE_PUBLIC",
+                     "DHM_READ_PUBLIC", "DHM_CALC_SECRET", "PK_ENCRYPT", "PK_DECRYPT", "KEY_GENERATE",
+                     "SHARED_SECRET", "KEM_ENCAPSULATE", "KEM_DECAPSULATE"),
+    "signature": ("PK_SIGN", "PK_VERIFY", "CHAIN_VERIFY"),
+}
 # What the STOP value of a span means, per category (docs/protocol.md).
 VALUE_MEANING = {"io": "bytes", "record": "bytes", "step": "ret", "crypto": "ret"}
 
@@ -81,6 +95,7 @@ def vocab() -> Vocab:
     names = {lab.name for lab in sp.labels}
     missing = [c for c in ROLE_CATEGORIES.values() if c not in cats]
     missing += [n for n in ROLE_LABELS.values() if n not in names]
+    missing += [n for labels in CRYPTO_ROLES.values() for n in labels if n not in names]
     if missing:
         raise RuntimeError(f"spec/labels.toml lacks {missing}: update tlsbench.analysis.vocab")
     code = np.full(_N_IDS, -1, dtype=np.int8)

@@ -42,8 +42,12 @@ class CustomRecipe:
     library_steps: Callable[[Path, Path, Path, Path, int, Path], None]  # source, config, work, prefix, jobs, log
     agent_options: Callable[[Path, Path, str], list[str]]               # prefix, config, name -> cmake -D...
 
+    def plan_name(self, name: str) -> str:
+        """How a plan names the build: mbedtls@3.6-<name> (docs/plan-format.md)."""
+        return f"{self.spec}-{name}"
+
     def agent_name(self, name: str) -> str:
-        """The plan's library name: mbedtls-3.6-<name> (agent tlsbench-agent-<that>)."""
+        """The agent's name: mbedtls-3.6-<name> (tlsbench-agent-<that>; a plan writes mbedtls@3.6-<name>)."""
         lib, _, series = self.spec.partition("@")
         return f"{lib}-{series}-{name}"
 
@@ -77,7 +81,7 @@ CUSTOM_RECIPES: dict[str, CustomRecipe] = {r.spec: r for r in (
 @dataclass(frozen=True)
 class CustomBuild:
     """What build_custom made."""
-    library: str                  # the name plans and `tlsbench suites --library` use
+    library: str                  # the name plans and `tlsbench suites --library` use: mbedtls@3.6-<name>
     agents: tuple[Path, ...]      # the traced agent, then -notrace
     source: Path                  # the Debian source tree it was compiled from
     prefix: Path                  # installed headers and static libraries (and build.json)
@@ -134,10 +138,25 @@ def build_custom(spec: str, config: Path, name: str | None = None, install_dir: 
     install_dir (default: next to the Python interpreter, where make installs the agents).
     name defaults to the header's stem. Any failure is one BuildError saying what to do."""
     rec = custom_recipe(spec)
-    lib_recipe = libraries.recipe(rec.spec)
     if not config.is_file():
         raise BuildError(f"config header {config} not found")
     name = check_name(name or config.stem)
+    try:
+        return _build(rec, config, name, install_dir, build_root, cache, jobs, progress)
+    except BuildError as exc:
+        headline, _, details = str(exc).partition("\n")
+        raise BuildError(f"{rec.spec} with {config.name} did not build: {headline.rstrip(':')}; fix it and retry with "
+                         f"`{retry_command(rec.spec, config, name)}`" + (f"\n{details}" if details else "")) from None
+
+
+def retry_command(spec: str, config: Path, name: str) -> str:
+    """The command line that builds this again (the name only when it is not the default)."""
+    return f"tlsbench build {spec} --config {config}" + (f" --name {name}" if name != config.stem else "")
+
+
+def _build(rec: CustomRecipe, config: Path, name: str, install_dir: Path | None, build_root: Path,
+           cache: Path | None, jobs: int | None, progress: Callable[[str], None]) -> CustomBuild:
+    lib_recipe = libraries.recipe(rec.spec)
     install_dir = install_dir or Path(sys.executable).parent
     jobs = jobs or os.cpu_count() or 2
     folder = build_root / rec.agent_name(name)
@@ -160,7 +179,7 @@ def build_custom(spec: str, config: Path, name: str | None = None, install_dir: 
     progress(f"building tlsbench-agent-{rec.agent_name(name)}")
     agents = _build_agent(rec, prefix, config, name, folder, install_dir, jobs, log)
     seconds["agent"] = time.monotonic() - t
-    return CustomBuild(rec.agent_name(name), agents, source, prefix, seconds)
+    return CustomBuild(rec.plan_name(name), agents, source, prefix, seconds)
 
 
 def main(argv: Sequence[str]) -> int:

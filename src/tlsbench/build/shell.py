@@ -7,16 +7,20 @@ import os
 import subprocess
 from pathlib import Path
 
+from tlsbench.errors import UserError
 
-class BuildError(RuntimeError):
-    """A step of a build failed; the message says what to do."""
+
+class BuildError(UserError, RuntimeError):
+    """A step of a build failed; the message says what to do (the command line's error
+    boundary prints it as it is: cli/__init__.py)."""
 
 
 def excerpt(output: str) -> str:
     """The compiler's error lines when there are some (an #error naming what the config lacks
     comes first), else the output's tail."""
     lines = output.strip().splitlines()
-    errors = sorted((line for line in lines if "error:" in line), key=lambda line: "#error" not in line)
+    errors = sorted(dict.fromkeys(line for line in lines if "error:" in line),  # once each (-j repeats them)
+                    key=lambda line: "#error" not in line)
     return "\n".join(errors[:12] if errors else lines[-25:])
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`tlsbench build mbedtls`: an agent against your own mbed TLS configuration
-(docs/custom-builds.md); `tlsbench build firmware`: the agent as firmware for a device
+"""`tlsbench build mbedtls` and `tlsbench build mbedtls@3.6`: an agent against your own mbed
+TLS configuration (docs/custom-builds.md); `tlsbench build firmware`: the agent as firmware for a device
 (docs/porting.md); `tlsbench libs`: the current library versions built from Debian 13
 sources (docs/libraries.md).
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from tlsbench.build import custom, firmware, libraries
+from tlsbench.build import custom, custom_version, firmware, libraries
 from tlsbench.build.shell import BuildError
 
 console = Console()
@@ -103,6 +103,32 @@ def build_mbedtls(config: Path, source: Path | None, name: str | None, install_d
     times = ", ".join(f"{stage} {s:.1f} s" for stage, s in result.seconds.items())
     console.print(f"built {result.library} ({times})\n" + "\n".join(f"  {p}" for p in result.agents)
                   + f"\nlist its suites: tlsbench suites --library {result.library}", highlight=False, markup=False)
+
+
+def _custom_version_command(spec: str) -> click.Command:
+    """`tlsbench build mbedtls@3.6 --config FILE`: one command per version with custom builds."""
+
+    @click.option("--config", "config", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                  help=f"Your complete {spec} config header (docs/custom-builds.md).")
+    @click.option("--name", help=f"Build name: a plan names it {spec}-<name> (default: the config file's stem).")
+    @click.option("--install-dir", type=click.Path(file_okay=False, path_type=Path),
+                  help="Where the agents go (default: next to the Python interpreter, with the other agents).")
+    @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs (default: all cores).")
+    def command(config: Path, name: str | None, install_dir: Path | None, jobs: int | None) -> None:
+        result = custom_version.build_custom(  # a BuildError is one line (the Group's boundary)
+            spec, config, name, install_dir, build_root=custom_version.BUILD_ROOT, jobs=jobs,
+            progress=lambda message: console.print(f"  {message}", style="dim", highlight=False))
+        times = ", ".join(f"{stage} {s:.1f} s" for stage, s in result.seconds.items())
+        console.print(f"built {result.library} ({times})\n" + "\n".join(f"  {p}" for p in result.agents)
+                      + f"\nlist its suites: tlsbench suites --library {result.library}", highlight=False, markup=False)
+
+    command.__doc__ = (f"Static {spec} (the library cache's Debian 13 source) with your config, and an agent "
+                       "linked against it.")
+    return click.command(name=spec)(command)
+
+
+for _spec in custom_version.CUSTOM_RECIPES:
+    build_group.add_command(_custom_version_command(_spec))
 
 
 @build_group.command(name="firmware")

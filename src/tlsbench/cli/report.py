@@ -8,9 +8,12 @@ from pathlib import Path
 
 import click
 
-from tlsbench.cli.options import analyze_experiment, flagged_option, output_option, store_path
+from tlsbench.cli.options import analyze_experiment, fail, flagged_option, output_option, store_path
+from tlsbench.errors import UserError
 from tlsbench.files import make_folder, write_atomic
 from tlsbench.report import WINNERS_MODES
+
+FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
 
 def report_after_run(store: Path) -> Path:
     """The report `tlsbench run` writes when a sweep ends: report.html next to the store
@@ -42,6 +45,10 @@ def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile
 @click.argument("experiment")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
+@click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
+              help="Also write every figure of the report as a file of its own here (for papers), in --format.")
+@click.option("--format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
+              show_default=True, help="The --figures files: vector SVG or PDF, or PNG.")
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
 @click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
@@ -54,7 +61,8 @@ def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile
               help="The crossover plot's x axis, swept around the first --predict link.")
 @flagged_option
 @output_option
-def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | None, winners: str,
+def report(experiment: str, out: str | None, other: str | None, figures_dir: str | None, figure_format: str,
+           pdf_dir: str | None, winners: str,
            profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
            output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
@@ -72,18 +80,22 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
     target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
                         other_analysis, winners, profile, predictions=predictions)
     click.echo(f"report: {target}")
-    if pdf_dir:
-        d = Path(pdf_dir)
-        make_folder(d, "--pdf DIR")
-        from tlsbench.report.primitives import figures as primitives_figures
+    for folder, formats, option in ((figures_dir, (figure_format,), "--figures DIR"),
+                                    (pdf_dir, ("pdf", "svg", "png"), "--pdf DIR")):
+        if folder:
+            d = Path(folder)
+            make_folder(d, option)
+            from tlsbench.report.primitives import figures as primitives_figures
+            from tlsbench.report.network import network_section
 
-        extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
-        extra += prediction_figures(predictions) if predictions else []
-        for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
-            for fmt in ("pdf", "svg", "png"):
-                write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), "--pdf DIR")
-            figures.plt.close(f.figure)
-        click.echo(f"figures: {d}")
+            extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
+            extra += prediction_figures(predictions) if predictions else []
+            extra += network_section(analysis)["figures"] if analysis.results.configs else []
+            for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
+                for fmt in formats:
+                    write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), option)
+                figures.plt.close(f.figure)
+            click.echo(f"figures: {d} ({', '.join(formats)})")
 
 
 @click.command()
@@ -125,27 +137,62 @@ def export(experiment: str, fmt: str, reps: tuple[int, ...], out: str | None, in
         click.echo(text, nl=False)
 
 
+GATE_EXIT = {"passed": 0, "worse": 1, "cannot compare": 2}  # docs/ci.md
+
+
+def parse_threshold(text: str) -> float:
+    """`1%`, `0.5%` or `1` (always percent) as a fraction."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a percentage: write e.g. 1% or 0.5%") from None
+    if not 0 <= value < 1000:
+        raise click.BadParameter(f"{text!r}: give a percentage from 0% to 1000%")
+    return value / 100
+
+
 @click.command()
 @click.argument("a")
 @click.argument("b", required=False)
 @click.option("--config", "configs", type=int, nargs=2, help="Compare two configuration ids of experiment A instead.")
 @click.option("--noise-floor", type=float, default=0.01, show_default=True, help="Ratios within ±this of 1 are 'no difference'.")
 @click.option("--all", "show_all", is_flag=True, help="Show every row, not only the significant ones and the totals.")
+@click.option("--fail-above", "fail_above", metavar="PCT",
+              help="Regression gate: exit 1 when a measure of B is worse than A's by more than PCT (e.g. 1%) with "
+                   "confidence (the ratio's whole 95% CI above 1 + PCT; exact counts: the ratio), printing those rows; "
+                   "0 when none is; 2 when the two cannot be compared (docs/ci.md).")
+@click.option("--metric", "measures", multiple=True, metavar="MEASURE",
+              help="Only this measure, e.g. handshake_processing, step, crypto (repeat for several; default: every "
+                   "measure compare sets side by side).")
 @flagged_option
 @output_option
 def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
-            include_flagged: bool, output: str | None) -> None:
-    """Ratio B/A per configuration and step, with bootstrap CIs and a verdict."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    from tlsbench.analysis.compare import compare as do_compare
-    from tlsbench.analysis.device import identity
-    from tlsbench.report.html import ReportError
-
+            fail_above: str | None, measures: tuple[str, ...], include_flagged: bool, output: str | None) -> None:
+    """Ratio B/A per configuration and step, with bootstrap CIs and a verdict; with
+    --fail-above, a regression gate for CI."""
     if not b and not configs:
         raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
+    if fail_above is None:
+        _compare_table(a, b, configs, noise_floor, show_all, include_flagged, output, measures)
+        return
+    threshold = parse_threshold(fail_above)
+    try:
+        cmp_, u, _, _ = _comparison(a, b, configs, noise_floor, include_flagged, output, measures)
+    except UserError as exc:
+        fail(f"{exc} (regression gate: cannot compare, exit {GATE_EXIT['cannot compare']})", GATE_EXIT["cannot compare"])
+    _gate(cmp_, u, threshold, fail_above)
+
+
+def _comparison(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, include_flagged: bool,
+                output: str | None, measures: tuple[str, ...]):  # -> (Comparison, Unit)
+    from tlsbench.analysis.compare import COMPARED
+    from tlsbench.analysis.compare import compare as do_compare
+    from tlsbench.report.html import ReportError
+
+    unknown = [m for m in measures if m not in COMPARED]
+    if unknown:
+        raise click.BadParameter(f"{', '.join(unknown)} is not compared; measures: {', '.join(COMPARED)}",
+                                 param_hint="--metric")
     an = analyze_experiment(a, output, include_flagged)
     bn = analyze_experiment(b, output, include_flagged) if b else an
     u = an.ds.unit
@@ -153,8 +200,41 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
         raise ReportError(f"{an.ds.name} counts in {u.name}, {bn.ds.name} in {bn.ds.unit.name}: a count and a time "
                           "are not compared as a ratio; `tlsbench report DEVICE_EXPERIMENT --compare-with "
                           "HOST_EXPERIMENT` sets them side by side")
-    cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor,
-                      *(configs if configs else (None, None)))
+    cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor, *(configs if configs else (None, None)),
+                      **({"metrics": measures} if measures else {}))
+    return cmp_, u, an, bn
+
+
+def _gate(cmp_, u, threshold: float, text: str) -> None:  # (Comparison, Unit, ...)
+    """Prints the rows worse beyond the threshold and exits with the gate's code."""
+    from tlsbench.analysis.compare import worse_beyond
+
+    if not cmp_.rows:
+        fail(f"nothing to compare between {cmp_.name_a} and {cmp_.name_b} (no configuration measured by both"
+             + (f"; unmatched: {'; '.join(cmp_.unmatched)}" if cmp_.unmatched else "") + ")", GATE_EXIT["cannot compare"])
+    worse = worse_beyond(cmp_, threshold)
+    for r in worse:
+        how = "exact" if r.exact else f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]"
+        click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  A {r.median_a:,.0f} B {r.median_b:,.0f} "
+                   f"{u.name}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
+    for warning in cmp_.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if cmp_.unmatched:
+        click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
+    click.echo(f"{cmp_.name_b} vs {cmp_.name_a}: {len(cmp_.rows)} rows compared, {len(worse)} worse by more than "
+               f"{text} with confidence")
+    sys.exit(GATE_EXIT["worse"] if worse else GATE_EXIT["passed"])
+
+
+def _compare_table(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
+                   include_flagged: bool, output: str | None, measures: tuple[str, ...]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tlsbench.analysis.device import identity
+
+    cmp_, u, an, bn = _comparison(a, b, configs, noise_floor, include_flagged, output, measures)
     t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
     for col in ("configuration", "peer", "measure", "label", f"A {u.label(1e3)}", f"B {u.label(1e3)}", "B/A", "95% CI",
                 "verdict"):
@@ -179,5 +259,3 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
         click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
     for warning in cmp_.warnings:
         click.echo(f"warning: {warning}", err=True)
-
-

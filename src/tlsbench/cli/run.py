@@ -5,18 +5,24 @@ which joins the stages: plan (resolved against the greeted agents), run (the con
 store (the sink, the resume state) and analysis (the precision measurement)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import subprocess
 import sys
+import tempfile
 import threading
 import signal
+import time
 from pathlib import Path
-from typing import Collection
+from typing import Any, Collection, Iterator
 
 import click
 import tomli_w
 from rich.console import Console
 
+from tlsbench.build.libraries import RECIPES
 from tlsbench.cli import views
 from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
 from tlsbench.cli.report import report_after_run
@@ -30,8 +36,11 @@ from tlsbench.run.controller import ControllerError, Observer, QuietObserver, Ru
 from tlsbench.run.device import query_device
 from tlsbench.run.exchange import StopFlag
 from tlsbench.run.link import check_links
-from tlsbench.run.placement import choose, controller_on
+from tlsbench.run.placement import Placement, choose, controller_on
+from tlsbench.run.sched import Recorder, missing_warning
 from tlsbench.run.precision import Precision
+from tlsbench.build import tbcount
+from tlsbench.run import metrics
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.lock import refuse_if_busy, writer_lock
@@ -40,6 +49,19 @@ from tlsbench.store.progress import find_experiment, read_repetition
 from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
 
 console = Console()
+# Library versions the library cache builds (docs/libraries.md): a plan naming one whose agent
+# is missing is told how to build it.
+BUILDABLE = tuple(RECIPES)
+LIBRARY_HELP = (f"A library: {', '.join(LIBRARIES)} (Debian 12's builds), name@version ({', '.join(RECIPES)}), "
+                "or a custom build's agent name (tlsbench-agent-NAME).")
+
+
+def counting_prefix(seed: int) -> list[str]:
+    """The tbcount runner's command prefix, built on first use (docs/metrics.md)."""
+    try:
+        return tbcount.runner().prefix(seed)
+    except tbcount.Unavailable as exc:
+        raise metrics.Unavailable(str(exc)) from None
 
 
 def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
@@ -70,6 +92,75 @@ def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
     return measure
 
 
+@contextlib.contextmanager
+def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
+                   observer: Observer) -> Iterator[Recorder | None]:
+    """The scheduler's capture of a plan that asks for it (metrics "sched"), on the agents'
+    CPUs; one warning when it cannot be had, and the run goes on."""
+    plan = loaded.plan
+    if not plan.measures("sched") or plan.device is not None:
+        yield None
+        return
+    cpus = placement.agent_cpus or tuple(sorted(os.sched_getaffinity(0)))
+    recorder = Recorder.open(store, cpus, softirq=plan.network is not None)
+    if recorder.missing:
+        observer.note(missing_warning(recorder.missing))
+    try:
+        yield recorder
+    finally:
+        recorder.close()
+LIVE_NICE = 5  # below the run, yet a report of a small store still takes seconds with 10 busy processes
+
+
+class LiveReport:
+    """`tlsbench run --live-report MINUTES`: every MINUTES, report.html next to the store is
+    written again from what is stored so far, by `tlsbench report` in a process of its own
+    (on the controller's CPU, whose affinity it inherits: the agents' CPUs stay quiet; nice
+    LIVE_NICE, not 19, which starves it for minutes on a busy machine; the file is replaced
+    atomically, so a reader never sees half of it). The report says it is partial. The
+    observer's calls pass through; a report under way when the run ends is stopped (the
+    final report replaces it)."""
+
+    def __init__(self, inner: Observer, folder: Path, minutes: float):
+        self.inner, self.folder, self.every = inner, folder, minutes * 60
+        self.last = time.monotonic()
+        self.child: subprocess.Popen | None = None
+        self.errors = tempfile.TemporaryFile()
+        self.written = 0
+
+    def __getattr__(self, name: str) -> Any:  # start, stored, note, extend: the inner observer's
+        return getattr(self.inner, name)
+
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None:
+        self.inner.batch(config, round, first_index, count)
+        if self.child is not None and self.child.poll() is not None:
+            self._finished()
+        if self.child is None and time.monotonic() - self.last >= self.every and (self.folder / DB_FILE).exists():
+            self.last = time.monotonic()
+            self.errors.seek(0)
+            self.errors.truncate()
+            self.child = subprocess.Popen(
+                [sys.executable, "-m", "tlsbench.cli", "report", str(self.folder), "--out", str(self.folder / "report.html")],
+                stdout=subprocess.DEVNULL, stderr=self.errors, preexec_fn=lambda: os.nice(LIVE_NICE))
+
+    def _finished(self) -> None:
+        assert self.child is not None
+        if self.child.returncode == 0:
+            self.written += 1
+        else:
+            self.errors.seek(0)
+            why = self.errors.read().decode(errors="replace").strip().splitlines()
+            self.inner.note(f"live report failed ({why[-1] if why else f'exit status {self.child.returncode}'}); "
+                            "the run goes on")
+        self.child = None
+
+    def close(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            self.child.terminate()
+            self.child.wait()
+        self.errors.close()
+
+
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
                    agent_dir: str | Path | None = None, observer: Observer | None = None,
                    timeouts: Timeouts = Timeouts(), pin: bool = True) -> RunSummary:
@@ -84,19 +175,21 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     observer = observer or QuietObserver()
     device = loaded.plan.device
     setup = setup_for(device, observer.note) if device else None  # the firmware, built if it is not yet
-    paths = locate_agents(loaded, agent_dir) if device is None or device.host else {}
+    paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main else None
-    placement = choose(pin)
+    placement = choose(pin, loaded.plan.cpus)
     greeted = None
     try:
         with controller_on(placement):
             greeted = resolve_plan(loaded, paths, timeouts, setup, placement)
-            with writer_lock(folder), Store.in_folder(folder) as store:
+            with writer_lock(folder), Store.in_folder(folder) as store, scheduler_view(loaded, store, placement,
+                                                                                       observer) as sched:
                 controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
                                       stop, timeouts, agent_dir, store.stored_indices(),
-                                      _precision_of(store.path, loaded.plan.seed), setup, placement)
+                                      _precision_of(store.path, loaded.plan.seed), setup, placement, sched,
+                                      counting_prefix)
                 summary = controller.run()
                 if not summary.interrupted:  # the sweep's summaries, once (analysis/derived.py)
                     from tlsbench.analysis.derived import derive_store  # numpy loads here
@@ -112,8 +205,7 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
 
 
 @click.command()
-@click.option("--library", default=LIBRARIES[0], show_default=True,
-              help=f"An agent name: {', '.join(LIBRARIES)}, or a custom build's (tlsbench-agent-NAME).")
+@click.option("--library", default=LIBRARIES[0], show_default=True, help=LIBRARY_HELP)
 @click.option("--device", metavar="TARGET|PORT",
               help=f"A device's firmware instead of a host agent: an emulated board ({', '.join(TARGETS)}; its "
                    "image is built if it is not yet) or a board's serial port (/dev/ttyACM0, with --firmware).")
@@ -130,7 +222,7 @@ def suites(library: str, device: str | None, baud: int, firmware: str | None, as
         hello, suite_list = query_device(setup_for(_device_option(device, baud, firmware),
                                                    lambda message: console.print(message, style="dim")), timeouts)
     else:
-        hello, suite_list = query_suites(library, agent_dir, timeouts)
+        hello, suite_list = query_suites(library, agent_dir, timeouts, BUILDABLE)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
@@ -154,16 +246,24 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
 @click.option("--report/--no-report", default=True, show_default=True,
               help="Write report.html next to the store when the sweep is complete.")
+@click.option("--live-report", "live_minutes", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+              help="While the run goes on, write report.html next to the store every MINUTES from the rounds so "
+                   "far (marked partial); the final report replaces it.")
 @output_option
 @agent_dir_option
 @timeout_option
 @pin_option
-def run(plan_file: str | None, resume: bool, report: bool, output: str | None, agent_dir: str | None,
-        timeouts: Timeouts, pin: bool) -> None:
+def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, output: str | None,
+        agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
     loaded = load_plan(plan_file)
-    with views.ProgressObserver(console) as observer:
-        summary = run_experiment(loaded, output, resume, agent_dir, observer, timeouts, pin)
+    with views.ProgressObserver(console) as progress_bar:
+        live = LiveReport(progress_bar, experiment_folder(loaded, output), live_minutes) if live_minutes else None
+        try:
+            summary = run_experiment(loaded, output, resume, agent_dir, live or progress_bar, timeouts, pin)
+        finally:
+            if live is not None:
+                live.close()
     views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)
@@ -214,13 +314,13 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
 
 @click.command(name="experiments")
 @click.option("--library", default=LIBRARIES[0], show_default=True,
-              help="An agent name (tlsbench-agent-NAME), e.g. a user agent such as example.")
+              help=LIBRARY_HELP + " E.g. a user agent such as example.")
 @click.option("--json", "as_json", is_flag=True, help="Print the HELLO's experiments as JSON.")
 @agent_dir_option
 @timeout_option
 def experiments_command(library: str, as_json: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
     """List the experiments an agent offers (primitives, then user experiments), for a plan's [experiments]."""
-    hello, _ = query_suites(library, agent_dir, timeouts)
+    hello, _ = query_suites(library, agent_dir, timeouts, BUILDABLE)
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
                               indent=2))

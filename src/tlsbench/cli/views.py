@@ -11,7 +11,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from tlsbench.run.controller import RunSummary
+from tlsbench.run.controller import RunSummary, budget_text
 from tlsbench.run.exchange import AgentRef
 from tlsbench.store.progress import ExperimentStatus
 
@@ -93,6 +93,8 @@ def print_summary(console: Console, summary: RunSummary, resume_command: str) ->
         console.print(f"[red]skipped[/] {escape(key)}: {escape(why)}")
     console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
                   f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}")
+    if summary.budget:
+        console.print(escape(budget_text(summary.budget)), style="yellow", highlight=False)
     if summary.interrupted:
         console.print(f"[yellow]interrupted: the store is consistent; resume with:[/] {escape(resume_command)}")
 

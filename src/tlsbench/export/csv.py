@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 
+from ..analysis.metrics import MetricResults, analyze_metrics
 from ..analysis.results import Analysis, Row
 from ..analysis.units import identical
 
@@ -54,6 +55,37 @@ def experiment_rows(analysis: Analysis) -> list[list]:
                 c.stored - c.used, *blank, c.no_data] for c in p.counts if c.no_data])
 
 
+# The scheduler's view (analysis/sched.py): one row per configuration and figure, metric
+# "sched.<figure>", its value in `median`, `n` the traced repetitions.
+SCHED_UNITS = {"busy_share": "share", "idle_share": "share", "preempted_share": "share",
+               "steps_interrupted_share": "share", "voluntary": "switches/rep", "involuntary": "switches/rep"}
+
+
+def sched_rows(analysis: Analysis) -> list[list]:
+    from ..analysis.sched import TABLE, collect
+
+    res = collect(analysis)
+    if res is None:
+        return []
+    blank = [""] * (len(COLUMNS) - 9)
+    return [[c.config_id, c.config, "none", f"sched.{attr}", "", SCHED_UNITS.get(attr, "us"), c.traced,
+             c.stored - c.traced, getattr(c, attr), *blank]
+            for c in res.configs for _, attr, _, _ in TABLE if attr != "traced"]
+def metric_rows(metrics: MetricResults | None) -> list[list]:
+    """Metrics beyond time (docs/metrics.md): `metric` is the spec's ([metric.*]), `label` the
+    slice (a step, or handshake / connected / repetition / shared), the unit of instructions
+    names ISA, runner and CPU model."""
+    if metrics is None:
+        return []
+    unit = {"instructions": metrics.instructions_unit}
+    return [_values(r.config_id, r.config, r.peer, r.metric, r.slice, unit.get(r.metric) or r.unit, r.summary)
+            for r in metrics.rows]
+
+
+def metrics_of(analysis: Analysis) -> MetricResults | None:
+    return analyze_metrics(analysis.ds.path, analysis.results.context.seed) if analysis.ds.path else None
+
+
 def _fmt(v) -> str:
     if isinstance(v, float):
         return "" if v != v else f"{v:.6g}"
@@ -68,6 +100,7 @@ class CsvExporter:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(COLUMNS)
         rows = sorted(analysis.results.rows, key=lambda r: (r.config_id, r.peer, r.metric, r.label))
-        for values in [row_values(analysis, r) for r in rows] + no_data_rows(analysis) + experiment_rows(analysis):
+        for values in ([row_values(analysis, r) for r in rows] + no_data_rows(analysis) + experiment_rows(analysis)
+                       + sched_rows(analysis) + metric_rows(metrics_of(analysis))):
             w.writerow([_fmt(v) for v in values])
         return buf.getvalue()

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..analysis.results import Analysis
 from ..analysis.units import identical
+from .csv import metrics_of
 
 
 def plain(x):
@@ -37,6 +38,8 @@ class JsonExporter:
     suffix = ".json"
 
     def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
+        from ..analysis.sched import collect as sched_view
+
         r = analysis.results
         rows = [{**plain(row), "identical": identical(row.summary)} for row in r.rows]
         doc = {"context": plain(r.context),
@@ -44,5 +47,7 @@ class JsonExporter:
                "rows": rows, "winners": plain(r.winners), "groups": plain(r.groups),
                "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries),
                "primitives": plain(r.primitives), "device": plain(r.device), "no_data": plain(r.no_data),
-               "exclusions": plain(r.exclusions), "round_shift": plain(r.round_shift)}
+               "exclusions": plain(r.exclusions), "round_shift": plain(r.round_shift),
+               "sched": plain(sched_view(analysis)),
+               "metrics": plain(metrics_of(analysis))}  # beyond time (docs/metrics.md)
         return json.dumps(doc, indent=1, allow_nan=False)

@@ -47,6 +47,10 @@ class ConfigRow:
     target: str | None = None
     image: str | None = None
     protocol: str | None = None
+    # Migration 011 (docs/metrics.md): what the configuration's agent collects besides order
+    # (spec [collect]): None = time; "instructions" or "memory" = the twin of a time
+    # configuration whose repetitions carry that metric instead.
+    collect: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import tomli_w
 
 from tlsbench import spec as specmod
 from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
+from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, ExperimentSelection, LoadedPlan, parse, validate
 from tlsbench.plan.select import Catalog, select
 
@@ -60,8 +61,9 @@ def offered(hello: Hello) -> list[ExperimentInfo]:
 
 
 def config_key(library: str, experiment: str, size: int) -> str:
-    """Stable key of an experiment configuration (handshake keys have 8 or more fields)."""
-    return f"{library}|experiment|{experiment}|{size}"
+    """Stable key of an experiment configuration (handshake keys have 8 or more fields); the
+    library by its agent's name, as in handshake keys."""
+    return f"{agent_name(library)}|experiment|{experiment}|{size}"
 
 
 # ---------------------------------------------------------------------- selection
@@ -149,7 +151,7 @@ class PrimitivesOverrides:
         """Readable parts for libraries and repetitions; a short digest for a subset (patterns
         may hold characters a name may not)."""
         subset = json.dumps([self.experiments, self.sizes])
-        return ([*self.libraries] + ([f"{self.repetitions}reps"] if self.repetitions else [])
+        return ([agent_name(lib) for lib in self.libraries] + ([f"{self.repetitions}reps"] if self.repetitions else [])
                 + ([f"subset-{hashlib.sha256(subset.encode()).hexdigest()[:6]}"]
                    if self.experiments or self.sizes else []))
 

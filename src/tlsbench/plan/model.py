@@ -19,22 +19,21 @@ from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, V
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
 from tlsbench.plan.device import DEVICE_REPETITIONS, DEVICE_WARMUP, DevicePlan
+from tlsbench.plan.libraries import LIBRARIES, LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.plan.network import NetworkPlan
 from tlsbench.validation import Strict, dotted, no_duplicates, problem
 from tlsbench.validation import as_list as _as_list
 from tlsbench.validation import spec_name as _spec_name
 
-# The backends this repository builds (`make agent`); a plan may also name any other
-# installed agent `tlsbench-agent-<name>` (a custom build). The first is the default.
-LIBRARIES = ("mbedtls", "openssl", "wolfssl")
 DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
 U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
 ALL = "all"
-# Library (agent) names: `tlsbench-agent-<name>` must exist where agents are looked for.
-LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
+# Views a plan's `metrics` may add that are not spec metrics carried by records: "sched", the
+# scheduler's view of the time repetitions (run/sched.py).
+HOST_VIEWS = ("sched",)
 
 
 class PlanError(UserError, ValueError):
@@ -57,6 +56,19 @@ CredentialName = Annotated[str, AfterValidator(_spec_name("credentials"))]
 DirectionName = Annotated[str, AfterValidator(_spec_name("directions"))]
 TransportName = Annotated[str, AfterValidator(_spec_name("transports"))]
 OptionName = Annotated[str, AfterValidator(_spec_name("options"))]
+TIME_METRIC = "time"
+METRIC_REPETITIONS = 20  # counts are exact and memory deterministic up to a few hundred bytes
+
+
+def _metric_name(value: str) -> str:
+    """A metric a plan can choose (spec [metric.*] `plan` names, and the host's views)."""
+    choices = [*specmod.load().metric_choices, *HOST_VIEWS]
+    if value not in choices:
+        raise ValueError(f"{value!r} is not a metric; allowed: {', '.join(choices)}")
+    return value
+
+
+MetricName = Annotated[str, AfterValidator(_metric_name)]
 SuiteRef = Annotated[str | int, Field(union_mode="left_to_right")]
 
 
@@ -90,16 +102,23 @@ class Payload(Strict):
         return self
 
 
+DEFAULT_TIME_BUDGET_S = 600.0  # a run never keeps adding precision rounds for hours unasked
+
+
 class PrecisionTarget(Strict):
     """Adaptive repetitions: after the planned rounds, configurations whose median handshake
     processing (either peer) is not yet known to `target_ci_percent` get more rounds."""
 
     target_ci_percent: Annotated[float, Field(gt=0, le=100)] = 1.0  # 95% CI half-width, % of the median
     max_repetitions: Annotated[int, Field(ge=1, le=10_000_000)]  # per configuration, stored ones included
+    # Seconds since the run started after which no precision round starts, and the one under way
+    # stops after its current batch (every configuration keeps whole rounds); planned rounds
+    # always run. How long to try, not what is measured: left out of the plan's hash.
+    time_budget_s: Annotated[float, Field(gt=0)] = DEFAULT_TIME_BUDGET_S
 
 
 # Fields of the handshake matrix: a plan of experiments only (no `suites`) has none of them.
-HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network")
+HANDSHAKE_FIELDS = ("groups", "credentials", "payload", "transport", "options", "network", "metrics", "metric_repetitions")
 EXPERIMENT_SOURCES = ("primitive", "user")  # HELLO experiments[].source: the library's, or linked in by a user
 
 
@@ -122,6 +141,26 @@ class ExperimentSelection(Strict):
         return sizes
 
 
+def _option_sets(value: Any) -> Any:
+    """`options = ["A", "B"]`: one set of RUN options for every configuration; `options = [[],
+    ["RESUME"]]`: a sweep, each set a configuration of its own."""
+    value = _as_list(value)
+    if not isinstance(value, list) or not any(isinstance(v, list) for v in value):
+        return [value]
+    if not all(isinstance(v, list) for v in value):
+        raise ValueError("mixes names and lists: write a list of names (the options of every configuration) or "
+                         "a list of lists (a sweep: each list one configuration's options, [] for none)")
+    return value
+
+
+def _distinct_sets(sets: list[list[str]]) -> list[list[str]]:
+    for i, options in enumerate(sets):
+        no_duplicates(options)
+        if frozenset(options) in map(frozenset, sets[:i]):
+            raise ValueError(f"the set {options} is listed twice (the order of names does not matter)")
+    return sets
+
+
 def _suites_shorthand(value: Any) -> Any:
     """`suites = "all"` or `suites = [...]` are shorthands for `[suites] include = ...`."""
     return {"include": _as_list(value)} if isinstance(value, (str, int, list)) else value
@@ -142,7 +181,9 @@ class Plan(Strict):
     rounds: Annotated[int, Field(ge=1)] = DEFAULT_ROUNDS
     payload: Annotated[list[Payload], BeforeValidator(_as_list), Field(min_length=1)] = [Payload()]
     transport: TransportName = _zero("transports")
-    options: Annotated[list[OptionName], BeforeValidator(_as_list)] = []  # spec [options] (RUN bits)
+    # spec [options] (RUN bits): one set for every configuration, or a sweep of sets (_option_sets)
+    options: Annotated[list[list[OptionName]], BeforeValidator(_option_sets), AfterValidator(_distinct_sets),
+                       Field(min_length=1)] = [[]]
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     output: str = "results"
     precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
@@ -150,8 +191,42 @@ class Plan(Strict):
     # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites
     experiments: Annotated[ExperimentSelection | None, BeforeValidator(_suites_shorthand)] = None
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
+    # What every handshake step carries besides time (docs/metrics.md): each metric beyond
+    # time comes from twin configurations of its own, metric_repetitions each; "sched" adds the
+    # scheduler's view of the time repetitions themselves (run/sched.py).
+    metrics: Annotated[list[MetricName], BeforeValidator(_as_list), Field(min_length=1)] = [TIME_METRIC]
+    metric_repetitions: Annotated[int, Field(ge=1, le=1_000_000)] = METRIC_REPETITIONS
+    # absent: the default placement (run/placement.py); else the CPUs the agents run on
+    cpus: Annotated[list[Annotated[int, Field(ge=0, le=4095)]], BeforeValidator(_as_list),
+                    Field(min_length=1)] | None = None
 
-    @field_validator("libraries", "groups", "credentials", "options")
+    @field_validator("metrics")
+    @classmethod
+    def _time_always(cls, value: list[str]) -> list[str]:
+        """Time is always measured: the other metrics come on top (docs/metrics.md)."""
+        return [TIME_METRIC] + [m for m in no_duplicates(value) if m != TIME_METRIC]
+
+    @field_validator("cpus")
+    @classmethod
+    def _no_duplicates_when_given(cls, value: list[Any] | None) -> list[Any] | None:
+        return None if value is None else no_duplicates(value)
+
+    def measures(self, metric: str) -> bool:
+        """Whether the plan asks for a metric (time always)."""
+        return metric in self.metrics
+
+    @field_validator("libraries")
+    @classmethod
+    def _canonical_libraries(cls, value: list[str]) -> list[str]:
+        """openssl-3.5 and openssl@3.5 are one library: the canonical spelling is kept, and two
+        spellings of one are a duplicate (plan/libraries.py)."""
+        names = [canonical(v) for v in value]
+        twice = {n: [repr(v) for v, m in zip(value, names) if m == n] for n in names if names.count(n) > 1}
+        if twice:
+            raise ValueError("listed twice: " + ", ".join(f"{n} (as {' and '.join(vs)})" for n, vs in twice.items()))
+        return names
+
+    @field_validator("groups", "credentials")
     @classmethod
     def _no_duplicates(cls, value: list[str]) -> list[str]:
         return no_duplicates(value)
@@ -239,16 +314,29 @@ class Plan(Strict):
         """The plan with every default filled in (what `plan show` prints); a plan of
         experiments only shows no handshake fields."""
         unused = set(HANDSHAKE_FIELDS) if self.suites is None else set()
-        return self.model_dump(mode="json", exclude_none=True, exclude=unused)  # TOML has no null: absent means unset
+        out = self.model_dump(mode="json", exclude_none=True, exclude=unused)  # TOML has no null: absent means unset
+        if "options" in out and len(self.options) == 1:  # one set: a list of names, as written (and hashed) before sweeps
+            out["options"] = out["options"][0]
+        return out
 
     def resolved_json(self) -> str:
         """Canonical JSON of what is measured; `output` (where results go) is left out so
         the same plan resumes wherever its folder lives."""
         body = {k: v for k, v in self.resolved().items() if k != "output"}
+        # Libraries by their agents' names, as plans named them before `name@version`: a plan
+        # hashes the same whichever spelling it uses, and as it did then.
+        body["libraries"] = [agent_name(lib) for lib in self.libraries]
+        if self.network and self.network.peer_library:
+            body["network"]["peer_library"] = agent_name(self.network.peer_library)
         if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
             body["library"] = body.pop("libraries")[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
+        if "precision" in body:  # how long to try, not what is measured: a new budget resumes the store
+            del body["precision"]["time_budget_s"]
+        if self.metrics == [TIME_METRIC]:  # likewise for the later `metrics` (docs/metrics.md)
+            body.pop("metrics", None)
+            body.pop("metric_repetitions", None)
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def hash(self) -> str:

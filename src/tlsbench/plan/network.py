@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from tlsbench.plan.libraries import LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.validation import Strict, as_list, no_duplicates
 
 RATE_PATTERN = r"^[0-9]+(\.[0-9]+)?[kMG]?$"  # bit/s with the link's k, M, G suffixes
@@ -111,7 +112,7 @@ class NetworkPlan(Strict):
 
     transports: Annotated[list[Transport], BeforeValidator(as_list), Field(min_length=1)] = ["tcp"]
     device: Annotated[list[Role], BeforeValidator(as_list), Field(min_length=1)] = ["client"]
-    peer_library: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None  # default: the device's library
+    peer_library: Annotated[str, Field(pattern=LIBRARY_PATTERN)] | None = None  # default: the device's library
     nagle: Annotated[list[bool], BeforeValidator(as_list), Field(min_length=1)] = [True]
     quickack: bool = False
     mss: Annotated[list[Annotated[int, Field(ge=0, le=65535)]], BeforeValidator(as_list), Field(min_length=1)] = [0]
@@ -135,6 +136,11 @@ class NetworkPlan(Strict):
             raise ValueError(f"{bad[0]} is not a max_fragment_length: allowed 0 (none), 512, 1024, 2048, 4096")
         return no_duplicates(value)
 
+    @field_validator("peer_library")
+    @classmethod
+    def _canonical_peer(cls, value: str | None) -> str | None:
+        return canonical(value) if value else value  # openssl-3.5 is openssl@3.5 (plan/libraries.py)
+
     def needs_root(self) -> bool:
         return bool(self.links)
 
@@ -157,8 +163,10 @@ class Variant:
         return "dtls" if self.transport == "udp" else "tls"
 
     def describe(self) -> dict[str, Any]:
-        """What the config row's network_json holds (and what its key is made of)."""
+        """What the config row's network_json holds (and what its key is made of): the peer
+        by its agent's name, as keys had it before `name@version`."""
         out = asdict(self)
+        out["peer_library"] = agent_name(self.peer_library) if self.peer_library else None
         out["link"] = self.link.model_dump(exclude_none=True) if self.link else None
         out["link_label"] = self.link.label() if self.link else "loopback"
         if self.transport == "udp":

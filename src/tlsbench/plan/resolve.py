@@ -38,6 +38,7 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
             raise ValueError("a plan with [device] is resolved against the device's offer")
         return _resolve_device(loaded, suites_by_library, device)
     out = suites.resolve(loaded, suites_by_library)
+    out.configs += metric_twins(loaded, out.configs, out)
     found = experiments.resolve(loaded, hellos)
     out.configs += found.configs
     out.not_applicable.update(found.not_applicable)
@@ -66,6 +67,28 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
                     continue
                 out.configs += [placed(config, protocol, target, image) for image in images]
     return out
+
+
+def metric_twins(loaded: LoadedPlan, configs: Sequence[Configuration], out: Resolution) -> list[Configuration]:
+    """For each metric beyond time the plan chooses, a twin of every handshake configuration
+    whose agent collects it (docs/metrics.md); counting runs only in memory, where both peers
+    share one process and nothing waits on a network."""
+    spec = specmod.load()
+    collects = [c for c in spec.collects_for(loaded.plan.metrics) if c != spec.collects.name(0)]
+    twins = []
+    for config in configs:
+        if config.variant is not None:
+            out.not_applicable["metrics beyond time: memory transport only"] += len(collects)
+            continue
+        twins += [collected(config, collect, loaded.plan.metric_repetitions) for collect in collects]
+    return twins
+
+
+def collected(config: Configuration, collect: str, repetitions: int) -> Configuration:
+    """The twin of a handshake configuration whose agent collects `collect`."""
+    row = dataclasses.replace(config.row, key=f"{config.key}|collect:{collect}", collect=collect,
+                              repetitions=repetitions)
+    return dataclasses.replace(config, row=row)
 
 
 def placed(config: Configuration, protocol: str, target: str | None, image: str | None) -> Configuration:

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from tlsbench import spec as specmod
 from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
+from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, LoadedPlan, SuiteSelection
 from tlsbench.plan.network import NetworkPlan, Variant, variants
 from tlsbench.plan.select import Catalog, select
@@ -84,6 +85,25 @@ def select_suites(loaded: LoadedPlan, suites: Sequence[Suite]) -> list[Suite]:
 
 
 # ---------------------------------------------------------------------- configurations
+TLS13 = "TLS1.3"
+PSK = "psk"
+# RUN options that mean something only with some suites and credentials (spec [options]): the
+# cells they cannot apply to are counted, not run (an agent would refuse them one by one).
+OPTION_NEEDS = {
+    "PSK_ONLY": (lambda suite, cred, chosen: cred == PSK and suite["max_version"] == TLS13,
+                 "PSK_ONLY needs the psk credential and a TLS 1.3 suite"),
+    "RESUME_ID": (lambda suite, cred, chosen: "RESUME" in chosen and suite["max_version"] != TLS13,
+                  "RESUME_ID needs RESUME and a TLS 1.2 suite"),
+    "MUTUAL_AUTH": (lambda suite, cred, chosen: cred != PSK, "MUTUAL_AUTH needs a certificate credential"),
+}
+
+
+def options_misfit(chosen: Sequence[str], suite: Suite, cred: str) -> str | None:
+    """Why a set of RUN options cannot apply to a suite and credential (None: it can)."""
+    return next((why for option, (fits, why) in OPTION_NEEDS.items()
+                 if option in chosen and not fits(suite, cred, chosen)), None)
+
+
 def group_applies(key_exchange: str, group: int) -> bool:
     """Whether a suite's key exchange takes the group (spec [key_exchange])."""
     return specmod.load().group_applies(key_exchange, group)
@@ -91,7 +111,9 @@ def group_applies(key_exchange: str, group: int) -> bool:
 
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
                total_bytes: int, record_size: int, options: Sequence[str] = (), variant: Variant | None = None) -> str:
-    key = f"{library}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
+    """The key names the library by its agent (openssl-3.5 for openssl@3.5): keys stay what
+    they were before `name@version`, so stored experiments resume."""
+    key = f"{agent_name(library)}|{suite}|{grp}|{credential}|{transport}|{direction}|{total_bytes}|{record_size}"
     key += "".join(f"|{o}" for o in sorted(options))  # no suffix without options: keys stay stable
     return key + (f"|net:{variant.key()}" if variant else "")
 
@@ -144,23 +166,36 @@ def _resolve_suite(loaded: LoadedPlan, library: str, suite: Suite, prefix: str, 
             if cred not in usable:
                 out.not_applicable[f"{prefix}credential {cred} not usable by the suite"] += 1
                 continue
-            for pay, variant in itertools.product(plan.payload, variants(plan.network) if plan.network else [None]):
-                if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
-                    out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
+            for chosen in plan.options:
+                why = options_misfit(chosen, suite, cred)
+                if why:
+                    out.not_applicable[f"{prefix}{why}"] += 1
                     continue
-                transport = variant.transport if variant else plan.transport
-                options = [*plan.options, *(network_options(plan.network, variant) if variant else [])]
-                key = config_key(library, suite["name"], grp, cred, transport, pay.direction,
-                                 pay.total_bytes, pay.record_size, options, variant)
-                if key in seen:  # e.g. "auto" and the credential it resolves to
-                    continue
-                seen.add(key)
-                bits = sum(s.options.value(o) for o in options)
-                row = ConfigRow(key, library, suite["id"], suite["name"], suite["key_exchange"],
-                                suite["authentication"], suite["cipher"], suite["mac"],
-                                suite["min_version"], suite["max_version"], grp, cred, transport,
-                                pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, bits,
-                                *(network_columns(variant, library) if variant else ()))
-                out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
-                                                 s.directions.value(pay.direction),
-                                                 s.transports.value(transport), bits, variant))
+                _add_cells(loaded, library, suite, (grp, cred, chosen), prefix, out, seen)
+
+
+def _add_cells(loaded: LoadedPlan, library: str, suite: Suite, cell: tuple[str, str, Sequence[str]], prefix: str,
+               out: Resolution, seen: set[str]) -> None:
+    """The cells of one (suite, group, credential, option set): payload × network variant."""
+    s, plan = specmod.load(), loaded.plan
+    grp, cred, chosen = cell
+    for pay, variant in itertools.product(plan.payload, variants(plan.network) if plan.network else [None]):
+        if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
+            out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
+            continue
+        transport = variant.transport if variant else plan.transport
+        options = [*chosen, *(network_options(plan.network, variant) if variant else [])]
+        key = config_key(library, suite["name"], grp, cred, transport, pay.direction,
+                         pay.total_bytes, pay.record_size, options, variant)
+        if key in seen:  # e.g. "auto" and the credential it resolves to
+            continue
+        seen.add(key)
+        bits = sum(s.options.value(o) for o in options)
+        row = ConfigRow(key, library, suite["id"], suite["name"], suite["key_exchange"],
+                        suite["authentication"], suite["cipher"], suite["mac"],
+                        suite["min_version"], suite["max_version"], grp, cred, transport,
+                        pay.direction, pay.total_bytes, pay.record_size, plan.repetitions, bits,
+                        *(network_columns(variant, library) if variant else ()))
+        out.configs.append(Configuration(row, suite["id"], s.groups.value(grp), s.credentials.value(cred),
+                                         s.directions.value(pay.direction),
+                                         s.transports.value(transport), bits, variant))

@@ -74,7 +74,7 @@ def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None
         if rows:
             steps.append({"config": labels[cid], "rows": rows})
     records = [r for r in res.rows if r.kind in ("record_write", "record_read")]
-    figure = figures.data_uri(scatter_figure(analysis, res)) if handshakes else None
+    figure = figures.inline_svg(scatter_figure(analysis, res), "Handshake time and energy") if handshakes else None
     return {"res": res, "handshakes": handshakes, "steps": steps, "records": records, "both": both,
             "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant}
 

@@ -2,15 +2,20 @@
 """Paper-quality figures (matplotlib, Agg): SVG and PNG, PDF on request.
 
 Every figure is a pure function of an Analysis and returns a matplotlib Figure; `render`
-turns it into bytes. Values are shown ÷10³ (÷10⁶ for handshakes) in the dataset's unit:
-µs and ms on a host, k and M instructions on a device (analysis/units.py); error bars are
-95% CIs.
+turns it into bytes, `inline_svg` into markup the report embeds as it is (vector, text
+stays text). Values are shown ÷10³ (÷10⁶ for handshakes) in the dataset's unit: µs and ms
+on a host, k and M instructions on a device (analysis/units.py); error bars are 95% CIs.
+Printed in grayscale they stay readable: every filled series has a hatch and every line a
+style and marker of its own besides its colour (`fill`, `line`).
 """
 from __future__ import annotations
 
-import base64
+import hashlib
 import io
+import re
 from dataclasses import dataclass
+
+from markupsafe import Markup
 
 import matplotlib
 
@@ -34,7 +39,13 @@ STYLE = {
     "svg.fonttype": "none",          # text stays text: small, searchable, no embedded fonts
     "svg.hashsalt": "tlsbench",      # deterministic ids: the same store gives the same report
     "font.family": ["DejaVu Sans", "sans-serif"],
+    "hatch.linewidth": 0.6,
 }
+# Grayscale: a hatch per filled series, a dash pattern and a marker per line (with the colour).
+HATCHES = ("", "////", "....", "xxxx", "\\\\", "++++", "oo", "----", "||||", "**")
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+EDGE = "0.2"  # hatch and outline colour: dark on every fill
 MAX_CONFIGS_DENSITY = 8   # more curves than this are unreadable on one axis
 KDE_POINTS = 4000         # KDE on a seeded subsample: its shape, at bounded cost
 
@@ -58,12 +69,40 @@ def render(fig: Figure, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def data_uri(fig: Figure) -> str:
-    """A figure as an embedded SVG (the report fetches nothing); closed once rendered, which
-    keeps memory flat."""
+_PROLOGUE = re.compile(rb"^.*?(?=<svg)", re.S)  # XML declaration and DOCTYPE: not in HTML
+_METADATA = re.compile(rb"<metadata>.*?</metadata>\s*|<!--.*?-->\s*", re.S)  # a page needs neither
+_NAMESPACES = re.compile(rb' xmlns(:xlink)?="[^"]*"')  # the HTML parser puts inline SVG in its namespace
+_SIZE = re.compile(rb'^(<svg[^>]*?) width="[^"]*" height="[^"]*"')
+_IDS = re.compile(rb'(id="|url\(#|href="#)([^")]+)')
+
+
+def inline_svg(fig: Figure, title: str = "") -> Markup:
+    """A figure as SVG markup to put in the HTML itself (the report fetches nothing and
+    prints as vectors); its ids get a prefix of their own, so several figures in one page
+    never share one. Closed once rendered, which keeps memory flat."""
     svg = render(fig, "svg")
     plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    prefix = b"f" + hashlib.sha1(svg).hexdigest()[:8].encode() + b"-"
+    svg = _METADATA.sub(b"", _PROLOGUE.sub(b"", svg, count=1), count=1)
+    svg = _NAMESPACES.sub(b"", svg)
+    svg = _SIZE.sub(rb'\1 class="fig" role="img"', svg, count=1)  # scales with the page (viewBox stays)
+    svg = _IDS.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
+    label = Markup(' aria-label="{}"').format(title) if title else Markup("")
+    return Markup(svg.decode().replace("<svg ", f"<svg{label} ", 1))
+
+
+def fill(i: int, cmap: str = "tab10") -> dict:
+    """Bar/area style of series i: its colour and a hatch of its own (grayscale prints)."""
+    colours = plt.get_cmap(cmap)
+    n = getattr(colours, "N", 10)
+    return {"facecolor": colours(i % n), "hatch": HATCHES[i % len(HATCHES)], "edgecolor": EDGE}
+
+
+def line(i: int, cmap: str = "tab10") -> dict:
+    """Line style of series i: colour, dash pattern and marker of its own (grayscale prints)."""
+    colours = plt.get_cmap(cmap)
+    return {"color": colours(i % getattr(colours, "N", 10)), "linestyle": LINE_STYLES[i % len(LINE_STYLES)],
+            "marker": MARKERS[i % len(MARKERS)], "markevery": 0.1, "markersize": 3.5}
 
 
 def kde(sample: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -101,11 +140,9 @@ def step_stacks(analysis: Analysis) -> list[FigureSpec]:
         with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(order)))
             left = np.zeros(len(order))
-            cmap = plt.get_cmap("tab20")
             for i, s in enumerate(steps):
                 w = np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3
-                ax.barh(range(len(order)), w, left=left, color=cmap(i % 20), label=voc.name(s),
-                        edgecolor="white", linewidth=0.3)
+                ax.barh(range(len(order)), w, left=left, label=voc.name(s), linewidth=0.3, **fill(i, "tab20"))
                 left += w
             ax.set_yticks(range(len(order)), [_short(res.config_labels[c]) for c in order])
             ax.set_xlabel(f"median processing per step ({analysis.ds.unit.label(1e3)}), I/O and tracer overhead excluded")
@@ -133,14 +170,13 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
         rng = np.random.default_rng(seed)
         with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 3.6))
-            cmap = plt.get_cmap("tab10")
             for i, c in enumerate(order):
                 v = vals[c] / 1e3
                 h, _ = np.histogram(v, bins=bins, density=True)
-                ax.stairs(h, bins, fill=True, alpha=0.25, color=cmap(i % 10))
+                ax.stairs(h, bins, fill=True, alpha=0.25, color=line(i)["color"])
                 sub = rng.choice(v, KDE_POINTS, replace=False) if len(v) > KDE_POINTS else v
                 if len(sub) > 2 and np.ptp(sub) > 0:
-                    ax.plot(grid, kde(sub, grid), color=cmap(i % 10), linewidth=1.2,
+                    ax.plot(grid, kde(sub, grid), linewidth=1.2, **line(i),
                             label=f"{_short(analysis.results.config_labels[c], 40)} (median {np.median(v):.1f} "
                                   f"{u.label(1e3)})")
             ax.set_xlabel(f"{q.title.lower()} processing per record ({u.label(1e3)})")
@@ -160,14 +196,13 @@ def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
     xs = sorted({r.key[0] for r in rows})
     colours = sorted({r.key[1] for r in rows}) if len(table.by) > 1 else [""]
     width = 0.8 / len(colours)
-    cmap = plt.get_cmap("tab10")
     for j, col in enumerate(colours):
         sel = [r for r in rows if (r.key[1] if len(r.key) > 1 else "") == col]
         pos = np.array([xs.index(r.key[0]) for r in sel]) - 0.4 + width * (j + 0.5)
         med = np.array([r.summary.median for r in sel]) / scale
         lo = med - np.array([r.summary.median_ci[0] for r in sel]) / scale
         hi = np.array([r.summary.median_ci[1] for r in sel]) / scale - med
-        ax.bar(pos, med, width * 0.95, color=cmap(j % 10), label=col or None,
+        ax.bar(pos, med, width * 0.95, label=col or None, linewidth=0.4, **fill(j),
                yerr=[lo, hi], capsize=2, error_kw={"linewidth": 0.8})
     ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
     ax.set_xlabel(table.by[0].replace("_", " "))
@@ -220,7 +255,7 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
         left = np.zeros(len(parts))
         for i, nm in enumerate(names):
             w = np.array([p[1][i] for p in parts])
-            ax.barh(range(len(parts)), w, left=left, label=nm, color=plt.get_cmap("Set2")(i))
+            ax.barh(range(len(parts)), w, left=left, label=nm, linewidth=0.3, **fill(i, "Set2"))
             left += w
         ax.set_yticks(range(len(parts)), [f"{_short(res.config_labels[p[0]], 40)} ({p[2] / 1e6:.2f} {u.label(1e6)})"
                                           for p in parts])
@@ -245,8 +280,7 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     for p in lanes:
         base[p] = y
         y += depth_max[p] + 0.6
-    cmap = plt.get_cmap("tab10")
-    cat_colour = {c: cmap(i) for i, c in enumerate(voc.categories)}
+    cat_style = {c: fill(i) for i, c in enumerate(voc.categories)}
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(11, 0.5 + 0.32 * y))
         span_us = (slices.ts[idx].max() + slices.dur[idx].max() - t0) / 1e3 if len(idx) else 1
@@ -254,8 +288,8 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
             x0, w = (slices.ts[i] - t0) / 1e3, slices.dur[i] / 1e3
             yy = base[int(slices.peer[i])] + int(slices.depth[i])
             cat = voc.categories[slices.category[i]] if slices.category[i] >= 0 else "phase"
-            ax.add_patch(Rectangle((x0, yy), max(w, span_us * 1e-4), 0.9, color=cat_colour[cat],
-                                   alpha=0.85, linewidth=0))
+            ax.add_patch(Rectangle((x0, yy), max(w, span_us * 1e-4), 0.9, alpha=0.85, linewidth=0.2,
+                                   **cat_style[cat]))
             if w > span_us * 0.04:
                 ax.text(x0 + w / 2, yy + 0.45, voc.name(slices.label[i]), ha="center", va="center",
                         fontsize=6, color="white", clip_on=True)
@@ -265,7 +299,7 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
         ax.set_xlabel(f"{'time' if u.is_time else 'count'} since the repetition started ({u.label(1e3)})")
         ax.set_title(f"Timeline of repetition {rep}")
         used = sorted({voc.categories[c] for c in slices.category[idx] if c >= 0}, key=voc.categories.index)
-        ax.legend(handles=[Patch(color=cat_colour[c], label=c) for c in used], ncol=len(used),
+        ax.legend(handles=[Patch(label=c, **cat_style[c]) for c in used], ncol=len(used),
                   loc="lower center", bbox_to_anchor=(0.5, 1.04), frameon=False)
         ax.grid(axis="y", visible=False)
     return FigureSpec("timeline", f"Timeline of repetition {rep}",
@@ -282,7 +316,6 @@ def library_bars(analysis: Analysis) -> FigureSpec | None:
     cells = libs.cells
     peers = ("client", "server")
     height = 0.8 / len(libs.order)
-    cmap = plt.get_cmap("tab10")
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, len(peers), figsize=(11, 1.2 + 0.16 * len(cells) * len(libs.order)),
                                  sharey=True, squeeze=False)
@@ -297,7 +330,7 @@ def library_bars(analysis: Analysis) -> FigureSpec | None:
                 med = np.array([s.median for _, s in rows]) / 1e6
                 err = [med - np.array([s.median_ci[0] for _, s in rows]) / 1e6,
                        np.array([s.median_ci[1] for _, s in rows]) / 1e6 - med]
-                ax.barh(pos, med, height * 0.95, xerr=err, color=cmap(j % 10), label=lib, capsize=1.5,
+                ax.barh(pos, med, height * 0.95, xerr=err, label=lib, capsize=1.5, linewidth=0.3, **fill(j),
                         error_kw={"linewidth": 0.7})
             ax.set_title(f"{peer} ({'initiator' if peer == 'client' else 'responder'})")
             ax.set_xlabel(f"median handshake processing ({analysis.ds.unit.label(1e6)})")

@@ -1,13 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The self-contained offline HTML report: one file, no network fetch of any kind
-(no CDN, no web fonts; figures are embedded as data URIs)."""
+"""The self-contained offline HTML report: one file, no network fetch of any kind (no CDN,
+no web fonts; figures are inline SVG, the one script that sorts and filters tables is
+inline and allowed by its hash alone).
+
+Its first screen answers the question: what was measured where, how precisely, and the
+winners with their significance; the configurations that missed the precision target are
+one sortable table, collapsed. A report of a store still being written (a live report,
+`tlsbench run --live-report`) or of a run stopped early says it is partial."""
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 import numpy as np
+from markupsafe import Markup
 
 from .. import __version__
 from ..errors import UserError
@@ -22,19 +33,83 @@ from ..analysis.stats import N_BOOT, N_BOOT_ROUNDS
 from ..analysis.units import identical, identity_text
 from ..analysis.vocab import vocab
 from . import WINNERS_MODES
-from .figures import FigureSpec, all_figures, data_uri
+from .figures import FigureSpec, all_figures, inline_svg
 from .energy import html_section
 from .predict import html_section as predict_section
 from ..analysis.predict.results import PredictResults
+from .metrics import section as metrics_section
 from .network import network_section
 from . import primitives
+from ..analysis import sched as sched_view
 
 def _num(x: float, digits: int = 1) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:,.{digits}f}"
 
 
 def _figure(f: FigureSpec) -> dict[str, str]:
-    return {"title": f.title, "caption": f.caption, "name": f.name, "uri": data_uri(f.figure)}
+    return {"title": f.title, "caption": f.caption, "name": f.name, "svg": inline_svg(f.figure, f.title)}
+
+
+def _script() -> tuple[Markup, str]:
+    """The inline script (templates/tables.js) and its CSP source: the page runs that script only."""
+    text = (Path(__file__).parent / "templates" / "tables.js").read_text()
+    digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+    return Markup(text), f"'sha256-{digest}'"
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A report of rounds so far: the store is being written, or its run stopped early."""
+
+    stored: int
+    planned: int
+    rounds_done: int  # planned rounds complete
+    rounds: int
+    writer: str | None  # PID of the run writing the store now
+
+
+def partial_state(store: Path) -> Partial | None:
+    """None when the store holds every planned repetition and nobody writes it."""
+    from ..store.lock import writer
+    from ..store.progress import read_status
+
+    try:
+        status = read_status(store.parent)
+    except (UserError, KeyError):
+        return None  # not an experiment folder of a plan's run (a copied or synthetic store): nothing to say
+    pid = writer(store.parent)
+    stored_planned = sum(min(c.stored, c.planned) for c in status.configs if not c.skip_reason)
+    planned = sum(c.planned for c in status.configs if not c.skip_reason)
+    if pid is None and stored_planned >= planned:
+        return None
+    done = sum(1 for r in status.rounds if r.stored >= r.planned)
+    return Partial(status.stored, planned, done, len(status.rounds), pid)
+
+
+def _summary(analysis: Analysis) -> dict:
+    """What the first screen says besides the winners: what was measured, where, and how precisely."""
+    res, ds = analysis.results, analysis.ds
+    ctx, cfgs = res.context, list(res.configs.values())
+    plan = json.loads(ds.experiment.get("plan_json") or "{}")
+    host = ctx.host or {}
+    where = ", ".join(str(x) for x in (ds.target or host.get("cpu"), f"{host['cpus']} CPUs" if host.get("cpus") else None,
+                                       f"{host.get('system', '')} {host.get('kernel', '')}".strip() or None) if x)
+    distinct = lambda attr: sorted({str(getattr(c, attr, "")) for c in cfgs} - {"", "None"})  # noqa: E731
+    check = res.precision
+    widths = np.array([w for w in (check.half_widths if check else []) if math.isfinite(w)])
+    return {"suites": distinct("suite_name"), "groups": distinct("grp"), "credentials": distinct("credential"),
+            "transports": distinct("transport"), "rounds": plan.get("rounds"), "adaptive": bool(plan.get("precision")), "where": where or "this host",
+            "check": check, "median_width": float(np.median(widths)) if len(widths) else math.nan,
+            "worst_width": float(widths.max()) if len(widths) else math.nan, "partial": partial_state(ds.path)}
+
+
+def _misses(analysis: Analysis) -> list[dict]:
+    """The precision table: each peer above the target, and configurations without data."""
+    res = analysis.results
+    rows = [{"config": res.config_labels[m.config_id], "peer": m.peer, "m": m} for m in
+            (res.precision.misses if res.precision else [])]
+    return rows + [{"config": res.config_labels[cid], "peer": "–", "m": None, "why": why}
+                   for cid, why in sorted(res.no_data.items(), key=lambda kv: res.config_labels[kv[0]])]
 
 
 def _spread(s) -> str:
@@ -134,6 +209,14 @@ def _step_tables(analysis: Analysis) -> list[dict]:
     return out
 
 
+def _sched_section(analysis: Analysis) -> dict | None:
+    """The scheduler's section (sched.html.j2), None when the plan did not ask for it."""
+    res = sched_view.collect(analysis)
+    if res is None:
+        return None
+    return {"res": res, "missing_text": sched_view.missing_text(res), "columns": sched_view.TABLE}
+
+
 def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
                winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None) -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
@@ -146,7 +229,9 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
     hello = next(iter(analysis.ds.agents.values()), {}).get("hello", {})
     tpl = _env().get_template("report.html.j2")
     network = network_section(analysis)
+    script, script_source = _script()
     return tpl.render(
+        summary=_summary(analysis), misses=_misses(analysis), script=script, script_source=script_source,
         network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
         r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis),
         step_tables=_step_tables(analysis), metrics={m.name: m for m in METRICS},
@@ -157,8 +242,9 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         heavy_load=any(w.startswith("Heavy load") for w in res.warnings),
         libs=res.libraries, side_by_side=_side_by_side(analysis), granularity_meaning=GRANULARITY_MEANING,
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
-        primitives=primitives.section(res.primitives, data_uri, energy["res"].rows if energy else []) if res.primitives else None,
-        energy=energy, predict=predict, u=analysis.ds.unit, device=res.device,
+        primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
+        energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
+        beyond=metrics_section(analysis.ds.path, ctx.seed) if analysis.ds.path else None,
     )
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..analysis.network import NetworkRow, network_results, swept_parameters, sweep_value
 from ..analysis.results import Analysis
-from .figures import STYLE, FigureSpec, plt
+from .figures import MARKERS, STYLE, FigureSpec, plt
 
 MS = 1e6
 
@@ -28,18 +28,26 @@ def _series(rows: list[NetworkRow]):
     return groupby(sorted(rows, key=key), key=key)
 
 
+def _name(row: NetworkRow, rows: list[NetworkRow]) -> str:
+    """A row's name on an axis: protocol, role and link, led by what else varies between rows."""
+    varying = [attr for attr in ("library", "group", "credential") if len({getattr(r, attr) for r in rows}) > 1]
+    lead = " ".join(getattr(row, attr) for attr in varying)
+    return (f"{lead} · " if lead else "") + f"{row.protocol} {row.device_role} · {row.link}"
+
+
 def duration_vs_processing(rows: list[NetworkRow]) -> FigureSpec:
     """The two figures every network configuration has, side by side, log scale."""
     shown = [r for r in rows if r.duration and r.processing]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.45 * len(shown)))
         y = np.arange(len(shown))
-        for offset, attr, label in ((-0.15, "duration", "stop–start"), (0.15, "processing", "device processing")):
+        for i, (offset, attr, label) in enumerate(((-0.15, "duration", "stop–start"),
+                                                   (0.15, "processing", "device processing"))):
             s = [getattr(r, attr) for r in shown]
             med = np.array([v.median / MS for v in s])
             err = [med - [v.median_ci[0] / MS for v in s], [v.median_ci[1] / MS for v in s] - med]
-            ax.errorbar(med, y + offset, xerr=err, fmt="o", capsize=3, label=label)
-        ax.set_yticks(y, [f"{r.protocol} {r.device_role} · {r.link}" for r in shown])
+            ax.errorbar(med, y + offset, xerr=err, fmt=MARKERS[i], capsize=3, label=label)  # grayscale: by marker
+        ax.set_yticks(y, [_name(r, shown) for r in shown])
         ax.set_xscale("log")
         ax.set_xlabel("handshake, ms (median, 95% CI)")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)

@@ -43,13 +43,14 @@ def crossover_figure(sweep: Sweep, metric: str) -> Figure:
     xs = sweep.xs
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 4.6))
-        for cid, preds in sweep.points.items():
+        for i, (cid, preds) in enumerate(sweep.points.items()):
             summaries = [p.duration if metric == "duration" else p.energy for p in preds]
             med = np.array([s.median / scale if s is not None and s.n else math.nan for s in summaries])
             lo = np.array([s.median_ci[0] / scale if s is not None and s.n else math.nan for s in summaries])
             hi = np.array([s.median_ci[1] / scale if s is not None and s.n else math.nan for s in summaries])
-            line, = ax.plot(xs, med, marker=".", label=_short(sweep.labels[cid]))
-            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
+            style = figures.line(i)
+            ax.plot(xs, med, label=_short(sweep.labels[cid]), **style)
+            ax.fill_between(xs, lo, hi, color=style["color"], alpha=0.15, linewidth=0)
         for c in [c for c in sweep.crossovers if c.metric == metric and c.comparable]:
             y = _value_at(sweep, c, metric) / scale
             ax.plot([c.x], [y], marker="o", markersize=9, markerfacecolor="none", markeredgecolor="black", zorder=5)
@@ -168,7 +169,7 @@ def html_section(res: PredictResults | None) -> dict[str, Any] | None:
     """What the template's prediction section needs; None: no section."""
     if res is None or not (res.links or res.checks):
         return None
-    figs = [{"title": f.title, "caption": f.caption, "name": f.name, "uri": figures.data_uri(f.figure)}
+    figs = [{"title": f.title, "caption": f.caption, "name": f.name, "svg": figures.inline_svg(f.figure, f.title)}
             for f in prediction_figures(res)]
     return {"res": res, "figures": figs, "crossovers": crossover_sentences(res.sweep) if res.sweep else [],
             "citations": _citations([lp.link for lp in res.links] + [c.link for c in res.checks]),

@@ -19,7 +19,7 @@ from rich.table import Table
 from ..analysis.energy.table import EnergyRow
 from ..analysis.primitives import Primitives
 from ..analysis.tables import MB, fmt_mbps, fmt_us, headline, headline_cells, size_label, table_rows
-from .figures import STYLE, FigureSpec, plt
+from .figures import EDGE, HATCHES, STYLE, FigureSpec, plt
 
 LINE_STYLES = ("-", "--", ":", "-.")  # one per group of an experiment (encrypt, decrypt...)
 
@@ -131,6 +131,7 @@ def asymmetric_figure(p: Primitives) -> FigureSpec | None:
             err = [med - np.array([s.median_ci[0] for _, s in pts]) / 1e3,
                    np.array([s.median_ci[1] for _, s in pts]) / 1e3 - med]
             ax.barh(pos, med, height * 0.95, xerr=err, color=colours[lib], label=lib, capsize=1.5,
+                    hatch=HATCHES[j % len(HATCHES)], edgecolor=EDGE, linewidth=0.3,
                     error_kw={"linewidth": 0.7})
         ax.set_yticks(range(len(rows)), [f"{c.experiment} · {c.group}" for c in rows])
         ax.invert_yaxis()
@@ -151,12 +152,12 @@ def figures(p: Primitives) -> list[FigureSpec]:
 
 
 # ---------------------------------------------------------------------- HTML
-def section(p: Primitives, data_uri: Callable[[object], str], energy: Sequence[EnergyRow] = ()) -> dict:
-    """What templates/primitives.html.j2 renders; `data_uri` embeds a figure; `energy`: the
+def section(p: Primitives, embed: Callable[[object, str], str], energy: Sequence[EnergyRow] = ()) -> dict:
+    """What templates/primitives.html.j2 renders; `embed` embeds a figure (with its title); `energy`: the
     energy results' rows (their experiment operations get a table per source)."""
     return {"p": p, "rows": table_rows(p), "several": len(p.libraries) > 1,
             "n_reps": sum(c.stored for c in p.counts), "n_configs": len(p.counts),
-            "figures": [{"title": f.title, "caption": f.caption, "name": f.name, "uri": data_uri(f.figure)}
+            "figures": [{"title": f.title, "caption": f.caption, "name": f.name, "svg": embed(f.figure, f.title)}
                         for f in figures(p)],
             "size_label": size_label, "energy": energy_tables(p, energy)}
 

@@ -16,10 +16,11 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
+from tlsbench.plan import libraries as names
 from tlsbench.plan.model import LoadedPlan, PlanError
 from tlsbench.run import protocol
 from tlsbench.run.placement import Placement
@@ -65,7 +66,8 @@ REBUILD_AGENT = "rebuild it with make"
 
 
 def executable_name(library: str) -> str:
-    return AGENT_PREFIX + library
+    """tlsbench-agent-openssl-3.5 for openssl@3.5 (and for openssl-3.5: plan/libraries.py)."""
+    return AGENT_PREFIX + names.agent_name(library)
 
 
 def _search_dirs(agent_dir: str | Path | None, build_dir: Path = SOURCE_BUILD_DIR) -> list[Path]:
@@ -95,9 +97,47 @@ def available_agents(agent_dir: str | Path | None = None) -> list[str]:
     return sorted(found)
 
 
-def find_agent(library: str, agent_dir: str | Path | None = None) -> Path:
-    """The agent binary of a library (search order: `_search_dirs`)."""
-    return find_program(executable_name(library), agent_dir)
+def find_agent(library: str, agent_dir: str | Path | None = None, buildable: Collection[str] = ()) -> Path:
+    """The agent binary of a library (search order: `_search_dirs`); a library whose agent is
+    missing is one error saying which versions there are, or how to build this one
+    (`buildable`: the library versions the library cache can build, `lib@series`)."""
+    try:
+        return find_program(executable_name(library), agent_dir)
+    except AgentError:
+        if not names.is_versioned(library):
+            raise
+        raise AgentError(missing_version(library, available_agents(agent_dir), buildable)) from None
+
+
+def known_versions(found: Collection[str], buildable: Collection[str]) -> dict[str, list[str]]:
+    """Per library, the versions a plan may name: the agents found that say a version (and the
+    Debian 12 builds, by their bare names) and what the library cache builds."""
+    known: dict[str, dict[str, None]] = {}
+    for name in [*found, *buildable]:
+        parsed = names.parse(name)
+        if parsed.build or (parsed.series is None and parsed.library not in names.DEBIAN12_SERIES):
+            continue  # a custom build, the notrace twins, a user's agent: named by their agent names
+        known.setdefault(parsed.library, {})[parsed.canonical] = None
+    return {lib: sorted(versions) for lib, versions in sorted(known.items())}
+
+
+def missing_version(library: str, found: Collection[str], buildable: Collection[str]) -> str:
+    """Why a `name@version` has no agent and what to do: build a version the library cache
+    knows, or pick one of the known versions."""
+    canonical = names.canonical(library)
+    if canonical in {names.canonical(b) for b in buildable}:
+        return (f"{canonical} is known but not built here (no agent {executable_name(library)}): run `make agent` "
+                f"in the tlsbench source tree; it builds {canonical} from Debian 13 sources first, once, which takes "
+                f"a few minutes (or `tlsbench libs build {canonical}` for the library alone; docs/libraries.md)")
+    built = {names.canonical(f) for f in found}
+    known = known_versions(found, buildable)
+    mine = names.parse(library).library
+    listed = known.get(mine) or [v for versions in known.values() for v in versions]
+    shown = [f"{v} (Debian 12's {names.DEBIAN12_SERIES[v]})" if v in names.DEBIAN12_SERIES
+             else v if v in built else f"{v} (not built yet: make agent)" for v in listed]
+    what = f" of {mine}; known versions of {mine}" if mine in known else "; known library versions"
+    return (f"{canonical} is not a known version{what}: {', '.join(shown) or 'none'}; build a known version with "
+            "`tlsbench libs build NAME@VERSION` and `make agent` (docs/libraries.md)")
 
 
 def find_program(name: str, agent_dir: str | Path | None = None, build_dir: Path = SOURCE_BUILD_DIR) -> Path:
@@ -289,33 +329,48 @@ def _check_greeting(agent: str, hello: dict[str, Any], suites: Any) -> None:
                                  "rebuild it with make")
 
 
-def query_suites(library: str, agent_dir: str | Path | None = None,
-                 timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def check_version(library: str, agent: str, hello: Mapping[str, Any]) -> None:
+    """An agent named for a version (openssl@3.5) must be that version: a stale binary, or one
+    built against another library, is refused before it measures anything."""
+    series = names.parse(names.canonical(library)).series
+    version = str(hello.get("library_version", ""))
+    if series and not (version == series or version.startswith(series + ".")):
+        raise AgentError(f"{agent} reports {hello.get('library_name', '?')} {version or '(no version)'}, not "
+                         f"{names.canonical(library)}: rebuild it with `make agent`")
+
+
+def query_suites(library: str, agent_dir: str | Path | None = None, timeouts: Timeouts = Timeouts(),
+                 buildable: Collection[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """HELLO and SUITES of an agent build (for `tlsbench suites`)."""
-    agent = AgentProcess.start(find_agent(library, agent_dir), greeting_s=timeouts.greeting)
+    agent = AgentProcess.start(find_agent(library, agent_dir, buildable), greeting_s=timeouts.greeting)
     try:
+        check_version(library, agent.path.name, agent.hello)
         return agent.hello, agent.suites
     finally:
         agent.quit()
         agent.close()
 
 
-def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None) -> dict[str, Path]:
+def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None,
+                  buildable: Collection[str] = ()) -> dict[str, Path]:
     """The agent binary of every library of the plan; one PlanError naming all missing ones
-    (the network peer's included) and listing the agents that were found."""
+    (the network peer's included) and listing the agents that were found, or for a
+    `name@version` the known versions and how to build a known one (`buildable`)."""
     paths: dict[str, Path] = {}
     problems = []
-    for i, library in enumerate(loaded.plan.libraries):
-        try:
-            paths[library] = find_agent(library, agent_dir)
-        except AgentError:
-            problems.append(f"libraries[{i}]: {library!r} is not valid: no agent {executable_name(library)}")
+    wanted = [(f"libraries[{i}]", library) for i, library in enumerate(loaded.plan.libraries)]
     peer = loaded.plan.network.peer_library if loaded.plan.network else None
-    if peer and peer not in paths:  # started only by the first network batch: checked now
+    if peer and peer not in loaded.plan.libraries:  # started only by the first network batch: checked now
+        wanted.append(("network.peer_library", peer))
+    for where, library in wanted:
         try:
-            find_agent(peer, agent_dir)
-        except AgentError:
-            problems.append(f"network.peer_library: {peer!r} is not valid: no agent {executable_name(peer)}")
+            path = find_agent(library, agent_dir, buildable)
+        except AgentError as exc:
+            why = str(exc) if names.is_versioned(library) else f"no agent {executable_name(library)}"
+            problems.append(f"{where}: {library!r} is not valid: {why}")
+            continue
+        if where.startswith("libraries"):
+            paths[library] = path
     if problems:
         found = available_agents(agent_dir)
         problems.append(f"agents found: {', '.join(found)}" if found else
@@ -327,11 +382,13 @@ def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None) -> di
 def greet(paths: Mapping[str, Path], timeouts: Timeouts = Timeouts(),
           placement: Placement = Placement()) -> dict[str, AgentProcess]:
     """One started agent per library, greeted (HELLO, SUITES): what a plan is resolved
-    against. If one fails to start, those already started are stopped."""
+    against; an agent named for a version must report it. If one fails to start, those
+    already started are stopped."""
     started: dict[str, AgentProcess] = {}
     try:
         for library, path in paths.items():
             started[library] = AgentProcess.start(path, greeting_s=timeouts.greeting, placement=placement)
+            check_version(library, path.name, started[library].hello)
     except BaseException:
         for agent in started.values():
             agent.quit()

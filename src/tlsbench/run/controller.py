@@ -27,8 +27,9 @@ from tlsbench.run import schedule
 from tlsbench.run.agents import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
-from tlsbench.run.precision import MeasurePrecision, needing_more
+from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import StoredRepetition, died_row, repetition_row
+from tlsbench.run.sched import Measured, Recorder
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 # The exit reason of agent rows a killed host left open, written by the next run (resume).
@@ -36,6 +37,8 @@ STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was ful
 # ERROR codes that mean "this configuration cannot run here" (skip it, report it) rather
 # than a controller bug.
 SKIPPABLE_ERRORS = ("unknown_suite", "unsupported")
+
+METRIC_WARMUP = 2  # warm-ups per RUN of a metric twin (docs/metrics.md)
 
 
 class ControllerError(UserError, RuntimeError):
@@ -76,6 +79,19 @@ class RunSummary:
     given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
     interrupted: bool = False
     seconds: float = 0.0
+    budget: BudgetStop | None = None  # the precision rounds' time budget stopped them
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """Where the time budget stopped the precision rounds, and how precise the configurations
+    that still needed repetitions were then (the report has every interval)."""
+
+    budget_s: float
+    round: int  # 0-based: the round that did not start, or stopped after its current batch
+    target_pct: float
+    above: dict[str, float]  # configuration key -> 95% CI half-width (% of the median), still above target
+    configs: int  # configurations measured
 
 
 class Controller:
@@ -85,12 +101,13 @@ class Controller:
                  exchanges: Mapping[str, Exchange], route: Callable[[Configuration], str],
                  observer: Observer | None = None, stop: StopFlag | None = None,
                  done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None,
-                 lookahead: bool = False):
+                 lookahead: bool = False, sched: Recorder | None = None):
         """`exchanges` by route, `route` picks one per configuration; `done`: the repetition
         indices already stored per configuration key (a resume); `measure_precision`: how
         precisely each configuration is known so far (plans with [precision]; without it,
         only the planned rounds run); `lookahead`: queue the next batch's RUN before
-        collecting this one (the agents have CPUs of their own: run/placement.py)."""
+        collecting this one (the agents have CPUs of their own: run/placement.py); `sched`:
+        the scheduler's view of each stored batch (plans with metrics "sched": run/sched.py)."""
         self.loaded, self.plan, self.resolution = loaded, loaded.plan, resolution
         self.sink, self.exchanges, self.route = sink, exchanges, route
         self.observer = observer or QuietObserver()
@@ -98,12 +115,14 @@ class Controller:
         self.done: dict[str, set[int]] = {key: set(indices) for key, indices in (done or {}).items()}
         self.measure_precision = measure_precision
         self.lookahead = lookahead
+        self.sched = sched
         self.sent_ahead: schedule.Batch | None = None  # the batch whose RUN waits in its agent's input
         self.spec = specmod.load()
         self.configs: dict[str, Configuration] = {}
         self.config_ids: dict[str, int] = {}
         self.deaths: Counter[str] = Counter()  # consecutive deaths per config
         self.prepared: list[schedule.Batch] | None = None
+        self.started = time.monotonic()
 
     def exchange_for(self, key: str) -> Exchange:
         """The exchange that runs a configuration's batches."""
@@ -116,9 +135,29 @@ class Controller:
             self.sink.set_skip_reason(config_id, None)
             self.config_ids[config.key] = config_id
             self.configs[config.key] = config
-        batches = schedule.build(self.configs, self.plan.repetitions, self.plan.rounds, self.plan.seed)
-        self.prepared = schedule.pending(batches, self.done)
+        self.prepared = schedule.pending(self._schedule(), self.done)
         return self.prepared
+
+    def repetitions(self, key: str) -> int:
+        """Repetitions planned for a configuration: a metric twin's are the plan's
+        metric_repetitions (its values are exact or deterministic: a few suffice)."""
+        return self.plan.metric_repetitions if self.configs[key].row.collect else self.plan.repetitions
+
+    def warmup(self, key: str) -> int:
+        """Warm-ups per RUN: a metric twin's at least METRIC_WARMUP (wolfSSL's FP_ECC cache
+        needs more than one use before its counts and heap settle)."""
+        return max(self.plan.warmup, METRIC_WARMUP) if self.configs[key].row.collect else self.plan.warmup
+
+    def _schedule(self) -> list[schedule.Batch]:
+        """Time configurations in the plan's rounds; metric twins in as many rounds (at most
+        their repetitions), each round's after the time batches of that round."""
+        twins = [k for k, c in self.configs.items() if c.row.collect]
+        timed = [k for k in self.configs if k not in twins]
+        batches = schedule.build(timed, self.plan.repetitions, self.plan.rounds, self.plan.seed)
+        if twins:
+            rounds = min(self.plan.rounds, self.plan.metric_repetitions)
+            batches += schedule.build(twins, self.plan.metric_repetitions, rounds, self.plan.seed)
+        return sorted(batches, key=lambda b: b.round)
 
     def close(self) -> None:
         """Stops every exchange's processes."""
@@ -127,12 +166,12 @@ class Controller:
 
     # ------------------------------------------------------------------ the sweep
     def run(self) -> RunSummary:
-        started = time.monotonic()
+        started = self.started = time.monotonic()
         summary = RunSummary(not_runnable=self.resolution.not_runnable,
                              not_applicable=dict(self.resolution.not_applicable))
         try:
             batches = self.prepared if self.prepared is not None else self.prepare()
-            summary.planned = len(self.configs) * self.plan.repetitions
+            summary.planned = sum(self.repetitions(k) for k in self.configs)
             summary.already = summary.planned - sum(b.count for b in batches)
             self.observer.start(summary.planned, summary.already, len(self.configs))
             self._run_batches(batches, summary)
@@ -151,23 +190,42 @@ class Controller:
         target = self.plan.precision
         assert target is not None and self.measure_precision is not None
         size = -(-self.plan.repetitions // self.plan.rounds)  # a planned round's size
+        deadline = self.started + target.time_budget_s
         keys = None  # first check: every configuration; then only those that were above target
         for round_no in range(self.plan.rounds, 10**6):
             measured = self.measure_precision(keys)
             keys = [k for k in needing_more(measured, target.target_ci_percent, target.max_repetitions)
-                    if k in self.configs and k not in summary.skipped_configs]
+                    if k in self.configs and k not in summary.skipped_configs and not self.configs[k].row.collect]
             if not keys or self.stop.requested:
+                return
+            if time.monotonic() >= deadline:
+                self._budget_stop(summary, round_no, measured, keys)
                 return
             next_index = {k: max(self.done.get(k, {-1})) + 1 for k in keys}
             batches = schedule.extension(next_index, size, target.max_repetitions, round_no, self.plan.seed)
             self.observer.note(f"precision: {len(keys)} configuration(s) above ±{target.target_ci_percent:g}%: "
                                f"round {round_no + 1} adds up to {size} repetitions each")
             self.observer.extend(sum(b.count for b in batches))
-            self._run_batches(batches, summary)
+            self._run_batches(batches, summary, deadline)
+            if time.monotonic() >= deadline and not self.stop.requested:
+                self._budget_stop(summary, round_no, self.measure_precision(keys), keys)
+                return
 
-    def _run_batches(self, batches: list[schedule.Batch], summary: RunSummary) -> None:
+    def _budget_stop(self, summary: RunSummary, round_no: int, measured: Mapping[str, Precision],
+                     keys: list[str]) -> None:
+        """The budget is spent: no more precision rounds; says how precise the rest got."""
+        target = self.plan.precision
+        assert target is not None
+        above = {k: measured[k].half_width_pct for k in keys
+                 if k in measured and measured[k].half_width_pct > target.target_ci_percent}
+        summary.budget = BudgetStop(target.time_budget_s, round_no, target.target_ci_percent, above,
+                                    len(self.configs))
+        self.observer.note(f"precision: the time budget of {target.time_budget_s:g} s is spent: no more rounds")
+
+    def _run_batches(self, batches: list[schedule.Batch], summary: RunSummary, deadline: float | None = None) -> None:
+        """The batches in order; with a `deadline` (precision rounds), none starts after it."""
         for i, batch in enumerate(batches):
-            if self.stop.requested:
+            if self.stop.requested or (deadline is not None and time.monotonic() >= deadline):
                 return
             # A batch sent ahead is collected even if its configuration was skipped since (the
             # agent refuses it again, or runs it: then its repetitions are stored as usual).
@@ -181,7 +239,7 @@ class Controller:
                 or self.exchange_for(after.config) is not self.exchange_for(batch.config)):
             return
         if self.exchange_for(after.config).send_ahead(self.config_ids[after.config], self.configs[after.config], after,
-                                                      self.plan.warmup):
+                                                      self.warmup(after.config)):
             self.sent_ahead = after
 
     def _run_batch(self, batch: schedule.Batch, summary: RunSummary, after: schedule.Batch | None = None) -> None:
@@ -197,7 +255,7 @@ class Controller:
             try:
                 if self.sent_ahead == batch:
                     self.sent_ahead = None
-                running = exchange.run(config_id, config, part, self.plan.warmup)
+                running = exchange.run(config_id, config, part, self.warmup(batch.config))
                 if self.sent_ahead is None:
                     self._send_ahead(batch, after, summary)
                 outcomes.extend(running)
@@ -228,6 +286,9 @@ class Controller:
                                  o.rep.records, o.peer) for o in reps]
         if rows:
             self.sink.add_repetitions(rows)
+            if self.sched is not None:
+                self.sched.record(self.sink, [Measured(config_id, s.row.idx, o.agent.agent_id, o.agent.pid, o.rep.records)
+                                              for s, o in zip(rows, reps)])  # type: ignore[arg-type]
         for traffic in (o for o in outcomes if isinstance(o, BatchTraffic)):
             self.sink.add_link_traffic(config_id, traffic.traffic)
         ok = self.spec.status.name(self.spec.status.OK)
@@ -261,3 +322,15 @@ class Controller:
         self.sink.set_skip_reason(config_id, why)
         summary.skipped_configs[key] = why
         self.observer.note(f"skipping {key}: {why}")
+
+
+def budget_text(stop: BudgetStop) -> str:
+    """One line: where the budget stopped the precision rounds and how precise they got."""
+    head = (f"precision: the time budget ({stop.budget_s:g} s, [precision] time_budget_s) stopped the extra rounds "
+            f"at round {stop.round + 1}")
+    if not stop.above:
+        return head + f": every configuration is now within ±{stop.target_pct:g}%"
+    worst_key, worst = max(stop.above.items(), key=lambda kv: kv[1])
+    return (head + f": {len(stop.above)} of {stop.configs} configuration(s) above ±{stop.target_pct:g}% "
+            f"(worst ±{worst:.2f}%: {worst_key}); the report lists them. More time: raise time_budget_s, or run "
+            "the same command with --resume")

@@ -23,6 +23,7 @@ from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
+from tlsbench.run.sched import SchedBatch
 from tlsbench.run.schedule import Batch
 
 
@@ -112,6 +113,8 @@ class Sink(Protocol):
     def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: PeerRepetition) -> int: ...
     def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None: ...
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None: ...
+    def start_sched_capture(self, missing: str | None, facts_json: str) -> int: ...
+    def add_sched(self, capture_id: int, batch: SchedBatch, facts_json: str) -> None: ...
 
 
 class StopFlag:

@@ -15,7 +15,7 @@ import io
 import json
 from collections import deque
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from tlsbench import spec as specmod
 from tlsbench.plan.configs import Configuration
@@ -34,9 +34,12 @@ class LocalAgentExchange:
     """The batches of one library, on one agent process at a time."""
 
     def __init__(self, library: str, path: Path, sink: Sink, timeouts: Timeouts, stop: StopFlag,
-                 agent: AgentProcess | None = None, placement: Placement = Placement()):
+                 agent: AgentProcess | None = None, placement: Placement = Placement(),
+                 prefix: Sequence[str] = (), greeting_s: float | None = None):
         self.library, self.path, self.sink, self.timeouts, self.stop = library, path, sink, timeouts, stop
         self.placement = placement
+        # A metric twin's agent (run/metrics.py): started behind a prefix, greeting slower.
+        self.prefix, self.greeting_s = list(prefix), greeting_s or timeouts.greeting
         self.spec = specmod.load()
         self.agent: AgentProcess | None = None  # the running agent (None until first use, or after a death)
         self.agent_id = 0  # its `agent` row
@@ -56,7 +59,7 @@ class LocalAgentExchange:
         return agent
 
     def _running(self) -> AgentProcess:
-        return self.agent or self._adopt(AgentProcess.start(self.path, greeting_s=self.timeouts.greeting,
+        return self.agent or self._adopt(AgentProcess.start(self.path, self.prefix, greeting_s=self.greeting_s,
                                                             placement=self.placement))
 
     # ------------------------------------------------------------------ sending

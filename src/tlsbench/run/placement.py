@@ -29,7 +29,9 @@ import contextlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
+
+from tlsbench.errors import UserError
 
 AGENT_NICE = -20
 AUTOGROUP = "/proc/{pid}/autogroup"  # "/autogroup-42 nice -20"; absent without autogroup scheduling
@@ -43,6 +45,7 @@ class Placement:
     controller_cpus: tuple[int, ...] = ()
     agent_cpus: tuple[int, ...] = ()
     agent_nice: int | None = None  # asked for; None: left as inherited
+    from_plan: bool = False  # the agents' CPUs are the plan's `cpus`
 
     @property
     def pinned(self) -> bool:
@@ -77,9 +80,11 @@ class Placement:
         if self.agent_nice is not None and nice != self.agent_nice:
             facts["nice_asked"] = self.agent_nice
             facts["nice_refused"] = NICE_REFUSED
+        if self.from_plan:
+            facts["cpus_from_plan"] = list(self.agent_cpus)
         if not self.pinned:
-            facts["not_pinned"] = ("fewer than two CPUs to run on" if len(os.sched_getaffinity(0)) < 2
-                                   else "--no-pin")
+            facts["not_pinned"] = ("the plan's cpus leave no CPU to the controller" if self.from_plan else
+                                   "fewer than two CPUs to run on" if len(os.sched_getaffinity(0)) < 2 else "--no-pin")
         return json.dumps(facts)
 
 
@@ -92,10 +97,18 @@ def autogroup_nice(pid: int) -> int | None:
         return None
 
 
-def choose(pin: bool = True) -> Placement:
+class PlacementError(UserError, ValueError):
+    """A plan's `cpus` this machine cannot give."""
+
+
+def choose(pin: bool = True, cpus: Sequence[int] | None = None) -> Placement:
     """The controller on the first CPU this process may use, the agents on the others;
-    nothing pinned with fewer than two CPUs or without `pin`."""
+    nothing pinned with fewer than two CPUs or without `pin`. A plan's `cpus` override that
+    (whatever `pin`): the agents on exactly those, the controller on the first other CPU
+    (none left: it is not pinned, and batches are not sent ahead)."""
     allowed = sorted(os.sched_getaffinity(0))
+    if cpus:
+        return plan_placement(cpus, allowed)
     if not pin or len(allowed) < 2:
         return Placement()
     return Placement((allowed[0],), tuple(allowed[1:]), AGENT_NICE)
@@ -114,3 +127,12 @@ def controller_on(placement: Placement) -> Iterator[None]:
         yield
     finally:
         os.sched_setaffinity(0, before)
+
+
+def plan_placement(cpus: Sequence[int], allowed: Sequence[int]) -> Placement:
+    outside = sorted(set(cpus) - set(allowed))
+    if outside:
+        raise PlacementError(f"cpus = {sorted(cpus)}: this machine offers CPUs {', '.join(map(str, allowed))} "
+                             f"to tlsbench ({', '.join(map(str, outside))} not among them); use a subset")
+    spare = [c for c in allowed if c not in cpus]
+    return Placement(tuple(spare[:1]), tuple(sorted(cpus)), AGENT_NICE, from_plan=True)

@@ -22,11 +22,13 @@ from tlsbench.run.agents import AgentProcess, find_agent, greet
 from tlsbench.run.controller import STALE_AGENT_REASON, Controller, Observer, QuietObserver
 from tlsbench.run.device import DEVICE, Connection, DeviceExchange, DeviceSetup, connect, first_variant
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
+from tlsbench.run import metrics
 from tlsbench.run.local import LocalAgentExchange
 from tlsbench.run.pair import AgentPairExchange
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.run.records import Experiment
+from tlsbench.run.sched import Recorder
 from tlsbench.run.timeouts import Timeouts
 
 NETWORK = "(network)"  # the route of two-process configurations; a library's name routes the others
@@ -35,7 +37,7 @@ NETWORK = "(network)"  # the route of two-process configurations; a library's na
 def route(config: Configuration) -> str:
     """Which exchange runs a configuration: the device's for a device configuration, the
     agent pair for a network variant, else its library's own agent."""
-    return DEVICE if config.row.target else NETWORK if config.variant else config.row.library
+    return DEVICE if config.row.target else NETWORK if config.variant else metrics.route_of(config) or config.row.library
 
 
 @dataclass
@@ -115,13 +117,14 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
              observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
              agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
              measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None,
-             placement: Placement = Placement()) -> Controller:
+             placement: Placement = Placement(), sched: Recorder | None = None,
+             counting: metrics.Prefix = metrics.no_counting) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
     agent pairs; the booted firmware to the device's), and the controller over them. `place`
     names the experiment (its folder): one set of network namespaces per place; `placement`:
     where agents run (the caller keeps its own thread on the controller's CPUs:
-    run/placement.py)."""
+    run/placement.py); `sched`: the scheduler's view of the batches (run/sched.py)."""
     sink.init_experiment(experiment_record(loaded))
     closed = sink.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
     if closed:
@@ -133,6 +136,13 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
             _retire(agent, library, sink)
             agent = None
         exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent, placement)
+    twins = metrics.start(greeted.resolution, paths, loaded.plan.seed, timeouts, placement, counting)
+    for warning in twins.warnings:
+        observer.note(f"warning: {warning}")
+    for twin_route, (agent, prefix) in twins.agents.items():
+        library = twin_route.split("|")[0]
+        exchanges[twin_route] = LocalAgentExchange(library, paths[library], sink, timeouts, stop, agent, placement, prefix,
+                                              timeouts.greeting * metrics.GREETING_FACTOR)
     if device is not None:
         link, greeted.device = greeted.device, None
         library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
@@ -142,7 +152,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
                                                lambda library: paths.get(library) or find_agent(library, agent_dir),
                                                sink, timeouts, stop, place, agent_dir, placement)
     return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, done, measure_precision,
-                      lookahead=placement.pinned)
+                      lookahead=placement.pinned, sched=sched)
 
 
 def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], observer: Observer | None = None,

@@ -92,10 +92,15 @@ def read_status(folder: Path) -> ExperimentStatus:
                                                  row["credential"], payload, row["repetitions"], c["stored"],
                                                  c["failed"], c["flagged"], row["skip_reason"]))
         per_round = store.stored_per_round()
-    bounds = schedule.round_bounds(plan["repetitions"], plan["rounds"])
-    runnable = sum(1 for c in status.configs if not c.skip_reason)
-    status.rounds = [RoundProgress(r, per_round.get(r, 0), runnable * (stop - start))
-                     for r, (start, stop) in enumerate(bounds)]
+    # Metric twins (docs/metrics.md) run metric_repetitions in at most that many rounds.
+    twin_reps = int(plan.get("metric_repetitions", 0))
+    twins = sum(1 for c in status.configs if not c.skip_reason and "|collect:" in c.key)
+    timed = sum(1 for c in status.configs if not c.skip_reason) - twins
+    planned = [timed * (stop - start) for start, stop in schedule.round_bounds(plan["repetitions"], plan["rounds"])]
+    if twins and twin_reps:
+        for r, (start, stop) in enumerate(schedule.round_bounds(twin_reps, min(plan["rounds"], twin_reps))):
+            planned[r] += twins * (stop - start)
+    status.rounds = [RoundProgress(r, per_round.get(r, 0), n) for r, n in enumerate(planned)]
     return status
 
 

@@ -17,7 +17,7 @@ from tlsbench.store.energy import StoredCapture, WindowEnergies
 # Which configurations a read covers: handshakes on the host, handshakes on a device (its
 # counting image) and the device's memory image (footprint; migration 007), experiments
 # (crypto primitives, user experiments: migration 004), or all of them.
-Kind = Literal["handshakes", "device", "footprint", "experiments", "all"]
+Kind = Literal["handshakes", "device", "footprint", "instructions", "memory", "experiments", "all"]
 
 
 @dataclass(frozen=True)

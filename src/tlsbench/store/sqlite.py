@@ -24,10 +24,11 @@ from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
+from tlsbench.store.blobs import decode_records, encode_records
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
+from tlsbench.store import sched
 from tlsbench.store.reader import (AgentRow, DerivedBatch, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig,
                                    device_image)
-from tlsbench.store.trace_blob import decode_records
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -59,7 +60,9 @@ def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
     return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-_INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)])
+_INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)] + ["encoding"])
+_RECORDS_AT = [f.name for f in fields(PeerRepetition)].index("records")
+_INSERT_TRACE = "INSERT INTO trace (repetition_id, records, encoding) VALUES (?, ?, ?)"
 _INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(f.name for f in fields(LinkTraffic))}) "
                 f"SELECT id, {', '.join('?' * len(fields(LinkTraffic)))} FROM repetition WHERE config_id = ? AND idx = ?")
 _CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
@@ -70,12 +73,18 @@ _INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '
 # Which configurations a kind covers (a fixed condition, never a value), per schema: handshakes
 # on the host, on a device (its counting image) and the device's memory image (footprint,
 # migration 007); experiments (004). Older schemas lack the columns: what they cannot hold is "0".
-_KIND_FILTERS = {"handshakes": "experiment IS NULL AND target IS NULL",
+_KIND_FILTERS = {"handshakes": "experiment IS NULL AND target IS NULL AND collect IS NULL",
+                 "instructions": "experiment IS NULL AND target IS NULL AND collect = 'instructions'",
+                 "memory": "experiment IS NULL AND target IS NULL AND collect = 'memory'",
                  "device": "experiment IS NULL AND target IS NOT NULL AND image IS NOT 'memory'",
                  "footprint": "target IS NOT NULL AND image = 'memory'",
                  "experiments": "experiment IS NOT NULL"}
-_KIND_BEFORE_DEVICES = {**_KIND_FILTERS, "handshakes": "experiment IS NULL", "device": "0", "footprint": "0"}
-_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0", "device": "0", "footprint": "0"}
+# Before migration 011 there were no metric twins.
+_KIND_BEFORE_METRICS = {**_KIND_FILTERS, "handshakes": "experiment IS NULL AND target IS NULL", "instructions": "0",
+                        "memory": "0"}
+_KIND_BEFORE_DEVICES = {**_KIND_BEFORE_METRICS, "handshakes": "experiment IS NULL", "device": "0", "footprint": "0"}
+_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0", "device": "0", "footprint": "0", "instructions": "0",
+                            "memory": "0"}
 _IDS_PER_QUERY = 500  # below every SQLite build's limit of bound parameters
 
 
@@ -255,7 +264,19 @@ def _values(row: Any) -> tuple[Any, ...]:
 
 
 def _peer_trace(row: Sequence[Any]) -> PeerTrace:
-    return PeerTrace(row[0], row[1], row[2], decode_records(row[3]))
+    """A PeerTrace from (repetition id, agent id, role, blob, encoding)."""
+    return PeerTrace(row[0], row[1], row[2], decode_records(row[3], row[4]))
+
+
+def _trace_row(rep_id: int, records: bytes) -> tuple[int, bytes, int]:
+    return (rep_id, *encode_records(records))
+
+
+def _peer_row(rep_id: int, peer: PeerRepetition) -> tuple[Any, ...]:
+    """A peer_repetition row, its records encoded (store/blobs.py) and their encoding last."""
+    values = list(_values(peer))
+    values[_RECORDS_AT], encoding = encode_records(peer.records)
+    return (rep_id, *values, encoding)
 
 
 class Store:
@@ -397,15 +418,15 @@ class Store:
         with self.transaction() as c:
             cur = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),))
             rep_id = cur.lastrowid
-            c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
+            c.execute(_INSERT_TRACE, _trace_row(rep_id, records))  # type: ignore[arg-type]
         return int(rep_id)  # type: ignore[arg-type]
 
     def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: "PeerRepetition") -> int:
         """A two-process repetition: the device's REP and the peer's, in one transaction."""
         with self.transaction() as c:
             rep_id = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),)).lastrowid
-            c.execute("INSERT INTO trace (repetition_id, records) VALUES (?, ?)", (rep_id, records))
-            c.execute(_INSERT_PEER, (rep_id,) + astuple(peer))
+            c.execute(_INSERT_TRACE, _trace_row(rep_id, records))  # type: ignore[arg-type]
+            c.execute(_INSERT_PEER, _peer_row(rep_id, peer))  # type: ignore[arg-type]
         return int(rep_id)  # type: ignore[arg-type]
 
     def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None:
@@ -421,15 +442,24 @@ class Store:
                     "SELECT idx, id FROM repetition WHERE config_id = ? AND idx BETWEEN ? AND ?",
                     (config_id, min(idx), max(idx))))
             rep_ids = [ids[(rep.row.config_id, rep.row.idx)] for rep in reps]
-            c.executemany("INSERT INTO trace (repetition_id, records) VALUES (?, ?)",
-                          [(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
-            c.executemany(_INSERT_PEER, [(rep_id,) + _values(rep.peer) for rep_id, rep in zip(rep_ids, reps)
+            c.executemany(_INSERT_TRACE, [_trace_row(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
+            c.executemany(_INSERT_PEER, [_peer_row(rep_id, rep.peer) for rep_id, rep in zip(rep_ids, reps)
                                          if rep.peer is not None])
 
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
         """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""
         with self.transaction() as c:
             c.executemany(_INSERT_LINK, [astuple(t) + (config_id, idx) for idx, t in sorted(traffic.items())])
+
+    def start_sched_capture(self, missing: str | None, facts_json: str) -> int:
+        """A run's scheduler capture (store/sched.py), or why there is none."""
+        with self.transaction() as c:
+            return sched.start_capture(c, now_iso(), missing, facts_json)
+
+    def add_sched(self, capture_id: int, batch: "sched.SchedBatch", facts_json: str) -> None:
+        """A batch's scheduler figures, in one transaction."""
+        with self.transaction() as c:
+            sched.write_batch(c, capture_id, batch, facts_json)
 
     def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
         """An energy capture and its window energies, replacing the stored one, in one
@@ -468,11 +498,12 @@ class Store:
     def repetition(self, config_id: int, idx: int) -> tuple[sqlite3.Row, bytes] | None:
         """One repetition row and its raw trace records."""
         row = self.conn.execute(
-            "SELECT r.*, t.records FROM repetition r LEFT JOIN trace t ON t.repetition_id = r.id"
-            " WHERE r.config_id = ? AND r.idx = ?", (config_id, idx)).fetchone()
+            f"SELECT r.*, t.records, {self._encoding('trace', 't')} AS encoding FROM repetition r"
+            " LEFT JOIN trace t ON t.repetition_id = r.id WHERE r.config_id = ? AND r.idx = ?",
+            (config_id, idx)).fetchone()
         if row is None:
             return None
-        return row, decode_records(row["records"])
+        return row, decode_records(row["records"], row["encoding"])
 
     def agents(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM agent ORDER BY id").fetchall()
@@ -480,6 +511,10 @@ class Store:
     # ------------------------------------------------------------------ StoreReader (store/reader.py)
     def _columns(self, table: str) -> set[str]:
         return {col["name"] for col in self.conn.execute("SELECT name FROM pragma_table_info(?)", (table,))}
+
+    def _encoding(self, table: str, alias: str) -> str:
+        """The blob encoding column of a table (store/blobs.py); 0 (RAW) before migration 010."""
+        return f"{alias}.encoding" if "encoding" in self._columns(table) else "0"
 
     def _kind_filter(self, kind: Kind) -> str:
         """A fixed condition on `config` for a kind (never a value: a choice among constants);
@@ -489,7 +524,9 @@ class Store:
         columns = self._columns("config")
         if "experiment" not in columns:
             return _KIND_BEFORE_EXPERIMENTS[kind]
-        return (_KIND_FILTERS if "target" in columns else _KIND_BEFORE_DEVICES)[kind]
+        if "target" not in columns:
+            return _KIND_BEFORE_DEVICES[kind]
+        return (_KIND_FILTERS if "collect" in columns else _KIND_BEFORE_METRICS)[kind]
 
     def agent_rows(self) -> list[AgentRow]:
         """Older stores lack later columns: they keep their defaults."""
@@ -529,16 +566,16 @@ class Store:
     def traces(self, kind: Kind = "all", rep_ids: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
         """(repetition id, raw records) in id order; with `rep_ids`, only those."""
         mine = self._of_kind(kind, "config_id")
-        query = ("SELECT t.repetition_id, t.records FROM trace t JOIN repetition r ON r.id = t.repetition_id"
-                 + mine.replace("config_id", "r.config_id"))
+        query = (f"SELECT t.repetition_id, t.records, {self._encoding('trace', 't')} FROM trace t"
+                 " JOIN repetition r ON r.id = t.repetition_id" + mine.replace("config_id", "r.config_id"))
         if rep_ids is None:
-            return [(r[0], decode_records(r[1])) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
+            return [(r[0], decode_records(r[1], r[2])) for r in self.conn.execute(query + " ORDER BY t.repetition_id")]
         wanted = sorted({int(r) for r in rep_ids})
         joiner = " AND " if mine else " WHERE "
         out: list[tuple[int, bytes]] = []
         for start in range(0, len(wanted), _IDS_PER_QUERY):  # bound parameters, a chunk at a time
             chunk = wanted[start:start + _IDS_PER_QUERY]
-            out += [(r[0], decode_records(r[1])) for r in self.conn.execute(
+            out += [(r[0], decode_records(r[1], r[2])) for r in self.conn.execute(
                 query + joiner + f"t.repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY t.repetition_id",
                 chunk)]
         return out
@@ -571,7 +608,7 @@ class Store:
         store from before 003_network.sql); with `rep_ids`, only those."""
         if not self._columns("peer_repetition"):
             return []
-        query = "SELECT repetition_id, agent_id, role, records FROM peer_repetition"
+        query = f"SELECT repetition_id, agent_id, role, records, {self._encoding('peer_repetition', 'p')} FROM peer_repetition p"
         if rep_ids is None:
             return [_peer_trace(r) for r in self.conn.execute(query + " ORDER BY repetition_id")]
         wanted = sorted({int(r) for r in rep_ids})
