@@ -16,8 +16,9 @@ memory, a batch at a time (a store written before, or a read-only one, stays unw
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 DERIVE_VERSION = 1
 # Records decoded at once while deriving (≈ 250 bytes of working memory each).
 BATCH_RECORDS = 400_000
+ZSTD_LEVEL = 3
 
 # Column layouts of a batch's blobs: (name, little-endian dtype), in storage order.
 FACT_COLUMNS = (("id", "<i8"), ("rep_dur", "<i8"), ("rep_cpu", "<i8"), ("runqueue_wait", "<i8"),
@@ -67,17 +69,31 @@ class Derived:
 
 
 def _columns(arrays: dict[str, np.ndarray], layout: Sequence[tuple[str, str]]) -> bytes:
-    return b"".join(np.ascontiguousarray(arrays[name], dtype=dt).tobytes() for name, dt in layout)
+    """Columns one after the other, each column's bytes grouped by their position in a value
+    (alike bytes together), compressed with zstd (as store/blobs.py stores records)."""
+    parts = [np.ascontiguousarray(arrays[name], dtype=dt).view(np.uint8).reshape(-1, np.dtype(dt).itemsize).T
+             for name, dt in layout]
+    return _codec()[0].compress(b"".join(np.ascontiguousarray(p).tobytes() for p in parts))
 
 
 def _uncolumns(blob: bytes, n: int, layout: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    raw = np.frombuffer(_codec()[1].decompress(blob), dtype=np.uint8)
     out, offset = {}, 0
     for name, dt in layout:
-        out[name] = np.frombuffer(blob, dtype=dt, count=n, offset=offset)
-        offset += n * np.dtype(dt).itemsize
-    if offset != len(blob):
-        raise ValueError(f"derived blob of {len(blob)} bytes does not hold {n} rows")
+        size = np.dtype(dt).itemsize
+        grouped = raw[offset:offset + n * size].reshape(size, n)
+        out[name] = np.ascontiguousarray(grouped.T).view(dt).reshape(-1)
+        offset += n * size
+    if offset != len(raw):
+        raise ValueError(f"derived blob of {len(raw)} bytes does not hold {n} rows")
     return out
+
+
+@functools.cache
+def _codec() -> tuple[Any, Any]:
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL), zstandard.ZstdDecompressor()
 
 
 def rep_windows(slices: Slices, rep_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
