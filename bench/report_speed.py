@@ -109,8 +109,8 @@ Machine: {machine()}; {today()}.
 {row}
 
 The end-to-end time includes Python start-up and imports (numpy, scipy, matplotlib); the
-phases are measured again in-process. Slices are derived in memory on every load (no
-derived table in the store).
+phases are measured again in-process. The store holds no derived summaries: load derives
+them in memory a batch at a time (`tlsbench derive` would store them: "Analysis at scale").
 Rerun: `.venv/bin/python bench/report_speed.py{' --real' if args.real else ''}`.
 """)
     return 0 if wall <= TARGET_S else 1
