@@ -154,7 +154,8 @@ def derive_missing(ds: "Dataset", positions: np.ndarray, read_traces: Callable[[
 
 
 # ---------------------------------------------------------------- stored batches
-STORED_KINDS: tuple[Kind, ...] = ("handshakes", "device", "footprint", "experiments")  # disjoint
+STORED_KINDS: tuple[Kind, ...] = ("handshakes", "device", "footprint", "instructions", "memory",
+                                  "experiments")  # disjoint: store/sqlite.py _KIND_FILTERS
 
 
 def to_stored(derived: Derived, kind: Kind) -> DerivedBatch:

@@ -23,7 +23,7 @@ import numpy as np
 from tlsbench import spec as specmod
 
 from .load import Dataset, load, reading
-from .measures import METRIC, measures, slice_costs
+from .measures import METRIC
 from .samples import config_labels
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
@@ -107,7 +107,7 @@ def _row(ds: Dataset, labels: dict[int, str], cid: int, metric: str, unit: str, 
 def _instructions(ds: Dataset, seed: int, out: MetricResults) -> None:
     out.instructions_unit = ds.unit.name
     voc = vocab()
-    table = measures(ds, slice_costs(ds))
+    table = ds.table  # the derived summaries' measures (analysis/derived.py)
     usable = _usable(ds)
     config_of = dict(zip(ds.reps.id.tolist(), ds.reps.config_id.tolist()))
     values: dict[tuple[int, str, str], list[float]] = defaultdict(list)
