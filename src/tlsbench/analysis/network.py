@@ -54,6 +54,7 @@ class NetworkRow:
     wire_bytes: Summary | None  # both directions
     wire_packets: Summary | None
     wire_source: str  # "link" (IP packets on the emulated link) or "transport" (agent counters)
+    duration_no_retransmit: Summary | None = None  # ns: stop–start of the successful repetitions that did not retransmit
 
     @property
     def ci_ratio(self) -> float:
@@ -109,7 +110,8 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
             _summary(cpu[(cpu >= 0)].astype(float), seed, "net-cpu", cid),
             _summary(wire[:, 0], seed, "net-bytes", cid),
             _summary(wire[:, 1], seed, "net-packets", cid) if source == "link" else None,
-            source))
+            source, _summary(reps.handshake_wall_ns[mine & ok & ~retransmitted].astype(float), seed,
+                             "net-duration-clean", cid)))
     return rows
 
 

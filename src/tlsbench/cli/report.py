@@ -88,24 +88,49 @@ def report(experiment: str, out: str | None, other: str | None, pdf_dir: str | N
 
 @click.command()
 @click.argument("experiment")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto"]), default="csv", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto", "parquet"]), default="csv",
+              show_default=True)
+@click.option("--level", type=click.Choice(["statistics", "repetition", "slice"]), default=None,
+              help="Tidy data: one row per repetition, or per slice (step, crypto operation, record, experiment "
+                   "group), as csv or parquet (docs/export.md). Default: statistics (parquet: repetition).")
 @click.option("--rep", "reps", type=int, multiple=True,
               help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")
+@click.option("--profile", help="csv, json: add energy estimates from a power profile (`tlsbench energy profiles`).")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default: standard output).")
 @flagged_option
 @output_option
-def export(experiment: str, fmt: str, reps: tuple[int, ...], out: str | None, include_flagged: bool,
-           output: str | None) -> None:
-    """Export statistics (csv, json, markdown) or traces (perfetto trace-event JSON)."""
+def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], profile: str | None, out: str | None,
+           include_flagged: bool, output: str | None) -> None:
+    """Export statistics (csv, json, markdown), traces (perfetto trace-event JSON), or tidy
+    per-repetition / per-slice tables (csv, parquet)."""
+    level = level or ("repetition" if fmt == "parquet" else "statistics")
+    if level != "statistics":
+        return export_tidy(experiment, fmt, level, out, output)
+    if fmt == "parquet":
+        raise click.UsageError("parquet holds tidy tables: --level repetition or --level slice")
     from tlsbench.export import exporter
 
     analysis = analyze_experiment(experiment, output, include_flagged)
-    text = exporter(fmt).export(analysis, list(reps) or None)
+    text = exporter(fmt, profile).export(analysis, list(reps) or None)
     if out:
         write_atomic(out, text)
         click.echo(f"{fmt}: {out}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: str | None) -> None:
+    """Every repetition (or slice) as a row, streamed a chunk of repetitions at a time;
+    exclusions are columns here (`excluded`, `status`, flags), not filters."""
+    from tlsbench.export import tidy
+
+    if fmt not in tidy.TIDY_FORMATS:
+        raise click.UsageError(f"--level {level} is written as {' or '.join(tidy.TIDY_FORMATS)}, not {fmt}")
+    if fmt == "parquet" and not out:
+        raise click.UsageError("parquet is a binary file: give --out FILE")
+    rows = tidy.write(store_path(experiment, output), Path(out) if out else None, level, fmt)
+    if out:
+        click.echo(f"{fmt}: {out} ({rows} rows, one per {level})", err=True)
 
 
 @click.command()
