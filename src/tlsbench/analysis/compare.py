@@ -33,6 +33,8 @@ class CompareRow:
     median_a: float
     median_b: float
     ratio: Ratio      # median(B) / median(A)
+    config_a: int = -1  # the configuration ids compared (exports name their key columns)
+    config_b: int = -1
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def compare_pairs(a: Measured, b: Measured, pairs: list[tuple[int, int, str]], s
                                               b.samples.rounds[(cb, peer, metric, label)], rng, noise_floor)
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
                                    voc.name(label) if label != NO_LABEL else "", len(va), len(vb),
-                                   _median(va), _median(vb), r))
+                                   _median(va), _median(vb), r, ca, cb))
     name_a, name_b = names or (a.ds.name, b.ds.name)
     warnings = [] if a is b else _whole_run_shift(rows, noise_floor)
     return Comparison(name_a, name_b, noise_floor, rows, unmatched or [], warnings)

@@ -139,9 +139,11 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
 @click.option("--config", "configs", type=int, nargs=2, help="Compare two configuration ids of experiment A instead.")
 @click.option("--noise-floor", type=float, default=0.01, show_default=True, help="Ratios within ±this of 1 are 'no difference'.")
 @click.option("--all", "show_all", is_flag=True, help="Show every row, not only the significant ones and the totals.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+              help="json, csv: every row (as --all) with the ratio, its CI and the verdict, at full precision.")
 @flagged_option
 @output_option
-def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
+def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool, fmt: str,
             include_flagged: bool, output: str | None) -> None:
     """Ratio B/A per configuration and step, with bootstrap CIs and a verdict."""
     from rich.console import Console
@@ -163,6 +165,11 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
                           "HOST_EXPERIMENT` sets them side by side")
     cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor,
                       *(configs if configs else (None, None)))
+    if fmt != "table":
+        from tlsbench.export.compare import comparison_csv, comparison_json
+
+        click.echo((comparison_json if fmt == "json" else comparison_csv)(cmp_, an, bn), nl=False)
+        return
     t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
     for col in ("configuration", "peer", "measure", "label", f"A {u.label(1e3)}", f"B {u.label(1e3)}", "B/A", "95% CI",
                 "verdict"):
