@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..analysis.load import Config, Dataset
+from ..analysis.primitives import scenario_parameters
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,10 @@ _CONFIG: tuple[tuple[str, str, str, Callable[[Config, str, Versions], Any]], ...
     ("experiment", "str", "Experiment name (crypto primitive or user experiment); empty for handshakes.",
      lambda c, d, v: c.experiment or ""),
     ("experiment_source", "str", "primitive or user; empty for handshakes.", lambda c, d, v: c.experiment_source or ""),
+    ("scenario_hash", "str", "Sender/receiver scenarios: the hash (sha256, sha3-256); empty otherwise.",
+     lambda c, d, v: (scenario_parameters(c.experiment) or ("", ""))[0]),
+    ("scenario_signature", "str", "Sender/receiver scenarios: the signature (ecdsa-p256, ecdsa-secp256k1, ed25519, "
+     "rsa2048); empty otherwise.", lambda c, d, v: (scenario_parameters(c.experiment) or ("", ""))[1]),
     ("counter_unit", "str", "The counter unit of every time column of this configuration: ns on a host, the device's "
      "count (instructions, cycles) on a device.", lambda c, d, v: v.unit.get((c.library, c.target or ""), "ns")),
     ("skip_reason", "str", "Why the controller stopped running it (agent refused), empty otherwise.",
