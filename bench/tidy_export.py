@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -47,10 +48,16 @@ def synthetic_store(folder: Path, reps: int) -> Path:
                             **PAYLOAD)
 
 
+TRIES = 3  # the fastest of a few: other work on a shared machine only ever adds time
+
+
 def export_once(store: Path, out: Path, level: str, fmt: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", ONE_EXPORT, str(store), str(out), level, fmt],
-                          check=True, capture_output=True, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    runs = []
+    for _ in range(TRIES):
+        done = subprocess.run([sys.executable, "-c", ONE_EXPORT, str(store), str(out), level, fmt],
+                              check=True, capture_output=True, text=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return {**min(runs, key=lambda r: r["seconds"]), "peak_mb": max(r["peak_mb"] for r in runs)}
 
 
 def counts(store: Path) -> tuple[int, int, int]:
@@ -81,12 +88,14 @@ def main() -> None:
                                  f"{r['rows'] / r['seconds']:,.0f} | {r['bytes'] / 1e6:.1f} MB | "
                                  f"{r['bytes'] / r['rows']:.0f} | {r['peak_mb']:.0f} MB |")
                     print(lines[-1], flush=True)
-    body = (f"Machine: {machine()}; {today()}.\n\n" + "\n".join(lines) + "\n\n"
+    load = os.getloadavg()[0]
+    body = (f"Machine: {machine()}; {today()}; load average {load:.1f} when it ended.\n\n" + "\n".join(lines) + "\n\n"
             "A synthetic store (tests/fixtures/synth.py: the mbed TLS agent's trace structure, 4 suites) of the "
             "default plan's size and payload (10 records of 1000 B, one way), and one of a quarter of it. Each export "
-            "runs in a fresh process (imports included in the peak RSS, not in the time) and streams 500 repetitions "
+            "runs in a fresh process (imports included in the peak RSS, not in the time), the fastest of "
+            f"{TRIES} tries, and streams 500 repetitions "
             "at a time (export/tidy.py): the peak memory stays about the same when the store grows fourfold. "
-            "Parquet: zstd, names dictionary-encoded; CSV: full-precision numbers, strings quoted. "
+            "Parquet: zstd, names dictionary-encoded; CSV: full-precision numbers, strings quoted. A real default store sends its records both ways and has more steps per suite, so about twice the slice rows per repetition: rows/s and bytes/row carry over, not the row counts. "
             "The machine is shared (2 cores): times are indicative.\n"
             "Rerun: `.venv/bin/python bench/tidy_export.py`.")
     if not args.no_update:

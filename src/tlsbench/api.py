@@ -42,7 +42,8 @@ class Experiment:
         self.include_flagged = include_flagged  # statistics: keep failed and flagged repetitions
         self.profile = profile  # statistics: add energy estimates from this power profile
         with reading(self.path) as store:  # a missing or foreign file fails here, in one line
-            self.name = store.experiment().name if store.experiment() else self.path.parent.name
+            row = store.experiment()
+        self.name = row.name if row else self.path.parent.name
 
     def __repr__(self) -> str:
         return f"<tlsbench experiment {self.name!r} at {self.path}>"
