@@ -215,7 +215,8 @@ def _link(ds: Dataset) -> dict[str, pa.Array]:
     return out
 
 
-def _config_columns(ds: Dataset, configs: pa.Table, ids: np.ndarray, config_of_row: np.ndarray) -> dict[str, pa.Array]:
+def _config_columns(configs: pa.Table, ids: np.ndarray, config_of_row: np.ndarray) -> dict[str, pa.Array]:
+    """CONFIG_COLUMNS for rows of the given configuration ids (dictionary columns: no string copied)."""
     rows = configs.take(pa.array(np.searchsorted(ids, config_of_row)))
     return {name: rows.column(name).combine_chunks() for name in rows.column_names}
 
@@ -237,7 +238,7 @@ def repetition_batch(ds: Dataset, configs: pa.Table, ids: np.ndarray) -> pa.Reco
     table = measures(ds)
     r = ds.reps
     cols: dict[str, pa.Array] = {"repetition_id": pa.array(r.id)}
-    cols |= _config_columns(ds, configs, ids, r.config_id)
+    cols |= _config_columns(configs, ids, r.config_id)
     cols |= _rep_columns(ds)
     for name, bit in vocab().flags.items():
         cols[f"flag_{name.lower()}"] = pa.array((r.flags & bit) != 0)
@@ -349,7 +350,7 @@ def slice_batch(ds: Dataset, configs: pa.Table, ids: np.ndarray) -> pa.RecordBat
     peer_code[[voc.peers[n] for n in peer_names]] = np.arange(len(peer_names))
     peers = peer_code[whole.peer[order].astype(np.int64)]
     cols: dict[str, pa.Array] = {"repetition_id": pa.array(whole.rep[order].astype(np.int64))}
-    cols |= _config_columns(ds, configs, ids, ds.reps.config_id[pos])
+    cols |= _config_columns(configs, ids, ds.reps.config_id[pos])
     cols |= {k: v for k, v in _rep_columns(ds, pos).items() if k in SLICE_REP_COLUMNS}
     cols["slice_kind"] = _text(kind[order], list(SLICE_KINDS))
     cols["peer"] = _text(peers, peer_names)
