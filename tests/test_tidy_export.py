@@ -186,3 +186,22 @@ def test_parquet_needs_a_file_and_a_tidy_level(tmp_path):
     assert res.exit_code != 0 and "--out" in res.output
     res = CliRunner().invoke(main, ["export", str(GOLDEN_DB), "--level", "slice", "--format", "json"])
     assert res.exit_code != 0 and "parquet or csv" in res.output
+
+
+def test_a_devices_footprint_is_exported_per_peer_and_value(golden):  # noqa: F811
+    """Footprint rows: the most and least bytes per (configuration, peer, value), keyed."""
+    import copy
+    import dataclasses
+
+    from tlsbench.analysis.device import Bytes, DeviceResults, Footprint, FootprintRow
+    from tlsbench.analysis.units import Unit
+
+    cid = min(golden.ds.configs)
+    fp = Footprint([FootprintRow(cid, "k", "x", "client", {"HEAP_PEAK_HANDSHAKE": Bytes(9000, 8800, 12)})], None)
+    a = copy.copy(golden)
+    a.results = dataclasses.replace(golden.results, device=DeviceResults("qemu", "cortex-m4", Unit("instructions"),
+                                                                         [], fp))
+    rows = [r for r in csv.DictReader(io.StringIO(CsvExporter().export(a))) if r["metric"] == "footprint"]
+    assert [(r["config_id"], r["peer"], r["label"], r["unit"], r["n"], r["min"], r["max"]) for r in rows] == [
+        (str(cid), "client", "HEAP_PEAK_HANDSHAKE", "B", "12", "8800", "9000")]
+    assert rows[0]["suite_name"] == golden.ds.configs[cid].suite_name
