@@ -27,9 +27,12 @@ if TYPE_CHECKING:
 def _store(path: str | Path) -> Path:
     """An experiment folder's store, a store file as it is, or an experiment name under the
     default plan's output folder (as the command line resolves them)."""
-    from .cli.options import store_path
+    from .plan.model import load as load_plan
+    from .store.progress import find_experiment
+    from .store.sqlite import DB_FILE
 
-    return store_path(str(path), None)
+    given = Path(path)
+    return given if given.is_file() else find_experiment(given, load_plan().plan.output) / DB_FILE
 
 
 class Experiment:
