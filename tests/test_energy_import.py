@@ -212,6 +212,14 @@ def test_report_shows_measured_and_estimated_energy_labelled(folder, truth, tmp_
     rows = show.output.splitlines()
     assert show.exit_code == 0 and len(rows) > 10
     assert all(r.split(",")[5] == "measured (capture js.csv)" for r in rows[1:])
+    # The statistics export carries both, each row saying its source.
+    export = CliRunner().invoke(main, ["export", str(folder), "--profile", "esp32", "--include-flagged"])
+    import csv
+    import io
+
+    energy_rows = [r for r in csv.DictReader(io.StringIO(export.output)) if r["metric"].startswith("energy_")]
+    assert {r["source"] for r in energy_rows} == {"measured (capture js.csv)", "estimate (profile esp32-240mhz)"}
+    assert {r["unit"] for r in energy_rows} == {"J"} and all(float(r["median"]) > 0 for r in energy_rows)
 
 
 def test_report_says_when_the_run_went_on_after_the_import(folder, truth, tmp_path):

@@ -5,6 +5,9 @@ descheduling is seen in two-process runs through the agents' run-queue wait, and
 that changes speed between rounds is reported."""
 from __future__ import annotations
 
+import csv
+import io
+
 import json
 import sqlite3
 from pathlib import Path
@@ -15,7 +18,7 @@ from fixtures import synth
 from tlsbench.analysis.exclusions import DESCHEDULED
 from tlsbench.analysis.load import load
 from tlsbench.analysis.pipeline import analyze
-from tlsbench.export.csv import COLUMNS, CsvExporter
+from tlsbench.export.csv import CsvExporter
 from tlsbench.export.json import JsonExporter
 from tlsbench.export.markdown import MarkdownExporter
 from tlsbench.report.html import build_html
@@ -49,7 +52,7 @@ def test_a_configuration_without_data_stays_and_says_why(thin_analysis):
     html = build_html(thin_analysis, figures=[])
     start = html.index(f'<tr><td class="l">{name}')
     assert f"no data: {REPS} excluded (HANDSHAKE_FAILED {REPS})" in html[start:html.index("</tr>", start)]
-    csv_rows = [dict(zip(COLUMNS, line.split(","))) for line in CsvExporter().export(thin_analysis).splitlines()[1:]]
+    csv_rows = list(csv.DictReader(io.StringIO(CsvExporter().export(thin_analysis))))
     mine = [r for r in csv_rows if r["config_id"] == "2"]
     assert len(mine) == 1 and mine[0]["n"] == "0" and mine[0]["note"].startswith("no data: 12 excluded")
     assert f"| {res.config_labels[2]} | no data: {REPS} excluded" in MarkdownExporter().export(thin_analysis)
@@ -72,8 +75,7 @@ def test_one_repetition_has_no_interval_anywhere(thin_analysis):
     start = html.index(f'<tr><td class="l">{synth.SUITES[2].name}')
     handshake_cells = html[start:html.index("</tr>", start)].split("</td>")[2:5]  # client, server, stop–start
     assert all("n = 1: no interval" in cell and "±" not in cell for cell in handshake_cells), handshake_cells
-    for line in CsvExporter().export(thin_analysis).splitlines()[1:]:
-        r = dict(zip(COLUMNS, line.split(",")))
+    for r in csv.DictReader(io.StringIO(CsvExporter().export(thin_analysis))):
         if r["config_id"] == "3" and r["n"] == "1":
             assert r["median_ci_lo"] == r["median_ci_pct"] == "" and r["note"] == "n = 1: no interval"
     assert "n = 1: no interval" in MarkdownExporter().export(thin_analysis)

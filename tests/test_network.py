@@ -160,6 +160,23 @@ def test_tls_and_dtls_over_loopback_pair_two_agents(tmp_path, agent_path):
         assert r.processing.median < r.duration.median  # processing is part of the stop–start time
     html = report_after_run(folder).read_text()
     assert 'id="network"' in html and "DTLS" in html
+    # The statistics export carries the network section, keyed by transport and role.
+    import csv
+    import io
+
+    from tlsbench.cli.options import analyze_experiment
+    from tlsbench.export.csv import CsvExporter
+
+    exported = [r for r in csv.DictReader(io.StringIO(CsvExporter().export(analyze_experiment(str(folder), None, False))))
+                if r["metric"].startswith("net_")]
+    stop_start = {(r["transport"], r["protocol"], r["role"]): r for r in exported if r["metric"] == "net_stop_start"}
+    assert stop_start.keys() == {(t, p, d) for t, p in (("tcp", "TLS"), ("udp", "DTLS")) for d in ("client", "server")}
+    by_config = {r.config_id: r for r in results}
+    for r in exported:
+        if r["metric"] == "net_stop_start":
+            assert float(r["median"]) == by_config[int(r["config_id"])].duration.median
+        if r["metric"] == "net_wire_bytes":
+            assert r["source"] == "transport" and r["unit"] == "B"
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2,
@@ -229,6 +246,7 @@ def test_forced_loss_flags_retransmitted_repetitions(tmp_path, agent_path):
     for r in network_results(ds, measures.measures(ds), seed=1):
         assert r.retransmitted > 0
         assert r.duration.n == r.n  # stop–start: every successful repetition
+        assert r.duration_no_retransmit is None or r.duration_no_retransmit.n == r.n - r.retransmitted
         assert r.processing is None or r.processing.n == r.n - r.retransmitted  # invariant: flagged excluded
 
 

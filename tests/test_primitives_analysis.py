@@ -2,6 +2,8 @@
 """Experiment stores with a known cost model (tests/fixtures/synth_experiments.py): REP
 frames with DISCARDED repetitions through the decoder and the store, then analysis,
 report and exports. The same code paths with the real agents: test_primitives_e2e.py."""
+import csv
+import io
 import json
 import math
 
@@ -95,10 +97,12 @@ def test_report_shows_the_primitives_section_and_no_empty_handshake_sections(ana
 
 
 def test_exports_carry_the_primitives(analysis):
-    rows = [line.split(",") for line in exporter("csv").export(analysis).splitlines()]
-    mine = [r for r in rows if r[3] == "experiment_group"]
-    assert len(mine) == 10 and {r[4] for r in mine} == {"hash", "sign", "verify"}
-    assert any(r[1] == "openssl sha256 64" and r[6] == "27" for r in mine)
+    rows = list(csv.DictReader(io.StringIO(exporter("csv").export(analysis))))
+    mine = [r for r in rows if r["metric"] == "experiment_group"]
+    assert len(mine) == 10 and {r["label"] for r in mine} == {"hash", "sign", "verify"}
+    assert any(r["config"] == "openssl sha256 64" and r["n"] == "27" for r in mine)
+    assert {(r["library"], r["experiment"], r["total_bytes"], r["kind"]) for r in mine} >= {
+        ("openssl", "sha256", "64", "experiment"), ("mbedtls", "ecdsa-p256", "0", "experiment")}
     doc = json.loads(exporter("json").export(analysis))
     assert len(doc["primitives"]["results"]) == 10 and doc["primitives"]["missing"] == {"ecdsa-p256": ["wolfssl"]}
     md = exporter("markdown").export(analysis)

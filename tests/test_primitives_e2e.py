@@ -132,3 +132,31 @@ def test_precision_target_grows_experiment_configurations(tmp_path, agent_dir):
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_dir)
     assert not summary.interrupted and summary.stored == 6
     assert set(stored_once(tmp_path / "precise" / DB_FILE)) == {("mbedtls|experiment|sha256|64", i) for i in range(6)}
+
+
+def test_scenarios_take_the_hash_and_signature_as_parameters(tmp_path, agent_dir):
+    """sender/receiver over SHA3-256 and secp256k1 (and the others a library offers), picked by
+    a pattern on the parameters, measured by every library that has them, exported as columns."""
+    args = ["primitives", *(f"--library={lib}" for lib in LIBRARIES), "--experiment=sender-sha3-256-*",
+            "--experiment=receiver-sha256-ecdsa-secp256k1", "--reps=4", "--output", str(tmp_path)]
+    out = CliRunner().invoke(main, args, env={"TLSBENCH_AGENT_DIR": str(agent_dir)})
+    assert out.exit_code == 0, out.output
+    (folder,) = tmp_path.iterdir()
+    p = analyze_store(folder / DB_FILE)
+    measured = {(r.library, r.experiment, r.group) for r in p.results if r.summary.n > 0}  # descheduled ones are left out
+    sha3 = {f"sender-sha3-256-{sig}" for sig in ("ecdsa-p256", "ecdsa-secp256k1", "ed25519")}
+    for lib in ("openssl", "wolfssl"):  # both have SHA3-256, secp256k1 and Ed25519
+        assert {(lib, name, g) for name in sha3 for g in ("hash", "sign")} <= measured
+    # mbed TLS 2.28 has no SHA-3: only the SHA-256 receiver, the others said missing
+    assert {e for lib, e, _ in measured if lib == "mbedtls"} == {"receiver-sha256-ecdsa-secp256k1"}
+    assert all("mbedtls" in p.missing[name] for name in sha3)
+    res = CliRunner().invoke(main, ["export", str(folder), "--level", "repetition", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(res.output)))
+    assert {(r["experiment"], r["scenario_hash"], r["scenario_signature"]) for r in rows} == {
+        *((name, "sha3-256", name.removeprefix("sender-sha3-256-")) for name in sha3),
+        ("receiver-sha256-ecdsa-secp256k1", "sha256", "ecdsa-secp256k1")}
+    assert {r["status"] for r in rows} == {OK}

@@ -3,7 +3,7 @@
 """Known answers for the primitive experiments, computed independently of every TLS library.
 
 usage: gen_kat.py OUT.c
-Writes the 21-byte sender/receiver message, its SHA-256, the HMAC key and, for every
+Writes the 21-byte sender/receiver message, its SHA-256 and SHA3-256, the HMAC key and, for every
 default payload size, the SHA-256, SHA-512, SHA3-256 and HMAC-SHA256 of the deterministic
 payload (src/primitives/common.h). Python's hashlib and hmac only: no TLS library involved.
 """
@@ -40,6 +40,7 @@ def generate() -> str:
            '#include "common.h"', "",
            f"const uint8_t tb_prim_message[TB_PRIM_MESSAGE_LEN] = {c_bytes(MESSAGE, '')};",
            f"const uint8_t tb_prim_message_sha256[32] = {c_bytes(hashlib.sha256(MESSAGE).digest(), '')};",
+           f"const uint8_t tb_prim_message_sha3_256[32] = {c_bytes(hashlib.sha3_256(MESSAGE).digest(), '')};",
            f"const uint8_t tb_prim_hmac_key[32] = {c_bytes(HMAC_KEY, '')};", "",
            "const tb_prim_kat tb_prim_kats[] = {"]
     for size in SIZES:

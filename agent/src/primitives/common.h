@@ -25,9 +25,30 @@
 
 #define TB_PRIM_UNPAREN(...) __VA_ARGS__
 
+/* The sender and receiver scenarios beyond SHA-256 + ECDSA P-256 (`sender`, `receiver`):
+ * S(X, ID, hash ID, signature ID, "hash-signature", hash text, signature text) makes
+ * `sender-<hash>-<signature>` and `receiver-<hash>-<signature>`, so a plan picks them by
+ * hash or signature (`include = ["sender-sha3-256-*"]`). The hash's digest (32 bytes) is what
+ * the signature signs, as the sign experiments do. SHA-512 is not among them (a 64-byte
+ * digest), nor RSA with SHA3-256 (the sign call's DigestInfo names SHA-256). */
+#define TB_PRIM_SCENARIOS(S, X)                                                                     \
+    S(X, SHA256_K256, SHA256, ECDSA_SECP256K1, "sha256-ecdsa-secp256k1", "SHA-256", "ECDSA secp256k1") \
+    S(X, SHA256_ED25519, SHA256, ED25519, "sha256-ed25519", "SHA-256", "Ed25519")                    \
+    S(X, SHA256_RSA2048, SHA256, RSA2048, "sha256-rsa2048", "SHA-256", "RSA-2048 PKCS#1 v1.5")       \
+    S(X, SHA3_P256, SHA3_256, ECDSA_P256, "sha3-256-ecdsa-p256", "SHA3-256", "ECDSA P-256")          \
+    S(X, SHA3_K256, SHA3_256, ECDSA_SECP256K1, "sha3-256-ecdsa-secp256k1", "SHA3-256", "ECDSA secp256k1") \
+    S(X, SHA3_ED25519, SHA3_256, ED25519, "sha3-256-ed25519", "SHA3-256", "Ed25519")
+
+/* One scenario pair as two TB_PRIMITIVES entries. */
+#define TB_PRIM_SCENARIO_ENTRIES(X, id, hash, sig, suffix, hash_text, sig_text)                       \
+    X(SENDER_##id, "sender-" suffix, SENDER, ("hash", "sign"), false,                                 \
+      "Sender: " hash_text " of a 21-byte serialized message, then its " sig_text " signature")       \
+    X(RECEIVER_##id, "receiver-" suffix, RECEIVER, ("hash", "verify"), false,                         \
+      "Receiver: " hash_text " of a 21-byte serialized message, then verification of its " sig_text " signature")
+
 /* X(ID, name, kind, (groups...), sized, description). `sized`: over payload sizes
  * (tb_prim_sizes); otherwise the RUN's size is 0. Sender and receiver use SHA256 and
- * ECDSA_P256's library objects. */
+ * ECDSA_P256's library objects; the scenarios of TB_PRIM_SCENARIOS theirs. */
 #define TB_PRIMITIVES(X)                                                                               \
     X(SHA256, "sha256", HASH, ("hash"), true, "SHA-256 digest of the payload")                         \
     X(SHA512, "sha512", HASH, ("hash"), true, "SHA-512 digest of the payload")                         \
@@ -76,7 +97,8 @@
     X(SENDER, "sender", SENDER, ("hash", "sign"), false,                                               \
       "Sender: SHA-256 of a 21-byte serialized message, then its ECDSA P-256 signature")               \
     X(RECEIVER, "receiver", RECEIVER, ("hash", "verify"), false,                                       \
-      "Receiver: SHA-256 of a 21-byte serialized message, then verification of its ECDSA P-256 signature")
+      "Receiver: SHA-256 of a 21-byte serialized message, then verification of its ECDSA P-256 signature") \
+    TB_PRIM_SCENARIOS(TB_PRIM_SCENARIO_ENTRIES, X)
 
 typedef enum tb_prim_id {
 #define TB_PRIM_ENUM(id, name, kind, groups, sized, desc) TB_PRIM_##id,
@@ -133,8 +155,16 @@ extern const uint8_t tb_prim_message[TB_PRIM_MESSAGE_LEN];
  * NULL (not a default size, or no such primitive). HMAC's key is tb_prim_hmac_key. */
 const uint8_t *tb_prim_known_digest(tb_prim_id id, uint32_t size);
 extern const uint8_t tb_prim_hmac_key[32];
-/* SHA-256 of tb_prim_message (the sender's and receiver's hash group). */
+/* SHA-256 and SHA3-256 of tb_prim_message (the sender's and receiver's hash group). */
 extern const uint8_t tb_prim_message_sha256[32];
+extern const uint8_t tb_prim_message_sha3_256[32];
+
+/* A scenario's (sender, receiver) hash and signature primitives: SHA256 and ECDSA_P256 for
+ * `sender` and `receiver`, TB_PRIM_SCENARIOS' for the others; false for another kind. */
+bool tb_prim_scenario_parts(tb_prim_id id, tb_prim_id *hash, tb_prim_id *sign);
+
+/* Both scenario experiments (sender, receiver) of a TB_PRIM_SCENARIOS pair, for a library's list. */
+#define TB_PRIM_SCENARIO(id) TB_PRIM(SENDER_##id), TB_PRIM(RECEIVER_##id)
 
 /* The generated table behind tb_prim_known_digest (primitives_kat_gen.c). */
 typedef struct tb_prim_kat {

@@ -792,5 +792,23 @@ const tb_experiment *const tb_library_primitives[] = {
     TB_PRIM(SENDER),
     TB_PRIM(RECEIVER),
 #endif
+#if defined(TB_WOLF_ECDSA_K256)
+    TB_PRIM_SCENARIO(SHA256_K256),
+#endif
+#if defined(TB_WOLF_ED25519)
+    TB_PRIM_SCENARIO(SHA256_ED25519),
+#endif
+#if defined(TB_WOLF_RSA)
+    TB_PRIM_SCENARIO(SHA256_RSA2048),
+#endif
+#if defined(TB_WOLF_SHA3_256) && defined(TB_WOLF_ECDSA)
+    TB_PRIM_SCENARIO(SHA3_P256),
+#endif
+#if defined(TB_WOLF_SHA3_256) && defined(TB_WOLF_ECDSA_K256)
+    TB_PRIM_SCENARIO(SHA3_K256),
+#endif
+#if defined(TB_WOLF_SHA3_256) && defined(TB_WOLF_ED25519)
+    TB_PRIM_SCENARIO(SHA3_ED25519),
+#endif
     NULL,
 };

@@ -34,6 +34,8 @@ class CompareRow:
     median_b: float
     ratio: Ratio      # median(B) / median(A)
     exact: bool = False  # every value of A the same, and every value of B (deterministic counts): no CI needed
+    config_a: int = -1  # the configuration ids compared (exports name their key columns)
+    config_b: int = -1
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def compare_pairs(a: Measured, b: Measured, pairs: list[tuple[int, int, str]], s
                                               b.samples.rounds[(cb, peer, metric, label)], rng, noise_floor)
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
                                    label_text(METRICS[metric].name, label), len(va), len(vb),
-                                   _median(va), _median(vb), r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0)))
+                                   _median(va), _median(vb), r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0), ca, cb))
     name_a, name_b = names or (a.ds.name, b.ds.name)
     warnings = [] if a is b else _whole_run_shift(rows, noise_floor)
     return Comparison(name_a, name_b, noise_floor, rows, unmatched or [], warnings)

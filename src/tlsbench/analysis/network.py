@@ -58,6 +58,7 @@ class NetworkRow:
     wire_packets: Summary | None
     wire_source: str  # "link" (IP packets on the emulated link) or "transport" (agent counters)
     wire_fragments: Summary | None = None  # link-layer frames (= packets on a link without a frame size)
+    duration_no_retransmit: Summary | None = None  # ns: stop–start of the successful repetitions that did not retransmit
 
     @property
     def ci_ratio(self) -> float:
@@ -115,7 +116,8 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
             _summary(cpu[(cpu >= 0)].astype(float), seed, "net-cpu", cid),
             _summary(wire[:, 0], seed, "net-bytes", cid),
             _summary(wire[:, 1], seed, "net-packets", cid) if source == "link" else None,
-            source, _summary(wire[:, 2], seed, "net-fragments", cid) if source == "link" else None))
+            source, _summary(wire[:, 2], seed, "net-fragments", cid) if source == "link" else None,
+            _summary(reps.handshake_wall_ns[mine & ok & ~retransmitted].astype(float), seed, "net-duration-clean", cid)))
     return rows
 
 

@@ -140,6 +140,26 @@ def discarded_status() -> str:
     return s.name(s.DISCARDED)
 
 
+# ---------------------------------------------------------------------- scenarios
+# The sender/receiver scenarios (agent/src/primitives/common.h TB_PRIM_SCENARIOS): `sender`
+# and `receiver` hash with SHA-256 and sign with ECDSA P-256; `sender-<hash>-<signature>`
+# names its own, so a plan selects them by either (`include = ["sender-sha3-256-*"]`).
+SCENARIOS = ("sender", "receiver")
+SCENARIO_DEFAULT = ("sha256", "ecdsa-p256")
+SCENARIO_HASHES = ("sha256", "sha3-256")
+
+
+def scenario_parameters(experiment: str | None) -> tuple[str, str] | None:
+    """(hash, signature) of a sender/receiver scenario by its name; None for another experiment."""
+    role, _, rest = (experiment or "").partition("-")
+    if role not in SCENARIOS:
+        return None
+    if not rest:
+        return SCENARIO_DEFAULT
+    hash_ = next((h for h in SCENARIO_HASHES if rest.startswith(h + "-")), None)
+    return (hash_, rest[len(hash_) + 1:]) if hash_ else None
+
+
 # ---------------------------------------------------------------------- values
 GroupKey = tuple[int, int]  # (config id, group index)
 

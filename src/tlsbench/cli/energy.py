@@ -216,7 +216,9 @@ def _row_values(analysis, r) -> list:
 
 
 def _fmt(v) -> str:
-    return ("" if v != v else f"{v:.6g}") if isinstance(v, float) else str(v)
+    from tlsbench.export.csv import fmt
+
+    return fmt(v)  # full precision, as every export
 
 
 def _print(analysis, res, fmt: str, steps: bool) -> None:

@@ -117,19 +117,30 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
 
 @click.command()
 @click.argument("experiment")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto"]), default="csv", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto", "parquet"]), default="csv",
+              show_default=True)
+@click.option("--level", type=click.Choice(["statistics", "repetition", "slice"]), default=None,
+              help="Tidy data: one row per repetition, or per slice (step, crypto operation, record, experiment "
+                   "group), as csv or parquet (docs/export.md). Default: statistics (parquet: repetition).")
 @click.option("--rep", "reps", type=int, multiple=True,
               help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")
+@click.option("--profile", help="csv, json: add energy estimates from a power profile (`tlsbench energy profiles`).")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default: standard output).")
 @flagged_option
 @output_option
-def export(experiment: str, fmt: str, reps: tuple[int, ...], out: str | None, include_flagged: bool,
-           output: str | None) -> None:
-    """Export statistics (csv, json, markdown) or traces (perfetto trace-event JSON)."""
+def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], profile: str | None, out: str | None,
+           include_flagged: bool, output: str | None) -> None:
+    """Export statistics (csv, json, markdown), traces (perfetto trace-event JSON), or tidy
+    per-repetition / per-slice tables (csv, parquet)."""
+    level = level or ("repetition" if fmt == "parquet" else "statistics")
+    if level != "statistics":
+        return export_tidy(experiment, fmt, level, out, output)
+    if fmt == "parquet":
+        raise click.UsageError("parquet holds tidy tables: --level repetition or --level slice")
     from tlsbench.export import exporter
 
     analysis = analyze_experiment(experiment, output, include_flagged)
-    text = exporter(fmt).export(analysis, list(reps) or None)
+    text = exporter(fmt, profile).export(analysis, list(reps) or None)
     if out:
         write_atomic(out, text)
         click.echo(f"{fmt}: {out}", err=True)
@@ -151,6 +162,20 @@ def parse_threshold(text: str) -> float:
     return value / 100
 
 
+def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: str | None) -> None:
+    """Every repetition (or slice) as a row, streamed a chunk of repetitions at a time;
+    exclusions are columns here (`excluded`, `status`, flags), not filters."""
+    from tlsbench.export import tidy
+
+    if fmt not in tidy.TIDY_FORMATS:
+        raise click.UsageError(f"--level {level} is written as {' or '.join(tidy.TIDY_FORMATS)}, not {fmt}")
+    if fmt == "parquet" and not out:
+        raise click.UsageError("parquet is a binary file: give --out FILE")
+    rows = tidy.write(store_path(experiment, output), Path(out) if out else None, level, fmt)
+    if out:
+        click.echo(f"{fmt}: {out} ({rows} rows, one per {level})", err=True)
+
+
 @click.command()
 @click.argument("a")
 @click.argument("b", required=False)
@@ -164,14 +189,23 @@ def parse_threshold(text: str) -> float:
 @click.option("--metric", "measures", multiple=True, metavar="MEASURE",
               help="Only this measure, e.g. handshake_processing, step, crypto (repeat for several; default: every "
                    "measure compare sets side by side).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+              help="json, csv: every row (as --all) with the ratio, its CI and the verdict, at full precision.")
 @flagged_option
 @output_option
 def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
-            fail_above: str | None, measures: tuple[str, ...], include_flagged: bool, output: str | None) -> None:
+            fail_above: str | None, measures: tuple[str, ...], fmt: str, include_flagged: bool,
+            output: str | None) -> None:
     """Ratio B/A per configuration and step, with bootstrap CIs and a verdict; with
     --fail-above, a regression gate for CI."""
     if not b and not configs:
         raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
+    if fail_above is None and fmt != "table":
+        from tlsbench.export.compare import comparison_csv, comparison_json
+
+        cmp_, _, an, bn = _comparison(a, b, configs, noise_floor, include_flagged, output, measures)
+        click.echo((comparison_json if fmt == "json" else comparison_csv)(cmp_, an, bn), nl=False)
+        return
     if fail_above is None:
         _compare_table(a, b, configs, noise_floor, show_all, include_flagged, output, measures)
         return

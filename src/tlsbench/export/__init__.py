@@ -18,8 +18,9 @@ class Exporter(Protocol):
     def export(self, analysis: Analysis, reps: list[int] | None = None) -> str: ...
 
 
-def exporter(fmt: str) -> Exporter:
-    """The exporter of a format name (see FORMATS)."""
+def exporter(fmt: str, profile: str | None = None) -> Exporter:
+    """The exporter of a format name (see FORMATS); csv and json add energy estimates with a
+    power `profile`."""
     from .csv import CsvExporter
     from .json import JsonExporter
     from .markdown import MarkdownExporter
@@ -27,7 +28,8 @@ def exporter(fmt: str) -> Exporter:
 
     table = {"csv": CsvExporter, "json": JsonExporter, "markdown": MarkdownExporter,
              "perfetto": PerfettoExporter}
-    return table[fmt]()
+    return table[fmt](profile) if fmt in WITH_PROFILE else table[fmt]()
 
 
 FORMATS = ("csv", "json", "markdown", "perfetto")
+WITH_PROFILE = ("csv", "json")

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """JSON: the whole Results (context, statistics, winners, group-bys, comparison, a device's
-footprint and device-vs-host rows). Every row names its unit; `identical` marks a sample
-whose values were all the same."""
+footprint and device-vs-host rows), the network section and energy (measured, or estimated
+with a profile). Every row names its unit; `identical` marks a sample whose values were all
+the same. Configurations carry every field as a key (export/columns.py) next to the
+display name; floats are exact (JSON numbers as Python writes them)."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +14,8 @@ import numpy as np
 
 from ..analysis.results import Analysis
 from ..analysis.units import identical
-from .csv import metrics_of
+from .columns import CONFIG_COLUMNS
+from .csv import key_columns, metrics_of
 
 
 def plain(x):
@@ -34,8 +37,32 @@ def plain(x):
     return x
 
 
+def network(analysis: Analysis) -> list:
+    from ..analysis.network import network_results
+
+    ctx = analysis.results.context
+    return plain(network_results(analysis.ds, analysis.table, ctx.seed, ctx.include_flagged))
+
+
+def energy(analysis: Analysis, profile: str | None) -> dict | None:
+    from ..analysis.energy.results import collect
+
+    res = collect(analysis, profile)
+    return None if res is None else {"sources": res.sources, "warnings": res.warnings, "rows": plain(res.rows)}
+
+
+def configurations(analysis: Analysis) -> dict[str, dict]:
+    """Every configuration of the analysis (handshakes, experiments, a memory image) by id:
+    its key columns, the display name among them as `config`."""
+    names = [c.name for c in CONFIG_COLUMNS]
+    return {str(cid): dict(zip(names, plain(values))) for cid, values in key_columns(analysis).items()}
+
+
 class JsonExporter:
     suffix = ".json"
+
+    def __init__(self, profile: str | None = None):
+        self.profile = profile
 
     def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
         from ..analysis.sched import collect as sched_view
@@ -44,6 +71,8 @@ class JsonExporter:
         rows = [{**plain(row), "identical": identical(row.summary)} for row in r.rows]
         doc = {"context": plain(r.context),
                "configs": {str(k): {**plain(v), "display": r.config_labels[k]} for k, v in r.configs.items()},
+               "configurations": configurations(analysis),
+               "network": network(analysis), "energy": energy(analysis, self.profile),
                "rows": rows, "winners": plain(r.winners), "groups": plain(r.groups),
                "warnings": r.warnings, "comparison": plain(r.comparison), "libraries": plain(r.libraries),
                "primitives": plain(r.primitives), "device": plain(r.device), "no_data": plain(r.no_data),

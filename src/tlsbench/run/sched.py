@@ -86,7 +86,6 @@ class Timeline:
     running_on: int = -1
     waiting_since: int | None = None
     last_out: int = 0
-    seen: bool = False  # switched in or out since the capture began
 
     def woken(self, t: int) -> None:
         if self.running_since is None and self.waiting_since is None:
@@ -95,7 +94,7 @@ class Timeline:
     def switched_in(self, t: int, cpu: int) -> None:
         if self.waiting_since is not None:
             self.waits.append((self.waiting_since, t))
-        self.running_since, self.running_on, self.waiting_since, self.seen = t, cpu, None, True
+        self.running_since, self.running_on, self.waiting_since = t, cpu, None
 
     def switched_out(self, t: int, state: str, cpu: int) -> None:
         if self.running_since is None:
@@ -106,7 +105,7 @@ class Timeline:
             self.runs.append((self.running_since, t, cpu))
         preempted = state.startswith("R")
         self.switches.append((t, not preempted))
-        self.running_since, self.last_out, self.seen = None, t, True
+        self.running_since, self.last_out = None, t
         self.waiting_since = t if preempted else None
 
     def forget_before(self, t: int) -> None:
@@ -151,8 +150,10 @@ def runs_of(tl: Timeline, b: int, alive: Sequence[int]) -> tuple[list[tuple[int,
             inferred.append(out)
     if tl.running_since is not None:
         runs.append((tl.running_since, max(b, tl.running_since), tl.running_on))
-    elif not tl.seen and alive:  # running since before the capture (its RUN was queued ahead), never switched
-        runs.append((alive[0], max(b, alive[0]), tl.running_on))
+    elif (i := bisect.bisect_right(alive, tl.last_out)) < len(alive):
+        # It ran after its last switch-out (or since before the capture: its RUN was queued
+        # ahead) and the trace has not shown the switch-in yet: running since its first record.
+        runs.append((alive[i], max(b, alive[i]), tl.running_on))
         inferred.append(b)
     return runs, inferred
 

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Python API: an experiment's results as pandas DataFrames, for notebooks.
+
+    import tlsbench
+    e = tlsbench.open("results/default")      # an experiment folder, or its tlsbench.db
+    e.configurations   # one row per configuration, every field a column
+    e.repetitions      # one row per repetition: status, flags, round, per-peer measures
+    e.slices           # one row per step occurrence, crypto operation, record, experiment group
+    e.statistics       # the statistics CSV (`tlsbench export`): the report's numbers
+
+Every table is computed on first use and kept; the store is only read. The tables are the
+exports' (export/tidy.py, export/csv.py), so a notebook and a file agree; docs/export.md
+describes each column, docs/python-api.md shows a session.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .analysis.results import Analysis
+
+
+def _store(path: str | Path) -> Path:
+    """An experiment folder's store, a store file as it is, or an experiment name under the
+    default plan's output folder (as the command line resolves them)."""
+    from .plan.model import load as load_plan
+    from .store.progress import find_experiment
+    from .store.sqlite import DB_FILE
+
+    given = Path(path)
+    return given if given.is_file() else find_experiment(given, load_plan().plan.output) / DB_FILE
+
+
+class Experiment:
+    """One experiment's results (`tlsbench.open`)."""
+
+    def __init__(self, path: str | Path, include_flagged: bool = False, profile: str | None = None):
+        from .analysis.load import reading
+
+        self.path = _store(path)
+        self.include_flagged = include_flagged  # statistics: keep failed and flagged repetitions
+        self.profile = profile  # statistics: add energy estimates from this power profile
+        with reading(self.path) as store:  # a missing or foreign file fails here, in one line
+            row = store.experiment()
+        self.name = row.name if row else self.path.parent.name
+
+    def __repr__(self) -> str:
+        return f"<tlsbench experiment {self.name!r} at {self.path}>"
+
+    @cached_property
+    def configurations(self) -> "pd.DataFrame":
+        """One row per configuration (every kind), indexed by nothing: `config_id` is a column."""
+        from .analysis.load import load
+        from .export.tidy import config_table
+
+        table, _ = config_table(load(self.path, rep_ids=[], kind="all"))
+        return table.to_pandas().astype({c: str for c in table.column_names
+                                         if str(table.schema.field(c).type).startswith("dictionary")})
+
+    @cached_property
+    def repetitions(self) -> "pd.DataFrame":
+        """One row per repetition; names are categoricals (memory), times in `counter_unit`."""
+        from .export.tidy import read_table
+
+        return read_table(self.path, "repetition").to_pandas()
+
+    @cached_property
+    def slices(self) -> "pd.DataFrame":
+        """One row per slice (large: ~100 per repetition; `tlsbench export --level slice
+        --format parquet` and pandas.read_parquet(columns=...) read a part of it)."""
+        from .export.tidy import read_table
+
+        return read_table(self.path, "slice").to_pandas()
+
+    @cached_property
+    def analysis(self) -> "Analysis":
+        """The report's analysis (analysis/pipeline.py), for what the tables do not hold."""
+        from .analysis.load import load
+        from .analysis.pipeline import analyze
+
+        return analyze(load(self.path), include_flagged=self.include_flagged)
+
+    @cached_property
+    def statistics(self) -> "pd.DataFrame":
+        """The statistics CSV's rows (measures, experiment groups, network, energy, footprint)."""
+        import pandas as pd
+
+        from .export.csv import COLUMNS, all_rows
+
+        frame = pd.DataFrame(all_rows(self.analysis, self.profile), columns=list(COLUMNS))
+        numeric = [c for c in STATISTICS_NUMERIC if c in frame.columns]
+        frame[numeric] = frame[numeric].apply(pd.to_numeric, errors="coerce")
+        return frame
+
+    def compare(self, other: "Experiment | None" = None, config_a: int | None = None, config_b: int | None = None,
+                noise_floor: float = 0.01) -> "pd.DataFrame":
+        """B/A per matched configuration and measure (`tlsbench compare --format csv`): this
+        experiment is A, `other` B; or two configuration ids of this one."""
+        import pandas as pd
+
+        from .analysis.compare import compare
+        from .export.compare import COLUMNS, rows
+
+        b = other.analysis if other is not None else self.analysis
+        c = compare(self.analysis, b, self.analysis.results.context.seed, noise_floor, config_a, config_b)
+        return pd.DataFrame(rows(c, self.analysis, b), columns=list(COLUMNS))
+
+
+STATISTICS_NUMERIC = ("n", "excluded_reps", "median", "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean",
+                      "mean_ci_lo", "mean_ci_hi", "sd", "q1", "q3", "iqr", "min", "p95", "max", "outliers_mild",
+                      "outliers_severe", "identical", "rounds", "round_spread_pct")
+
+
+def open(path: str | Path, include_flagged: bool = False, profile: str | None = None) -> Experiment:  # noqa: A001
+    """An experiment's results: a folder, its tlsbench.db, or a name under the default output."""
+    return Experiment(path, include_flagged, profile)

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`tlsbench compare --format json|csv`: every row of a comparison (analysis/compare.py),
+B/A with its 95% CI and verdict, at full precision. Each row names configuration A's key
+columns (export/columns.py) and configuration B's id and key."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from ..analysis.compare import Comparison, CompareRow
+from ..analysis.samples import Measured
+from .columns import CONFIG_COLUMNS, config_records
+from .csv import fmt
+from .json import plain
+
+ROW_COLUMNS = ("config_b_id", "config_b_key", "peer", "metric", "label", "unit", "n_a", "n_b", "median_a",
+               "median_b", "ratio", "ratio_ci_lo", "ratio_ci_hi", "verdict", "significant")
+COLUMNS = tuple(c.name for c in CONFIG_COLUMNS) + ROW_COLUMNS
+
+
+def _values(r: CompareRow, keys_a: dict[int, list], keys_b: dict[int, list], unit: str) -> list:
+    key_b = keys_b[r.config_b]
+    return [*keys_a[r.config_a], key_b[0], key_b[1], r.peer, r.metric, r.label, unit, r.n_a, r.n_b, r.median_a,
+            r.median_b, r.ratio.ratio, *r.ratio.ci, r.ratio.verdict, int(r.ratio.significant)]
+
+
+def rows(c: Comparison, a: Measured, b: Measured) -> list[list]:
+    keys_a, keys_b = config_records(a.ds, a.labels), config_records(b.ds, b.labels)
+    return [_values(r, keys_a, keys_b, a.ds.unit.name) for r in c.rows]
+
+
+def comparison_csv(c: Comparison, a: Measured, b: Measured) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    w.writerows([fmt(v) for v in values] for values in rows(c, a, b))
+    return buf.getvalue()
+
+
+def comparison_json(c: Comparison, a: Measured, b: Measured) -> str:
+    doc = {"a": c.name_a, "b": c.name_b, "noise_floor": c.noise_floor, "unmatched": c.unmatched,
+           "warnings": c.warnings, "rows": [dict(zip(COLUMNS, plain(v))) for v in rows(c, a, b)]}
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
