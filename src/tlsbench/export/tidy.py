@@ -146,7 +146,7 @@ def chunks(store: StoreReader, size: int = CHUNK_REPETITIONS) -> Iterator[Datase
         reps = _take(base.reps, slice(start, start + size))
         traces = store.traces("all", reps.id.tolist())
         events = decode_many([t[1] for t in traces], [t[0] for t in traces])
-        yield dataclasses.replace(base, reps=reps, events=events, slices=build_slices(events))
+        yield base.with_traces(reps, events, build_slices(events))
 
 
 def display_names(ds: Dataset) -> dict[int, str]:
