@@ -9,7 +9,7 @@ repetition (its REPETITION span, its run-queue wait, whether its trace was balan
 measure is a function of one repetition's records, so a batch's rows are the rows the whole
 dataset would give for those repetitions, bit for bit, in the same order within each sample.
 
-`tlsbench derive` stores them in the store (migration 013, one row per configuration and
+`tlsbench derive` stores them in the store (migration 012, one row per configuration and
 batch, each column a little-endian array); `tlsbench run` derives what it stored when a
 sweep ends. A report reads the stored batches its version wrote and derives the rest in
 memory, a batch at a time (a store written before, or a read-only one, stays unwritten).

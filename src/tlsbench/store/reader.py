@@ -117,7 +117,7 @@ class PeerTrace:
 
 @dataclass(frozen=True)
 class DerivedBatch:
-    """A `derived_batch` row (migration 013): the derived summaries of a kind's repetitions
+    """A `derived_batch` row (migration 012): the derived summaries of a kind's repetitions
     first_rep..last_rep, as column blobs (analysis/derived.py lays them out)."""
 
     version: int

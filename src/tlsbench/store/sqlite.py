@@ -620,7 +620,7 @@ class Store:
         return out
 
     def derived_batches(self, kind: Kind = "all", version: int | None = None) -> Iterator[DerivedBatch]:
-        """The derived batches (migration 013) of a kind of configurations, by first repetition;
+        """The derived batches (migration 012) of a kind of configurations, by first repetition;
         with `version`, only those that version wrote (none in an older store)."""
         if not self._columns("derived_batch"):
             return
