@@ -25,6 +25,19 @@
 #include "tlsbench/runner.h"
 #include "tlsbench/transport.h"
 
+/* 50 µs on a host: five samples of a 100 kHz analyzer (a PPK2's rate). */
+#define TB_MARKER_MIN_LOW 50000u
+static uint64_t tb_marker_low_since;
+
+void tb_marker_wait_low(void) {
+    if (!tb_port_marker_enabled())
+        return;
+    while (tb_port_now_ns() - tb_marker_low_since < TB_MARKER_MIN_LOW) {
+    }
+}
+
+void tb_marker_note_low(void) { tb_marker_low_since = tb_port_now_ns(); }
+
 /* Safety nets against a backend that never stops: far above any real handshake. */
 #define TB_MAX_TURNS 256u
 #define TB_MAX_STEPS_PER_TURN 1024u
@@ -471,6 +484,8 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t conn, uint32_t f
      * edges lie just inside the span, so a preemption between an edge and the span's record
      * lands inside the repetition, where the host sees it (wall time above CPU time). */
     int marked = !(flags & TB_FLAG_WARMUP);
+    if (marked)
+        tb_marker_wait_low();
     tb_runqueue_mark mark = tb_runqueue_before();
     rep->res.start_ns = tb_port_now_ns();
     tb_begin_phase(TB_L_REPETITION);
@@ -487,6 +502,8 @@ static void tb_repetition(tb_rep *rep, uint32_t index, uint32_t conn, uint32_t f
         tb_port_marker(0);
     tb_end_phase(TB_L_REPETITION, rep->res.status);
     rep->res.repetition_wall_ns = tb_port_now_ns() - rep->res.start_ns;
+    if (marked)
+        tb_marker_note_low();
     tb_runqueue_after(mark);
     snprintf(rep->res.reason, sizeof rep->res.reason, "%s", rep->err);
     if (tb_trace_buffer.dropped > 0)

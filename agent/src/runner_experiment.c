@@ -61,6 +61,8 @@ static void tb_xrep_run(tb_xrep *x, uint32_t index, uint32_t flags) {
     tb_trace_reset();
     tb_trace_set_peer(TB_PEER_NONE);
     int marked = !(flags & TB_FLAG_WARMUP); /* as for a handshake (runner.c): shipped ones only */
+    if (marked)
+        tb_marker_wait_low();
     tb_runqueue_mark mark = tb_runqueue_before();
     x->res.start_ns = tb_port_now_ns();
     tb_begin_phase(TB_L_REPETITION);
@@ -80,6 +82,8 @@ static void tb_xrep_run(tb_xrep *x, uint32_t index, uint32_t flags) {
         tb_port_marker(0);
     tb_end_phase(TB_L_REPETITION, x->res.status);
     x->res.repetition_wall_ns = tb_port_now_ns() - x->res.start_ns;
+    if (marked)
+        tb_marker_note_low();
     tb_runqueue_after(mark);
     if (tb_trace_buffer.dropped > 0)
         x->res.flags |= TB_FLAG_TRACE_OVERFLOW;

@@ -60,6 +60,10 @@ int tb_port_runqueue_wait_ns(uint64_t *ns);
  * the measured span: keep it as cheap as a pin write. No-op where absent. */
 void tb_port_marker(int level);
 
+/* 1 where tb_port_marker drives an output (a GPIO, a marker file), 0 where it is a no-op: the
+ * runner then keeps the marker low between repetitions long enough for a capture to see it. */
+int tb_port_marker_enabled(void);
+
 /* ---------------------------------------------------------------- controller channel */
 /* A byte channel to the controller (stdin/stdout, a file, a UART...). */
 typedef struct tb_channel {

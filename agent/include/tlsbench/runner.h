@@ -43,4 +43,11 @@ tb_io tb_traced_io(tb_io *raw);
 int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, void *ctx,
            tb_run_summary *summary);
 
+/* Between two marked repetitions the marker stays low for at least TB_MARKER_MIN_LOW counter
+ * units, so a power analyzer sampling at 100 kHz sees two pulses, not one: call
+ * tb_marker_wait_low before a marked repetition's START and tb_marker_note_low after its STOP
+ * (both outside the repetition's span; no-ops where no marker is driven). */
+void tb_marker_wait_low(void);
+void tb_marker_note_low(void);
+
 #endif

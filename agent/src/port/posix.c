@@ -85,6 +85,8 @@ __attribute__((constructor)) static void tb_marker_init(void) {
     atexit(tb_marker_flush);
 }
 
+int tb_port_marker_enabled(void) { return tb_marker_path != NULL; }
+
 void tb_port_marker(int level) {
     if (!tb_marker_path)
         return;

@@ -49,3 +49,4 @@ static int tb_uart_write(void *ctx, const void *buf, size_t len) {
 tb_channel tb_port_controller_channel(void) { return (tb_channel){tb_uart_read, tb_uart_write, NULL}; }
 
 void tb_port_marker(int level) { TB_REG(TB_BOARD_MARKER_REG) = level ? 1u : 0u; }
+int tb_port_marker_enabled(void) { return 1; }
