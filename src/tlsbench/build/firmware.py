@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tlsbench.build import cross
 from tlsbench.build.shell import BuildError, query, run
+from tlsbench.image import ImageSizes
 
 REPO = cross.REPO
 FIRMWARE_SOURCE = REPO / "agent" / "firmware"
@@ -65,21 +66,13 @@ class FirmwareRequest:
 
 
 @dataclass(frozen=True)
-class FirmwareImage:
+class FirmwareImage(ImageSizes):
     variant: str               # "counting" or "memory"
     path: Path
     text: int                  # flash: code and constants
     data: int                  # flash and RAM: initialised variables
     bss: int                   # RAM: zeroed variables (trace buffer, queues, JSON buffer)
     sha256: str
-
-    @property
-    def flash(self) -> int:
-        return self.text + self.data
-
-    @property
-    def static_ram(self) -> int:
-        return self.data + self.bss
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Literal, Protocol, Sequence
 
+from tlsbench.image import ImageSizes
 from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import Experiment, LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
@@ -50,7 +51,7 @@ class AgentRow:
 
 
 @dataclass(frozen=True)
-class DeviceImage:
+class DeviceImage(ImageSizes):
     """A firmware image an experiment ran on a device (its agent rows, grouped): what every
     stored device experiment records of its target, counter and firmware."""
 
@@ -66,14 +67,6 @@ class DeviceImage:
     bss: int
     boots: int  # agent rows: boots of this image (a restart after a death is one more)
     details: dict  # firmware_json as stored
-
-    @property
-    def flash(self) -> int:
-        return self.text + self.data
-
-    @property
-    def static_ram(self) -> int:
-        return self.data + self.bss
 
 
 def device_image(target: str, unit: str | None, sha256: str | None, details_json: str | None, boots: int
