@@ -32,7 +32,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, machine, today, update_section  # noqa: E402

@@ -21,7 +21,7 @@ from analysis_support import GOLDEN_DB, golden  # noqa: F401
 from conftest import small_plan
 from fixtures import synth_experiments
 from tlsbench.analysis.load import load
-from tlsbench.analysis.measures import METRIC, NO_LABEL, measures
+from tlsbench.analysis.measures import METRIC, measures
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main

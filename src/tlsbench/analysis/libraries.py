@@ -106,9 +106,6 @@ class Libraries:
     def several(self) -> bool:
         return len(self.order) > 1
 
-    def cells_of(self, library: str) -> list[Cell]:
-        return [c for c in self.cells if library in c.configs]
-
 
 def library_order(measured: Measured) -> list[str]:
     """The plan's libraries in its order (`libraries`, or the older `library`), then any

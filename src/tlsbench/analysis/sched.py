@@ -165,9 +165,3 @@ TABLE = (("traced reps", "traced", 1, 0), ("CPU usage (agent busy share)", "busy
          ("steps interrupted", "steps_interrupted_share", 1, 4),
          ("net softirq in agents, median µs", "softirq_agent_us", 1, 1),
          ("net softirq elsewhere, median µs", "softirq_other_us", 1, 1))
-
-
-def export_rows(res: SchedResults) -> list[dict]:
-    """One flat row per configuration (csv / json export)."""
-    return [{"config": c.config, "traced": c.traced, "stored": c.stored,
-             **{attr: getattr(c, attr) for _, attr, _, _ in TABLE if attr != "traced"}} for c in res.configs]

@@ -141,9 +141,6 @@ class NetworkPlan(Strict):
     def _canonical_peer(cls, value: str | None) -> str | None:
         return canonical(value) if value else value  # openssl-3.5 is openssl@3.5 (plan/libraries.py)
 
-    def needs_root(self) -> bool:
-        return bool(self.links)
-
 
 @dataclass(frozen=True)
 class Variant:

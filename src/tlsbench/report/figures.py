@@ -26,7 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from ..analysis.groups import GroupTable  # noqa: E402
-from ..analysis.measures import METRIC, NO_LABEL  # noqa: E402
+from ..analysis.measures import METRIC  # noqa: E402
 from ..analysis.pipeline import representative_rep  # noqa: E402
 from ..analysis.results import Analysis  # noqa: E402
 from ..analysis.vocab import vocab  # noqa: E402

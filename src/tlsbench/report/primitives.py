@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ..analysis.energy.table import EnergyRow
 from ..analysis.primitives import Primitives
-from ..analysis.tables import MB, fmt_mbps, fmt_us, headline, headline_cells, size_label, table_rows
+from ..analysis.tables import MB, headline, headline_cells, size_label, table_rows
 from .figures import EDGE, HATCHES, STYLE, FigureSpec, plt
 
 LINE_STYLES = ("-", "--", ":", "-.")  # one per group of an experiment (encrypt, decrypt...)

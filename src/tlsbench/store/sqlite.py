@@ -11,12 +11,11 @@ import contextlib
 import datetime
 import functools
 import errno
-import os
 import re
 import shutil
 import sqlite3
 from collections import defaultdict
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, fields
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -419,14 +418,6 @@ class Store:
             cur = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),))
             rep_id = cur.lastrowid
             c.execute(_INSERT_TRACE, _trace_row(rep_id, records))  # type: ignore[arg-type]
-        return int(rep_id)  # type: ignore[arg-type]
-
-    def add_paired_repetition(self, rep: RepetitionRow, records: bytes, peer: "PeerRepetition") -> int:
-        """A two-process repetition: the device's REP and the peer's, in one transaction."""
-        with self.transaction() as c:
-            rep_id = c.execute(_INSERT_REP, astuple(rep) + (now_iso(),)).lastrowid
-            c.execute(_INSERT_TRACE, _trace_row(rep_id, records))  # type: ignore[arg-type]
-            c.execute(_INSERT_PEER, _peer_row(rep_id, peer))  # type: ignore[arg-type]
         return int(rep_id)  # type: ignore[arg-type]
 
     def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None:
