@@ -77,6 +77,7 @@ def grow(base: Path, target_records: int, dest: Path) -> tuple[int, int]:
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'derived_batch'").fetchone():
         db.execute("DELETE FROM derived_batch")
     cols = [r[1] for r in db.execute("PRAGMA table_info(repetition)") if r[1] not in ("id", "idx", "round")]
+    trace_cols = [r[1] for r in db.execute("PRAGMA table_info(trace)") if r[1] != "repetition_id"]  # records, encoding
     max_id, max_idx, max_round = db.execute("SELECT MAX(id), MAX(idx) + 1, MAX(round) + 1 FROM repetition").fetchone()
     sizes = db.execute("SELECT id, n_events FROM repetition ORDER BY id").fetchall()
     have = sum(n for _, n in sizes)
@@ -94,8 +95,8 @@ def grow(base: Path, target_records: int, dest: Path) -> tuple[int, int]:
         with db:
             db.execute(f"INSERT INTO repetition (id, idx, round, {', '.join(cols)}) SELECT id + :id, idx + :idx, "
                        f"round + :round, {', '.join(cols)} FROM repetition WHERE id <= :cut", shift)
-            db.execute("INSERT INTO trace (repetition_id, records) SELECT repetition_id + :id, records FROM trace "
-                       "WHERE repetition_id <= :cut", shift)
+            db.execute(f"INSERT INTO trace (repetition_id, {', '.join(trace_cols)}) SELECT repetition_id + :id, "
+                       f"{', '.join(trace_cols)} FROM trace WHERE repetition_id <= :cut", shift)
         have += sum(n for rid, n in sizes if rid <= cut)
         copy += 1
     records, reps = db.execute("SELECT SUM(n_events), COUNT(*) FROM repetition").fetchone()
