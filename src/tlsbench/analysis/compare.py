@@ -76,18 +76,17 @@ def compare_pairs(a: Measured, b: Measured, pairs: list[tuple[int, int, str]], s
     wanted = {METRIC[m] for m in metrics}
     rows = []
     for ca, cb, name in pairs:
-        keys = sorted(k for k in a.samples.values if k[0] == ca and k[2] in wanted)
-        for _, peer, metric, label in keys:
-            va = a.samples.values[(ca, peer, metric, label)]
-            vb = b.samples.values.get((cb, peer, metric, label))
+        of_a, of_b = a.samples.of_config(ca), b.samples.of_config(cb)
+        for _, peer, metric, label in sorted(k for k in of_a if k[2] in wanted):
+            va, rounds_a = of_a[(ca, peer, metric, label)]
+            vb, rounds_b = of_b.get((cb, peer, metric, label), (None, None))
             if vb is None or not len(va) or not len(vb):
                 continue
             rng = rng_for(seed, "compare", ca, cb, peer, metric, label)
             if a is b:  # one experiment: both sides ran interleaved in the same rounds
                 r = ratio_of_medians(va, vb, rng, noise_floor)
             else:       # two experiments: each has its own machine states, round by round
-                r = ratio_of_medians_by_round(va, a.samples.rounds[(ca, peer, metric, label)], vb,
-                                              b.samples.rounds[(cb, peer, metric, label)], rng, noise_floor)
+                r = ratio_of_medians_by_round(va, rounds_a, vb, rounds_b, rng, noise_floor)
             rows.append(CompareRow(name, voc.peer_name(peer), METRICS[metric].name,
                                    label_text(METRICS[metric].name, label), len(va), len(vb),
                                    _median(va), _median(vb), r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0), ca, cb))

@@ -9,15 +9,18 @@ repetition (its REPETITION span, its run-queue wait, whether its trace was balan
 measure is a function of one repetition's records, so a batch's rows are the rows the whole
 dataset would give for those repetitions, bit for bit, in the same order within each sample.
 
-`tlsbench derive` stores them in the store (migration 012, one row per configuration and
-batch, each column a little-endian array); `tlsbench run` derives what it stored when a
-sweep ends. A report reads the stored batches its version wrote and derives the rest in
-memory, a batch at a time (a store written before, or a read-only one, stays unwritten).
+`tlsbench derive` stores them in the store (migrations 012 and 013: one row per configuration
+and batch, each column a little-endian array); `tlsbench run` derives what it stored when a
+sweep ends. A report reads the facts of every repetition at once and the measure rows one
+configuration at a time (`StoredSummaries`), so its memory does not grow with the records;
+what its version did not store it derives in memory, a batch at a time (a store written
+before, or a read-only one, stays unwritten).
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -34,9 +37,10 @@ if TYPE_CHECKING:
 
     from .load import Dataset
 
-# Bump whenever slices.py or measures.py change what a repetition's summaries are: stored
-# batches of another version are then ignored by reports and rebuilt by `tlsbench derive`.
-DERIVE_VERSION = 1
+# Bump whenever slices.py or measures.py change what a repetition's summaries are, or how
+# they are stored: stored batches of another version are then ignored by reports and rebuilt
+# by `tlsbench derive`. 2: one configuration per batch (migration 013).
+DERIVE_VERSION = 2
 # Records decoded at once while deriving (≈ 250 bytes of working memory each).
 BATCH_RECORDS = 400_000
 ZSTD_LEVEL = 3
@@ -153,31 +157,51 @@ def derive_missing(ds: "Dataset", positions: np.ndarray, read_traces: Callable[[
         yield derive_batch(ds, pos, read_traces(ds.reps.id[pos].tolist()))
 
 
+def _by_config(config_ids: np.ndarray, todo: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(configuration, positions of its repetitions in `todo`, ascending) for each configuration."""
+    positions = np.flatnonzero(todo)
+    order = np.argsort(config_ids[positions], kind="stable")
+    cfg = config_ids[positions[order]]
+    for start, end in zip(*_runs(cfg)):
+        yield int(cfg[start]), positions[order[start:end]]
+
+
+def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal values of a sorted array starts and ends."""
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if len(sorted_keys) else np.empty(0, int)
+    return starts, np.r_[starts[1:], len(sorted_keys)].astype(int)
+
+
 # ---------------------------------------------------------------- stored batches
 STORED_KINDS: tuple[Kind, ...] = ("handshakes", "device", "footprint", "instructions", "memory",
                                   "experiments")  # disjoint: store/sqlite.py _KIND_FILTERS
 
 
-def to_stored(derived: Derived, kind: Kind) -> DerivedBatch:
+def to_stored(derived: Derived, kind: Kind, config_id: int) -> DerivedBatch:
+    """One configuration's batch as a row of the store."""
     facts, table = derived.facts, derived.table
     f = {name: getattr(facts, name) for name, _ in FACT_COLUMNS}
     m = {name: getattr(table, name) for name, _ in MEASURE_COLUMNS}
     return DerivedBatch(DERIVE_VERSION, kind, int(facts.id[0]), int(facts.id[-1]), len(facts.id), len(table),
-                        table.incomplete_records, _columns(f, FACT_COLUMNS), _columns(m, MEASURE_COLUMNS))
+                        table.incomplete_records, _columns(f, FACT_COLUMNS), _columns(m, MEASURE_COLUMNS), config_id)
+
+
+def facts_from_stored(batch: DerivedBatch) -> RepFacts:
+    f = _uncolumns(batch.reps, batch.n_reps, FACT_COLUMNS)
+    return RepFacts(**{**f, "unbalanced": f["unbalanced"].astype(bool), "traced": f["traced"].astype(bool)})
 
 
 def from_stored(batch: DerivedBatch) -> Derived:
-    f = _uncolumns(batch.reps, batch.n_reps, FACT_COLUMNS)
     m = _uncolumns(batch.measures, batch.n_measures, MEASURE_COLUMNS)
-    facts = RepFacts(**{**f, "unbalanced": f["unbalanced"].astype(bool), "traced": f["traced"].astype(bool)})
-    return Derived(facts, MeasureTable(**m, incomplete_records=batch.incomplete_records))
+    return Derived(facts_from_stored(batch), MeasureTable(**m, incomplete_records=batch.incomplete_records))
 
 
 def combine(parts: Sequence[Derived], rep_ids: np.ndarray) -> Derived:
     """One dataset's summaries from batches of disjoint repetitions (stored and fresh):
     facts aligned with `rep_ids` (ascending; −1 where a repetition has none), the measure
     rows of each metric ordered by repetition as a whole-dataset derivation orders them.
-    Rows of repetitions not in `rep_ids` (stored since they were read) are left out."""
+    Rows of repetitions not in `rep_ids` (stored since they were read, or read from
+    elsewhere) are left out."""
     parts = sorted(parts, key=lambda p: int(p.facts.id[0]) if len(p.facts.id) else -1)
     n = sum(len(p.table) for p in parts)
     cols = {name: np.empty(n, dtype=dt) for name, dt in MEASURE_COLUMNS}
@@ -187,8 +211,7 @@ def combine(parts: Sequence[Derived], rep_ids: np.ndarray) -> Derived:
             cols[name][at:at + len(p.table)] = getattr(p.table, name)
         at += len(p.table)
     table = MeasureTable(**cols, incomplete_records=sum(p.table.incomplete_records for p in parts))
-    last = int(rep_ids[-1]) if len(rep_ids) else -1
-    if n and int(table.rep.max()) > last:
+    if n and not np.isin(table.rep, rep_ids).all():
         table = take_rows(table, np.flatnonzero(np.isin(table.rep, rep_ids)))
     facts = RepFacts(**{name: np.concatenate([getattr(p.facts, name) for p in parts]) if parts
                         else np.empty(0, dt) for name, dt in FACT_COLUMNS})
@@ -197,6 +220,9 @@ def combine(parts: Sequence[Derived], rep_ids: np.ndarray) -> Derived:
         facts = RepFacts(**{name: getattr(facts, name)[order] for name, _ in FACT_COLUMNS})
         table = take_rows(table, np.argsort(table.rep, kind="stable"))
     return Derived(_aligned(facts, rep_ids), table)
+
+
+EMPTY_TABLE = MeasureTable(*(np.empty(0, dt) for _, dt in MEASURE_COLUMNS))
 
 
 def take_rows(table: MeasureTable, rows: np.ndarray) -> MeasureTable:
@@ -225,6 +251,50 @@ def stored_rep_ids(store: "StoreReader", kind: Kind) -> np.ndarray:
     return np.concatenate(ids) if ids else np.empty(0, np.int64)
 
 
+@dataclass
+class StoredSummaries:
+    """A dataset's summaries as a report reads them: the facts of every repetition at once,
+    the measure rows a configuration at a time (`config_tables`), from the store where this
+    version stored them, else from those derived in memory (`fresh`)."""
+
+    path: Path
+    kind: Kind
+    facts: RepFacts       # aligned with the dataset's repetitions
+    stored: np.ndarray    # bool per repetition: its rows are in the store (else in `fresh`)
+    fresh: Derived        # the summaries of the other repetitions
+    incomplete_records: int  # of every repetition
+
+    def config_tables(self, config_ids: np.ndarray, wanted: Sequence[int]) -> Iterator[tuple[int, MeasureTable]]:
+        """(configuration, its measure rows) for each of `wanted` (ascending), each in the
+        order a whole-dataset derivation gives its rows; `config_ids` per repetition."""
+        from .load import reading
+
+        fresh_cfg = config_ids[np.searchsorted(self.facts.id, self.fresh.table.rep)] if len(self.fresh.table) else None
+        with reading(self.path) as store:
+            for cid in wanted:
+                parts = [from_stored(b) for b in store.derived_batches(self.kind, DERIVE_VERSION, int(cid))]
+                mine = config_ids == cid
+                table = combine(parts, self.facts.id[mine & self.stored]).table
+                if fresh_cfg is not None and np.any(mine & ~self.stored):
+                    extra = take_rows(self.fresh.table, np.flatnonzero(fresh_cfg == cid))
+                    table = merged(table, extra)
+                yield int(cid), table
+
+    def whole(self, config_ids: np.ndarray) -> Derived:
+        """Every repetition's summaries in memory (what needs every row at once)."""
+        wanted = np.unique(config_ids)
+        tables = [t for _, t in self.config_tables(config_ids, wanted.tolist())]
+        return Derived(self.facts, merged(*tables) if tables else take_rows(self.fresh.table, np.empty(0, int)))
+
+
+def merged(*tables: MeasureTable) -> MeasureTable:
+    """The rows of several tables of disjoint repetitions, each metric's ordered by repetition
+    (a stable sort: a repetition's rows keep their order), as a whole-dataset derivation."""
+    rows = {name: np.concatenate([getattr(t, name) for t in tables]) for name, _ in MEASURE_COLUMNS}
+    table = MeasureTable(**rows, incomplete_records=sum(t.incomplete_records for t in tables))
+    return take_rows(table, np.lexsort((table.rep, table.metric)))
+
+
 def derive_store(store: "Store", rebuild: bool = False) -> tuple[int, int]:
     """Stores the summaries of every repetition that has none of this version (all of them
     with `rebuild`), a batch per transaction (a killed derive keeps what it wrote); returns
@@ -237,9 +307,10 @@ def derive_store(store: "Store", rebuild: bool = False) -> tuple[int, int]:
         if not store.has(kind):
             continue
         ds = load_tables(store, kind)
-        todo = np.flatnonzero(~np.isin(ds.reps.id, stored_rep_ids(store, kind)))
-        for part in derive_missing(ds, todo, lambda ids, k=kind: store.traces(k, ids), ds.reps.n_events):
-            store.add_derived_batches([to_stored(part, kind)])
-            written += 1
-        derived += len(todo)
+        todo = ~np.isin(ds.reps.id, stored_rep_ids(store, kind))
+        for cid, positions in _by_config(ds.reps.config_id, todo):
+            for part in derive_missing(ds, positions, lambda ids, k=kind: store.traces(k, ids), ds.reps.n_events):
+                store.add_derived_batches([to_stored(part, kind, cid)])
+                written += 1
+        derived += int(np.count_nonzero(todo))
     return derived, written

@@ -173,21 +173,18 @@ def device_vs_host(device: Measured, host: Measured, source: str) -> DeviceVsHos
     return DeviceVsHost(source, rows, _ranks(rows), unmatched)
 
 
-def _median(m: Measured, cid: int, metric: str, peer: int, label: int) -> np.ndarray:
-    return m.samples.values.get((cid, peer, METRIC[metric], label), np.empty(0))
-
-
 def _rows(device: Measured, host: Measured, d: int, h: int) -> list[SideBySide]:
     voc, wanted = vocab(), {METRIC[m] for m in SIDE_BY_SIDE}
-    keys = sorted((k for k in device.samples.values if k[0] == d and k[2] in wanted),
+    of_device, of_host = device.samples.of_config(d), host.samples.of_config(h)
+    keys = sorted((k for k in of_device if k[2] in wanted),
                   key=lambda k: (k[1], SIDE_BY_SIDE.index(METRICS[k[2]].name), k[3]))
     out = []
     for _, peer, metric, label in keys:
-        dv, hv = device.samples.values[(d, peer, metric, label)], host.samples.values.get((h, peer, metric, label))
+        dv, hv = of_device[(d, peer, metric, label)][0], of_host.get((h, peer, metric, label), (None,))[0]
         if hv is None or not len(dv) or not len(hv):
             continue
         name = METRICS[metric].name
-        totals = [_median(m, c, "handshake_processing", peer, NO_LABEL) for m, c in ((device, d), (host, h))]
+        totals = [m.samples.get(c, "handshake_processing", peer) for m, c in ((device, d), (host, h))]
         share = [100 * float(np.median(v)) / float(np.median(t)) if name in ("step", "crypto") and len(t) else
                  float("nan") for v, t in zip((dv, hv), totals)]
         rng = rng_for(0, "device-vs-host", d, h, peer, metric, label)

@@ -23,7 +23,7 @@ from tlsbench.store.reader import DeviceImage, Kind, StoreReader, StoredConfig
 from tlsbench.store.sqlite import Store
 
 from . import derived as derivation
-from .derived import Derived, RepFacts
+from .derived import Derived, RepFacts, StoredSummaries
 from .measures import MeasureTable
 from .slices import Events, Slices, build_slices, decode_many
 from .units import TIME, Unit, of_hello
@@ -86,7 +86,8 @@ class Dataset:
     footprint: "Dataset | None" = None  # with a device dataset: its memory image's repetitions, if any
     kind: Kind = "handshakes"  # which configurations of the store it holds
     decoded: tuple[Events, Slices] | None = None  # the traces, decoded when first asked for
-    summaries: Derived | None = None  # per-repetition summaries (derived from `decoded` when None)
+    summaries: Derived | None = None  # every repetition's summaries in memory (from `stored` or `decoded` when None)
+    stored: StoredSummaries | None = None  # or the store's: facts in memory, measure rows per configuration
     derived_now: int = 0  # repetitions whose summaries were not stored (derived by this load)
 
     @property
@@ -114,23 +115,49 @@ class Dataset:
     @property
     def derived(self) -> Derived:
         if self.summaries is None:
-            self.summaries = derivation.derive_dataset(self)
+            self.summaries = (self.stored.whole(self.reps.config_id) if self.stored is not None
+                              else derivation.derive_dataset(self))
         return self.summaries
 
     @property
     def table(self) -> MeasureTable:
-        """The measures of every repetition (analysis/measures.py)."""
+        """The measures of every repetition (analysis/measures.py), all in memory: what reads
+        them a configuration at a time asks `config_tables` instead."""
         return self.derived.table
 
     @property
     def facts(self) -> RepFacts:
         """Per repetition, aligned with `reps`: what its trace says beyond measures."""
-        return self.derived.facts
+        return self.stored.facts if self.stored is not None and self.summaries is None else self.derived.facts
+
+    @property
+    def incomplete_records(self) -> int:
+        """Record calls left without a completing call, over every repetition."""
+        return self.stored.incomplete_records if self.stored is not None else self.derived.table.incomplete_records
+
+    def config_tables(self, table: MeasureTable | None = None,
+                      wanted: Sequence[int] | None = None) -> Iterator[tuple[int, MeasureTable]]:
+        """(configuration, the measure rows of its repetitions) for each configuration with
+        repetitions (or each of `wanted`), by id; a configuration's rows in table order. Of
+        `table`, else of the dataset's measures: from the store one configuration at a time
+        where it holds them, so only one is in memory at once."""
+        config_ids = self.reps.config_id
+        wanted = sorted(wanted) if wanted is not None else np.unique(config_ids).tolist()
+        if table is None and self.stored is not None and self.summaries is None:
+            yield from self.stored.config_tables(config_ids, wanted)
+            return
+        table = self.table if table is None else table
+        row_cfg = config_ids[self.rep_index(table.rep)]
+        rows = np.argsort(row_cfg, kind="stable")
+        sorted_cfg = row_cfg[rows]
+        first, last = np.searchsorted(sorted_cfg, wanted), np.searchsorted(sorted_cfg, wanted, side="right")
+        for cid, a, b in zip(wanted, first.tolist(), last.tolist()):
+            yield cid, derivation.take_rows(table, rows[a:b])
 
     def with_traces(self, reps: Reps, events: Events, slices: Slices) -> "Dataset":
         """This dataset's context over other repetitions and traces (no companions)."""
-        return replace(self, reps=reps, decoded=(events, slices), summaries=None, experiments=None, host=None,
-                       footprint=None, derived_now=0)
+        return replace(self, reps=reps, decoded=(events, slices), summaries=None, stored=None, experiments=None,
+                       host=None, footprint=None, derived_now=0)
 
     def traced(self, rep_ids: Sequence[int]) -> "Dataset":
         """The same dataset with only these repetitions' traces decoded (a figure, an export)."""
@@ -259,7 +286,7 @@ def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, exp
             events = decode_many([t[1] for t in traces], [t[0] for t in traces])
             ds.decoded = (events, build_slices(events))
         else:
-            ds.summaries, ds.derived_now = summaries(store, ds)
+            ds.stored, ds.derived_now = summaries(store, ds)
         whole = rep_ids is None and kind in ("handshakes", "device")
         ds.experiments = load(store, experiments=True, path=ds.path) if whole and store.has_experiments() else None
         on_device = whole and kind == "device"
@@ -300,11 +327,19 @@ def load_tables(store: StoreReader, kind: Kind, path: Path | None = None) -> Dat
                    unit=unit, target=target, devices=store.devices(), kind=kind)
 
 
-def summaries(store: StoreReader, ds: Dataset) -> tuple[Derived, int]:
-    """A dataset's summaries: those stored by this version of the derivation, the rest
-    derived now from the records (a batch at a time); and how many were derived now."""
-    stored = [derivation.from_stored(b) for b in store.derived_batches(ds.kind, derivation.DERIVE_VERSION)]
-    have = np.concatenate([d.facts.id for d in stored]) if stored else np.empty(0, np.int64)
-    missing = np.flatnonzero(~np.isin(ds.reps.id, have))
-    fresh = list(derivation.derive_missing(ds, missing, lambda ids: store.traces(ds.kind, ids), ds.reps.n_events))
-    return derivation.combine(stored + fresh, ds.reps.id), len(missing)
+def summaries(store: StoreReader, ds: Dataset) -> tuple[StoredSummaries, int]:
+    """A dataset's summaries: the facts of those stored by this version of the derivation
+    (their measure rows stay in the store until a configuration is read), the rest derived
+    now from the records (a batch at a time); and how many were derived now."""
+    facts, incomplete = [], 0
+    for batch in store.derived_batches(ds.kind, derivation.DERIVE_VERSION):
+        facts.append(derivation.facts_from_stored(batch))
+        incomplete += batch.incomplete_records
+    have = np.concatenate([f.id for f in facts]) if facts else np.empty(0, np.int64)
+    stored = np.isin(ds.reps.id, have)
+    missing = np.flatnonzero(~stored)
+    fresh = derivation.combine(list(derivation.derive_missing(ds, missing, lambda ids: store.traces(ds.kind, ids),
+                                                              ds.reps.n_events)), ds.reps.id[missing])
+    everything = derivation.combine([Derived(f, derivation.EMPTY_TABLE) for f in facts] + [fresh], ds.reps.id)
+    return StoredSummaries(store.path, ds.kind, everything.facts, stored, fresh,
+                           incomplete + fresh.table.incomplete_records), len(missing)

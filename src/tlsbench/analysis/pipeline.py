@@ -16,7 +16,7 @@ from .exclusions import exclusions, load_warning
 from .load import Dataset, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable
 from .results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
-from .samples import Measured, config_labels, split_samples, summarize_all
+from .samples import Measured, config_labels, summarize_dataset
 from .stats import round_medians
 from .vocab import vocab
 
@@ -25,11 +25,11 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     """Measures, statistics, winners, group-bys, libraries and primitives of one dataset
     (its experiments come with it: load() reads them in the same visit to the store)."""
     costs = None  # per slice: computed only if something asks (Measured.costs)
-    table = ds.table
-    samples = split_samples(ds, table, include_flagged)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
+    # A configuration at a time: `table` keeps the rows of the KEPT measures only.
+    samples, rows, table = summarize_dataset(ds, seed, include_flagged)
     labels = config_labels(ds.configs)
-    res = Results(context(ds, table, include_flagged), ds.configs, labels, summarize_all(samples, seed, ds.unit.name))
+    res = Results(context(ds, table, include_flagged), ds.configs, labels, rows)
     res.exclusions = exclusions(ds, include_flagged)
     res.winners = winners.find_winners(labels, samples, seed, no_data=res.no_data)
     res.groups = groups.default_group_tables(ds, samples, seed)

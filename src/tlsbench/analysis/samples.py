@@ -5,9 +5,11 @@ group-bys, libraries and comparisons are computed from."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
+from .derived import EMPTY_TABLE, merged, take_rows
 from .load import Config, Dataset
 from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, label_text, slice_costs
 from .stats import Summary, rng_for, summarize
@@ -22,52 +24,100 @@ GroupKey = tuple[int, int, int, int]  # (config id, peer, metric code, label)
 COUNTER = "ns"  # a METRICS unit: the agent's counter (HELLO clock.unit; ns on a host)
 
 
+# Measures whose values, not only their statistics, the report's views across configurations
+# use: the winners' questions and group-bys, the figures, the precision and drift checks.
+# Every other measure is summarised a configuration at a time and its values let go (a
+# comparison reads a configuration's again: Samples.of_config), so memory stays flat.
+KEPT = frozenset({"handshake_processing", "handshake_time", "handshake_io", "write_processing_post",
+                  "read_processing_pre"})
+KEPT_CODES = np.array(sorted(METRIC[m] for m in KEPT))
+
+ConfigSamples = dict[GroupKey, tuple[np.ndarray, np.ndarray]]  # (values, the round of each)
+
+
 @dataclass
 class Samples:
-    """Values per (config, peer, metric, label) after exclusions."""
+    """Values per (config, peer, metric, label) after exclusions: those of the KEPT measures
+    (every measure where the dataset was split whole, as the precision rule does), and any
+    configuration's on request (`of_config`)."""
 
     values: dict[GroupKey, np.ndarray]
     excluded_reps: dict[int, int]      # config id -> repetitions excluded
     used_reps: dict[int, int]          # config id -> repetitions used
     rounds: dict[GroupKey, np.ndarray] = field(default_factory=dict)  # the round of each value
+    read_config: Callable[[int], ConfigSamples] | None = None  # every sample of one configuration
+    _last: tuple[int, ConfigSamples] | None = None  # the configuration read last (a comparison reads it again)
 
     def get(self, config: int, metric: str, peer: int = NO_PEER, label: int = NO_LABEL) -> np.ndarray:
         return self.values.get((config, peer, METRIC[metric], label), np.empty(0))
 
+    def of_config(self, config: int) -> ConfigSamples:
+        """Every sample of one configuration, values and rounds (read again from the store
+        where only the KEPT ones are held)."""
+        if self.read_config is None:
+            return {k: (v, self.rounds[k]) for k, v in self.values.items() if k[0] == config}
+        if self._last is None or self._last[0] != config:
+            self._last = (config, self.read_config(config))
+        return self._last[1]
 
-def split_samples(ds: Dataset, mt: MeasureTable, include_flagged: bool = False) -> Samples:
-    """The values of every (config, peer, metric, label) of the repetitions kept, in table
-    order within each sample (a stable split); one configuration at a time, so the working
-    memory beyond the samples is a few bytes per table row."""
-    excl = ds.excluded_mask(include_flagged)
-    cfg_ids = np.unique(ds.reps.config_id)
-    rep_cfg = np.searchsorted(cfg_ids, ds.reps.config_id).astype(np.int32)  # dense config index
-    rep_cfg[excl] = -1
-    row_cfg = rep_cfg[ds.rep_index(mt.rep)] if len(mt) else np.empty(0, np.int32)
-    rows = np.argsort(row_cfg, kind="stable")  # rows of each configuration, in table order
-    first = np.searchsorted(row_cfg[rows], np.arange(-1, len(cfg_ids) + 1))
-    del row_cfg
-    values = np.empty(len(rows) - first[1])
-    rounds = np.empty(len(values), dtype=ds.reps.round.dtype)
-    out_v: dict[GroupKey, np.ndarray] = {}
-    out_r: dict[GroupKey, np.ndarray] = {}
-    for i, cid in enumerate(cfg_ids.tolist()):
-        mine = rows[first[i + 1]:first[i + 2]]
-        mine = mine[np.lexsort((mt.label[mine], mt.metric[mine], mt.peer[mine]))]
-        at = first[i + 1] - first[1]
-        values[at:at + len(mine)] = mt.value[mine]
-        rounds[at:at + len(mine)] = ds.reps.round[ds.rep_index(mt.rep[mine])]
-        cols = [mt.peer[mine], mt.metric[mine], mt.label[mine]]
-        change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(mine) else np.empty(0, bool)
-        starts = np.flatnonzero(change)
-        for s, e in zip(starts.tolist(), np.r_[starts[1:], len(mine)].tolist()):
-            key = (cid, *(int(c[s]) for c in cols))
-            out_v[key], out_r[key] = values[at + s:at + e], rounds[at + s:at + e]
+
+def split_config(ds: Dataset, table: MeasureTable, excluded: np.ndarray) -> ConfigSamples:
+    """The samples of one configuration's measure rows: the repetitions not `excluded` (per
+    repetition of ds.reps), each sample's values in table order (a stable split)."""
+    mine = np.flatnonzero(~excluded[ds.rep_index(table.rep)]) if len(table) else np.empty(0, np.int64)
+    mine = mine[np.lexsort((table.label[mine], table.metric[mine], table.peer[mine]))]
+    values, rounds = table.value[mine], ds.reps.round[ds.rep_index(table.rep[mine])]
+    cols = [table.peer[mine], table.metric[mine], table.label[mine]]
+    change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(mine) else np.empty(0, bool)
+    starts = np.flatnonzero(change)
+    out: ConfigSamples = {}
+    cid = int(ds.reps.config_id[ds.rep_index(table.rep[0])]) if len(table) else -1
+    for s, e in zip(starts.tolist(), np.r_[starts[1:], len(mine)].tolist()):
+        out[(cid, *(int(c[s]) for c in cols))] = (values[s:e], rounds[s:e])
+    return out
+
+
+def _counts(ds: Dataset, excl: np.ndarray) -> tuple[dict[int, int], dict[int, int]]:
+    """Per configuration: repetitions excluded, repetitions used."""
     ex_cfg = ds.reps.config_id[excl]
-    return Samples(out_v,
-                   excluded_reps={c: int(np.count_nonzero(ex_cfg == c)) for c in ds.configs},
-                   used_reps={c: int(np.count_nonzero((ds.reps.config_id == c) & ~excl)) for c in ds.configs},
-                   rounds=out_r)
+    return ({c: int(np.count_nonzero(ex_cfg == c)) for c in ds.configs},
+            {c: int(np.count_nonzero((ds.reps.config_id == c) & ~excl)) for c in ds.configs})
+
+
+def split_samples(ds: Dataset, mt: MeasureTable | None = None, include_flagged: bool = False) -> Samples:
+    """Every sample of the dataset (of `mt`, else of its measures), all in memory."""
+    excl = ds.excluded_mask(include_flagged)
+    values: dict[GroupKey, np.ndarray] = {}
+    rounds: dict[GroupKey, np.ndarray] = {}
+    for _, table in ds.config_tables(mt):
+        for key, (v, r) in split_config(ds, table, excl).items():
+            values[key], rounds[key] = v, r
+    return Samples(values, *_counts(ds, excl), rounds=rounds)
+
+
+def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> tuple[Samples, list[Row], MeasureTable]:
+    """The statistics of every sample, a configuration at a time (one in memory at once), the
+    samples of the KEPT measures and their rows of the measure table (each metric's by
+    repetition), with a way back to any configuration's samples."""
+    excl = ds.excluded_mask(include_flagged)
+    values: dict[GroupKey, np.ndarray] = {}
+    rounds: dict[GroupKey, np.ndarray] = {}
+    rows: list[Row] = []
+    kept: list[MeasureTable] = []
+    excluded_reps, used_reps = _counts(ds, excl)
+    for _, table in ds.config_tables():
+        for key, (v, r) in split_config(ds, table, excl).items():
+            rows.append(summary_row(key, v, r, excluded_reps.get(key[0], 0), seed, ds.unit.name))
+            if key[2] in KEPT_CODES:
+                values[key], rounds[key] = v.copy(), r.copy()  # not views: the configuration's table goes
+        kept.append(take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES))))
+    kept_table = merged(*kept, EMPTY_TABLE)
+    kept_table.incomplete_records = ds.incomplete_records
+
+    def read_config(cid: int) -> ConfigSamples:
+        return next((split_config(ds, t, excl) for _, t in ds.config_tables(wanted=[cid])), {})
+
+    return Samples(values, excluded_reps, used_reps, rounds, read_config), rows, kept_table
 
 
 @dataclass(frozen=True)
@@ -108,23 +158,31 @@ def _shown(c: Config, name: str) -> str:
 def summarize_group(samples: Samples, key: GroupKey, seed: int) -> Summary:
     """The statistics of one group, exactly as the report shows them: the precision rule
     (analysis/precision.py) decides on this very interval (one seed, one key)."""
+    return summarize_values(key, samples.values[key], samples.rounds.get(key), samples.excluded_reps.get(key[0], 0),
+                            seed)
+
+
+def summarize_values(key: GroupKey, values: np.ndarray, rounds: np.ndarray | None, excluded: int, seed: int) -> Summary:
     cid, peer, metric, label = key
     m = METRICS[metric]
-    return summarize(samples.values[key], rng_for(seed, cid, peer, m.name, label), mean_ci=m.name in HEADLINE,
-                     excluded=samples.excluded_reps.get(cid, 0), rounds=samples.rounds.get(key))
+    return summarize(values, rng_for(seed, cid, peer, m.name, label), mean_ci=m.name in HEADLINE,
+                     excluded=excluded, rounds=rounds)
+
+
+def summary_row(key: GroupKey, values: np.ndarray, rounds: np.ndarray | None, excluded: int, seed: int,
+                counter_unit: str = COUNTER) -> Row:
+    """The statistics of one sample as a row; a measure of the counter is in `counter_unit`
+    (the dataset's: ns on a host, instructions on a device)."""
+    cid, peer, metric, label = key
+    m = METRICS[metric]
+    return Row(cid, vocab().peer_name(peer), m.name, label_text(m.name, label),
+               counter_unit if m.unit == COUNTER else m.unit, summarize_values(key, values, rounds, excluded, seed))
 
 
 def summarize_all(samples: Samples, seed: int, counter_unit: str = COUNTER) -> list[Row]:
-    """Statistics of every sample; a measure of the counter is in `counter_unit` (the
-    dataset's: ns on a host, instructions on a device)."""
-    voc = vocab()
-    rows = []
-    for key in samples.values:
-        cid, peer, metric, label = key
-        m = METRICS[metric]
-        rows.append(Row(cid, voc.peer_name(peer), m.name, label_text(m.name, label),
-                        counter_unit if m.unit == COUNTER else m.unit, summarize_group(samples, key, seed)))
-    return rows
+    """Statistics of every sample held."""
+    return [summary_row(key, v, samples.rounds.get(key), samples.excluded_reps.get(key[0], 0), seed, counter_unit)
+            for key, v in samples.values.items()]
 
 
 @dataclass
@@ -133,8 +191,8 @@ class Measured:
 
     ds: Dataset
     computed_costs: SliceCosts | None  # None until `costs` is first asked for
-    table: MeasureTable
-    samples: Samples
+    table: MeasureTable  # the rows of the KEPT measures (every row: ds.table)
+    samples: Samples     # the KEPT measures' samples; any configuration's: samples.of_config
     labels: dict[int, str]  # configuration id -> display name (config_labels)
 
     @property

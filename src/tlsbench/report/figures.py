@@ -124,15 +124,13 @@ def _short(name: str, width: int = 46) -> str:
 def step_stacks(analysis: Analysis) -> list[FigureSpec]:
     """Per-suite stacked median step processing, one panel per peer, bars sorted by total."""
     voc = vocab()
-    res, samples = analysis.results, analysis.samples
-    step = METRIC["step"]
+    res = analysis.results
     out = []
     for peer_name in ("client", "server"):
-        peer = voc.peers[peer_name]
         per_cfg: dict[int, dict[int, float]] = {}
-        for (cid, p, m, lab), v in samples.values.items():
-            if m == step and p == peer and len(v):
-                per_cfg.setdefault(cid, {})[lab] = float(np.median(v))
+        for r in res.rows:  # the step samples' medians (their values are not held: analysis/samples.py KEPT)
+            if r.metric == "step" and r.peer == peer_name and r.summary.n:
+                per_cfg.setdefault(r.config_id, {})[voc.label_id[r.label]] = r.summary.median
         if not per_cfg:
             continue
         steps = [s for s in voc.labels_in("step") if any(s in d for d in per_cfg.values())]

@@ -110,8 +110,9 @@ class PeerTrace:
 
 @dataclass(frozen=True)
 class DerivedBatch:
-    """A `derived_batch` row (migration 012): the derived summaries of a kind's repetitions
-    first_rep..last_rep, as column blobs (analysis/derived.py lays them out)."""
+    """A `derived_batch` row (migrations 012, 013): the derived summaries of a kind's
+    repetitions first_rep..last_rep of one configuration, as column blobs
+    (analysis/derived.py lays them out)."""
 
     version: int
     kind: str
@@ -122,6 +123,7 @@ class DerivedBatch:
     incomplete_records: int
     reps: bytes
     measures: bytes
+    config_id: int | None = None  # None: several configurations (version 1 of the derivation)
 
 
 class StoreReader(Protocol):
@@ -142,4 +144,5 @@ class StoreReader(Protocol):
     def energy_capture(self) -> StoredCapture | None: ...
     def window_energies(self, capture_id: int) -> WindowEnergies: ...
     def devices(self) -> list[DeviceImage]: ...
-    def derived_batches(self, kind: Kind = "all", version: int | None = None) -> Iterator[DerivedBatch]: ...
+    def derived_batches(self, kind: Kind = "all", version: int | None = None,
+                        config_id: int | None = None) -> Iterator[DerivedBatch]: ...

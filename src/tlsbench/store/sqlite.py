@@ -610,15 +610,22 @@ class Store:
                 query + f" WHERE repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY repetition_id", chunk)]
         return out
 
-    def derived_batches(self, kind: Kind = "all", version: int | None = None) -> Iterator[DerivedBatch]:
-        """The derived batches (migration 012) of a kind of configurations, by first repetition;
-        with `version`, only those that version wrote (none in an older store)."""
-        if not self._columns("derived_batch"):
+    def derived_batches(self, kind: Kind = "all", version: int | None = None,
+                        config_id: int | None = None) -> Iterator[DerivedBatch]:
+        """The derived batches (migrations 012, 013) of a kind of configurations, by first
+        repetition; with `version`, only those that version wrote, with `config_id` only that
+        configuration's (none in an older store)."""
+        columns = self._columns("derived_batch")
+        if not columns:
             return
-        names = [f.name for f in fields(DerivedBatch)]
+        names = [f.name if f.name in columns else f"NULL AS {f.name}" for f in fields(DerivedBatch)]
+        where = "kind = ? AND version IS COALESCE(?, version)"
+        if config_id is not None:
+            if "config_id" not in columns:
+                return
+            where += f" AND config_id = {int(config_id)}"
         yield from (DerivedBatch(*r) for r in self.conn.execute(
-            f"SELECT {', '.join(names)} FROM derived_batch WHERE kind = ? AND version IS COALESCE(?, version)"
-            " ORDER BY first_rep", (kind, version)))
+            f"SELECT {', '.join(names)} FROM derived_batch WHERE {where} ORDER BY first_rep", (kind, version)))
 
     def add_derived_batches(self, batches: Sequence[DerivedBatch]) -> None:
         """Stores derived batches in one transaction."""

@@ -128,5 +128,5 @@ def estimate(analysis: Analysis, op: OperatingPoint) -> EnergyTable:
     unit = analysis.ds.unit
     _steps(slices, costs, io, voc, op, rows, unit)
     _handshake_window(slices, costs, io, voc, op, rows, unit)
-    _records(analysis.table, op, rows, unit)
+    _records(analysis.ds.table, op, rows, unit)  # every row (analysis.table keeps a few measures)
     return rows.table()
