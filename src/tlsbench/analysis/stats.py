@@ -141,7 +141,7 @@ def _boot_medians_sorted(xs: np.ndarray, rng: np.random.Generator, n_boot: int) 
     if n % 2:
         return xs[lo]
     hi = lo + _upper_middle_offset(n, lo, rng)
-    return (xs[lo] + xs[hi]) / 2
+    return (np.take(xs, lo) + np.take(xs, hi)) / 2
 
 
 # C(j−1), the resample's count of values below x₍ⱼ₎, lies within this many of k−1 whenever
@@ -176,12 +176,21 @@ def _upper_middle_offset(n: int, lo: np.ndarray, rng: np.random.Generator) -> np
     resample are ≤ x₍ⱼ₎ and the other n − k are uniform over the n − j larger ones, so the
     offset is the least of n − k uniform draws from 1..n−j (inverse CDF)."""
     k = n // 2
-    coincide = _upper_middle_coincides(n, k)[lo]
-    above = n - (lo + 1)
+    coincide = np.take(_upper_middle_coincides(n, k), lo)
+    above = (n - 1) - lo
     u_same, u_min = rng.random(len(lo)), rng.random(len(lo))
-    least = np.ceil(above * -np.expm1(np.log1p(-u_min) / (n - k)))
-    offset = np.clip(least, 1, np.maximum(above, 1)).astype(np.int64)
-    return np.where((u_same < coincide) | (above == 0), 0, offset)
+    # ceil(above · −expm1(log1p(−u) / (n − k))) clipped to 1..above (0 when above is 0), in
+    # place; the same float operations as ever, so the same offsets.
+    least = np.negative(u_min)
+    np.log1p(least, out=least)
+    least /= n - k
+    np.expm1(least, out=least)
+    np.negative(least, out=least)
+    least *= above
+    np.ceil(least, out=least)
+    np.minimum(np.maximum(least, 1, out=least), above, out=least)
+    np.copyto(least, 0, where=u_same < coincide)
+    return least.astype(np.int64)
 
 
 def boot_means(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT_MEAN) -> np.ndarray:
@@ -405,21 +414,30 @@ def _boot_medians_by_round_sorted(xs: np.ndarray, cluster: np.ndarray, k: int, r
     # Counts are integers: exact in int32 while a draw's total (≤ k·n) fits.
     dtype = np.int32 if k * n < 2**31 else np.int64
     picks = np.bincount(picked.ravel(), minlength=n_boot * k).reshape(n_boot, k).astype(dtype)
-    # upto[j]: values of each round among xs[:j + 1], repeated past the end to a power of two
-    # so the search below needs no bounds.
-    steps = max(1, (n - 1).bit_length())
-    upto = np.zeros((1 << steps, k), dtype)
-    upto[np.arange(n), cluster] = 1
-    upto[n:] = upto[:n].sum(axis=0)
-    np.cumsum(upto[:n], axis=0, out=upto[:n])
-    need = (picks @ upto[-1] + 1) // 2  # a weighted count ≥ half the draw's total
+    # Every draw's median lies between the lowest and the highest of the rounds' own lower
+    # medians (at the lowest, each round has < half its values up to it; at the highest,
+    # ≥ half), so the search spans only the positions from first to last of those.
+    counts = np.bincount(cluster, minlength=k)
+    by_round = np.argsort(cluster.astype(np.int16) if k < 2**15 else cluster, kind="stable")
+    medians_at = by_round[np.cumsum(counts) - counts + (counts - 1) // 2]
+    first, last = int(medians_at.min()), int(medians_at.max())
+    steps = (last - first).bit_length()
+    # upto[i]: values of each round among xs[:first + i + 1], repeated past `last` (to a power
+    # of two, so the search needs no bounds).
+    upto = np.zeros((max(1, 1 << steps), k), dtype)
+    span = last - first + 1
+    upto[np.arange(span), cluster[first:last + 1]] = 1
+    upto[0] += np.bincount(cluster[:first], minlength=k).astype(dtype)
+    np.cumsum(upto[:span], axis=0, out=upto[:span])
+    upto[span:] = upto[span - 1]
+    need = (np.einsum("bk,k->b", picks, counts.astype(dtype)) + 1) // 2  # a weighted count ≥ half the draw's total
     # Binary search (by halving steps, so a fixed number of rounds): lo ends as the count of
     # positions whose weighted count is short of half, i.e. the first position that reaches it.
     lo = np.zeros(n_boot, np.intp)
     for step in (1 << np.arange(steps - 1, -1, -1)).tolist():
         short = np.einsum("bk,bk->b", picks, np.take(upto, lo + (step - 1), axis=0)) < need
-        lo += short * step
-    return xs[lo]
+        np.add(lo, step, out=lo, where=short)
+    return xs[lo + first]
 
 
 def ratio_of_medians_by_round(a: np.ndarray, rounds_a: np.ndarray, b: np.ndarray, rounds_b: np.ndarray,
