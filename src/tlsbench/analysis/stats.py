@@ -431,7 +431,7 @@ def _boot_medians_by_round_sorted(xs: np.ndarray, cluster: np.ndarray, k: int, r
     np.cumsum(upto[:span], axis=0, out=upto[:span])
     upto[span:] = upto[span - 1]
     need = (np.einsum("bk,k->b", picks, counts.astype(dtype)) + 1) // 2  # a weighted count ≥ half the draw's total
-    # Binary search (by halving steps, so a fixed number of rounds): lo ends as the count of
+    # Binary search (by halving steps, so a fixed number of iterations): lo ends as the count of
     # positions whose weighted count is short of half, i.e. the first position that reaches it.
     lo = np.zeros(n_boot, np.intp)
     for step in (1 << np.arange(steps - 1, -1, -1)).tolist():
