@@ -2,6 +2,7 @@
 """Statistics: properties (hypothesis) and known values."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import Counter
@@ -210,3 +211,74 @@ def test_round_bootstrap_is_seeded_and_its_draws_are_sample_values():
     a = S.boot_medians_by_round(x, rounds, np.random.default_rng(9), 500)
     assert np.array_equal(a, S.boot_medians_by_round(x, rounds, np.random.default_rng(9), 500))
     assert set(a.tolist()) <= set(x.tolist())
+
+
+def _same_summary(a: S.Summary, b: S.Summary) -> bool:
+    """Every field equal with == (NaN equal to NaN), intervals element by element."""
+    def eq(u, v):
+        if isinstance(u, tuple):
+            return len(u) == len(v) and all(map(eq, u, v))
+        return u == v or (isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v))
+    return all(eq(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(S.Summary))
+
+
+def _identity_cases():
+    """Samples of every shape summarize() meets: odd/even n, n < 3, ties, zeros and
+    negatives, NaN/inf (dropped), no rounds, one round, few and many rounds, rounds as
+    sparse or negative integers and as strings, with and without the mean's interval."""
+    g = np.random.default_rng(2024)
+    sizes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 31, 50, 61, 100, 299, 300, 1000, 2001, 3000]
+    for i in range(240):
+        n = sizes[i % len(sizes)] if i < 2 * len(sizes) else int(g.integers(0, 700))
+        shape = i % 5
+        if shape == 0:
+            x = g.lognormal(10, 0.1, n)                       # continuous, no ties
+        elif shape == 1:
+            x = np.round(g.lognormal(6, 0.05, n))             # integer ns: many ties
+        elif shape == 2:
+            x = g.integers(0, 4, n).astype(float)             # few distinct values, zeros
+            if i % 3 == 0:  # −0.0 beside +0.0: equal (==), though a zero's sign may differ
+                x *= g.choice([-1.0, 1.0], n)
+        elif shape == 3:
+            x = g.normal(0, 1, n)                             # negatives, NaN and inf to drop
+            x[g.random(n) < 0.1] = np.nan
+            x[g.random(n) < 0.03] = np.inf
+        else:
+            x = np.r_[g.lognormal(10, 0.05, n - n // 10), g.lognormal(11, 0.5, n // 10)]  # outliers
+        k = int(g.choice([1, 2, 3, 5, 12, 22, 30]))
+        rounds = g.integers(0, k, n)
+        if i % 7 == 0:
+            rounds = rounds * 5 - 7                           # sparse, negative round numbers
+        if i % 11 == 0:
+            rounds = np.array([f"r{r}" for r in rounds], dtype=object if n else str)
+        yield x, (None if i % 6 == 0 else rounds), bool(i % 2), i
+
+
+def test_summarize_is_bit_identical_to_the_reference():
+    """The faster summarize() returns what the original (tests/stats_reference.py) returned,
+    float for float, consuming the same draws from the same seeded generator."""
+    import stats_reference as ref
+    for x, rounds, mean_ci, seed in _identity_cases():
+        rng_new, rng_ref = np.random.default_rng(seed), np.random.default_rng(seed)
+        new = S.summarize(x, rng_new, mean_ci=mean_ci, excluded=seed % 3, rounds=rounds)
+        old = ref.summarize(x, rng_ref, mean_ci=mean_ci, excluded=seed % 3, rounds=rounds)
+        assert _same_summary(new, old), (seed, len(x), new, old)
+        assert rng_new.random() == rng_ref.random()  # the same number of draws was taken
+
+
+@pytest.mark.parametrize("n,k", [(1, 1), (2, 3), (7, 3), (60, 12), (301, 22), (3000, 22), (800, 30)])
+def test_bootstraps_and_spread_are_bit_identical_to_the_reference(n, k):
+    import stats_reference as ref
+    g = np.random.default_rng(n * k)
+    for x in (g.lognormal(size=n), np.round(g.lognormal(3, 0.3, n))):
+        rounds = np.r_[np.arange(min(k, n)), g.integers(0, k, max(0, n - k))][:n]
+        for name in ("boot_medians", "boot_means"):
+            assert np.array_equal(getattr(S, name)(x, np.random.default_rng(1)),
+                                  getattr(ref, name)(x, np.random.default_rng(1)))
+        assert np.array_equal(S.boot_medians_by_round(x, rounds, np.random.default_rng(2)),
+                              ref.boot_medians_by_round(x, rounds, np.random.default_rng(2)))
+        draws = g.normal(size=int(g.integers(1, 5000)))
+        assert S.percentile_ci(draws) == ref.percentile_ci(draws)
+        assert S.tukey_counts(x) == ref.tukey_counts(x)
+        spread = (S.round_spread_pct(x, rounds), ref.round_spread_pct(x, rounds))
+        assert spread[0] == spread[1] or all(map(math.isnan, spread))

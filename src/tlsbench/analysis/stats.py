@@ -105,6 +105,10 @@ def tukey_counts(x: np.ndarray) -> tuple[int, int]:
     if len(x) < 4:
         return 0, 0
     q1, q3 = np.percentile(x, [25, 75])
+    return _tukey_counts(x, q1, q3)
+
+
+def _tukey_counts(x: np.ndarray, q1: float, q3: float) -> tuple[int, int]:
     iqr = q3 - q1
     beyond = np.maximum(q1 - x, x - q3)  # distance outside the box (≤ 0 inside)
     severe = int(np.count_nonzero(beyond > 3.0 * iqr))
@@ -125,7 +129,10 @@ def _order_stat_cdf(n: int, k: int) -> np.ndarray:
 
 def boot_medians(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) -> np.ndarray:
     """n_boot draws of the bootstrap median of x (same distribution as resampling)."""
-    xs = np.sort(np.asarray(x, dtype=np.float64))
+    return _boot_medians_sorted(np.sort(np.asarray(x, dtype=np.float64)), rng, n_boot)
+
+
+def _boot_medians_sorted(xs: np.ndarray, rng: np.random.Generator, n_boot: int) -> np.ndarray:
     n = len(xs)
     if n == 0:
         return np.full(n_boot, math.nan)
@@ -134,7 +141,7 @@ def boot_medians(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) 
     if n % 2:
         return xs[lo]
     hi = lo + _upper_middle_offset(n, lo, rng)
-    return (xs[lo] + xs[hi]) / 2
+    return (np.take(xs, lo) + np.take(xs, hi)) / 2
 
 
 # C(j−1), the resample's count of values below x₍ⱼ₎, lies within this many of k−1 whenever
@@ -169,12 +176,21 @@ def _upper_middle_offset(n: int, lo: np.ndarray, rng: np.random.Generator) -> np
     resample are ≤ x₍ⱼ₎ and the other n − k are uniform over the n − j larger ones, so the
     offset is the least of n − k uniform draws from 1..n−j (inverse CDF)."""
     k = n // 2
-    coincide = _upper_middle_coincides(n, k)[lo]
-    above = n - (lo + 1)
+    coincide = np.take(_upper_middle_coincides(n, k), lo)
+    above = (n - 1) - lo
     u_same, u_min = rng.random(len(lo)), rng.random(len(lo))
-    least = np.ceil(above * -np.expm1(np.log1p(-u_min) / (n - k)))
-    offset = np.clip(least, 1, np.maximum(above, 1)).astype(np.int64)
-    return np.where((u_same < coincide) | (above == 0), 0, offset)
+    # ceil(above · −expm1(log1p(−u) / (n − k))) clipped to 1..above (0 when above is 0), in
+    # place; the same float operations as ever, so the same offsets.
+    least = np.negative(u_min)
+    np.log1p(least, out=least)
+    least /= n - k
+    np.expm1(least, out=least)
+    np.negative(least, out=least)
+    least *= above
+    np.ceil(least, out=least)
+    np.minimum(np.maximum(least, 1, out=least), above, out=least)
+    np.copyto(least, 0, where=u_same < coincide)
+    return least.astype(np.int64)
 
 
 def boot_means(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT_MEAN) -> np.ndarray:
@@ -196,8 +212,45 @@ def boot_means(x: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT_MEA
 
 def percentile_ci(draws: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
     a = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(draws, [a, 100 - a])
-    return float(lo), float(hi)
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim != 1 or len(draws) == 0:
+        lo, hi = np.percentile(draws, [a, 100 - a])
+        return float(lo), float(hi)
+    # np.percentile without its overhead: select just the order statistics it interpolates
+    # (a partition, as np.percentile does; the last one too, so a NaN shows as it does there).
+    n = len(draws)
+    kth = sorted({i for q in (a, 100 - a) for i in _percentile_positions(n, q)} | {n - 1})
+    part = np.partition(draws, kth)
+    if np.isnan(part[-1]):
+        return float(part[-1]), float(part[-1])
+    return float(_percentile_sorted(part, a)), float(_percentile_sorted(part, 100 - a))
+
+
+def _percentile_positions(n: int, q: float) -> tuple[int, int]:
+    """The two order statistics (0-based) np.percentile(·, q) interpolates between, n values."""
+    virtual = (n - 1) * (q / 100)
+    if virtual >= n - 1:
+        return n - 1, n - 1
+    prev = math.floor(virtual)
+    return prev, prev + 1
+
+
+def _percentile_sorted(xs: np.ndarray, q: float) -> np.float64:
+    """np.percentile(xs, q) of non-NaN values whose order statistics at
+    _percentile_positions are in place (xs sorted, or partitioned there): numpy's 'linear'
+    method step by step (numpy/lib/_function_base_impl.py _quantile, _get_indexes, _lerp),
+    the same float operations in the same order, so the same bits as np.percentile."""
+    n = len(xs)
+    virtual = (n - 1) * (q / 100)
+    if virtual >= n - 1:
+        prev = nxt = -1  # numpy takes the last value, and its gamma is then virtual − (−1)
+    else:
+        prev = math.floor(virtual)
+        nxt = prev + 1
+    gamma = virtual - prev
+    a, b = xs[prev], xs[nxt]
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
 def rng_for(seed: int, *key: object) -> np.random.Generator:
@@ -221,24 +274,47 @@ def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
     if n == 0:
         nan = math.nan
         return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, NAN2, NAN2, 0, 0, excluded, CI_NONE)
-    q1, med, q3, p95 = np.percentile(x, [25, 50, 75, 95])
-    mild, severe = tukey_counts(x)
-    n_rounds = len(np.unique(rounds)) if rounds is not None else 0
+    # One sort serves every order statistic below (percentiles, medians, the bootstraps),
+    # with the values' rounds in the same order. Each result is the same selection of values
+    # as the separate sorts made, so the same floats (for a sample mixing −0.0 and +0.0 the
+    # sign of a zero may differ: which of two equal values a sort puts first is arbitrary).
+    order = np.argsort(x)
+    xs = x[order]
+    q1, med, q3, p95 = (_percentile_sorted(xs, q) for q in (25, 50, 75, 95))
+    mild, severe = _tukey_counts(x, q1, q3) if n >= 4 else (0, 0)
+    n_rounds, cluster = (0, None) if rounds is None else _round_index(rounds)
     method = CI_NONE if n < MIN_CI_VALUES else CI_ROUNDS if n_rounds >= MIN_ROUNDS else CI_REPETITIONS
-    median_ci = percentile_ci(boot_medians(x, rng)) if method != CI_NONE else NAN2
+    median_ci = percentile_ci(_boot_medians_sorted(xs, rng, N_BOOT)) if method != CI_NONE else NAN2
+    if cluster is not None:
+        cluster = cluster[order]
     if method == CI_ROUNDS:  # drift may widen the interval, never narrow it (few rounds would)
-        lo, hi = percentile_ci(boot_medians_by_round(x, rounds, rng))
+        lo, hi = percentile_ci(_boot_medians_by_round_sorted(xs, cluster, n_rounds, rng, N_BOOT_ROUNDS))
         k = few_clusters_factor(n_rounds)
         by_rounds = (med - k * (med - lo), med + k * (hi - med))
         median_ci = (min(median_ci[0], by_rounds[0]), max(median_ci[1], by_rounds[1]))
     return Summary(
         n=n, median=float(med), mean=float(x.mean()), sd=float(x.std(ddof=1)) if n > 1 else math.nan,
-        q1=float(q1), q3=float(q3), iqr=float(q3 - q1), min=float(x.min()), p95=float(p95),
-        max=float(x.max()), median_ci=median_ci,
+        q1=float(q1), q3=float(q3), iqr=float(q3 - q1), min=float(xs[0]), p95=float(p95),
+        max=float(xs[-1]), median_ci=median_ci,
         mean_ci=percentile_ci(boot_means(x, rng)) if mean_ci and method != CI_NONE else NAN2,
         mild=mild, severe=severe, excluded=excluded, ci_method=method, rounds=n_rounds,
-        round_spread_pct=round_spread_pct(x, rounds) if n_rounds >= 2 else math.nan,
+        round_spread_pct=_round_spread_pct_sorted(xs, cluster, n_rounds) if n_rounds >= 2 else math.nan,
     )
+
+
+def _round_index(rounds: np.ndarray) -> tuple[int, np.ndarray]:
+    """(number of distinct rounds, each value's index into the sorted distinct rounds): what
+    np.unique(rounds, return_inverse=True) gives, by counting when rounds are small integers."""
+    rounds = np.asarray(rounds)
+    if rounds.dtype.kind in "iu" and len(rounds):
+        low = int(rounds.min())
+        span = int(rounds.max()) - low + 1
+        if span <= 4 * len(rounds) + 64:
+            shifted = (rounds - low).astype(np.intp)
+            present = np.bincount(shifted, minlength=span) > 0
+            return int(np.count_nonzero(present)), (np.cumsum(present) - 1)[shifted]
+    ids, cluster = np.unique(rounds, return_inverse=True)
+    return len(ids), cluster.reshape(-1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -267,6 +343,19 @@ def round_spread_pct(x: np.ndarray, rounds: np.ndarray) -> float:
     """How far apart the medians of the rounds lie: (max − min) as % of the overall median."""
     medians = round_medians(x, rounds)
     overall = float(np.median(x))
+    return 100.0 * float(medians.max() - medians.min()) / abs(overall) if overall else math.nan
+
+
+def _round_spread_pct_sorted(xs: np.ndarray, cluster: np.ndarray, k: int) -> float:
+    """round_spread_pct from the sorted values and their rounds' indices (0..k−1): grouping
+    the sorted values by round (a stable sort) orders each round's values, and a median is
+    taken as round_medians and np.median take it (the mean of the two middle values)."""
+    grouped = xs[np.argsort(cluster.astype(np.int16) if k < 2**15 else cluster, kind="stable")]
+    counts = np.bincount(cluster, minlength=k)
+    starts = np.cumsum(counts) - counts
+    medians = (grouped[starts + (counts - 1) // 2] + grouped[starts + counts // 2]) / 2
+    h = len(xs) // 2
+    overall = float(np.mean(xs[h - 1 + len(xs) % 2:h + 1]))  # the middle value(s), as np.median
     return 100.0 * float(medians.max() - medians.min()) / abs(overall) if overall else math.nan
 
 
@@ -304,29 +393,51 @@ def boot_medians_by_round(x: np.ndarray, rounds: np.ndarray, rng: np.random.Gene
     """Bootstrap medians resampling whole rounds (a cluster bootstrap): repetitions of one
     round share the machine's state at the time, so rounds are the independent units. Each
     draw weights every value by how often its round was picked; its median is the lower
-    weighted median, found by a binary search over the sorted values (per draw, the weighted
-    count of values up to a position is the picks times each round's count there)."""
+    weighted median: the first position of the sorted values whose weighted count (the picks
+    times each round's count of values up to there) reaches half the draw's total."""
     order = np.argsort(x, kind="stable")
     xs = np.asarray(x, float)[order]
-    n = len(xs)
-    if n == 0:
+    if len(xs) == 0:
         return np.full(n_boot, math.nan)
-    ids, cluster = np.unique(np.asarray(rounds)[order], return_inverse=True)
-    k = len(ids)
+    k, cluster = _round_index(np.asarray(rounds))
+    return _boot_medians_by_round_sorted(xs, cluster[order], k, rng, n_boot)
+
+
+def _boot_medians_by_round_sorted(xs: np.ndarray, cluster: np.ndarray, k: int, rng: np.random.Generator,
+                                  n_boot: int) -> np.ndarray:
+    """boot_medians_by_round of sorted values xs whose rounds are cluster (0..k−1)."""
+    n = len(xs)
     # Each draw picks k rounds with replacement: how often each was picked, (B, k). Counting
     # uniform picks is the multinomial draw, at a tenth of rng.multinomial's cost.
-    picked = rng.integers(0, k, size=(n_boot, k)) + k * np.arange(n_boot)[:, None]
-    picks = np.bincount(picked.ravel(), minlength=n_boot * k).reshape(n_boot, k).astype(np.float64)
-    upto = np.zeros((n, k))  # values of each round among xs[:j + 1]
-    upto[np.arange(n), cluster.reshape(-1)] = 1
-    np.cumsum(upto, axis=0, out=upto)
-    half = picks @ upto[-1] / 2
-    lo, hi = np.zeros(n_boot, dtype=np.int64), np.full(n_boot, n - 1, dtype=np.int64)
-    while (lo < hi).any():  # the first position whose weighted count reaches half the total
-        mid = (lo + hi) // 2
-        reached = np.einsum("bk,bk->b", picks, upto[mid]) >= half
-        hi, lo = np.where(reached, mid, hi), np.where(reached, lo, mid + 1)
-    return xs[lo]
+    picked = rng.integers(0, k, size=(n_boot, k))
+    picked += k * np.arange(n_boot)[:, None]
+    # Counts are integers: exact in int32 while a draw's total (≤ k·n) fits.
+    dtype = np.int32 if k * n < 2**31 else np.int64
+    picks = np.bincount(picked.ravel(), minlength=n_boot * k).reshape(n_boot, k).astype(dtype)
+    # Every draw's median lies between the lowest and the highest of the rounds' own lower
+    # medians (at the lowest, each round has < half its values up to it; at the highest,
+    # ≥ half), so the search spans only the positions from first to last of those.
+    counts = np.bincount(cluster, minlength=k)
+    by_round = np.argsort(cluster.astype(np.int16) if k < 2**15 else cluster, kind="stable")
+    medians_at = by_round[np.cumsum(counts) - counts + (counts - 1) // 2]
+    first, last = int(medians_at.min()), int(medians_at.max())
+    steps = (last - first).bit_length()
+    # upto[i]: values of each round among xs[:first + i + 1], repeated past `last` (to a power
+    # of two, so the search needs no bounds).
+    upto = np.zeros((max(1, 1 << steps), k), dtype)
+    span = last - first + 1
+    upto[np.arange(span), cluster[first:last + 1]] = 1
+    upto[0] += np.bincount(cluster[:first], minlength=k).astype(dtype)
+    np.cumsum(upto[:span], axis=0, out=upto[:span])
+    upto[span:] = upto[span - 1]
+    need = (np.einsum("bk,k->b", picks, counts.astype(dtype)) + 1) // 2  # a weighted count ≥ half the draw's total
+    # Binary search (by halving steps, so a fixed number of iterations): lo ends as the count of
+    # positions whose weighted count is short of half, i.e. the first position that reaches it.
+    lo = np.zeros(n_boot, np.intp)
+    for step in (1 << np.arange(steps - 1, -1, -1)).tolist():
+        short = np.einsum("bk,bk->b", picks, np.take(upto, lo + (step - 1), axis=0)) < need
+        np.add(lo, step, out=lo, where=short)
+    return xs[lo + first]
 
 
 def ratio_of_medians_by_round(a: np.ndarray, rounds_a: np.ndarray, b: np.ndarray, rounds_b: np.ndarray,
