@@ -254,16 +254,54 @@ def _identity_cases():
         yield x, (None if i % 6 == 0 else rounds), bool(i % 2), i
 
 
+def _blocked(x: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+    """The clusters a run of more than MAX_CLUSTERS rounds is resampled in: blocks of
+    consecutive rounds (stats.round_blocks), among the values summarize() keeps."""
+    keep = np.isfinite(np.asarray(x, float))
+    _, position = np.unique(np.asarray(rounds)[keep], return_inverse=True)
+    out = np.zeros(len(x), dtype=np.int64)  # the dropped values' rounds do not count
+    out[keep] = position.reshape(-1) * S.MAX_CLUSTERS // (position.max() + 1)
+    return out
+
+
+def _reference_summary(x, rounds, seed: int, mean_ci: bool, rng: np.random.Generator):
+    """What the original summarize() (tests/stats_reference.py) returned; for more than
+    MAX_CLUSTERS rounds, its interval from their blocks and its rounds' count and spread
+    from the rounds themselves."""
+    import stats_reference as ref
+    old = ref.summarize(x, rng, mean_ci=mean_ci, excluded=seed % 3, rounds=rounds)
+    if old.rounds <= S.MAX_CLUSTERS:
+        return old
+    rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
+    blocked = ref.summarize(x, rng, mean_ci=mean_ci, excluded=seed % 3, rounds=_blocked(x, rounds))
+    return dataclasses.replace(blocked, rounds=old.rounds, round_spread_pct=old.round_spread_pct)
+
+
 def test_summarize_is_bit_identical_to_the_reference():
     """The faster summarize() returns what the original (tests/stats_reference.py) returned,
-    float for float, consuming the same draws from the same seeded generator."""
-    import stats_reference as ref
+    float for float, consuming the same draws from the same seeded generator (a long run's
+    rounds resampled in blocks, stats.MAX_CLUSTERS)."""
     for x, rounds, mean_ci, seed in _identity_cases():
         rng_new, rng_ref = np.random.default_rng(seed), np.random.default_rng(seed)
         new = S.summarize(x, rng_new, mean_ci=mean_ci, excluded=seed % 3, rounds=rounds)
-        old = ref.summarize(x, rng_ref, mean_ci=mean_ci, excluded=seed % 3, rounds=rounds)
+        old = _reference_summary(x, rounds, seed, mean_ci, rng_ref)
         assert _same_summary(new, old), (seed, len(x), new, old)
         assert rng_new.random() == rng_ref.random()  # the same number of draws was taken
+
+
+def test_a_long_run_is_resampled_in_blocks_of_consecutive_rounds():
+    """60 rounds: 16 blocks of 3 or 4 consecutive rounds, the interval widened for 16
+    clusters; the summary still counts 60 rounds."""
+    g = np.random.default_rng(5)
+    rounds = np.repeat(np.arange(60), 5)
+    x = g.lognormal(10, 0.05, len(rounds)) * (1 + 0.002 * rounds)  # a slow drift
+    s = S.summarize(x, np.random.default_rng(1), mean_ci=False, rounds=rounds)
+    assert s.rounds == 60 and s.ci_method == S.CI_ROUNDS
+    blocks = _blocked(x, rounds)
+    assert np.unique(blocks).tolist() == list(range(S.MAX_CLUSTERS))
+    assert sorted(set(np.bincount(blocks) // 5)) == [3, 4]
+    assert np.all(np.diff(blocks) >= 0)  # consecutive rounds share a block
+    assert s.median_ci == S.summarize(x, np.random.default_rng(1), mean_ci=False, rounds=blocks).median_ci
 
 
 @pytest.mark.parametrize("n,k", [(1, 1), (2, 3), (7, 3), (60, 12), (301, 22), (3000, 22), (800, 30)])
@@ -275,10 +313,25 @@ def test_bootstraps_and_spread_are_bit_identical_to_the_reference(n, k):
         for name in ("boot_medians", "boot_means"):
             assert np.array_equal(getattr(S, name)(x, np.random.default_rng(1)),
                                   getattr(ref, name)(x, np.random.default_rng(1)))
+        clusters = rounds if len(np.unique(rounds)) <= S.MAX_CLUSTERS else _blocked(x, rounds)
         assert np.array_equal(S.boot_medians_by_round(x, rounds, np.random.default_rng(2)),
-                              ref.boot_medians_by_round(x, rounds, np.random.default_rng(2)))
+                              ref.boot_medians_by_round(x, clusters, np.random.default_rng(2)))
         draws = g.normal(size=int(g.integers(1, 5000)))
         assert S.percentile_ci(draws) == ref.percentile_ci(draws)
         assert S.tukey_counts(x) == ref.tukey_counts(x)
         spread = (S.round_spread_pct(x, rounds), ref.round_spread_pct(x, rounds))
         assert spread[0] == spread[1] or all(map(math.isnan, spread))
+
+
+@pytest.mark.parametrize("n", [2, 10, 300, 3000, 20000])
+def test_upper_middle_law_is_the_reference_wherever_a_draw_can_land(n):
+    """The law is computed only where Generator.random() can land (a few √n positions around
+    the middle): there it equals the reference's, and the extreme draws land there."""
+    import stats_reference as ref
+    k = n // 2
+    cdf = S._order_stat_cdf(n, k)
+    reachable = S._reachable(cdf)
+    assert np.array_equal(S._upper_middle_coincides(n, k)[reachable], ref._upper_middle_coincides(n, k)[reachable])
+    extremes = np.searchsorted(cdf, [0.0, 2.0 ** -53, 0.5, 1 - 2.0 ** -53])
+    assert reachable[extremes].all()
+    assert np.count_nonzero(reachable) <= 2 + 10 * math.sqrt(n)

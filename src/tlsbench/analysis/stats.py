@@ -24,7 +24,12 @@
   number (few_clusters_factor: √(G/(G−1)) and Student's t, ×1.17 for 12 rounds), since a
   percentile cluster bootstrap of a dozen clusters covers less than it claims. With fewer
   than MIN_ROUNDS rounds only the repetitions are resampled (the interval then says nothing
-  about drift); with fewer than MIN_CI_VALUES values there is no interval at all.
+  about drift); with fewer than MIN_CI_VALUES values there is no interval at all. A run of
+  more than MAX_CLUSTERS rounds is resampled in MAX_CLUSTERS blocks of consecutive rounds
+  (a block bootstrap, Künsch 1989, "The jackknife and the bootstrap for general stationary
+  observations", Ann. Statist. 17(3)): neighbouring rounds share the machine's slow drift,
+  so blocks of them are nearer to independent than single rounds are, and the cost of a
+  draw (it grows with the clusters) stays the same however long the run.
 - Ratios of medians (comparisons, winners): independent bootstrap draws of both medians.
 - Repetitions needed: CI half-widths shrink as 1/√n.
 """
@@ -46,6 +51,7 @@ NOISE_FLOOR = 0.01     # a ratio within ±1% of 1 is "no difference", whatever i
 N_BOOT_ROUNDS = 2000   # draws of the round (cluster) bootstrap
 MIN_CI_VALUES = 3      # fewer values: no interval ("n = 2: no interval"), never a "±0%"
 MIN_ROUNDS = 3         # fewer rounds with values: the repetitions are resampled instead
+MAX_CLUSTERS = 16      # more rounds: the round bootstrap resamples this many blocks of them
 
 # How a median's interval was made (Summary.ci_method).
 CI_ROUNDS, CI_REPETITIONS, CI_NONE = "rounds", "repetitions", "none"
@@ -157,8 +163,10 @@ def _upper_middle_coincides(n: int, k: int) -> np.ndarray:
     the upper middle coincides iff C(j) > k. C(j−1) ~ Binom(n, (j−1)/n), and given it the
     draws equal to x₍ⱼ₎ are Binom(n − C(j−1), 1/(n−j+1))."""
     coincide = np.ones(n)
-    # Only positions X*₍ₖ₎ can take (non-zero mass in float64); the rest are never drawn.
-    j = 1 + np.flatnonzero(np.diff(_order_stat_cdf(n, k), prepend=0.0) > 0)[:, None]
+    # Only positions a draw can reach (_reachable) with non-zero mass in float64: about
+    # 8√n around the middle; each position's sums are its own, so the same as for all.
+    cdf = _order_stat_cdf(n, k)
+    j = 1 + np.flatnonzero((np.diff(cdf, prepend=0.0) > 0) & _reachable(cdf))[:, None]
     c = np.arange(max(0, k - _COUNT_WINDOW), k)[None, :]
     p = (j - 1) / n
     pmf = np.exp(gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1) + xlogy(c, p) + xlog1py(n - c, -p))
@@ -168,6 +176,16 @@ def _upper_middle_coincides(n: int, k: int) -> np.ndarray:
     coincide[j[:, 0] - 1] = np.divide(beyond, reach, out=np.ones(len(reach)), where=reach > 0)
     coincide.setflags(write=False)  # cached: shared by every caller
     return coincide
+
+
+_U_STEPS = 2.0 ** 53  # Generator.random() draws multiples of 2⁻⁵³ in [0, 1)
+
+
+def _reachable(cdf: np.ndarray) -> np.ndarray:
+    """Positions searchsorted(cdf, u) can return for a u of Generator.random(): those whose
+    interval (cdf[i − 1], cdf[i]] holds a multiple of 2⁻⁵³ below 1 (position 0 holds 0)."""
+    first_above = np.floor(cdf[:-1] * _U_STEPS) + 1  # the least multiple above cdf[i − 1], in steps
+    return np.r_[True, (first_above < _U_STEPS) & (first_above / _U_STEPS <= cdf[1:])]
 
 
 def _upper_middle_offset(n: int, lo: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -289,7 +307,7 @@ def summarize(x: np.ndarray, rng: np.random.Generator, mean_ci: bool = True,
         cluster = cluster[order]
     if method == CI_ROUNDS:  # drift may widen the interval, never narrow it (few rounds would)
         lo, hi = percentile_ci(_boot_medians_by_round_sorted(xs, cluster, n_rounds, rng, N_BOOT_ROUNDS))
-        k = few_clusters_factor(n_rounds)
+        k = few_clusters_factor(min(n_rounds, MAX_CLUSTERS))
         by_rounds = (med - k * (med - lo), med + k * (hi - med))
         median_ci = (min(median_ci[0], by_rounds[0]), max(median_ci[1], by_rounds[1]))
     return Summary(
@@ -403,9 +421,17 @@ def boot_medians_by_round(x: np.ndarray, rounds: np.ndarray, rng: np.random.Gene
     return _boot_medians_by_round_sorted(xs, cluster[order], k, rng, n_boot)
 
 
+def round_blocks(cluster: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    """The clusters a round bootstrap resamples, of values in rounds `cluster` (0..k−1, in
+    round order): the rounds themselves while there are at most MAX_CLUSTERS of them, else
+    MAX_CLUSTERS blocks of consecutive rounds whose numbers of rounds differ by one at most."""
+    return (cluster, k) if k <= MAX_CLUSTERS else (cluster * MAX_CLUSTERS // k, MAX_CLUSTERS)
+
+
 def _boot_medians_by_round_sorted(xs: np.ndarray, cluster: np.ndarray, k: int, rng: np.random.Generator,
                                   n_boot: int) -> np.ndarray:
     """boot_medians_by_round of sorted values xs whose rounds are cluster (0..k−1)."""
+    cluster, k = round_blocks(cluster, k)
     n = len(xs)
     # Each draw picks k rounds with replacement: how often each was picked, (B, k). Counting
     # uniform picks is the multinomial draw, at a tenth of rng.multinomial's cost.
