@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .load import Dataset
+from .parallel import map_ordered
 from .samples import Samples
 from .stats import Summary, rng_for, summarize
 from .winners import QUESTIONS, Question, question_samples
@@ -45,12 +46,13 @@ def group_by(ds: Dataset, samples: Samples, q: Question, by: tuple[str, ...], se
 
 def default_group_tables(ds: Dataset, samples: Samples, seed: int) -> list[GroupTable]:
     """Each winners question grouped by each property, coloured by the cipher (or the MAC
-    when grouping by cipher), skipping groupings with a single group."""
-    out = []
-    for q in QUESTIONS:
-        for p in PROPERTIES:
-            colour = "mac" if p == "cipher" else "cipher"
-            t = group_by(ds, samples, q, (p, colour), seed)
-            if len({r.key[0] for r in t.rows}) > 1:
-                out.append(t)
-    return out
+    when grouping by cipher), skipping groupings with a single group (on every CPU: the
+    pooled samples are large)."""
+    groupings = [(q, (p, "mac" if p == "cipher" else "cipher")) for q in QUESTIONS for p in PROPERTIES]
+    tables = map_ordered(_group_by, (ds, samples, seed), groupings)
+    return [t for t in tables if len({r.key[0] for r in t.rows}) > 1]
+
+
+def _group_by(shared: tuple[Dataset, Samples, int], grouping: tuple[Question, tuple[str, ...]]) -> GroupTable:
+    ds, samples, seed = shared
+    return group_by(ds, samples, grouping[0], grouping[1], seed)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .derived import EMPTY_TABLE, merged, take_rows
 from .load import Config, Dataset
+from .parallel import map_ordered
 from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, label_text, slice_costs
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
@@ -96,21 +97,26 @@ def split_samples(ds: Dataset, mt: MeasureTable | None = None, include_flagged: 
 
 
 def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> tuple[Samples, list[Row], MeasureTable]:
-    """The statistics of every sample, a configuration at a time (one in memory at once), the
-    samples of the KEPT measures and their rows of the measure table (each metric's by
-    repetition), with a way back to any configuration's samples."""
+    """The statistics of every sample, a configuration at a time (a few in memory at once,
+    on every CPU where the store holds the summaries), the samples of the KEPT measures and
+    their rows of the measure table (each metric's by repetition), with a way back to any
+    configuration's samples."""
     excl = ds.excluded_mask(include_flagged)
+    excluded_reps, used_reps = _counts(ds, excl)
+    job = _ConfigJob(ds, excl, excluded_reps, seed)
+    if ds.summaries is None and ds.stored is not None:  # each worker reads its configurations from the store
+        parts = map_ordered(_summarize_config, job, np.unique(ds.reps.config_id).tolist())
+    else:
+        parts = (job.summarize(table) for _, table in ds.config_tables())
     values: dict[GroupKey, np.ndarray] = {}
     rounds: dict[GroupKey, np.ndarray] = {}
     rows: list[Row] = []
     kept: list[MeasureTable] = []
-    excluded_reps, used_reps = _counts(ds, excl)
-    for _, table in ds.config_tables():
-        for key, (v, r) in split_config(ds, table, excl).items():
-            rows.append(summary_row(key, v, r, excluded_reps.get(key[0], 0), seed, ds.unit.name))
-            if key[2] in KEPT_CODES:
-                values[key], rounds[key] = v.copy(), r.copy()  # not views: the configuration's table goes
-        kept.append(take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES))))
+    for config_rows, config_kept, kept_rows in parts:
+        rows += config_rows
+        for key, (v, r) in config_kept.items():
+            values[key], rounds[key] = v, r
+        kept.append(kept_rows)
     kept_table = merged(*kept, EMPTY_TABLE)
     kept_table.incomplete_records = ds.incomplete_records
 
@@ -118,6 +124,29 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> 
         return next((split_config(ds, t, excl) for _, t in ds.config_tables(wanted=[cid])), {})
 
     return Samples(values, excluded_reps, used_reps, rounds, read_config), rows, kept_table
+
+
+@dataclass(frozen=True)
+class _ConfigJob:
+    """What summarising one configuration needs of its dataset."""
+
+    ds: Dataset
+    excluded: np.ndarray  # per repetition
+    excluded_reps: dict[int, int]
+    seed: int
+
+    def summarize(self, table: MeasureTable) -> tuple[list[Row], ConfigSamples, MeasureTable]:
+        """One configuration's rows of statistics, its KEPT samples and their measure rows."""
+        rows, kept = [], {}
+        for key, (v, r) in split_config(self.ds, table, self.excluded).items():
+            rows.append(summary_row(key, v, r, self.excluded_reps.get(key[0], 0), self.seed, self.ds.unit.name))
+            if key[2] in KEPT_CODES:
+                kept[key] = (v.copy(), r.copy())  # not views: the configuration's table goes
+        return rows, kept, take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES)))
+
+
+def _summarize_config(job: _ConfigJob, cid: int) -> tuple[list[Row], ConfigSamples, MeasureTable]:
+    return job.summarize(next(job.ds.config_tables(wanted=[cid]))[1])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Independent pieces of an analysis on every CPU this process may use: forked workers
+inherit what the parent holds (a dataset), answer for one item at a time and send back
+small results; they come back in item order, so the outcome is the same as one process's
+(every statistic draws from its own seeded generator: stats.rng_for)."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_WORKERS = 8
+_job: tuple[Callable[[Any, Any], Any], Any] | None = None  # what forked workers inherit
+
+
+def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> Iterator[R]:
+    """fn(shared, item) for each item, in order; over several processes where there are
+    several CPUs (fork: `shared` is not copied until written, and never sent)."""
+    global _job
+    workers = min(len(os.sched_getaffinity(0)), len(items), MAX_WORKERS)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from (fn(shared, item) for item in items)
+        return
+    _job = (fn, shared)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            yield from pool.imap(_run, items)
+    finally:
+        _job = None
+
+
+def _run(item: Any) -> Any:
+    assert _job is not None, "a worker without its job (not forked from map_ordered)"
+    fn, shared = _job
+    return fn(shared, item)
