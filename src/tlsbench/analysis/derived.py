@@ -77,11 +77,11 @@ def _columns(arrays: dict[str, np.ndarray], layout: Sequence[tuple[str, str]]) -
     (alike bytes together), compressed with zstd (as store/blobs.py stores records)."""
     parts = [np.ascontiguousarray(arrays[name], dtype=dt).view(np.uint8).reshape(-1, np.dtype(dt).itemsize).T
              for name, dt in layout]
-    return _codec()[0].compress(b"".join(np.ascontiguousarray(p).tobytes() for p in parts))
+    return codec()[0].compress(b"".join(np.ascontiguousarray(p).tobytes() for p in parts))
 
 
 def _uncolumns(blob: bytes, n: int, layout: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
-    raw = np.frombuffer(_codec()[1].decompress(blob), dtype=np.uint8)
+    raw = np.frombuffer(codec()[1].decompress(blob), dtype=np.uint8)
     out, offset = {}, 0
     for name, dt in layout:
         size = np.dtype(dt).itemsize
@@ -94,7 +94,7 @@ def _uncolumns(blob: bytes, n: int, layout: Sequence[tuple[str, str]]) -> dict[s
 
 
 @functools.cache
-def _codec() -> tuple[Any, Any]:
+def codec() -> tuple[Any, Any]:
     import zstandard
 
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL), zstandard.ZstdDecompressor()
@@ -266,18 +266,18 @@ class StoredSummaries:
 
     def config_tables(self, config_ids: np.ndarray, wanted: Sequence[int]) -> Iterator[tuple[int, MeasureTable]]:
         """(configuration, its measure rows) for each of `wanted` (ascending), each in the
-        order a whole-dataset derivation gives its rows; `config_ids` per repetition."""
-        from .load import reading
+        order a whole-dataset derivation gives its rows; `config_ids` per repetition. The
+        store is opened for these reads alone (a forked worker opens its own)."""
+        from tlsbench.store.sqlite import Store
 
         fresh_cfg = config_ids[np.searchsorted(self.facts.id, self.fresh.table.rep)] if len(self.fresh.table) else None
-        with reading(self.path) as store:
+        with Store.reopen_readonly(self.path) as store:
             for cid in wanted:
                 parts = [from_stored(b) for b in store.derived_batches(self.kind, DERIVE_VERSION, int(cid))]
                 mine = config_ids == cid
                 table = combine(parts, self.facts.id[mine & self.stored]).table
                 if fresh_cfg is not None and np.any(mine & ~self.stored):
-                    extra = take_rows(self.fresh.table, np.flatnonzero(fresh_cfg == cid))
-                    table = merged(table, extra)
+                    table = merged(table, take_rows(self.fresh.table, np.flatnonzero(fresh_cfg == cid)))
                 yield int(cid), table
 
     def whole(self, config_ids: np.ndarray) -> Derived:

@@ -19,7 +19,7 @@ import numpy as np
 
 from tlsbench.run.records import LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
-from tlsbench.store.reader import DeviceImage, Kind, StoreReader, StoredConfig
+from tlsbench.store.reader import DeviceImage, Kind, StoreReader, StoredConfig, StoredStats
 from tlsbench.store.sqlite import Store
 
 from . import derived as derivation
@@ -89,6 +89,7 @@ class Dataset:
     summaries: Derived | None = None  # every repetition's summaries in memory (from `stored` or `decoded` when None)
     stored: StoredSummaries | None = None  # or the store's: facts in memory, measure rows per configuration
     derived_now: int = 0  # repetitions whose summaries were not stored (derived by this load)
+    stats: dict[int, StoredStats] = field(default_factory=dict)  # configuration -> its stored statistics
 
     @property
     def name(self) -> str:
@@ -157,7 +158,7 @@ class Dataset:
     def with_traces(self, reps: Reps, events: Events, slices: Slices) -> "Dataset":
         """This dataset's context over other repetitions and traces (no companions)."""
         return replace(self, reps=reps, decoded=(events, slices), summaries=None, stored=None, experiments=None,
-                       host=None, footprint=None, derived_now=0)
+                       host=None, footprint=None, derived_now=0, stats={})
 
     def traced(self, rep_ids: Sequence[int]) -> "Dataset":
         """The same dataset with only these repetitions' traces decoded (a figure, an export)."""
@@ -287,6 +288,7 @@ def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, exp
             ds.decoded = (events, build_slices(events))
         else:
             ds.stored, ds.derived_now = summaries(store, ds)
+            ds.stats = store.derived_stats(kind)
         whole = rep_ids is None and kind in ("handshakes", "device")
         ds.experiments = load(store, experiments=True, path=ds.path) if whole and store.has_experiments() else None
         on_device = whole and kind == "device"

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from . import groups, libraries, primitives, winners
+from . import groups, libraries, primitives, statcache, winners
 from .postquantum import kex_tables
 from .device import device_results
 from .drift import RoundShift, round_shift
@@ -26,13 +26,16 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     (its experiments come with it: load() reads them in the same visit to the store)."""
     costs = None  # per slice: computed only if something asks (Measured.costs)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
-    # A configuration at a time: `table` keeps the rows of the KEPT measures only.
-    samples, rows, table = summarize_dataset(ds, seed, include_flagged)
+    # A configuration at a time: `table` keeps the handshake processing rows only (samples.TABLE_CODES).
+    current = statcache.digests(ds, ds.excluded_mask(include_flagged), seed)  # stored statistics of these inputs hold
+    summarized = summarize_dataset(ds, seed, include_flagged, statcache.known(ds, current))
+    samples, table = summarized.samples, summarized.table
     labels = config_labels(ds.configs)
-    res = Results(context(ds, table, include_flagged), ds.configs, labels, rows)
+    res = Results(context(ds, table, include_flagged), ds.configs, labels, summarized.rows)
     res.exclusions = exclusions(ds, include_flagged)
     res.winners = winners.find_winners(labels, samples, seed, no_data=res.no_data)
-    res.groups = groups.default_group_tables(ds, samples, seed)
+    res.groups = statcache.known_groups(ds, current)
+    res.groups = groups.default_group_tables(ds, samples, seed) if res.groups is None else res.groups
     res.round_shift = handshake_shift(ds, table, include_flagged)
     res.notes = _warnings(res)
     res.precision = precision_check(ds, table, res)

@@ -32,6 +32,9 @@ COUNTER = "ns"  # a METRICS unit: the agent's counter (HELLO clock.unit; ns on a
 KEPT = frozenset({"handshake_processing", "handshake_time", "handshake_io", "write_processing_post",
                   "read_processing_pre"})
 KEPT_CODES = np.array(sorted(METRIC[m] for m in KEPT))
+# The measure whose rows (with their repetitions) the precision and drift checks, the network
+# section and the timeline's choice of repetition read: Measured.table holds only these.
+TABLE_CODES = np.array([METRIC["handshake_processing"]])
 
 ConfigSamples = dict[GroupKey, tuple[np.ndarray, np.ndarray]]  # (values, the round of each)
 
@@ -96,24 +99,39 @@ def split_samples(ds: Dataset, mt: MeasureTable | None = None, include_flagged: 
     return Samples(values, *_counts(ds, excl), rounds=rounds)
 
 
-def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> tuple[Samples, list[Row], MeasureTable]:
+@dataclass
+class Summarized:
+    """A dataset's statistics with what its views across configurations need."""
+
+    samples: Samples
+    rows: list[Row]
+    table: MeasureTable                # the TABLE_CODES measures' rows, each metric's by repetition
+    computed: dict[int, list[Row]]     # the configurations whose statistics were computed now
+
+
+def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
+                      known: dict[int, list[Row]] | None = None) -> Summarized:
     """The statistics of every sample, a configuration at a time (a few in memory at once,
-    on every CPU where the store holds the summaries), the samples of the KEPT measures and
-    their rows of the measure table (each metric's by repetition), with a way back to any
+    on every CPU where the store holds the summaries), but those `known` (analysis/statcache.py);
+    the samples of the KEPT measures and their measure rows, with a way back to any
     configuration's samples."""
     excl = ds.excluded_mask(include_flagged)
     excluded_reps, used_reps = _counts(ds, excl)
-    job = _ConfigJob(ds, excl, excluded_reps, seed)
-    if ds.summaries is None and ds.stored is not None:  # each worker reads its configurations from the store
-        parts = map_ordered(_summarize_config, job, np.unique(ds.reps.config_id).tolist())
+    job = _ConfigJob(ds, excl, excluded_reps, seed, known or {})
+    wanted = np.unique(ds.reps.config_id).tolist()
+    if ds.summaries is None and ds.stored is not None and not set(wanted) <= job.known.keys():
+        parts = map_ordered(_summarize_config, job, wanted)  # each worker reads its configurations from the store
     else:
-        parts = (job.summarize(table) for _, table in ds.config_tables())
+        parts = (job.summarize(cid, table) for cid, table in ds.config_tables())
     values: dict[GroupKey, np.ndarray] = {}
     rounds: dict[GroupKey, np.ndarray] = {}
     rows: list[Row] = []
     kept: list[MeasureTable] = []
-    for config_rows, config_kept, kept_rows in parts:
+    computed: dict[int, list[Row]] = {}
+    for cid, config_rows, config_kept, kept_rows in parts:
         rows += config_rows
+        if cid not in job.known:
+            computed[cid] = config_rows
         for key, (v, r) in config_kept.items():
             values[key], rounds[key] = v, r
         kept.append(kept_rows)
@@ -123,7 +141,7 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> 
     def read_config(cid: int) -> ConfigSamples:
         return next((split_config(ds, t, excl) for _, t in ds.config_tables(wanted=[cid])), {})
 
-    return Samples(values, excluded_reps, used_reps, rounds, read_config), rows, kept_table
+    return Summarized(Samples(values, excluded_reps, used_reps, rounds, read_config), rows, kept_table, computed)
 
 
 @dataclass(frozen=True)
@@ -134,19 +152,24 @@ class _ConfigJob:
     excluded: np.ndarray  # per repetition
     excluded_reps: dict[int, int]
     seed: int
+    known: dict[int, list[Row]]  # configurations whose rows of statistics are known already
 
-    def summarize(self, table: MeasureTable) -> tuple[list[Row], ConfigSamples, MeasureTable]:
-        """One configuration's rows of statistics, its KEPT samples and their measure rows."""
+    def summarize(self, cid: int, table: MeasureTable) -> tuple[int, list[Row], ConfigSamples, MeasureTable]:
+        """One configuration's rows of statistics, its KEPT samples and its TABLE_CODES rows."""
+        table_rows = take_rows(table, np.flatnonzero(np.isin(table.metric, TABLE_CODES)))
+        if cid in self.known:
+            kept_rows = take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES)))
+            return cid, self.known[cid], split_config(self.ds, kept_rows, self.excluded), table_rows
         rows, kept = [], {}
         for key, (v, r) in split_config(self.ds, table, self.excluded).items():
             rows.append(summary_row(key, v, r, self.excluded_reps.get(key[0], 0), self.seed, self.ds.unit.name))
             if key[2] in KEPT_CODES:
                 kept[key] = (v.copy(), r.copy())  # not views: the configuration's table goes
-        return rows, kept, take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES)))
+        return cid, rows, kept, table_rows
 
 
-def _summarize_config(job: _ConfigJob, cid: int) -> tuple[list[Row], ConfigSamples, MeasureTable]:
-    return job.summarize(next(job.ds.config_tables(wanted=[cid]))[1])
+def _summarize_config(job: _ConfigJob, cid: int) -> tuple[int, list[Row], ConfigSamples, MeasureTable]:
+    return job.summarize(cid, next(job.ds.config_tables(wanted=[cid]))[1])
 
 
 @dataclass(frozen=True)
@@ -220,7 +243,7 @@ class Measured:
 
     ds: Dataset
     computed_costs: SliceCosts | None  # None until `costs` is first asked for
-    table: MeasureTable  # the rows of the KEPT measures (every row: ds.table)
+    table: MeasureTable  # the rows of the TABLE_CODES measures (every row: ds.table)
     samples: Samples     # the KEPT measures' samples; any configuration's: samples.of_config
     labels: dict[int, str]  # configuration id -> display name (config_labels)
 

@@ -104,15 +104,16 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
                                               "of this version).")
 @output_option
 def derive(experiment: str, rebuild: bool, output: str | None) -> None:
-    """Store each repetition's summaries (measures, trace facts), so reports read them instead
-    of decoding every record; the raw records stay as they are."""
-    from tlsbench.analysis.derived import derive_store
+    """Store each repetition's summaries (measures, trace facts) and each configuration's
+    statistics, so reports read them instead of decoding every record and drawing every
+    bootstrap again; the raw records stay as they are."""
+    from tlsbench.analysis.statcache import derive_all
     from tlsbench.store.sqlite import Store
 
     path = store_path(experiment, output)
     with Store.open(path, create=False, retry="run `tlsbench derive` again") as store:
-        n, batches = derive_store(store, rebuild)
-    click.echo(f"derived: {n} repetition(s) in {batches} batch(es): {path}")
+        n, batches, configs = derive_all(store, rebuild)
+    click.echo(f"derived: {n} repetition(s) in {batches} batch(es), the statistics of {configs} configuration(s): {path}")
 
 
 @click.command()

@@ -191,10 +191,10 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
                                       _precision_of(store.path, loaded.plan.seed), setup, placement, sched,
                                       counting_prefix)
                 summary = controller.run()
-                if not summary.interrupted:  # the sweep's summaries, once (analysis/derived.py)
-                    from tlsbench.analysis.derived import derive_store  # numpy loads here
+                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derived.py)
+                    from tlsbench.analysis.statcache import derive_all  # numpy loads here
 
-                    derive_store(store)
+                    derive_all(store)
         summary.folder = folder
         return summary
     finally:

@@ -126,6 +126,17 @@ class DerivedBatch:
     config_id: int | None = None  # None: several configurations (version 1 of the derivation)
 
 
+@dataclass(frozen=True)
+class StoredStats:
+    """A `derived_stats` row (migration 014): one configuration's statistics, for the inputs
+    its digest names (analysis/statcache.py lays them out)."""
+
+    config_id: int
+    digest: str
+    n_rows: int
+    rows: bytes
+
+
 class StoreReader(Protocol):
     """Read access to one experiment's store."""
 
@@ -146,3 +157,4 @@ class StoreReader(Protocol):
     def devices(self) -> list[DeviceImage]: ...
     def derived_batches(self, kind: Kind = "all", version: int | None = None,
                         config_id: int | None = None) -> Iterator[DerivedBatch]: ...
+    def derived_stats(self, kind: Kind) -> dict[int, StoredStats]: ...

@@ -27,7 +27,7 @@ from tlsbench.store.blobs import decode_records, encode_records
 from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
 from tlsbench.store import sched
 from tlsbench.store.reader import (AgentRow, DerivedBatch, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig,
-                                   device_image)
+                                   StoredStats, device_image)
 
 DB_FILE = "tlsbench.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -315,6 +315,15 @@ class Store:
     def open_readonly(cls, path: Path) -> "Store":
         """A checked store that holds an experiment, for reading only (never migrated)."""
         return cls(open_readonly(path), path)
+
+    @classmethod
+    def reopen_readonly(cls, path: Path) -> "Store":
+        """The store again, for reading only, without checking it again (the check reads all
+        of it): for a reader that opened it with open_readonly before."""
+        try:
+            return cls(_connect_ro(path), path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read {path}: {exc}") from None
 
     def _migrate(self) -> None:
         current = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -619,13 +628,28 @@ class Store:
         if not columns:
             return
         names = [f.name if f.name in columns else f"NULL AS {f.name}" for f in fields(DerivedBatch)]
-        where = "kind = ? AND version IS COALESCE(?, version)"
-        if config_id is not None:
-            if "config_id" not in columns:
-                return
-            where += f" AND config_id = {int(config_id)}"
+        where, params = ["kind = ?"], [kind]
+        for column, value in (("version", version), ("config_id", config_id)):  # indexed (migration 013)
+            if value is not None:
+                if column not in columns:
+                    return
+                where.append(f"{column} = ?")
+                params.append(value)
         yield from (DerivedBatch(*r) for r in self.conn.execute(
-            f"SELECT {', '.join(names)} FROM derived_batch WHERE {where} ORDER BY first_rep", (kind, version)))
+            f"SELECT {', '.join(names)} FROM derived_batch WHERE {' AND '.join(where)} ORDER BY first_rep", params))
+
+    def derived_stats(self, kind: Kind) -> dict[int, StoredStats]:
+        """Each configuration's stored statistics (migration 014; none in an older store)."""
+        if not self._columns("derived_stats"):
+            return {}
+        return {r[0]: StoredStats(*r) for r in self.conn.execute(
+            "SELECT config_id, digest, n_rows, rows FROM derived_stats WHERE kind = ?", (kind,))}
+
+    def put_derived_stats(self, kind: Kind, stats: Sequence[StoredStats]) -> None:
+        """Stores configurations' statistics in one transaction (replacing what they had)."""
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO derived_stats (kind, config_id, digest, n_rows, rows) "
+                             "VALUES (?, ?, ?, ?, ?)", [(kind, *_values(s)) for s in stats])
 
     def add_derived_batches(self, batches: Sequence[DerivedBatch]) -> None:
         """Stores derived batches in one transaction."""
@@ -637,6 +661,8 @@ class Store:
         """Drops the derived batches (but those `keep_version` wrote): rebuilt from the records."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM derived_batch WHERE version IS NOT ?", (keep_version,))
+            if keep_version is None:
+                conn.execute("DELETE FROM derived_stats")
 
     def energy_capture(self) -> StoredCapture | None:
         return read_capture(self.conn)
