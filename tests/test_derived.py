@@ -18,7 +18,7 @@ import pytest
 
 from analysis_support import GOLDEN_DB
 from conftest import small_plan
-from tlsbench.analysis import derived
+from tlsbench.analysis import derived, statcache
 from tlsbench.analysis.load import load
 from tlsbench.analysis.pipeline import analyze, representative_rep
 from tlsbench.cli.run import run_experiment
@@ -143,3 +143,31 @@ def test_derive_command_rebuilds_and_says_what_it_did(tmp_path):
                              capture_output=True, text=True)
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_stored_statistics_are_those_a_report_computes(small_run):
+    """`tlsbench run` stored every configuration's statistics and the group-bys; a report
+    that takes them shows what one that computes them shows."""
+    ds = load(small_run)
+    seed = int(ds.experiment["seed"])
+    current = statcache.digests(ds, ds.excluded_mask(), seed)
+    assert statcache.known(ds, current).keys() == set(current) and len(current) == 3
+    assert statcache.known_groups(ds, current) is not None
+    cached = analyze(ds)
+    computed = analyze(dataclasses.replace(load(small_run), stats={}))
+    assert_same_numbers(computed, cached)
+    assert repr(computed.results.groups) == repr(cached.results.groups)  # repr: every float exactly, NaN too
+
+
+def test_stored_statistics_hold_only_for_their_own_inputs(small_run):
+    ds = load(small_run)
+    seed = int(ds.experiment["seed"])
+    current = statcache.digests(ds, ds.excluded_mask(), seed)
+    assert not statcache.known(ds, statcache.digests(ds, ds.excluded_mask(), seed + 1))
+    fewer = ds.excluded_mask().copy()
+    fewer[0] = True  # one more repetition left out: its configuration is computed again
+    assert len(statcache.known(ds, statcache.digests(ds, fewer, seed))) == len(current) - 1
+    assert statcache.known_groups(ds, statcache.digests(ds, fewer, seed)) is None
+    flagged = analyze(load(small_run), include_flagged=True)  # other inputs: computed, never written
+    assert [r.summary.n for r in flagged.results.rows] == [r.summary.n for r in analyze(
+        dataclasses.replace(load(small_run), stats={}), include_flagged=True).results.rows]
