@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """Analysis as the store grows: time and peak memory of `tlsbench derive`, `report` and
-`export` on stores of 1×, 4× and 16× the default experiment's records (16 M), and the
-slope of peak memory against records.
+`export` on stores of 1×, 4×, 10× and 16× the default experiment's records (16 M), and the
+slope of peak memory against records. `derive` stores every repetition's summaries and
+every configuration's statistics (what `tlsbench run` does when a sweep ends); `report` and
+`export` read them; the last column is a report that computes every statistic itself (the
+stored statistics dropped from the store first), as one with other inputs would.
 
 The stores are grown from a real one (the default plan run by the mbed TLS agent, or
 --base): its repetitions are replicated with new ids, indices and rounds (rounds after
 its last, as a longer run would add), their traces copied as they are; so every trace is
-a real one. Each command runs in a fresh process; its peak memory is the process's RSS
-high-water mark (wait4's ru_maxrss). Targets (docs/benchmarks.md): report of 16 M records
-≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and ≤ 2 GB. Updates the "Analysis at scale" section.
+a real one. Each command runs in a fresh process; its peak memory is the largest sum of
+its processes' RSS (it and its analysis workers, sampled), at least wait4's ru_maxrss.
+Targets (docs/benchmarks.md): report of 16 M records ≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and
+≤ 2 GB. Updates the "Analysis at scale" section.
 
-    .venv/bin/python bench/analysis_scale.py [--base STORE] [--factors 1 4 16] [--work DIR]
+    .venv/bin/python bench/analysis_scale.py [--base STORE] [--factors 1 4 10 16] [--work DIR]
         [--before SRC] [--no-update]
 
 --before SRC also times `report` at 1× with another source tree's tlsbench (e.g. an export
@@ -25,6 +29,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,17 +49,41 @@ class Measured:
     ok: bool
 
 
+def tree_rss(pid: int) -> int:
+    """The resident memory of a process and its children (its analysis workers), in bytes."""
+    total = 0
+    try:
+        total = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            total += sum(tree_rss(int(c)) for c in (task / "children").read_text().split())
+    except (OSError, ValueError):
+        pass  # it ended meanwhile
+    return total
+
+
 def child(args: list[str], env: dict | None = None) -> Measured:
-    """Runs a command in a fresh process: wall and CPU time and its RSS high-water mark."""
+    """Runs a command in a fresh process: wall and CPU time (its workers' too) and its peak
+    memory: the largest sum of its processes' RSS (sampled every 20 ms), at least the RSS
+    high-water mark of the largest of them (wait4)."""
     started = time.monotonic()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = [0]
+
+    def sample() -> None:
+        while proc.returncode is None and os.path.exists(f"/proc/{proc.pid}/task"):
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
+    sampler.join()
     err = " ".join((proc.stderr.read().decode(errors="replace") if proc.stderr else "").split())
     if proc.returncode:
         print(f"  {' '.join(args[2:4])}: exit {proc.returncode}: {err[-300:]}", file=sys.stderr)
-    return Measured(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, proc.returncode == 0)
+    return Measured(seconds, usage.ru_utime + usage.ru_stime, max(peak[0], usage.ru_maxrss * 1024), proc.returncode == 0)
 
 
 def tlsbench(*args: str) -> list[str]:
@@ -126,7 +155,7 @@ def gb(n: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=Path, help="a real store to grow (default: run the default plan first)")
-    ap.add_argument("--factors", type=int, nargs="+", default=[1, 4, 16])
+    ap.add_argument("--factors", type=int, nargs="+", default=[1, 4, 10, 16])
     ap.add_argument("--work", type=Path, help="folder for the grown stores (default: a temporary folder)")
     ap.add_argument("--before", type=Path, help="a source tree of an earlier tlsbench: its `report` at 1× too")
     ap.add_argument("--keep", action="store_true", help="keep the grown stores")
@@ -140,7 +169,7 @@ def main() -> int:
         store = work / f"x{factor}" / "tlsbench.db"
         free = shutil.disk_usage(work).free
         if free < 48 * DEFAULT_RECORDS * factor:  # records and their summaries, with room to spare
-            rows.append(f"| {factor}× | skipped: {gb(free)} free on disk | | | | | | | |")
+            rows.append(f"| {factor}× | skipped: {gb(free)} free on disk | | | | | | | | |")
             continue
         t0 = time.monotonic()
         records, reps = grow(base, DEFAULT_RECORDS * factor, store)
@@ -157,11 +186,14 @@ def main() -> int:
         report = child(tlsbench("report", str(store), "--out", str(work / f"x{factor}.html")))
         export = child(tlsbench("export", str(store), "--format", "csv", "--out", str(work / f"x{factor}.csv")))
         derived_bytes = store.stat().st_size - raw
-        points.append((records, report.peak_bytes, export.peak_bytes))
+        with sqlite3.connect(store) as db:
+            db.execute("DELETE FROM derived_stats")  # what a report with other inputs computes itself
+        cold = child(tlsbench("report", str(store), "--out", str(work / f"x{factor}-cold.html")))
+        points.append((records, report.peak_bytes, export.peak_bytes, cold.peak_bytes))
         cell = lambda m: (f"{m.seconds:.1f} s ({m.cpu_seconds:.1f} s CPU), {gb(m.peak_bytes)}"  # noqa: E731
                           + ("" if m.ok else " (failed)"))
         rows.append(f"| {factor}× | {records:,} | {reps:,} | {raw / 2**20:,.0f} MB + {derived_bytes / 2**20:,.0f} MB "
-                    f"| {cell(derive)} | {cell(report)} | {cell(export)} "
+                    f"| {cell(derive)} | {cell(report)} | {cell(export)} | {cell(cold)} "
                     f"| {cell(before) if before else ''} |")
         print(rows[-1], file=sys.stderr)
         if not args.keep:
@@ -171,21 +203,24 @@ def main() -> int:
         import numpy as np
 
         r = np.array(points, dtype=float)
-        per_report, per_export = np.polyfit(r[:, 0], r[:, 1], 1)[0], np.polyfit(r[:, 0], r[:, 2], 1)[0]
+        per = [np.polyfit(r[:, 0], r[:, i], 1)[0] for i in (1, 2, 3)]
         slope = (f"Slope of peak memory against records (least squares over the rows above): report "
-                 f"{per_report:.1f} bytes per record, export {per_export:.1f} bytes per record.")
+                 f"{per[0]:.2f} bytes per record, export {per[1]:.2f}, report computing its statistics {per[2]:.2f}.")
     body = "\n".join([
         f"Script: `bench/analysis_scale.py` ({today()}; {machine()}).",
         f"Stores grown from a real run of the default plan ({base.name}: its repetitions replicated with new ids, "
-        "indices and rounds); each command in a fresh process, peak memory = its RSS high-water mark. "
-        "`derive` summarises every repetition once (as `tlsbench run` does when a sweep ends); `report` and "
-        "`export` then read the summaries.",
+        "indices and rounds); each command in a fresh process. `derive` summarises every repetition and computes "
+        "every configuration's statistics once (as `tlsbench run` does when a sweep ends); `report` and `export` "
+        "then read them; the report computing its statistics is one with the stored statistics dropped (what a "
+        "report with other inputs, e.g. --include-flagged, does).",
         "",
-        "Each cell: wall time (CPU time: user + system), peak memory. The machine is shared: wall times include "
+        "Each cell: wall time (CPU time: user + system, its worker processes included), peak memory (the largest "
+        "sum of the command's processes' RSS, sampled every 20 ms). The machine is shared: wall times include "
         "waiting for a CPU; CPU times are what the command itself cost.",
         "",
-        "| size | records | repetitions | store: records + summaries | `derive` | `report` | `export` (csv) | `report` before (no summaries) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| size | records | repetitions | store: records + derived | `derive` | `report` | `export` (csv) "
+        "| `report` computing its statistics | `report` before (no summaries) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",
         slope,

@@ -314,16 +314,15 @@ def test_read_only_folder(tmp_path, good, capture, agent_path, command):
 
 
 def fill(folder: Path) -> None:
-    """Fills the file system of `folder` up to the last byte."""
-    with open(folder / "filler", "wb") as fh:
+    """Fills the file system of `folder` up to the last byte (unbuffered: nothing is left to
+    flush, and fail, on close)."""
+    with open(folder / "filler", "wb", buffering=0) as fh:
         with contextlib.suppress(OSError):
             while True:
                 fh.write(b"\0" * 65536)
-                fh.flush()
-    with contextlib.suppress(OSError), open(folder / "filler2", "wb") as fh:
+    with contextlib.suppress(OSError), open(folder / "filler2", "wb", buffering=0) as fh:
         for _ in range(65536):
             fh.write(b"\0")
-            fh.flush()
 
 
 FULL_EXPECTED = {
