@@ -23,6 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from ..analysis.groups import GroupTable  # noqa: E402
@@ -121,33 +122,56 @@ def _short(name: str, width: int = 46) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
+def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: float) -> list[Patch]:
+    """Horizontal bars stacked left to right, one row per y = 0, 1, …, as `ax.barh(…, left=…)`
+    per series draws them (height 0.8, centred; the same limits, left edges sticky), but one
+    PolyCollection per series (label, widths, `fill` style) instead of a Rectangle per bar:
+    thousands of patches cost seconds to add and to draw. Returns the legend's handles."""
+    n = len(series[0][1]) if series else 0
+    y0 = np.arange(n) - 0.4
+    y1 = y0 + 0.8
+    left = np.zeros(n)
+    handles = []
+    for label, w, style in series:
+        right = left + w
+        verts = np.stack([np.column_stack(xy) for xy in ((left, y0), (right, y0), (right, y1), (left, y1))], axis=1)
+        coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
+        coll.sticky_edges.x[:] = left.tolist()
+        ax.add_collection(coll)
+        handles.append(Patch(label=label, linewidth=linewidth, **style))
+        left = right
+    return handles
+
+
+def step_medians(analysis: Analysis, peer_name: str) -> dict[int, dict[int, float]]:
+    """config id -> step label -> median of that step's processing, for one peer."""
+    samples, peer, step = analysis.samples, vocab().peers[peer_name], METRIC["step"]
+    per_cfg: dict[int, dict[int, float]] = {}
+    for (cid, p, m, lab), v in samples.values.items():
+        if m == step and p == peer and len(v):
+            per_cfg.setdefault(cid, {})[lab] = float(np.median(v))
+    return per_cfg
+
+
 def step_stacks(analysis: Analysis) -> list[FigureSpec]:
     """Per-suite stacked median step processing, one panel per peer, bars sorted by total."""
     voc = vocab()
-    res, samples = analysis.results, analysis.samples
-    step = METRIC["step"]
+    res = analysis.results
     out = []
     for peer_name in ("client", "server"):
-        peer = voc.peers[peer_name]
-        per_cfg: dict[int, dict[int, float]] = {}
-        for (cid, p, m, lab), v in samples.values.items():
-            if m == step and p == peer and len(v):
-                per_cfg.setdefault(cid, {})[lab] = float(np.median(v))
+        per_cfg = step_medians(analysis, peer_name)
         if not per_cfg:
             continue
         steps = [s for s in voc.labels_in("step") if any(s in d for d in per_cfg.values())]
         order = sorted(per_cfg, key=lambda c: sum(per_cfg[c].values()))
         with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(order)))
-            left = np.zeros(len(order))
-            for i, s in enumerate(steps):
-                w = np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3
-                ax.barh(range(len(order)), w, left=left, label=voc.name(s), linewidth=0.3, **fill(i, "tab20"))
-                left += w
+            handles = _stacked_barh(ax, [(voc.name(s), np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3,
+                                          fill(i, "tab20")) for i, s in enumerate(steps)], linewidth=0.3)
             ax.set_yticks(range(len(order)), [_short(res.config_labels[c]) for c in order])
             ax.set_xlabel(f"median processing per step ({analysis.ds.unit.label(1e3)}), I/O and tracer overhead excluded")
             ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})")
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
             ax.grid(axis="y", visible=False)
         out.append(FigureSpec(f"steps_{peer_name}", f"Step costs — {peer_name}",
                               f"Stacked medians of each step's processing ({analysis.ds.unit.quantity}); bars sorted by total "
@@ -252,17 +276,14 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
     names = ["client processing", "server processing", "I/O", "other (harness, tracer)"]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(parts)))
-        left = np.zeros(len(parts))
-        for i, nm in enumerate(names):
-            w = np.array([p[1][i] for p in parts])
-            ax.barh(range(len(parts)), w, left=left, label=nm, linewidth=0.3, **fill(i, "Set2"))
-            left += w
+        handles = _stacked_barh(ax, [(nm, np.array([p[1][i] for p in parts]), fill(i, "Set2"))
+                                     for i, nm in enumerate(names)], linewidth=0.3)
         ax.set_yticks(range(len(parts)), [f"{_short(res.config_labels[p[0]], 40)} ({p[2] / 1e6:.2f} {u.label(1e6)})"
                                           for p in parts])
         ax.set_xlabel(f"share of the median handshake stop–start {u.quantity} (%)")
         ax.set_xlim(0, 100)
         ax.set_title("Handshake: processing vs I/O")
-        ax.legend(ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
+        ax.legend(handles=handles, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
         ax.grid(axis="y", visible=False)
     return FigureSpec("io_share", "Processing vs I/O",
                       f"Medians of each component as a share of the median stop–start handshake {u.quantity} "
