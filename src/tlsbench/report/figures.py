@@ -49,6 +49,10 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 EDGE = "0.2"  # hatch and outline colour: dark on every fill
 MAX_CONFIGS_DENSITY = 8   # more curves than this are unreadable on one axis
 KDE_POINTS = 4000         # KDE on a seeded subsample: its shape, at bounded cost
+# The title's place where nothing but the axes is above it (x ticks below, y tick labels fixed
+# text, so no offset text): where matplotlib's automatic placement puts it anyway, but without
+# measuring every y tick label at each draw to find that out (127 configurations: seconds).
+TITLE_Y = 1.0
 
 
 @dataclass(frozen=True)
@@ -170,7 +174,8 @@ def step_stacks(analysis: Analysis) -> list[FigureSpec]:
                                           fill(i, "tab20")) for i, s in enumerate(steps)], linewidth=0.3)
             ax.set_yticks(range(len(order)), [_short(res.config_labels[c]) for c in order])
             ax.set_xlabel(f"median processing per step ({analysis.ds.unit.label(1e3)}), I/O and tracer overhead excluded")
-            ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})")
+            ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})",
+                         y=TITLE_Y)
             ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
             ax.grid(axis="y", visible=False)
         out.append(FigureSpec(f"steps_{peer_name}", f"Step costs — {peer_name}",
@@ -282,7 +287,7 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
                                           for p in parts])
         ax.set_xlabel(f"share of the median handshake stop–start {u.quantity} (%)")
         ax.set_xlim(0, 100)
-        ax.set_title("Handshake: processing vs I/O")
+        ax.set_title("Handshake: processing vs I/O", y=TITLE_Y)
         ax.legend(handles=handles, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
         ax.grid(axis="y", visible=False)
     return FigureSpec("io_share", "Processing vs I/O",
