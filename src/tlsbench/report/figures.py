@@ -220,24 +220,46 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
     return out
 
 
+def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, label: str, style: dict, linewidth: float) -> Patch:
+    """Vertical bars from 0, centred on x, as `ax.bar` draws them (same rectangles, style, limits,
+    bottom edge sticky) but as one PolyCollection instead of a Rectangle each. Returns the
+    legend's handle."""
+    left = x - width / 2
+    right = left + width
+    zero = np.zeros(len(x))
+    verts = np.stack([np.column_stack(xy) for xy in ((left, zero), (right, zero), (right, heights), (left, heights))],
+                     axis=1)
+    coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
+    coll.sticky_edges.y[:] = [0.0]
+    ax.add_collection(coll)
+    return Patch(label=label, linewidth=linewidth, **style)
+
+
 def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
     rows = table.rows
     xs = sorted({r.key[0] for r in rows})
     colours = sorted({r.key[1] for r in rows}) if len(table.by) > 1 else [""]
     width = 0.8 / len(colours)
+    handles, ex, ey, elo, ehi = [], [], [], [], []
     for j, col in enumerate(colours):
         sel = [r for r in rows if (r.key[1] if len(r.key) > 1 else "") == col]
         pos = np.array([xs.index(r.key[0]) for r in sel]) - 0.4 + width * (j + 0.5)
         med = np.array([r.summary.median for r in sel]) / scale
         lo = med - np.array([r.summary.median_ci[0] for r in sel]) / scale
         hi = np.array([r.summary.median_ci[1] for r in sel]) / scale - med
-        ax.bar(pos, med, width * 0.95, label=col or None, linewidth=0.4, **fill(j),
-               yerr=[lo, hi], capsize=2, error_kw={"linewidth": 0.8})
+        handles.append(_bars(ax, pos, med, width * 0.95, col, fill(j), linewidth=0.4))
+        ex.append(pos - width * 0.95 / 2 + 0.5 * (width * 0.95))  # the bar's centre, as bar() computes it
+        ey.append(med)
+        elo.append(lo)
+        ehi.append(hi)
+    # One errorbar for every series: black lines above all bars, as each bar(yerr=…) drew them.
+    ax.errorbar(np.concatenate(ex), np.concatenate(ey), yerr=[np.concatenate(elo), np.concatenate(ehi)], fmt="none",
+                ecolor="k", capsize=2, linewidth=0.8, label="_nolegend_")
     ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
     ax.set_xlabel(table.by[0].replace("_", " "))
     ax.set_ylabel(f"median ({unit})")
     if len(colours) > 1:
-        ax.legend(title=table.by[1].replace("_", " "), frameon=False, fontsize=7, title_fontsize=7,
+        ax.legend(handles=handles, title=table.by[1].replace("_", " "), frameon=False, fontsize=7, title_fontsize=7,
                   loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2)
     ax.grid(axis="x", visible=False)
 
