@@ -171,7 +171,8 @@ def test_figures_are_readable_in_grayscale(golden):  # noqa: F811
     from tlsbench.report import figures
 
     figs = {f.name: f.figure for f in figures.all_figures(golden, 7)}
-    hatches = {p.get_hatch() for p in figs["steps_client"].axes[0].patches}
+    ax = figs["steps_client"].axes[0]  # bars drawn as patches or as one collection per series
+    hatches = {p.get_hatch() for p in [*ax.patches, *ax.collections]}
     assert len(hatches - {None, ""}) >= 3
     lines = [l for l in figs["density_write_processing_post"].axes[0].get_lines()]
     assert len({(l.get_linestyle(), l.get_marker()) for l in lines}) == len(lines) >= 2

@@ -99,17 +99,30 @@ class Results:
         """Configurations without a usable repetition: "no data: N excluded (why)"."""
         return {cid: e.no_data for cid, e in self.exclusions.items() if e.used == 0}
 
+    def _index(self) -> tuple[dict, dict]:
+        """Rows by (config, metric, peer, label) and by (config, metric), the first of each as
+        the linear search found it. Built on first use and again whenever `rows` is another
+        list or another length (rows are appended while analysing, not after); kept outside
+        the dataclass fields, so exports and comparisons never see it."""
+        cached = self.__dict__.get("_row_index")
+        if cached is None or cached[0] is not self.rows or cached[1] != len(self.rows):
+            by_key: dict = {}
+            by_metric: dict = {}
+            for r in self.rows:
+                by_key.setdefault((r.config_id, r.metric, r.peer, r.label), r)
+                by_metric.setdefault((r.config_id, r.metric), r)
+            cached = (self.rows, len(self.rows), by_key, by_metric)
+            self.__dict__["_row_index"] = cached
+        return cached[2], cached[3]
+
     def find(self, config_id: int, metric: str, peer: str = "none", label: str = "") -> Row | None:
-        for r in self.rows:
-            if (r.config_id, r.metric, r.peer, r.label) == (config_id, metric, peer, label):
-                return r
-        return None
+        return self._index()[0].get((config_id, metric, peer, label))
 
     def cell(self, config_id: int, metric: str, peer: str) -> Row | None:
         """A SUITE_COLUMNS cell: the row of that peer, or with peer "any" the first row."""
         if peer != "any":
             return self.find(config_id, metric, peer)
-        return next((r for r in self.rows if r.config_id == config_id and r.metric == metric), None)
+        return self._index()[1].get((config_id, metric))
 
 
 @dataclass

@@ -23,7 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import Patch, Rectangle  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from ..analysis.groups import GroupTable  # noqa: E402
 from ..analysis.measures import METRIC  # noqa: E402
@@ -48,6 +49,10 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 EDGE = "0.2"  # hatch and outline colour: dark on every fill
 MAX_CONFIGS_DENSITY = 8   # more curves than this are unreadable on one axis
 KDE_POINTS = 4000         # KDE on a seeded subsample: its shape, at bounded cost
+# The title's place where nothing but the axes is above it (x ticks below, y tick labels fixed
+# text, so no offset text): where matplotlib's automatic placement puts it anyway, but without
+# measuring every y tick label at each draw to find that out (127 configurations: seconds).
+TITLE_Y = 1.0
 
 
 @dataclass(frozen=True)
@@ -121,31 +126,58 @@ def _short(name: str, width: int = 46) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
+def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: float) -> list[Patch]:
+    """Horizontal bars stacked left to right, one row per y = 0, 1, …, as `ax.barh(…, left=…)`
+    per series draws them (height 0.8, centred; the same limits, left edges sticky), but one
+    PolyCollection per series (label, widths, `fill` style) instead of a Rectangle per bar:
+    thousands of patches cost seconds to add and to draw. Returns the legend's handles."""
+    n = len(series[0][1]) if series else 0
+    y0 = np.arange(n) - 0.4
+    y1 = y0 + 0.8
+    left = np.zeros(n)
+    handles = []
+    for label, w, style in series:
+        right = left + w
+        verts = np.stack([np.column_stack(xy) for xy in ((left, y0), (right, y0), (right, y1), (left, y1))], axis=1)
+        coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
+        coll.sticky_edges.x[:] = left.tolist()
+        ax.add_collection(coll)
+        handles.append(Patch(label=label, linewidth=linewidth, **style))
+        left = right
+    return handles
+
+
+def step_medians(analysis: Analysis, peer_name: str) -> dict[int, dict[int, float]]:
+    """config id -> step label -> median of that step's processing, for one peer (from the
+    rows of statistics: the step samples' values are not held, analysis/samples.py KEPT)."""
+    label_id = vocab().label_id
+    per_cfg: dict[int, dict[int, float]] = {}
+    for r in analysis.results.rows:
+        if r.metric == "step" and r.peer == peer_name and r.summary.n:
+            per_cfg.setdefault(r.config_id, {})[label_id[r.label]] = r.summary.median
+    return per_cfg
+
+
 def step_stacks(analysis: Analysis) -> list[FigureSpec]:
     """Per-suite stacked median step processing, one panel per peer, bars sorted by total."""
     voc = vocab()
     res = analysis.results
     out = []
     for peer_name in ("client", "server"):
-        per_cfg: dict[int, dict[int, float]] = {}
-        for r in res.rows:  # the step samples' medians (their values are not held: analysis/samples.py KEPT)
-            if r.metric == "step" and r.peer == peer_name and r.summary.n:
-                per_cfg.setdefault(r.config_id, {})[voc.label_id[r.label]] = r.summary.median
+        per_cfg = step_medians(analysis, peer_name)
         if not per_cfg:
             continue
         steps = [s for s in voc.labels_in("step") if any(s in d for d in per_cfg.values())]
         order = sorted(per_cfg, key=lambda c: sum(per_cfg[c].values()))
         with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(order)))
-            left = np.zeros(len(order))
-            for i, s in enumerate(steps):
-                w = np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3
-                ax.barh(range(len(order)), w, left=left, label=voc.name(s), linewidth=0.3, **fill(i, "tab20"))
-                left += w
+            handles = _stacked_barh(ax, [(voc.name(s), np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3,
+                                          fill(i, "tab20")) for i, s in enumerate(steps)], linewidth=0.3)
             ax.set_yticks(range(len(order)), [_short(res.config_labels[c]) for c in order])
             ax.set_xlabel(f"median processing per step ({analysis.ds.unit.label(1e3)}), I/O and tracer overhead excluded")
-            ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})")
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
+            ax.set_title(f"Handshake steps, {peer_name} ({'initiator' if peer_name == 'client' else 'responder'})",
+                         y=TITLE_Y)
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, ncol=1)
             ax.grid(axis="y", visible=False)
         out.append(FigureSpec(f"steps_{peer_name}", f"Step costs — {peer_name}",
                               f"Stacked medians of each step's processing ({analysis.ds.unit.quantity}); bars sorted by total "
@@ -189,24 +221,46 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
     return out
 
 
+def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, label: str, style: dict, linewidth: float) -> Patch:
+    """Vertical bars from 0, centred on x, as `ax.bar` draws them (same rectangles, style, limits,
+    bottom edge sticky) but as one PolyCollection instead of a Rectangle each. Returns the
+    legend's handle."""
+    left = x - width / 2
+    right = left + width
+    zero = np.zeros(len(x))
+    verts = np.stack([np.column_stack(xy) for xy in ((left, zero), (right, zero), (right, heights), (left, heights))],
+                     axis=1)
+    coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
+    coll.sticky_edges.y[:] = [0.0]
+    ax.add_collection(coll)
+    return Patch(label=label, linewidth=linewidth, **style)
+
+
 def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
     rows = table.rows
     xs = sorted({r.key[0] for r in rows})
     colours = sorted({r.key[1] for r in rows}) if len(table.by) > 1 else [""]
     width = 0.8 / len(colours)
+    handles, ex, ey, elo, ehi = [], [], [], [], []
     for j, col in enumerate(colours):
         sel = [r for r in rows if (r.key[1] if len(r.key) > 1 else "") == col]
         pos = np.array([xs.index(r.key[0]) for r in sel]) - 0.4 + width * (j + 0.5)
         med = np.array([r.summary.median for r in sel]) / scale
         lo = med - np.array([r.summary.median_ci[0] for r in sel]) / scale
         hi = np.array([r.summary.median_ci[1] for r in sel]) / scale - med
-        ax.bar(pos, med, width * 0.95, label=col or None, linewidth=0.4, **fill(j),
-               yerr=[lo, hi], capsize=2, error_kw={"linewidth": 0.8})
+        handles.append(_bars(ax, pos, med, width * 0.95, col, fill(j), linewidth=0.4))
+        ex.append(pos - width * 0.95 / 2 + 0.5 * (width * 0.95))  # the bar's centre, as bar() computes it
+        ey.append(med)
+        elo.append(lo)
+        ehi.append(hi)
+    # One errorbar for every series: black lines above all bars, as each bar(yerr=…) drew them.
+    ax.errorbar(np.concatenate(ex), np.concatenate(ey), yerr=[np.concatenate(elo), np.concatenate(ehi)], fmt="none",
+                ecolor="k", capsize=2, linewidth=0.8, label="_nolegend_")
     ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
     ax.set_xlabel(table.by[0].replace("_", " "))
     ax.set_ylabel(f"median ({unit})")
     if len(colours) > 1:
-        ax.legend(title=table.by[1].replace("_", " "), frameon=False, fontsize=7, title_fontsize=7,
+        ax.legend(handles=handles, title=table.by[1].replace("_", " "), frameon=False, fontsize=7, title_fontsize=7,
                   loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2)
     ax.grid(axis="x", visible=False)
 
@@ -250,17 +304,14 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
     names = ["client processing", "server processing", "I/O", "other (harness, tracer)"]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(parts)))
-        left = np.zeros(len(parts))
-        for i, nm in enumerate(names):
-            w = np.array([p[1][i] for p in parts])
-            ax.barh(range(len(parts)), w, left=left, label=nm, linewidth=0.3, **fill(i, "Set2"))
-            left += w
+        handles = _stacked_barh(ax, [(nm, np.array([p[1][i] for p in parts]), fill(i, "Set2"))
+                                     for i, nm in enumerate(names)], linewidth=0.3)
         ax.set_yticks(range(len(parts)), [f"{_short(res.config_labels[p[0]], 40)} ({p[2] / 1e6:.2f} {u.label(1e6)})"
                                           for p in parts])
         ax.set_xlabel(f"share of the median handshake stop–start {u.quantity} (%)")
         ax.set_xlim(0, 100)
-        ax.set_title("Handshake: processing vs I/O")
-        ax.legend(ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
+        ax.set_title("Handshake: processing vs I/O", y=TITLE_Y)
+        ax.legend(handles=handles, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.06), frameon=False)
         ax.grid(axis="y", visible=False)
     return FigureSpec("io_share", "Processing vs I/O",
                       f"Medians of each component as a share of the median stop–start handshake {u.quantity} "
@@ -282,15 +333,19 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(11, 0.5 + 0.32 * y))
         span_us = (slices.ts[idx].max() + slices.dur[idx].max() - t0) / 1e3 if len(idx) else 1
+        boxes: dict[str, list] = {}  # category -> its spans' rectangles: one collection each, not a patch per span
         for i in idx.tolist():
             x0, w = (slices.ts[i] - t0) / 1e3, slices.dur[i] / 1e3
             yy = base[int(slices.peer[i])] + int(slices.depth[i])
             cat = voc.categories[slices.category[i]] if slices.category[i] >= 0 else "phase"
-            ax.add_patch(Rectangle((x0, yy), max(w, span_us * 1e-4), 0.9, alpha=0.85, linewidth=0.2,
-                                   **cat_style[cat]))
+            x1 = x0 + max(w, span_us * 1e-4)
+            boxes.setdefault(cat, []).append([(x0, yy), (x1, yy), (x1, yy + 0.9), (x0, yy + 0.9)])
             if w > span_us * 0.04:
                 ax.text(x0 + w / 2, yy + 0.45, voc.name(slices.label[i]), ha="center", va="center",
                         fontsize=6, color="white", clip_on=True)
+        for cat, verts in boxes.items():
+            ax.add_collection(PolyCollection(verts, alpha=0.85, linewidth=0.2, joinstyle="miter", capstyle="butt",
+                                             **cat_style[cat]))
         ax.set_xlim(0, span_us * 1.01)
         ax.set_ylim(y, -0.3)
         ax.set_yticks([base[p] + depth_max[p] / 2 for p in lanes], [voc.peer_name(p) for p in lanes])

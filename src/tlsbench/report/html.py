@@ -200,8 +200,12 @@ def _step_tables(analysis: Analysis) -> list[dict]:
     libs = res.libraries.order
     by_library = lambda c: (libs.index(res.configs[c].library) if res.configs[c].library in libs else len(libs),  # noqa: E731
                             res.config_labels[c])
+    by_config: dict[int, list] = {}  # one pass over the rows, not one per configuration
+    for r in res.rows:
+        if r.metric in ("step", "crypto", "handshake_processing", "handshake_overhead"):
+            by_config.setdefault(r.config_id, []).append(r)
     for cid in sorted(res.configs, key=by_library):
-        rows = [r for r in res.rows if r.config_id == cid and r.metric in ("step", "crypto", "handshake_processing", "handshake_overhead")]
+        rows = by_config.get(cid, [])
         rows.sort(key=lambda r: (r.peer, ("handshake_processing", "step", "crypto", "handshake_overhead").index(r.metric),
                                  order_of.get(voc.label_id.get(r.label, -1), -1)))
         if rows:
