@@ -21,7 +21,7 @@ import numpy as np
 from tlsbench.store.reader import DeviceImage
 
 from .load import Dataset
-from .measures import METRIC, METRICS, NO_LABEL, label_text
+from .measures import METRIC, METRICS, label_text
 from .samples import Measured
 from .stats import Summary, rng_for, summarize
 from .units import Unit

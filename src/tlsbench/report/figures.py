@@ -27,7 +27,6 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from ..analysis.groups import GroupTable  # noqa: E402
-from ..analysis.measures import METRIC  # noqa: E402
 from ..analysis.pipeline import representative_rep  # noqa: E402
 from ..analysis.results import Analysis  # noqa: E402
 from ..analysis.vocab import vocab  # noqa: E402
@@ -397,16 +396,33 @@ def library_bars(analysis: Analysis) -> FigureSpec | None:
                       "bootstrap CI of the median.", fig)
 
 
-def all_figures(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
-    figs = [f for f in (library_bars(analysis),) if f] + step_stacks(analysis) + record_distributions(analysis, seed)
-    share = io_share(analysis)
-    if share:
-        figs.append(share)
+def _library(analysis: Analysis, seed: int) -> list[FigureSpec]:
+    return [f for f in (library_bars(analysis),) if f]
+
+
+def _steps(analysis: Analysis, seed: int) -> list[FigureSpec]:
+    return step_stacks(analysis)
+
+
+def _io(analysis: Analysis, seed: int) -> list[FigureSpec]:
+    return [f for f in (io_share(analysis),) if f]
+
+
+def _groups(analysis: Analysis, seed: int) -> list[FigureSpec]:
     by_q: dict = {}
     for t in analysis.results.groups:
         by_q.setdefault(t.question, []).append(t)
-    figs += [group_bars(analysis, ts) for ts in by_q.values()]
+    return [group_bars(analysis, ts) for ts in by_q.values()]
+
+
+def _timeline(analysis: Analysis, seed: int) -> list[FigureSpec]:
     rep = representative_rep(analysis)
-    if rep is not None:
-        figs.append(timeline(analysis, rep))
-    return figs
+    return [] if rep is None else [timeline(analysis, rep)]
+
+
+# The report's figures in order, a builder each (report/html.py builds them on every CPU).
+FIGURE_BUILDERS = (_library, _steps, record_distributions, _io, _groups, _timeline)
+
+
+def all_figures(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
+    return [f for build in FIGURE_BUILDERS for f in build(analysis, seed)]

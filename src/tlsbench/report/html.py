@@ -27,13 +27,14 @@ from ..analysis.compare import Comparison, compare
 from ..analysis.device import device_vs_host, identity
 from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.measures import METRICS
+from ..analysis.parallel import map_ordered
 from ..analysis.results import Analysis
 from ..analysis.tables import SUITE_COLUMNS, ci_text
 from ..analysis.stats import N_BOOT, N_BOOT_ROUNDS
 from ..analysis.units import identical, identity_text
 from ..analysis.vocab import vocab
 from . import WINNERS_MODES
-from .figures import FigureSpec, all_figures, inline_svg
+from .figures import FIGURE_BUILDERS, FigureSpec, inline_svg
 from .energy import html_section
 from .predict import html_section as predict_section
 from ..analysis.predict.results import PredictResults
@@ -48,6 +49,18 @@ def _num(x: float, digits: int = 1) -> str:
 
 def _figure(f: FigureSpec) -> dict[str, str]:
     return {"title": f.title, "caption": f.caption, "name": f.name, "svg": inline_svg(f.figure, f.title)}
+
+
+def _figures(analysis: Analysis, seed: int) -> list[dict[str, str]]:
+    """Every figure of the report, built and drawn as inline SVG on every CPU (matplotlib
+    spends most of a report's time laying out text)."""
+    parts = map_ordered(_built, (analysis, seed), range(len(FIGURE_BUILDERS)))
+    return [f for part in parts for f in part]
+
+
+def _built(shared: tuple[Analysis, int], builder: int) -> list[dict[str, str]]:
+    analysis, seed = shared
+    return [_figure(f) for f in FIGURE_BUILDERS[builder](analysis, seed)]
 
 
 def _script() -> tuple[Markup, str]:
@@ -227,7 +240,6 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
     `energy` is the energy section (report/energy.py html_section), `predict` the
     predictions' (report/predict.py html_section), None for none."""
     res = analysis.results
-    figs = all_figures(analysis, res.context.seed) if figures is None else figures
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
     ctx = res.context
     hello = next(iter(analysis.ds.agents.values()), {}).get("hello", {})
@@ -239,7 +251,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
         r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis),
         step_tables=_step_tables(analysis), metrics={m.name: m for m in METRICS},
-        figures=[_figure(f) for f in figs],
+        figures=_figures(analysis, res.context.seed) if figures is None else [_figure(f) for f in figures],
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
         n_boot_rounds=N_BOOT_ROUNDS, interval_rounds=_interval_rounds(res), exclusions=_exclusions(res),
