@@ -118,9 +118,8 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
     excl = ds.excluded_mask(include_flagged)
     excluded_reps, used_reps = _counts(ds, excl)
     job = _ConfigJob(ds, excl, excluded_reps, seed, known or {})
-    wanted = np.unique(ds.reps.config_id).tolist()
-    if ds.summaries is None and ds.stored is not None and not set(wanted) <= job.known.keys():
-        parts = map_ordered(_summarize_config, job, wanted)  # each worker reads its configurations from the store
+    if ds.summaries is None and ds.stored is not None:  # each worker reads its configurations from the store
+        parts = map_ordered(_summarize_config, job, np.unique(ds.reps.config_id).tolist())
     else:
         parts = (job.summarize(cid, table) for cid, table in ds.config_tables())
     values: dict[GroupKey, np.ndarray] = {}
