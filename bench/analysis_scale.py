@@ -169,7 +169,7 @@ def main() -> int:
         store = work / f"x{factor}" / "tlsbench.db"
         free = shutil.disk_usage(work).free
         if free < 48 * DEFAULT_RECORDS * factor:  # records and their summaries, with room to spare
-            rows.append(f"| {factor}× | skipped: {gb(free)} free on disk | | | | | | | | |")
+            rows.append((factor, f"| {factor}× | skipped: {gb(free)} free on disk | | | | | | | | |"))
             continue
         t0 = time.monotonic()
         records, reps = grow(base, DEFAULT_RECORDS * factor, store)
@@ -192,10 +192,10 @@ def main() -> int:
         points.append((records, report.peak_bytes, export.peak_bytes, cold.peak_bytes))
         cell = lambda m: (f"{m.seconds:.1f} s ({m.cpu_seconds:.1f} s CPU), {gb(m.peak_bytes)}"  # noqa: E731
                           + ("" if m.ok else " (failed)"))
-        rows.append(f"| {factor}× | {records:,} | {reps:,} | {raw / 2**20:,.0f} MB + {derived_bytes / 2**20:,.0f} MB "
-                    f"| {cell(derive)} | {cell(report)} | {cell(export)} | {cell(cold)} "
-                    f"| {cell(before) if before else ''} |")
-        print(rows[-1], file=sys.stderr)
+        rows.append((factor, f"| {factor}× | {records:,} | {reps:,} | {raw / 2**20:,.0f} MB + {derived_bytes / 2**20:,.0f} MB "
+                             f"| {cell(derive)} | {cell(report)} | {cell(export)} | {cell(cold)} "
+                             f"| {cell(before) if before else ''} |"))
+        print(rows[-1][1], file=sys.stderr)
         if not args.keep:
             shutil.rmtree(store.parent)
     slope = ""
@@ -221,7 +221,7 @@ def main() -> int:
         "| size | records | repetitions | store: records + derived | `derive` | `report` | `export` (csv) "
         "| `report` computing its statistics | `report` before (no summaries) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *rows,
+        *(row for _, row in sorted(rows)),  # by size, whatever order they ran in
         "",
         slope,
         "Targets: report of 16 M records ≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and ≤ 2 GB.",
