@@ -247,7 +247,8 @@ def _aligned(facts: RepFacts, rep_ids: np.ndarray) -> RepFacts:
 
 def stored_rep_ids(store: "StoreReader", kind: Kind) -> np.ndarray:
     """The repetitions whose summaries of this version are stored."""
-    ids = [_uncolumns(b.reps, b.n_reps, FACT_COLUMNS)["id"] for b in store.derived_batches(kind, DERIVE_VERSION)]
+    ids = [_uncolumns(b.reps, b.n_reps, FACT_COLUMNS)["id"]
+           for b in store.derived_batches(kind, DERIVE_VERSION, measures=False)]
     return np.concatenate(ids) if ids else np.empty(0, np.int64)
 
 

@@ -334,7 +334,7 @@ def summaries(store: StoreReader, ds: Dataset) -> tuple[StoredSummaries, int]:
     (their measure rows stay in the store until a configuration is read), the rest derived
     now from the records (a batch at a time); and how many were derived now."""
     facts, incomplete = [], 0
-    for batch in store.derived_batches(ds.kind, derivation.DERIVE_VERSION):
+    for batch in store.derived_batches(ds.kind, derivation.DERIVE_VERSION, measures=False):
         facts.append(derivation.facts_from_stored(batch))
         incomplete += batch.incomplete_records
     have = np.concatenate([f.id for f in facts]) if facts else np.empty(0, np.int64)

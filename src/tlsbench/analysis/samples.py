@@ -125,22 +125,22 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
     values: dict[GroupKey, np.ndarray] = {}
     rounds: dict[GroupKey, np.ndarray] = {}
     rows: list[Row] = []
-    kept: list[MeasureTable] = []
+    tables: list[MeasureTable] = []
     computed: dict[int, list[Row]] = {}
-    for cid, config_rows, config_kept, kept_rows in parts:
+    for cid, config_rows, kept, table_rows in parts:
         rows += config_rows
         if cid not in job.known:
             computed[cid] = config_rows
-        for key, (v, r) in config_kept.items():
+        for key, (v, r) in kept.items():
             values[key], rounds[key] = v, r
-        kept.append(kept_rows)
-    kept_table = merged(*kept, EMPTY_TABLE)
-    kept_table.incomplete_records = ds.incomplete_records
+        tables.append(table_rows)
+    table = merged(*tables, EMPTY_TABLE)
+    table.incomplete_records = ds.incomplete_records
 
     def read_config(cid: int) -> ConfigSamples:
         return next((split_config(ds, t, excl) for _, t in ds.config_tables(wanted=[cid])), {})
 
-    return Summarized(Samples(values, excluded_reps, used_reps, rounds, read_config), rows, kept_table, computed)
+    return Summarized(Samples(values, excluded_reps, used_reps, rounds, read_config), rows, table, computed)
 
 
 @dataclass(frozen=True)
@@ -228,12 +228,6 @@ def summary_row(key: GroupKey, values: np.ndarray, rounds: np.ndarray | None, ex
     m = METRICS[metric]
     return Row(cid, vocab().peer_name(peer), m.name, label_text(m.name, label),
                counter_unit if m.unit == COUNTER else m.unit, summarize_values(key, values, rounds, excluded, seed))
-
-
-def summarize_all(samples: Samples, seed: int, counter_unit: str = COUNTER) -> list[Row]:
-    """Statistics of every sample held."""
-    return [summary_row(key, v, samples.rounds.get(key), samples.excluded_reps.get(key[0], 0), seed, counter_unit)
-            for key, v in samples.values.items()]
 
 
 @dataclass

@@ -619,15 +619,17 @@ class Store:
                 query + f" WHERE repetition_id IN ({', '.join('?' * len(chunk))}) ORDER BY repetition_id", chunk)]
         return out
 
-    def derived_batches(self, kind: Kind = "all", version: int | None = None,
-                        config_id: int | None = None) -> Iterator[DerivedBatch]:
+    def derived_batches(self, kind: Kind = "all", version: int | None = None, config_id: int | None = None,
+                        measures: bool = True) -> Iterator[DerivedBatch]:
         """The derived batches (migrations 012, 013) of a kind of configurations, by first
         repetition; with `version`, only those that version wrote, with `config_id` only that
-        configuration's (none in an older store)."""
+        configuration's (none in an older store); without `measures`, their measure blobs
+        empty (not even read)."""
         columns = self._columns("derived_batch")
         if not columns:
             return
-        names = [f.name if f.name in columns else f"NULL AS {f.name}" for f in fields(DerivedBatch)]
+        names = ["X'' AS measures" if f.name == "measures" and not measures else
+                 f.name if f.name in columns else f"NULL AS {f.name}" for f in fields(DerivedBatch)]
         where, params = ["kind = ?"], [kind]
         for column, value in (("version", version), ("config_id", config_id)):  # indexed (migration 013)
             if value is not None:
