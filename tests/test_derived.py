@@ -164,10 +164,10 @@ def test_stored_statistics_hold_only_for_their_own_inputs(small_run):
     seed = int(ds.experiment["seed"])
     current = statcache.digests(ds, ds.excluded_mask(), seed)
     assert not statcache.known(ds, statcache.digests(ds, ds.excluded_mask(), seed + 1))
-    fewer = ds.excluded_mask().copy()
-    fewer[0] = True  # one more repetition left out: its configuration is computed again
-    assert len(statcache.known(ds, statcache.digests(ds, fewer, seed))) == len(current) - 1
-    assert statcache.known_groups(ds, statcache.digests(ds, fewer, seed)) is None
+    other = ds.excluded_mask().copy()
+    other[0] = not other[0]  # one repetition left out or taken in: its configuration is computed again
+    assert len(statcache.known(ds, statcache.digests(ds, other, seed))) == len(current) - 1
+    assert statcache.known_groups(ds, statcache.digests(ds, other, seed)) is None
     flagged = analyze(load(small_run), include_flagged=True)  # other inputs: computed, never written
     assert [r.summary.n for r in flagged.results.rows] == [r.summary.n for r in analyze(
         dataclasses.replace(load(small_run), stats={}), include_flagged=True).results.rows]

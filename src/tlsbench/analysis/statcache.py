@@ -52,7 +52,7 @@ def digests(ds: Dataset, excluded: np.ndarray, seed: int) -> dict[int, str]:
         mine = order[start:end]
         used = mine[~excluded[mine]]
         h = hashlib.sha256(head)
-        for column in (ds.reps.id[used], ds.reps.round[used], np.array([len(mine) - len(used)])):
+        for column in (cfg[start:start + 1], ds.reps.id[used], ds.reps.round[used], np.array([len(mine) - len(used)])):
             h.update(np.ascontiguousarray(column, dtype="<i8").tobytes())
         out[int(cfg[start])] = h.hexdigest()
     return out
