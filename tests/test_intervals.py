@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import csv
 import io
-
 import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fixtures import synth
@@ -116,3 +116,33 @@ def test_a_machine_that_changes_speed_between_rounds_is_reported(tmp_path):
     assert 40 < res.round_shift.gap_pct < 60
     assert any(w.startswith("Round-level shift (handshakes)") for w in res.warnings)
     assert analyze(load(steady)).results.round_shift is None
+
+
+def _speed_factors_one_batch_at_a_time(config, rounds, order, values):
+    """The batches' speed factors as first written: a median per batch, one at a time."""
+    batches, inverse = np.unique(np.stack([config, rounds]), axis=1, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    typical = {c: float(np.median(values[config == c])) for c in np.unique(config)}
+    factor, round_of, first = [], [], []
+    for b in range(batches.shape[1]):
+        mine = inverse == b
+        factor.append(float(np.median(values[mine])) / typical[batches[0, b]])
+        round_of.append(int(batches[1, b]))
+        first.append(int(order[mine].min()))
+    at = np.argsort(first, kind="stable")
+    return np.array(factor)[at], np.array(round_of, dtype=np.int64)[at], np.array(first)[at]
+
+
+def test_speed_factors_are_the_batches_medians_found_in_one_sort():
+    """One sort for every batch's median (the per-batch loop took minutes on a long run):
+    the same factors to the last bit, in the same order."""
+    from tlsbench.analysis.drift import speed_factors
+
+    g = np.random.default_rng(3)
+    n = 5000
+    config, rounds = g.integers(1, 9, n), g.integers(0, 60, n)
+    values = np.round(g.lognormal(12, 0.2, n))  # integer ns: ties
+    order = g.permutation(n)
+    for got, want in zip(speed_factors(config, rounds, order, values),
+                         _speed_factors_one_batch_at_a_time(config, rounds, order, values)):
+        assert np.array_equal(got, want)

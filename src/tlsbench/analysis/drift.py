@@ -48,21 +48,41 @@ class RoundShift:
 def speed_factors(config: np.ndarray, rounds: np.ndarray, order: np.ndarray, values: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per batch with enough values: its median over its configuration's median, its round and
-    its position in time (the smallest `order`, e.g. repetition id). Returned in time order."""
-    keys = np.stack([config, rounds])
-    batches, inverse = np.unique(keys, axis=1, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    factor, round_of, first = [], [], []
-    typical = {c: float(np.median(values[config == c])) for c in np.unique(config)}
-    for b in range(batches.shape[1]):
-        mine = inverse == b
-        c = batches[0, b]
-        if mine.sum() >= MIN_BATCH_VALUES and typical[c] > 0:
-            factor.append(float(np.median(values[mine])) / typical[c])
-            round_of.append(int(batches[1, b]))
-            first.append(int(order[mine].min()))
+    its position in time (the smallest `order`, e.g. repetition id). Returned in time order.
+    One sort serves every median (a batch's values, then its configuration's, are runs of it)."""
+    by_batch = np.lexsort((values, rounds, config))
+    batch_cfg, batch_round, batch_values = config[by_batch], rounds[by_batch], values[by_batch]
+    starts, counts = _runs(batch_cfg, batch_round)
+    medians = _medians(batch_values, starts, counts)
+    by_config = np.lexsort((values, config))
+    cfg_starts, cfg_counts = _runs(config[by_config])
+    typical = dict(zip(config[by_config][cfg_starts].tolist(), _medians(values[by_config], cfg_starts, cfg_counts)))
+    cfg_of = batch_cfg[starts]
+    keep = (counts >= MIN_BATCH_VALUES) & (np.array([typical[c] for c in cfg_of.tolist()]) > 0)
+    factor = medians / np.array([typical[c] for c in cfg_of.tolist()])
+    first = np.minimum.reduceat(order[by_batch], starts) if len(starts) else np.empty(0, order.dtype)
+    factor, round_of, first = factor[keep], batch_round[starts][keep].astype(np.int64), first[keep]
     at = np.argsort(first, kind="stable")
-    return np.array(factor)[at], np.array(round_of, dtype=np.int64)[at], np.array(first)[at]
+    return factor[at], round_of[at], first[at]
+
+
+def _runs(*sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal keys starts in arrays sorted by them, and its length."""
+    n = len(sorted_keys[0])
+    if not n:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    change = np.zeros(n, bool)
+    change[0] = True
+    for k in sorted_keys:
+        change[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(change)
+    return starts, np.diff(np.r_[starts, n])
+
+
+def _medians(sorted_values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The median of each run of sorted values: the mean of its two middle values, as
+    np.median takes it, so the same to the last bit."""
+    return (sorted_values[starts + (counts - 1) // 2] + sorted_values[starts + counts // 2]) / 2
 
 
 def two_states(factors: np.ndarray) -> tuple[np.ndarray, float, float] | None:
