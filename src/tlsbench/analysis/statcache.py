@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +23,7 @@ from tlsbench.store.reader import StoredStats
 
 from .derived import DERIVE_VERSION, codec, derive_store
 from .groups import GroupRow, GroupTable, default_group_tables
-from .load import Dataset
+from .load import Dataset, load
 from .samples import Row, summarize_dataset
 from .stats import Summary
 from .winners import Question
@@ -116,8 +115,6 @@ def store_stats(store: "Store") -> int:
     """Computes and stores the statistics a report with the defaults (the experiment's seed,
     flagged repetitions excluded) shows, of every configuration whose stored ones are not
     those, and the group-by tables; returns how many configurations were computed."""
-    from .load import load
-
     done = 0
     for kind in CACHED_KINDS:
         if not store.has(kind):
