@@ -28,6 +28,7 @@ import numpy as np
 from tlsbench.store.reader import DerivedBatch, Kind
 
 from .measures import MeasureTable, measures, slice_costs
+from .runs import runs
 from .slices import Slices, build_slices, decode_many
 from .vocab import vocab
 
@@ -162,14 +163,8 @@ def _by_config(config_ids: np.ndarray, todo: np.ndarray) -> Iterator[tuple[int, 
     positions = np.flatnonzero(todo)
     order = np.argsort(config_ids[positions], kind="stable")
     cfg = config_ids[positions[order]]
-    for start, end in zip(*_runs(cfg)):
+    for start, end in zip(*runs(cfg)):
         yield int(cfg[start]), positions[order[start:end]]
-
-
-def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each run of equal values of a sorted array starts and ends."""
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if len(sorted_keys) else np.empty(0, int)
-    return starts, np.r_[starts[1:], len(sorted_keys)].astype(int)
 
 
 # ---------------------------------------------------------------- stored batches

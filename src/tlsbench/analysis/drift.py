@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .runs import runs
+
 SHIFT_GAP = 0.20        # the states' typical speeds differ by at least 20%
 MIN_SEPARATION = 4.0    # ... and by at least 4 within-state standard deviations
 MIN_SLOW_SHARE = 0.10   # ... and the smaller state holds at least 10% of the batches
@@ -52,13 +54,13 @@ def speed_factors(config: np.ndarray, rounds: np.ndarray, order: np.ndarray, val
     One sort serves every median (a batch's values, then its configuration's, are runs of it)."""
     by_batch = np.lexsort((values, rounds, config))
     batch_cfg, batch_round, batch_values = config[by_batch], rounds[by_batch], values[by_batch]
-    starts, counts = _runs(batch_cfg, batch_round)
-    medians = _medians(batch_values, starts, counts)
+    starts, ends = runs(batch_cfg, batch_round)
+    medians = _medians(batch_values, starts, ends)
     by_config = np.lexsort((values, config))
-    cfg_starts, cfg_counts = _runs(config[by_config])
-    typical = dict(zip(config[by_config][cfg_starts].tolist(), _medians(values[by_config], cfg_starts, cfg_counts)))
+    cfg_starts, cfg_ends = runs(config[by_config])
+    typical = dict(zip(config[by_config][cfg_starts].tolist(), _medians(values[by_config], cfg_starts, cfg_ends)))
     cfg_of = batch_cfg[starts]
-    keep = (counts >= MIN_BATCH_VALUES) & (np.array([typical[c] for c in cfg_of.tolist()]) > 0)
+    keep = (ends - starts >= MIN_BATCH_VALUES) & (np.array([typical[c] for c in cfg_of.tolist()]) > 0)
     factor = medians / np.array([typical[c] for c in cfg_of.tolist()])
     first = np.minimum.reduceat(order[by_batch], starts) if len(starts) else np.empty(0, order.dtype)
     factor, round_of, first = factor[keep], batch_round[starts][keep].astype(np.int64), first[keep]
@@ -66,23 +68,10 @@ def speed_factors(config: np.ndarray, rounds: np.ndarray, order: np.ndarray, val
     return factor[at], round_of[at], first[at]
 
 
-def _runs(*sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each run of equal keys starts in arrays sorted by them, and its length."""
-    n = len(sorted_keys[0])
-    if not n:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    change = np.zeros(n, bool)
-    change[0] = True
-    for k in sorted_keys:
-        change[1:] |= k[1:] != k[:-1]
-    starts = np.flatnonzero(change)
-    return starts, np.diff(np.r_[starts, n])
-
-
-def _medians(sorted_values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _medians(sorted_values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The median of each run of sorted values: the mean of its two middle values, as
     np.median takes it, so the same to the last bit."""
-    return (sorted_values[starts + (counts - 1) // 2] + sorted_values[starts + counts // 2]) / 2
+    return (sorted_values[(starts + ends - 1) // 2] + sorted_values[(starts + ends) // 2]) / 2
 
 
 def two_states(factors: np.ndarray) -> tuple[np.ndarray, float, float] | None:

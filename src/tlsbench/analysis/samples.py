@@ -12,6 +12,7 @@ import numpy as np
 from .derived import EMPTY_TABLE, merged, take_rows
 from .load import Config, Dataset
 from .parallel import map_ordered
+from .runs import runs
 from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, label_text, slice_costs
 from .stats import Summary, rng_for, summarize
 from .vocab import vocab
@@ -72,11 +73,9 @@ def split_config(ds: Dataset, table: MeasureTable, excluded: np.ndarray) -> Conf
     mine = mine[np.lexsort((table.label[mine], table.metric[mine], table.peer[mine]))]
     values, rounds = table.value[mine], ds.reps.round[ds.rep_index(table.rep[mine])]
     cols = [table.peer[mine], table.metric[mine], table.label[mine]]
-    change = np.r_[True, np.any([c[1:] != c[:-1] for c in cols], axis=0)] if len(mine) else np.empty(0, bool)
-    starts = np.flatnonzero(change)
     out: ConfigSamples = {}
     cid = int(ds.reps.config_id[ds.rep_index(table.rep[0])]) if len(table) else -1
-    for s, e in zip(starts.tolist(), np.r_[starts[1:], len(mine)].tolist()):
+    for s, e in zip(*(bound.tolist() for bound in runs(*cols))):
         out[(cid, *(int(c[s]) for c in cols))] = (values[s:e], rounds[s:e])
     return out
 

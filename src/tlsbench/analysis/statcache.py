@@ -24,6 +24,7 @@ from tlsbench.store.reader import StoredStats
 from .derived import DERIVE_VERSION, codec, derive_store
 from .groups import GroupRow, GroupTable, default_group_tables
 from .load import Dataset, load
+from .runs import runs
 from .samples import Row, summarize_dataset
 from .stats import Summary
 from .winners import Question
@@ -45,9 +46,8 @@ def digests(ds: Dataset, excluded: np.ndarray, seed: int) -> dict[int, str]:
     head = json.dumps([__version__, DERIVE_VERSION, STATS_VERSION, seed, ds.unit.name]).encode()
     order = np.lexsort((ds.reps.id, ds.reps.config_id))
     cfg = ds.reps.config_id[order]
-    starts = np.flatnonzero(np.r_[True, cfg[1:] != cfg[:-1]]) if len(cfg) else np.empty(0, int)
     out = {}
-    for start, end in zip(starts.tolist(), np.r_[starts[1:], len(cfg)].tolist()):
+    for start, end in zip(*(bound.tolist() for bound in runs(cfg))):
         mine = order[start:end]
         used = mine[~excluded[mine]]
         h = hashlib.sha256(head)
