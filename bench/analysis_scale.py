@@ -9,8 +9,8 @@ stored statistics dropped from the store first), as one with other inputs would.
 The stores are grown from a real one (the default plan run by the mbed TLS agent, or
 --base): its repetitions are replicated with new ids, indices and rounds (rounds after
 its last, as a longer run would add), their traces copied as they are; so every trace is
-a real one. Each command runs in a fresh process; its peak memory is the largest sum of
-its processes' RSS (it and its analysis workers, sampled), at least wait4's ru_maxrss.
+a real one. Each command runs in a fresh process; its peak memory is the largest PSS of it
+and its analysis workers together (sampled), at least wait4's ru_maxrss.
 Targets (docs/benchmarks.md): report of 16 M records ≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and
 ≤ 2 GB. Updates the "Analysis at scale" section.
 
@@ -49,13 +49,16 @@ class Measured:
     ok: bool
 
 
-def tree_rss(pid: int) -> int:
-    """The resident memory of a process and its children (its analysis workers), in bytes."""
+def tree_pss(pid: int) -> int:
+    """The proportional set size of a process and its children (its analysis workers), in
+    bytes: a page the forked workers share with their parent counts once, not once each."""
     total = 0
     try:
-        total = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                total = int(line.split()[1]) * 1024
         for task in Path(f"/proc/{pid}/task").iterdir():
-            total += sum(tree_rss(int(c)) for c in (task / "children").read_text().split())
+            total += sum(tree_pss(int(c)) for c in (task / "children").read_text().split())
     except (OSError, ValueError):
         pass  # it ended meanwhile
     return total
@@ -63,15 +66,15 @@ def tree_rss(pid: int) -> int:
 
 def child(args: list[str], env: dict | None = None) -> Measured:
     """Runs a command in a fresh process: wall and CPU time (its workers' too) and its peak
-    memory: the largest sum of its processes' RSS (sampled every 20 ms), at least the RSS
-    high-water mark of the largest of them (wait4)."""
+    memory: the largest PSS of it and its workers together (sampled every 20 ms), at least
+    the RSS high-water mark of the largest of them (wait4)."""
     started = time.monotonic()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = [0]
 
     def sample() -> None:
         while proc.returncode is None and os.path.exists(f"/proc/{proc.pid}/task"):
-            peak[0] = max(peak[0], tree_rss(proc.pid))
+            peak[0] = max(peak[0], tree_pss(proc.pid))
             time.sleep(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -215,8 +218,8 @@ def main() -> int:
         "report with other inputs, e.g. --include-flagged, does).",
         "",
         "Each cell: wall time (CPU time: user + system, its worker processes included), peak memory (the largest "
-        "sum of the command's processes' RSS, sampled every 20 ms). The machine is shared: wall times include "
-        "waiting for a CPU; CPU times are what the command itself cost.",
+        "PSS of the command and its forked workers together, sampled every 20 ms: pages they share count once). "
+        "The machine is shared: wall times include waiting for a CPU; CPU times are what the command itself cost.",
         "",
         "| size | records | repetitions | store: records + derived | `derive` | `report` | `export` (csv) "
         "| `report` computing its statistics | `report` before (no summaries) |",
