@@ -40,3 +40,17 @@ def _fails(shared: None, item: int) -> int:
 def test_a_worker_error_reaches_the_caller():
     with pytest.raises(ValueError, match="item 3 is bad"):
         list(map_ordered(_fails, None, list(range(6))))
+
+
+def test_a_process_with_other_threads_works_alone():
+    """A fork copies the calling thread only: with another thread running, no worker."""
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert {pid for _, pid in map_ordered(_answer, {"base": 0}, list(range(5)))} == {os.getpid()}
+    finally:
+        stop.set()
+        other.join()

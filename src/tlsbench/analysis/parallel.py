@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -21,7 +22,9 @@ def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> I
     several CPUs (fork: `shared` is not copied until written, and never sent)."""
     global _job
     workers = min(len(os.sched_getaffinity(0)), len(items), MAX_WORKERS)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    # A fork copies only the calling thread: another thread's lock (the controller's pumps at
+    # the end of a run) would stay held in the worker. Such a process works alone.
+    if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield from (fn(shared, item) for item in items)
         return
     _job = (fn, shared)
