@@ -10,6 +10,7 @@ style and marker of its own besides its colour (`fill`, `line`).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import re
@@ -30,7 +31,7 @@ from ..analysis.groups import GroupTable  # noqa: E402
 from ..analysis.pipeline import representative_rep  # noqa: E402
 from ..analysis.results import Analysis  # noqa: E402
 from ..analysis.vocab import vocab  # noqa: E402
-from ..analysis.winners import QUESTIONS, question_samples  # noqa: E402
+from ..analysis.winners import QUESTIONS, Question, question_samples  # noqa: E402
 
 STYLE = {
     "figure.dpi": 100, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10,
@@ -157,12 +158,12 @@ def step_medians(analysis: Analysis, peer_name: str) -> dict[int, dict[int, floa
     return per_cfg
 
 
-def step_stacks(analysis: Analysis) -> list[FigureSpec]:
+def step_stacks(analysis: Analysis, peers: tuple[str, ...] = ("client", "server")) -> list[FigureSpec]:
     """Per-suite stacked median step processing, one panel per peer, bars sorted by total."""
     voc = vocab()
     res = analysis.results
     out = []
-    for peer_name in ("client", "server"):
+    for peer_name in peers:
         per_cfg = step_medians(analysis, peer_name)
         if not per_cfg:
             continue
@@ -400,19 +401,17 @@ def _library(analysis: Analysis, seed: int) -> list[FigureSpec]:
     return [f for f in (library_bars(analysis),) if f]
 
 
-def _steps(analysis: Analysis, seed: int) -> list[FigureSpec]:
-    return step_stacks(analysis)
+def _steps(analysis: Analysis, seed: int, peer: str) -> list[FigureSpec]:
+    return step_stacks(analysis, (peer,))
 
 
 def _io(analysis: Analysis, seed: int) -> list[FigureSpec]:
     return [f for f in (io_share(analysis),) if f]
 
 
-def _groups(analysis: Analysis, seed: int) -> list[FigureSpec]:
-    by_q: dict = {}
-    for t in analysis.results.groups:
-        by_q.setdefault(t.question, []).append(t)
-    return [group_bars(analysis, ts) for ts in by_q.values()]
+def _groups(analysis: Analysis, seed: int, question: Question) -> list[FigureSpec]:
+    tables = [t for t in analysis.results.groups if t.question == question]
+    return [group_bars(analysis, tables)] if tables else []
 
 
 def _timeline(analysis: Analysis, seed: int) -> list[FigureSpec]:
@@ -420,8 +419,11 @@ def _timeline(analysis: Analysis, seed: int) -> list[FigureSpec]:
     return [] if rep is None else [timeline(analysis, rep)]
 
 
-# The report's figures in order, a builder each (report/html.py builds them on every CPU).
-FIGURE_BUILDERS = (_library, _steps, record_distributions, _io, _groups, _timeline)
+# The report's figures in order, a builder each, small enough that report/html.py's workers
+# share them evenly (a step figure or a group figure takes a second or two of matplotlib).
+FIGURE_BUILDERS = (_library, *(functools.partial(_steps, peer=p) for p in ("client", "server")),
+                   record_distributions, _io, *(functools.partial(_groups, question=q) for q in QUESTIONS),
+                   _timeline)
 
 
 def all_figures(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
