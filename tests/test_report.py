@@ -180,6 +180,23 @@ def test_figures_are_readable_in_grayscale(golden):  # noqa: F811
         figures.plt.close(f)
 
 
+def test_a_figure_drawn_once_is_cropped_as_savefig_crops_it(golden):  # noqa: F811
+    """One drawing, cropped by its view box, keeps what bbox_inches="tight" keeps: the same size."""
+    import io
+
+    from tlsbench.report import figures
+
+    def size(svg: bytes) -> tuple[float, ...]:
+        return tuple(float(v) for v in re.search(rb'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+
+    for spec in figures.all_figures(golden, 7):
+        buf = io.BytesIO()
+        with figures.plt.rc_context(figures.STYLE):
+            spec.figure.savefig(buf, format="svg", bbox_inches="tight")
+        assert size(figures.render(spec.figure, "svg")) == pytest.approx(size(buf.getvalue()), abs=0.01), spec.name
+        figures.plt.close(spec.figure)
+
+
 @pytest.mark.parametrize("fmt, magic", [("svg", b"<svg"), ("pdf", b"%PDF")])
 def test_report_writes_each_figure_as_a_file_for_papers(tmp_path, fmt, magic):
     from click.testing import CliRunner
