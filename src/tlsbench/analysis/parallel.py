@@ -19,18 +19,25 @@ _job: tuple[Callable[[Any, Any], Any], Any] | None = None  # what forked workers
 
 def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> Iterator[R]:
     """fn(shared, item) for each item, in order; over several processes where there are
-    several CPUs (fork: `shared` is not copied until written, and never sent)."""
+    several CPUs (fork: `shared` is not copied until written, and never sent). The workers
+    start at the call, so the caller may do other work before it reads the results; read
+    them all (or close the iterator): that ends the workers."""
     global _job
     workers = min(len(os.sched_getaffinity(0)), len(items), MAX_WORKERS)
     # A fork copies only the calling thread: another thread's lock (the controller's pumps at
-    # the end of a run) would stay held in the worker. Such a process works alone.
+    # the end of a run, a pool's own threads) would stay held in the worker. Such a process works alone.
     if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from (fn(shared, item) for item in items)
-        return
+        return (fn(shared, item) for item in items)
     _job = (fn, shared)
+    pool = multiprocessing.get_context("fork").Pool(workers)
+    return _results(pool, pool.imap(_run, items))
+
+
+def _results(pool: Any, results: Iterator[R]) -> Iterator[R]:
+    global _job
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            yield from pool.imap(_run, items)
+        with pool:
+            yield from results
     finally:
         _job = None
 

@@ -10,9 +10,11 @@ one sortable table, collapsed. A report of a store still being written (a live r
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,11 +53,15 @@ def _figure(f: FigureSpec) -> dict[str, str]:
     return {"title": f.title, "caption": f.caption, "name": f.name, "svg": inline_svg(f.figure, f.title)}
 
 
-def _figures(analysis: Analysis, seed: int) -> list[dict[str, str]]:
+# Where the figures go once drawn: the rest of the page is written while workers draw them.
+FIGURES_HERE = Markup("<!-- the figures -->")
+
+
+def _figures(analysis: Analysis, seed: int) -> Iterator[dict[str, str]]:
     """Every figure of the report, built and drawn as inline SVG on every CPU (matplotlib
-    spends most of a report's time laying out text)."""
+    spends most of a report's time laying out text) from the call on."""
     parts = map_ordered(_built, (analysis, seed), range(len(FIGURE_BUILDERS)))
-    return [f for part in parts for f in part]
+    return (f for part in parts for f in part)
 
 
 def _built(shared: tuple[Analysis, int], builder: int) -> list[dict[str, str]]:
@@ -131,6 +137,7 @@ def _spread(s) -> str:
     return "–" if s is None else identity_text(s) if identical(s) else ci_text(s)
 
 
+@functools.cache  # one environment: each template compiled once
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("tlsbench.report", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -240,18 +247,19 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
     `energy` is the energy section (report/energy.py html_section), `predict` the
     predictions' (report/predict.py html_section), None for none."""
     res = analysis.results
+    drawn = _figures(analysis, res.context.seed) if figures is None else (_figure(f) for f in figures)
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
     ctx = res.context
     hello = next(iter(analysis.ds.agents.values()), {}).get("hello", {})
     tpl = _env().get_template("report.html.j2")
     network = network_section(analysis)
     script, script_source = _script()
-    return tpl.render(
+    page = tpl.render(
         summary=_summary(analysis), misses=_misses(analysis), script=script, script_source=script_source,
         network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
         r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis),
         step_tables=_step_tables(analysis), metrics={m.name: m for m in METRICS},
-        figures=_figures(analysis, res.context.seed) if figures is None else [_figure(f) for f in figures],
+        figures=FIGURES_HERE,
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
         n_boot_rounds=N_BOOT_ROUNDS, interval_rounds=_interval_rounds(res), exclusions=_exclusions(res),
@@ -262,6 +270,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
         beyond=metrics_section(analysis.ds.path, ctx.seed) if analysis.ds.path else None,
     )
+    return page.replace(FIGURES_HERE, _env().get_template("figures.html.j2").render(figures=list(drawn)), 1)
 
 
 def write_report(analysis: Analysis, out: str | Path, comparison: Comparison | None = None,
