@@ -109,7 +109,7 @@ class Summarized:
 
 
 def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
-                      known: dict[int, list[Row]] | None = None) -> Summarized:
+                      known: dict[int, Callable[[], list[Row]]] | None = None) -> Summarized:
     """The statistics of every sample, a configuration at a time (a few in memory at once,
     on every CPU where the store holds the summaries), but those `known` (analysis/statcache.py);
     the samples of the KEPT measures and their measure rows, with a way back to any
@@ -150,14 +150,14 @@ class _ConfigJob:
     excluded: np.ndarray  # per repetition
     excluded_reps: dict[int, int]
     seed: int
-    known: dict[int, list[Row]]  # configurations whose rows of statistics are known already
+    known: dict[int, Callable[[], list[Row]]]  # configurations whose rows of statistics are stored: reads them
 
     def summarize(self, cid: int, table: MeasureTable) -> tuple[int, list[Row], ConfigSamples, MeasureTable]:
         """One configuration's rows of statistics, its KEPT samples and its TABLE_CODES rows."""
         table_rows = take_rows(table, np.flatnonzero(np.isin(table.metric, TABLE_CODES)))
         if cid in self.known:
             kept_rows = take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES)))
-            return cid, self.known[cid], split_config(self.ds, kept_rows, self.excluded), table_rows
+            return cid, self.known[cid](), split_config(self.ds, kept_rows, self.excluded), table_rows
         rows, kept = [], {}
         for key, (v, r) in split_config(self.ds, table, self.excluded).items():
             rows.append(summary_row(key, v, r, self.excluded_reps.get(key[0], 0), self.seed, self.ds.unit.name))

@@ -12,9 +12,10 @@ rows whose digest is the one its own inputs give, and computes the others; `tlsb
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -79,9 +80,11 @@ def decode(stored: StoredStats) -> list[Row]:
     return rows
 
 
-def known(ds: Dataset, current: dict[int, str]) -> dict[int, list[Row]]:
-    """The configurations whose stored statistics are those of the `current` digests."""
-    return {cid: decode(s) for cid, s in ds.stats.items() if cid != GROUPS and current.get(cid) == s.digest}
+def known(ds: Dataset, current: dict[int, str]) -> dict[int, Callable[[], list[Row]]]:
+    """The configurations whose stored statistics are those of the `current` digests, each
+    read when called (by the worker that summarises its configuration)."""
+    return {cid: functools.partial(decode, s) for cid, s in ds.stats.items()
+            if cid != GROUPS and current.get(cid) == s.digest}
 
 
 # The group-by tables (analysis/groups.py) pool every configuration's values: one row of
