@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib
 import os
 import sys
 import tempfile
@@ -19,7 +20,6 @@ import click
 from rich.console import Console
 
 from tlsbench import __version__, files
-from tlsbench.cli import build, energy, predict, report, run
 from tlsbench.cli.options import fail
 from tlsbench.errors import UserError
 
@@ -60,7 +60,16 @@ def unexpected(exc: Exception) -> NoReturn:
 class Group(click.Group):
     """The error boundary of every command (those attached from report/, energy/ and build
     included): user errors become one plain line, unexpected ones one line and a traceback
-    file; never a traceback on the terminal."""
+    file; never a traceback on the terminal. Its commands are COMMANDS."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, function = COMMANDS[name].split(":")
+        return getattr(importlib.import_module(f"tlsbench.cli.{module}"), function)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
@@ -86,9 +95,12 @@ def main() -> None:
     """Measure what TLS costs on a constrained device, per handshake step and crypto operation."""
 
 
-# The table of contents: every command in pipeline order.
-COMMANDS = (run.suites, run.experiments_command, run.plan_group, run.run, run.primitives, run.status_command,
-            run.trace, report.derive, report.report, report.export, report.compare, energy.energy, predict.predict, build.build_group, build.libs)
-for _command in COMMANDS:
-    main.add_command(_command)
-
+# The table of contents: every command in pipeline order, and the module and function that
+# hold it (this package's modules); a command's module loads when that command runs, so one
+# command never waits for the imports of the others.
+COMMANDS = {
+    "suites": "run:suites", "experiments": "run:experiments_command", "plan": "run:plan_group", "run": "run:run",
+    "primitives": "run:primitives", "status": "run:status_command", "trace": "run:trace",
+    "derive": "report:derive", "report": "report:report", "export": "report:export", "compare": "report:compare",
+    "energy": "energy:energy", "predict": "predict:predict", "build": "build:build_group", "libs": "build:libs",
+}

@@ -11,7 +11,6 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from tlsbench.plan.model import load as load_plan
 from tlsbench.run.agents import AGENT_DIR_ENV
 from tlsbench.run.timeouts import TIMEOUT_ENV, Timeouts, parse_timeouts
 from tlsbench.store.progress import find_experiment
@@ -46,6 +45,8 @@ timeout_option = click.option(
 
 def default_output() -> str:
     """The default plan's output folder: where experiments named without a path are."""
+    from tlsbench.plan.model import load as load_plan  # pydantic: only when a plan is read
+
     return load_plan().plan.output
 
 

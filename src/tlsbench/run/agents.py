@@ -16,15 +16,17 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
 from tlsbench.plan import libraries as names
-from tlsbench.plan.model import LoadedPlan, PlanError
 from tlsbench.run import protocol
 from tlsbench.run.placement import Placement
 from tlsbench.run.timeouts import Timeouts
+
+if TYPE_CHECKING:  # the plan model (pydantic) loads where plans are read, not in every reader of this module
+    from tlsbench.plan.model import LoadedPlan
 
 AGENT_DIR_ENV = "TLSBENCH_AGENT_DIR"
 # Where `cmake --build build/agent` puts binaries; a fallback for a source checkout.
@@ -356,6 +358,7 @@ def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None,
     """The agent binary of every library of the plan; one PlanError naming all missing ones
     (the network peer's included) and listing the agents that were found, or for a
     `name@version` the known versions and how to build a known one (`buildable`)."""
+    from tlsbench.plan.model import PlanError
     paths: dict[str, Path] = {}
     problems = []
     wanted = [(f"libraries[{i}]", library) for i, library in enumerate(loaded.plan.libraries)]
