@@ -180,6 +180,11 @@ class Dataset:
         first = ev.rep_first[np.searchsorted(ev.rep_ids, slices.rep[spans])]
         return ev.rec["value"][first + slices.start_pos[spans]].astype(np.int64)
 
+    def store(self) -> Store:
+        """Its store opened again, for reading: without the check of the whole file that
+        load() made (seconds for a long run's store), for the sections that read more of it."""
+        return Store.reopen_readonly(self.path)
+
     def excluded_mask(self, include_flagged: bool = False) -> np.ndarray:
         """Per repetition: True when excluded from statistics (status != OK, a
         TRACE_OVERFLOW/RETRANSMITTED flag, or descheduled), unless include_flagged."""

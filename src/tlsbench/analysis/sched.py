@@ -11,13 +11,12 @@ import math
 import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from tlsbench.store import sched as sched_store
-from tlsbench.store.sqlite import open_readonly
 
+from .load import Dataset
 from .results import Analysis
 
 
@@ -78,12 +77,9 @@ def plan_metrics(experiment: dict) -> list[str]:
         return ["time"]
 
 
-def _rows(path: Path) -> dict[str, list[sqlite3.Row]]:
-    conn = open_readonly(path)
-    try:
-        return {table: sched_store.read_table(conn, table) for table in sched_store.SCHED_TABLES}
-    finally:
-        conn.close()
+def _rows(ds: Dataset) -> dict[str, list[sqlite3.Row]]:
+    with ds.store() as store:
+        return {table: sched_store.read_table(store.conn, table) for table in sched_store.SCHED_TABLES}
 
 
 def _median(values: list[float]) -> float:
@@ -94,7 +90,7 @@ def collect(analysis: Analysis) -> SchedResults | None:
     """The scheduler section's figures; None when the plan did not ask and nothing was stored."""
     ds, labels = analysis.ds, analysis.results.config_labels
     asked = "sched" in plan_metrics(ds.experiment)
-    tables = _rows(ds.path)
+    tables = _rows(ds)
     if not asked and not tables["sched_capture"]:
         return None
     captures = tables["sched_capture"]

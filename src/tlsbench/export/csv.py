@@ -132,7 +132,10 @@ def metric_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
 
 
 def metrics_of(analysis: Analysis) -> MetricResults | None:
-    return analyze_metrics(analysis.ds.path, analysis.results.context.seed) if analysis.ds.path else None
+    if not analysis.ds.path:
+        return None
+    with analysis.ds.store() as store:
+        return analyze_metrics(store, analysis.results.context.seed)
 
 
 def network_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:

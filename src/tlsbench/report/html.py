@@ -28,6 +28,7 @@ from ..files import write_atomic
 from ..analysis.compare import Comparison, compare
 from ..analysis.device import device_vs_host, identity
 from ..analysis.libraries import GRANULARITY_MEANING
+from ..analysis.load import Dataset
 from ..analysis.measures import METRICS
 from ..analysis.parallel import map_ordered
 from ..analysis.results import Analysis
@@ -87,16 +88,17 @@ class Partial:
     writer: str | None  # PID of the run writing the store now
 
 
-def partial_state(store: Path) -> Partial | None:
+def partial_state(ds: Dataset) -> Partial | None:
     """None when the store holds every planned repetition and nobody writes it."""
     from ..store.lock import writer
-    from ..store.progress import read_status
+    from ..store.progress import status_of
 
     try:
-        status = read_status(store.parent)
+        with ds.store() as store:
+            status = status_of(store, ds.path.parent)
     except (UserError, KeyError):
         return None  # not an experiment folder of a plan's run (a copied or synthetic store): nothing to say
-    pid = writer(store.parent)
+    pid = writer(ds.path.parent)
     stored_planned = sum(min(c.stored, c.planned) for c in status.configs if not c.skip_reason)
     planned = sum(c.planned for c in status.configs if not c.skip_reason)
     if pid is None and stored_planned >= planned:
@@ -119,7 +121,7 @@ def _summary(analysis: Analysis) -> dict:
     return {"suites": distinct("suite_name"), "groups": distinct("grp"), "credentials": distinct("credential"),
             "transports": distinct("transport"), "rounds": plan.get("rounds"), "adaptive": bool(plan.get("precision")), "where": where or "this host",
             "check": check, "median_width": float(np.median(widths)) if len(widths) else math.nan,
-            "worst_width": float(widths.max()) if len(widths) else math.nan, "partial": partial_state(ds.path)}
+            "worst_width": float(widths.max()) if len(widths) else math.nan, "partial": partial_state(ds)}
 
 
 def _misses(analysis: Analysis) -> list[dict]:
@@ -241,6 +243,14 @@ def _sched_section(analysis: Analysis) -> dict | None:
     return {"res": res, "missing_text": sched_view.missing_text(res), "columns": sched_view.TABLE}
 
 
+def _beyond(analysis: Analysis) -> dict | None:
+    """The section of the metrics beyond time (report/metrics.py)."""
+    if not analysis.ds.path:
+        return None
+    with analysis.ds.store() as store:
+        return metrics_section(store, analysis.results.context.seed)
+
+
 def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
                winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None) -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
@@ -268,7 +278,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
-        beyond=metrics_section(analysis.ds.path, ctx.seed) if analysis.ds.path else None,
+        beyond=_beyond(analysis),
     )
     return page.replace(FIGURES_HERE, _env().get_template("figures.html.j2").render(figures=list(drawn)), 1)
 

@@ -75,23 +75,28 @@ def find_experiment(experiment: str | Path, output: str | Path) -> Path:
 
 
 def read_status(folder: Path) -> ExperimentStatus:
-    s = specmod.load()
     with Store.open_readonly(folder / DB_FILE) as store:  # a checked store with an experiment
-        exp = store.experiment()
-        assert exp is not None
-        plan = json.loads(exp.plan_json)
-        counts = store.repetition_counts(s.status.name(s.status.OK))
-        status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agents()))
-        for row in store.configs():
-            c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
-            payload = (row["direction"] if not row["total_bytes"]
-                       else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
-            if "experiment" in row.keys() and row["experiment"]:  # its payload is its size (migration 004)
-                payload = f"{row['total_bytes']} B" if row["total_bytes"] else "-"
-            status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
-                                                 row["credential"], payload, row["repetitions"], c["stored"],
-                                                 c["failed"], c["flagged"], row["skip_reason"]))
-        per_round = store.stored_per_round()
+        return status_of(store, folder)
+
+
+def status_of(store: Store, folder: Path) -> ExperimentStatus:
+    """The progress of the experiment in `folder`, read from its open `store`."""
+    s = specmod.load()
+    exp = store.experiment()
+    assert exp is not None
+    plan = json.loads(exp.plan_json)
+    counts = store.repetition_counts(s.status.name(s.status.OK))
+    status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agents()))
+    for row in store.configs():
+        c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
+        payload = (row["direction"] if not row["total_bytes"]
+                   else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
+        if "experiment" in row.keys() and row["experiment"]:  # its payload is its size (migration 004)
+            payload = f"{row['total_bytes']} B" if row["total_bytes"] else "-"
+        status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
+                                             row["credential"], payload, row["repetitions"], c["stored"],
+                                             c["failed"], c["flagged"], row["skip_reason"]))
+    per_round = store.stored_per_round()
     # Metric twins (docs/metrics.md) run metric_repetitions in at most that many rounds.
     twin_reps = int(plan.get("metric_repetitions", 0))
     twins = sum(1 for c in status.configs if not c.skip_reason and "|collect:" in c.key)
