@@ -203,3 +203,23 @@ def test_write_errors_name_the_cause(tmp_path):
     corrupt = sqlite3.DatabaseError("database disk image is malformed")
     corrupt.sqlite_errorname = "SQLITE_CORRUPT"  # as SQLite sets it
     assert isinstance(store_mod.cannot_write(corrupt, tmp_path / "x.db"), store_mod.StoreDamaged)
+
+
+def test_repetition_columns_are_the_rows_in_id_order_across_reads(tmp_path, monkeypatch):
+    """Columns read as text chunks hold each row's values, NULL as −1, in id order."""
+    monkeypatch.setattr(store_mod, "_REPETITIONS_PER_READ", 4)  # several reads, the last one short
+    with Store.in_folder(tmp_path / "exp") as st:
+        st.init_experiment(experiment())
+        agent = st.add_agent("mbedtls", "tlsbench-agent-mbedtls", 123, "{}", "{}")
+        cids = [st.upsert_config(config(f"k{i}")) for i in range(2)]
+        for idx in (3, 0, 2, 1, 4):  # ids in storing order, configurations interleaved
+            for cid in cids:
+                failed = S.status.name(S.status.HANDSHAKE_FAILED)
+                st.add_repetition(rep(cid, idx, agent if idx % 2 else None, OK if idx != 2 else failed, n=idx), b"")
+        cols = st.repetition_columns()
+        rows = st.conn.execute("SELECT id, config_id, idx, agent_id, status, n_events FROM repetition ORDER BY id").fetchall()
+    assert cols.id.tolist() == [r["id"] for r in rows] and len(rows) == 10
+    assert cols.config_id.tolist() == [r["config_id"] for r in rows] and cols.idx.tolist() == [r["idx"] for r in rows]
+    assert cols.agent_id.tolist() == [-1 if r["agent_id"] is None else r["agent_id"] for r in rows]
+    assert cols.status.tolist() == [r["status"] for r in rows] and cols.n_events.tolist() == [r["n_events"] for r in rows]
+    assert cols.id.dtype == "int64" and -1 in cols.agent_id

@@ -243,10 +243,6 @@ def _calibration(hello: dict) -> Calibration:
     return Calibration(float(c if c is not None else e), float(e), True)
 
 
-def _array(values: Sequence[int | None], dtype: type, default: int = -1) -> np.ndarray:
-    return np.array([default if v is None else v for v in values], dtype=dtype)
-
-
 @contextlib.contextmanager
 def reading(source: str | Path | StoreReader) -> Iterator[StoreReader]:
     """A store to read: an open one as it is, a path opened (checked, read-only) and closed
@@ -314,15 +310,10 @@ def load_tables(store: StoreReader, kind: Kind, path: Path | None = None) -> Dat
     configs = {c.id: c for c in store.config_rows(kind)}
     cols = store.repetition_columns(kind)
     reps = Reps(
-        id=_array(cols.id, np.int64), config_id=_array(cols.config_id, np.int64),
-        idx=_array(cols.idx, np.int64), round=_array(cols.round, np.int64),
-        agent_id=_array(cols.agent_id, np.int64), status=np.array(cols.status, dtype=object),
-        flags=_array(cols.flags, np.int64, 0), error_code=_array(cols.error_code, np.int64, 0),
-        bytes_c2s=_array(cols.bytes_c2s, np.int64), bytes_s2c=_array(cols.bytes_s2c, np.int64),
-        dropped=_array(cols.dropped_events, np.int64, 0),
-        handshake_wall_ns=_array(cols.handshake_wall_ns, np.int64),
-        handshake_cpu_ns=_array(cols.handshake_cpu_ns, np.int64),
-        n_events=_array(cols.n_events, np.int64, 0),
+        id=cols.id, config_id=cols.config_id, idx=cols.idx, round=cols.round, agent_id=cols.agent_id,
+        status=cols.status, flags=cols.flags, error_code=cols.error_code, bytes_c2s=cols.bytes_c2s,
+        bytes_s2c=cols.bytes_s2c, dropped=cols.dropped_events, handshake_wall_ns=cols.handshake_wall_ns,
+        handshake_cpu_ns=cols.handshake_cpu_ns, n_events=cols.n_events,
     )
     del cols
     capture = store.energy_capture()

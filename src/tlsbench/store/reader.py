@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Literal, Protocol, Sequence
 
+import numpy as np
+
 from tlsbench.image import ImageSizes
 from tlsbench.plan.configs import ConfigRow
 from tlsbench.run.records import Experiment, LinkTraffic
@@ -80,22 +82,23 @@ def device_image(target: str, unit: str | None, sha256: str | None, details_json
 
 @dataclass(frozen=True)
 class RepetitionColumns:
-    """The `repetition` rows of a read, as columns (ordered by id); None where unknown."""
+    """The `repetition` rows of a read, as columns ordered by id: int64 arrays with −1 where
+    a value is unknown (NULL), the status names as an array of str."""
 
-    id: list[int]
-    config_id: list[int]
-    idx: list[int]
-    round: list[int]
-    agent_id: list[int | None]
-    status: list[str]
-    flags: list[int]
-    error_code: list[int]
-    bytes_c2s: list[int | None]
-    bytes_s2c: list[int | None]
-    dropped_events: list[int]
-    handshake_wall_ns: list[int | None]
-    handshake_cpu_ns: list[int | None]
-    n_events: list[int]
+    id: np.ndarray
+    config_id: np.ndarray
+    idx: np.ndarray
+    round: np.ndarray
+    agent_id: np.ndarray
+    status: np.ndarray
+    flags: np.ndarray
+    error_code: np.ndarray
+    bytes_c2s: np.ndarray
+    bytes_s2c: np.ndarray
+    dropped_events: np.ndarray
+    handshake_wall_ns: np.ndarray
+    handshake_cpu_ns: np.ndarray
+    n_events: np.ndarray
 
 
 @dataclass(frozen=True)
