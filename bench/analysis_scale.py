@@ -10,7 +10,9 @@ The stores are grown from a real one (the default plan run by the mbed TLS agent
 --base): its repetitions are replicated with new ids, indices and rounds (rounds after
 its last, as a longer run would add), their traces copied as they are; so every trace is
 a real one. Each command runs in a fresh process; its peak memory is the largest PSS of it
-and its analysis workers together (sampled), at least wait4's ru_maxrss.
+and its analysis workers together (sampled), at least wait4's ru_maxrss. `report` and
+`export` run twice, timed alone and then sampled: sampling costs CPU; `derive` and the
+report computing its statistics run once, sampled.
 Targets (docs/benchmarks.md): report of 16 M records ≤ 10 s and ≤ 1 GB; 160 M ≤ 60 s and
 ≤ 2 GB. Updates the "Analysis at scale" section.
 
@@ -64,16 +66,16 @@ def tree_pss(pid: int) -> int:
     return total
 
 
-def child(args: list[str], env: dict | None = None) -> Measured:
+def child(args: list[str], env: dict | None = None, sampled: bool = True) -> Measured:
     """Runs a command in a fresh process: wall and CPU time (its workers' too) and its peak
-    memory: the largest PSS of it and its workers together (sampled every 20 ms), at least
+    memory: the largest PSS of it and its workers together (`sampled` every 20 ms), at least
     the RSS high-water mark of the largest of them (wait4)."""
     started = time.monotonic()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = [0]
 
     def sample() -> None:
-        while proc.returncode is None and os.path.exists(f"/proc/{proc.pid}/task"):
+        while sampled and proc.returncode is None and os.path.exists(f"/proc/{proc.pid}/task"):
             peak[0] = max(peak[0], tree_pss(proc.pid))
             time.sleep(0.02)
 
@@ -87,6 +89,15 @@ def child(args: list[str], env: dict | None = None) -> Measured:
     if proc.returncode:
         print(f"  {' '.join(args[2:4])}: exit {proc.returncode}: {err[-300:]}", file=sys.stderr)
     return Measured(seconds, usage.ru_utime + usage.ru_stime, max(peak[0], usage.ru_maxrss * 1024), proc.returncode == 0)
+
+
+def timed_then_sized(args: list[str], env: dict | None = None) -> Measured:
+    """A command that writes nothing, run twice: timed alone, then sampled for its peak memory
+    (reading the page tables of three processes every 20 ms costs CPU the command then lacks)."""
+    timed = child(args, env, sampled=False)
+    sized = child(args, env)
+    print(f"  {' '.join(args[3:5])}: {timed.seconds:.1f} s alone, {sized.seconds:.1f} s sampled", file=sys.stderr)
+    return Measured(timed.seconds, timed.cpu_seconds, sized.peak_bytes, timed.ok and sized.ok)
 
 
 def tlsbench(*args: str) -> list[str]:
@@ -183,11 +194,11 @@ def main() -> int:
         if args.before and factor == 1:
             env = {**os.environ, "PYTHONPATH": str(args.before / "src")}
             old = as_schema_of(args.before, store, work / "before" / "tlsbench.db")
-            before = child(tlsbench("report", str(old), "--out", str(work / "before.html")), env)
+            before = timed_then_sized(tlsbench("report", str(old), "--out", str(work / "before.html")), env)
             shutil.rmtree(old.parent)
         derive = child(tlsbench("derive", str(store)))
-        report = child(tlsbench("report", str(store), "--out", str(work / f"x{factor}.html")))
-        export = child(tlsbench("export", str(store), "--format", "csv", "--out", str(work / f"x{factor}.csv")))
+        report = timed_then_sized(tlsbench("report", str(store), "--out", str(work / f"x{factor}.html")))
+        export = timed_then_sized(tlsbench("export", str(store), "--format", "csv", "--out", str(work / f"x{factor}.csv")))
         derived_bytes = store.stat().st_size - raw
         with sqlite3.connect(store) as db:
             db.execute("DELETE FROM derived_stats")  # what a report with other inputs computes itself
@@ -218,8 +229,8 @@ def main() -> int:
         "report with other inputs, e.g. --include-flagged, does).",
         "",
         "Each cell: wall time (CPU time: user + system, its worker processes included), peak memory (the largest "
-        "PSS of the command and its forked workers together, sampled every 20 ms: pages they share count once). "
-        "The machine is shared: wall times include waiting for a CPU; CPU times are what the command itself cost.",
+        "PSS of the command and its forked workers together, sampled every 20 ms: pages they share count once; "
+        "`report` and `export` are timed in a run of their own, unsampled). The machine is shared: wall times include waiting for a CPU; CPU times are what the command itself cost.",
         "",
         "| size | records | repetitions | store: records + derived | `derive` | `report` | `export` (csv) "
         "| `report` computing its statistics | `report` before (no summaries) |",

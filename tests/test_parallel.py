@@ -53,3 +53,15 @@ def test_a_process_with_other_threads_works_alone():
     finally:
         stop.set()
         other.join()
+
+
+def test_results_left_unread_end_the_workers():
+    """A caller that fails before reading (a template error while the figures are drawn)
+    leaves no worker behind."""
+    import gc
+    import multiprocessing
+
+    results = map_ordered(_answer, {"base": 0}, list(range(5)))
+    del results
+    gc.collect()
+    assert multiprocessing.active_children() == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import weakref
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -30,7 +31,9 @@ def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> I
         return (fn(shared, item) for item in items)
     _job = (fn, shared)
     pool = multiprocessing.get_context("fork").Pool(workers)
-    return _results(pool, pool.imap(_run, items))
+    results = _results(pool, pool.imap(_run, items))
+    weakref.finalize(results, pool.terminate)  # a caller that stops early, or never reads, ends them too
+    return results
 
 
 def _results(pool: Any, results: Iterator[R]) -> Iterator[R]:
