@@ -90,6 +90,14 @@ def analyze_metrics(source: Any, seed: int = 0) -> MetricResults | None:
     return out
 
 
+def metrics_of(ds: Dataset, seed: int) -> MetricResults | None:
+    """The metrics beyond time of a loaded dataset's store, read without checking it again."""
+    if not ds.path:
+        return None
+    with ds.store() as store:
+        return analyze_metrics(store, seed)
+
+
 def _usable(ds: Dataset) -> set[int]:
     ok = ds.reps.status == "OK"
     keep = ok & ~ds.flagged_mask()

@@ -15,7 +15,7 @@ import csv
 import io
 from typing import Any
 
-from ..analysis.metrics import MetricResults, analyze_metrics
+from ..analysis.metrics import MetricResults, metrics_of as beyond_time
 from ..analysis.results import Analysis, Row
 from ..analysis.stats import Summary
 from ..analysis.units import identical
@@ -132,10 +132,7 @@ def metric_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
 
 
 def metrics_of(analysis: Analysis) -> MetricResults | None:
-    if not analysis.ds.path:
-        return None
-    with analysis.ds.store() as store:
-        return analyze_metrics(store, analysis.results.context.seed)
+    return beyond_time(analysis.ds, analysis.results.context.seed)
 
 
 def network_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:

@@ -243,14 +243,6 @@ def _sched_section(analysis: Analysis) -> dict | None:
     return {"res": res, "missing_text": sched_view.missing_text(res), "columns": sched_view.TABLE}
 
 
-def _beyond(analysis: Analysis) -> dict | None:
-    """The section of the metrics beyond time (report/metrics.py)."""
-    if not analysis.ds.path:
-        return None
-    with analysis.ds.store() as store:
-        return metrics_section(store, analysis.results.context.seed)
-
-
 def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
                winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None) -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
@@ -278,7 +270,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
-        beyond=_beyond(analysis),
+        beyond=metrics_section(analysis.ds, ctx.seed),
     )
     return page.replace(FIGURES_HERE, _env().get_template("figures.html.j2").render(figures=list(drawn)), 1)
 

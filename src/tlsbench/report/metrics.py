@@ -8,7 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlsbench.analysis.metrics import HANDSHAKE, MetricResults, MetricRow, analyze_metrics
+from tlsbench.analysis.load import Dataset
+from tlsbench.analysis.metrics import HANDSHAKE, MetricResults, MetricRow, metrics_of
 from tlsbench.analysis.units import identical, identity_text
 
 # Columns of the per-peer table: (metric, slice) -> heading, in order.
@@ -70,9 +71,9 @@ def shared_rows(res: MetricResults) -> list[tuple[str, str]]:
     return [(r.config, cell(r)) for r in res.rows if r.slice == "shared"]
 
 
-def section(path: Any, seed: int) -> dict | None:
+def section(ds: Dataset, seed: int) -> dict | None:
     """The section's content, or None when the store's plan chose time alone."""
-    res = analyze_metrics(path, seed)
+    res = metrics_of(ds, seed)
     if res is None:
         return None
     return {"res": res, "peers": peer_table(res), "steps": step_table(res), "shared": shared_rows(res)}
