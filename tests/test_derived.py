@@ -50,7 +50,7 @@ def assert_same_numbers(ref, new) -> None:
             else:
                 assert a == b, (r.metric, r.label, f.name)
     assert ref.results.context == new.results.context
-    assert [(w.question, w.winner) for w in ref.results.winners] == [(w.question, w.winner) for w in new.results.winners]
+    assert [(w.question, w.places) for w in ref.results.winners] == [(w.question, w.places) for w in new.results.winners]
     assert ref.results.warnings == new.results.warnings
     assert representative_rep(ref) == representative_rep(new)
     for metric in np.unique(ref.table.metric):  # each measure's rows in the same order

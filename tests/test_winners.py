@@ -35,8 +35,8 @@ def test_equal_candidates_are_not_significant_and_say_how_many_reps(synth_analys
     assert len(ecdsa) == 2
     from tlsbench.analysis.winners import rank
 
-    sub = {p.config_id: synth_analysis.samples.get(p.config_id, "handshake_processing", 0) for p in ecdsa}
-    r = rank(sub, w.question, synth_analysis.results.config_labels, seed=1)
+    r = rank(synth_analysis.samples.answers, w.question, synth_analysis.results.config_labels, seed=1,
+             among={p.config_id for p in ecdsa})
     assert not r.significant and r.warnings
     assert "not significant" in r.warnings[0]
 
@@ -61,3 +61,26 @@ def test_golden_statistics_and_winners(golden):  # noqa: F811
                          f"{'' if p.vs_winner is None else p.vs_winner.verdict}")
     text = "\n".join(lines) + "\n"
     assert text == golden_csv("winners.csv", text)
+
+
+def test_answers_hold_only_the_values_a_report_can_show():
+    # Configurations arrive in any order; every median stays, the values of only the lowest
+    # `keep` of all and of each group: the winners are those of every value held.
+    import numpy as np
+
+    from tlsbench.analysis.questions import QUESTIONS, Answers
+    from tlsbench.analysis.winners import RUNNERS_UP, rank
+
+    rng = np.random.default_rng(3)
+    q, one_library = QUESTIONS[2], frozenset(range(0, 30, 3))
+    shown, every = Answers(keep=RUNNERS_UP + 1, among=[None, one_library]), Answers(keep=None)
+    for cid in rng.permutation(30).tolist():
+        values = rng.normal(100 + cid % 7, 5, 60)
+        answered = {q: (values, np.arange(60) % 3)}
+        shown.add(cid, answered)
+        every.add(cid, answered)
+    assert shown.medians == every.medians and len(every.values[q]) == 30
+    assert set(shown.values[q]) == set(every.ranked(q)[:4]) | set(every.ranked(q, one_library)[:4])
+    labels = {cid: f"config {cid}" for cid in range(30)}
+    for among in (None, one_library):
+        assert rank(shown, q, labels, seed=1, among=among) == rank(every, q, labels, seed=1, among=among)

@@ -21,7 +21,7 @@ import numpy as np
 from tlsbench.store.reader import DeviceImage
 
 from .load import Dataset
-from .measures import METRIC, METRICS, label_text
+from .measures import METRIC, METRICS, NO_LABEL, label_text
 from .samples import Measured
 from .stats import Summary, rng_for, summarize
 from .units import Unit
@@ -184,7 +184,8 @@ def _rows(device: Measured, host: Measured, d: int, h: int) -> list[SideBySide]:
         if hv is None or not len(dv) or not len(hv):
             continue
         name = METRICS[metric].name
-        totals = [m.samples.get(c, "handshake_processing", peer) for m, c in ((device, d), (host, h))]
+        totals = [of.get((c, peer, METRIC["handshake_processing"], NO_LABEL), (np.empty(0),))[0]
+                  for of, c in ((of_device, d), (of_host, h))]
         share = [100 * float(np.median(v)) / float(np.median(t)) if name in ("step", "crypto") and len(t) else
                  float("nan") for v, t in zip((dv, hv), totals)]
         rng = rng_for(0, "device-vs-host", d, h, peer, metric, label)

@@ -10,9 +10,8 @@ import numpy as np
 
 from .load import Dataset
 from .parallel import map_ordered
-from .samples import Samples
+from .questions import QUESTIONS, Answers, Question
 from .stats import Summary, rng_for, summarize
-from .winners import QUESTIONS, Question, question_samples
 
 # Suite properties one can group by (columns of the `config` table).
 PROPERTIES = ("key_exchange", "authentication", "cipher", "mac")
@@ -32,8 +31,9 @@ class GroupTable:
     rows: list[GroupRow]
 
 
-def group_by(ds: Dataset, samples: Samples, q: Question, by: tuple[str, ...], seed: int) -> GroupTable:
-    vals = question_samples(samples, q)
+def group_by(ds: Dataset, answers: Answers, q: Question, by: tuple[str, ...], seed: int) -> GroupTable:
+    assert answers.keep is None, "a group pools the answers of every configuration"
+    vals = answers.values_of(q, answers.values[q])
     keyed: dict[tuple[str, ...], list[int]] = {}
     for cid in vals:
         keyed.setdefault(tuple(str(getattr(ds.configs[cid], p)) for p in by), []).append(cid)
@@ -44,15 +44,15 @@ def group_by(ds: Dataset, samples: Samples, q: Question, by: tuple[str, ...], se
     return GroupTable(q, by, rows)
 
 
-def default_group_tables(ds: Dataset, samples: Samples, seed: int) -> list[GroupTable]:
+def default_group_tables(ds: Dataset, answers: Answers, seed: int) -> list[GroupTable]:
     """Each winners question grouped by each property, coloured by the cipher (or the MAC
     when grouping by cipher), skipping groupings with a single group (on every CPU: the
     pooled samples are large)."""
     groupings = [(q, (p, "mac" if p == "cipher" else "cipher")) for q in QUESTIONS for p in PROPERTIES]
-    tables = map_ordered(_group_by, (ds, samples, seed), groupings)
+    tables = map_ordered(_group_by, (ds, answers, seed), groupings)
     return [t for t in tables if len({r.key[0] for r in t.rows}) > 1]
 
 
-def _group_by(shared: tuple[Dataset, Samples, int], grouping: tuple[Question, tuple[str, ...]]) -> GroupTable:
-    ds, samples, seed = shared
-    return group_by(ds, samples, grouping[0], grouping[1], seed)
+def _group_by(shared: tuple[Dataset, Answers, int], grouping: tuple[Question, tuple[str, ...]]) -> GroupTable:
+    ds, answers, seed = shared
+    return group_by(ds, answers, grouping[0], grouping[1], seed)

@@ -193,7 +193,7 @@ def analyze_libraries(measured: Measured, seed: int, no_data: dict[int, str] | N
     if libs.several:
         libs.comparisons = compare_libraries(measured, libs, seed)
         configs = measured.ds.configs
-        libs.winners = {lib: find_winners(measured.labels, measured.samples, seed,
+        libs.winners = {lib: find_winners(measured.labels, measured.samples.answers, seed,
                                           among={cid for cid, c in configs.items() if c.library == lib},
                                           no_data=no_data)
                         for lib in order}

@@ -16,6 +16,7 @@ from .exclusions import exclusions, load_warning
 from .load import Dataset, ok_status
 from .measures import METRIC, NO_LABEL, MeasureTable
 from .results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
+from .questions import SHOWN, Answers
 from .samples import Measured, config_labels, summarize_dataset
 from .stats import round_medians
 from .vocab import vocab
@@ -28,14 +29,15 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     # A configuration at a time: `table` keeps the handshake processing rows only (samples.TABLE_CODES).
     current = statcache.digests(ds, ds.excluded_mask(include_flagged), seed)  # stored statistics of these inputs hold
-    summarized = summarize_dataset(ds, seed, include_flagged, statcache.known(ds, current))
+    stored_groups = statcache.known_groups(ds, current)
+    summarized = summarize_dataset(ds, seed, include_flagged, statcache.known(ds, current),
+                                   shown_answers(ds, keep_all=stored_groups is None))
     samples, table = summarized.samples, summarized.table
     labels = config_labels(ds.configs)
     res = Results(context(ds, table, include_flagged), ds.configs, labels, summarized.rows)
     res.exclusions = exclusions(ds, include_flagged)
-    res.winners = winners.find_winners(labels, samples, seed, no_data=res.no_data)
-    res.groups = statcache.known_groups(ds, current)
-    res.groups = groups.default_group_tables(ds, samples, seed) if res.groups is None else res.groups
+    res.winners = winners.find_winners(labels, samples.answers, seed, no_data=res.no_data)
+    res.groups = stored_groups if stored_groups is not None else groups.default_group_tables(ds, samples.answers, seed)
     res.round_shift = handshake_shift(ds, table, include_flagged)
     res.notes = _warnings(res)
     res.precision = precision_check(ds, table, res)
@@ -49,6 +51,16 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None
     res.device = device_results(measured, host)
     return Analysis(ds, costs, table, samples, labels, res)
+
+
+def shown_answers(ds: Dataset, keep_all: bool) -> Answers:
+    """What a report holds of the answers to the winners' questions: every configuration's when
+    it groups them (its group-bys are not stored), else those it can show, of all configurations
+    and of each library's."""
+    of_library: dict[str, set[int]] = {}
+    for cid, config in ds.configs.items():
+        of_library.setdefault(config.library, set()).add(cid)
+    return Answers(keep=None if keep_all else SHOWN, among=[None, *map(frozenset, of_library.values())])
 
 
 def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:

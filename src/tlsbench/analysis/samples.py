@@ -12,6 +12,7 @@ import numpy as np
 from .derived import EMPTY_TABLE, merged, take_rows
 from .load import Config, Dataset
 from .parallel import map_ordered
+from .questions import QUESTION_CODES, Answer, Answers, Question, answers_of
 from .runs import runs
 from .measures import METRIC, METRICS, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, label_text, slice_costs
 from .stats import Summary, rng_for, summarize
@@ -26,13 +27,6 @@ GroupKey = tuple[int, int, int, int]  # (config id, peer, metric code, label)
 COUNTER = "ns"  # a METRICS unit: the agent's counter (HELLO clock.unit; ns on a host)
 
 
-# Measures whose values, not only their statistics, the report's views across configurations
-# use: the winners' questions and group-bys, the figures, the precision and drift checks.
-# Every other measure is summarised a configuration at a time and its values let go (a
-# comparison reads a configuration's again: Samples.of_config), so memory stays flat.
-KEPT = frozenset({"handshake_processing", "handshake_time", "handshake_io", "write_processing_post",
-                  "read_processing_pre"})
-KEPT_CODES = np.array(sorted(METRIC[m] for m in KEPT))
 # The measure whose rows (with their repetitions) the precision and drift checks, the network
 # section and the timeline's choice of repetition read: Measured.table holds only these.
 TABLE_CODES = np.array([METRIC["handshake_processing"]])
@@ -42,14 +36,15 @@ ConfigSamples = dict[GroupKey, tuple[np.ndarray, np.ndarray]]  # (values, the ro
 
 @dataclass
 class Samples:
-    """Values per (config, peer, metric, label) after exclusions: those of the KEPT measures
-    (every measure where the dataset was split whole, as the precision rule does), and any
-    configuration's on request (`of_config`)."""
+    """Values per (config, peer, metric, label) after exclusions: every one where the dataset
+    was split whole (split_samples, as the precision rule does), else any configuration's on
+    request (`of_config`) and the answers to the winners' questions (summarize_dataset)."""
 
     values: dict[GroupKey, np.ndarray]
     excluded_reps: dict[int, int]      # config id -> repetitions excluded
     used_reps: dict[int, int]          # config id -> repetitions used
     rounds: dict[GroupKey, np.ndarray] = field(default_factory=dict)  # the round of each value
+    answers: Answers = field(default_factory=Answers)
     read_config: Callable[[int], ConfigSamples] | None = None  # every sample of one configuration
     _last: tuple[int, ConfigSamples] | None = None  # the configuration read last (a comparison reads it again)
 
@@ -58,7 +53,7 @@ class Samples:
 
     def of_config(self, config: int) -> ConfigSamples:
         """Every sample of one configuration, values and rounds (read again from the store
-        where only the KEPT ones are held)."""
+        where the values are not held)."""
         if self.read_config is None:
             return {k: (v, self.rounds[k]) for k, v in self.values.items() if k[0] == config}
         if self._last is None or self._last[0] != config:
@@ -102,18 +97,19 @@ def split_samples(ds: Dataset, mt: MeasureTable | None = None, include_flagged: 
 class Summarized:
     """A dataset's statistics with what its views across configurations need."""
 
-    samples: Samples
+    samples: Samples                   # the answers to the winners' questions; any configuration's: of_config
     rows: list[Row]
     table: MeasureTable                # the TABLE_CODES measures' rows, each metric's by repetition
     computed: dict[int, list[Row]]     # the configurations whose statistics were computed now
 
 
 def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
-                      known: dict[int, Callable[[], list[Row]]] | None = None) -> Summarized:
+                      known: dict[int, Callable[[], list[Row]]] | None = None,
+                      answers: Answers | None = None) -> Summarized:
     """The statistics of every sample, a configuration at a time (a few in memory at once,
     on every CPU where the store holds the summaries), but those `known` (analysis/statcache.py);
-    the samples of the KEPT measures and their measure rows, with a way back to any
-    configuration's samples."""
+    the configurations' `answers` to the winners' questions (by default, of those a report
+    can show) and the TABLE_CODES measure rows, with a way back to any configuration's samples."""
     excl = ds.excluded_mask(include_flagged)
     excluded_reps, used_reps = _counts(ds, excl)
     job = _ConfigJob(ds, excl, excluded_reps, seed, known or {})
@@ -121,17 +117,15 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
         parts = map_ordered(_summarize_config, job, np.unique(ds.reps.config_id).tolist())
     else:
         parts = (job.summarize(cid, table) for cid, table in ds.config_tables())
-    values: dict[GroupKey, np.ndarray] = {}
-    rounds: dict[GroupKey, np.ndarray] = {}
+    answers = Answers() if answers is None else answers
     rows: list[Row] = []
     tables: list[MeasureTable] = []
     computed: dict[int, list[Row]] = {}
-    for cid, config_rows, kept, table_rows in parts:
+    for cid, config_rows, answered, table_rows in parts:
         rows += config_rows
         if cid not in job.known:
             computed[cid] = config_rows
-        for key, (v, r) in kept.items():
-            values[key], rounds[key] = v, r
+        answers.add(cid, answered)
         tables.append(table_rows)
     table = merged(*tables, EMPTY_TABLE)
     table.incomplete_records = ds.incomplete_records
@@ -139,7 +133,7 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
     def read_config(cid: int) -> ConfigSamples:
         return next((split_config(ds, t, excl) for _, t in ds.config_tables(wanted=[cid])), {})
 
-    return Summarized(Samples(values, excluded_reps, used_reps, rounds, read_config), rows, table, computed)
+    return Summarized(Samples({}, excluded_reps, used_reps, {}, answers, read_config), rows, table, computed)
 
 
 @dataclass(frozen=True)
@@ -152,21 +146,19 @@ class _ConfigJob:
     seed: int
     known: dict[int, Callable[[], list[Row]]]  # configurations whose rows of statistics are stored: reads them
 
-    def summarize(self, cid: int, table: MeasureTable) -> tuple[int, list[Row], ConfigSamples, MeasureTable]:
-        """One configuration's rows of statistics, its KEPT samples and its TABLE_CODES rows."""
+    def summarize(self, cid: int, table: MeasureTable) -> tuple[int, list[Row], dict[Question, Answer], MeasureTable]:
+        """One configuration's rows of statistics, its answers and its TABLE_CODES rows."""
         table_rows = take_rows(table, np.flatnonzero(np.isin(table.metric, TABLE_CODES)))
         if cid in self.known:
-            kept_rows = take_rows(table, np.flatnonzero(np.isin(table.metric, KEPT_CODES)))
-            return cid, self.known[cid](), split_config(self.ds, kept_rows, self.excluded), table_rows
-        rows, kept = [], {}
-        for key, (v, r) in split_config(self.ds, table, self.excluded).items():
-            rows.append(summary_row(key, v, r, self.excluded_reps.get(key[0], 0), self.seed, self.ds.unit.name))
-            if key[2] in KEPT_CODES:
-                kept[key] = (v.copy(), r.copy())  # not views: the configuration's table goes
-        return cid, rows, kept, table_rows
+            asked = take_rows(table, np.flatnonzero(np.isin(table.metric, QUESTION_CODES)))
+            return cid, self.known[cid](), answers_of(split_config(self.ds, asked, self.excluded)), table_rows
+        split = split_config(self.ds, table, self.excluded)
+        rows = [summary_row(key, v, r, self.excluded_reps.get(key[0], 0), self.seed, self.ds.unit.name)
+                for key, (v, r) in split.items()]
+        return cid, rows, answers_of(split), table_rows
 
 
-def _summarize_config(job: _ConfigJob, cid: int) -> tuple[int, list[Row], ConfigSamples, MeasureTable]:
+def _summarize_config(job: _ConfigJob, cid: int) -> tuple[int, list[Row], dict[Question, Answer], MeasureTable]:
     return job.summarize(cid, next(job.ds.config_tables(wanted=[cid]))[1])
 
 
@@ -236,7 +228,7 @@ class Measured:
     ds: Dataset
     computed_costs: SliceCosts | None  # None until `costs` is first asked for
     table: MeasureTable  # the rows of the TABLE_CODES measures (every row: ds.table)
-    samples: Samples     # the KEPT measures' samples; any configuration's: samples.of_config
+    samples: Samples     # the answers to the winners' questions; any configuration's: samples.of_config
     labels: dict[int, str]  # configuration id -> display name (config_labels)
 
     @property

@@ -28,7 +28,7 @@ from .load import Dataset, load
 from .runs import runs
 from .samples import Row, summarize_dataset
 from .stats import Summary
-from .winners import Question
+from .questions import Answers, Question
 
 if TYPE_CHECKING:
     from tlsbench.store.sqlite import Store
@@ -125,10 +125,11 @@ def store_stats(store: "Store") -> int:
         ds = load(store, kind=kind)
         seed = int(ds.experiment.get("seed", 0) or 0)
         current = digests(ds, ds.excluded_mask(), seed)
-        summarized = summarize_dataset(ds, seed, False, known(ds, current))
+        grouped = known_groups(ds, current) is not None
+        summarized = summarize_dataset(ds, seed, False, known(ds, current), None if grouped else Answers(keep=None))
         stats = [encode(cid, current[cid], rows) for cid, rows in summarized.computed.items()]
-        if known_groups(ds, current) is None:
-            stats.append(encode_groups(current, default_group_tables(ds, summarized.samples, seed)))
+        if not grouped:
+            stats.append(encode_groups(current, default_group_tables(ds, summarized.samples.answers, seed)))
         store.put_derived_stats(kind, stats)
         done += len(summarized.computed)
     return done

@@ -31,7 +31,7 @@ from ..analysis.groups import GroupTable  # noqa: E402
 from ..analysis.pipeline import representative_rep  # noqa: E402
 from ..analysis.results import Analysis  # noqa: E402
 from ..analysis.vocab import vocab  # noqa: E402
-from ..analysis.winners import QUESTIONS, Question, question_samples  # noqa: E402
+from ..analysis.questions import QUESTIONS, SHOWN, Question  # noqa: E402
 
 STYLE = {
     "figure.dpi": 100, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10,
@@ -47,7 +47,7 @@ HATCHES = ("", "////", "....", "xxxx", "\\\\", "++++", "oo", "----", "||||", "**
 LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 EDGE = "0.2"  # hatch and outline colour: dark on every fill
-MAX_CONFIGS_DENSITY = 8   # more curves than this are unreadable on one axis
+MAX_CONFIGS_DENSITY = SHOWN   # more curves than this are unreadable on one axis
 KDE_POINTS = 4000         # KDE on a seeded subsample: its shape, at bounded cost
 KDE_FINE = 4              # binned KDE: bins this many times finer than the figure's grid
 KDE_REACH = 6             # bandwidths: the Gaussian kernel there is 1.5e-8 of its peak
@@ -194,7 +194,7 @@ def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: flo
 
 def step_medians(analysis: Analysis, peer_name: str) -> dict[int, dict[int, float]]:
     """config id -> step label -> median of that step's processing, for one peer (from the
-    rows of statistics: the step samples' values are not held, analysis/samples.py KEPT)."""
+    rows of statistics: the step samples' values are not held)."""
     label_id = vocab().label_id
     per_cfg: dict[int, dict[int, float]] = {}
     for r in analysis.results.rows:
@@ -234,10 +234,12 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
     """Histogram with a density estimate of record write and read processing per config."""
     out, u = [], analysis.ds.unit
     for q in QUESTIONS[:2]:
-        vals = question_samples(analysis.samples, q)
-        if not vals:
+        answers = analysis.samples.answers
+        ranked = answers.ranked(q)
+        if not ranked:
             continue
-        order = sorted(vals, key=lambda c: np.median(vals[c]))[:MAX_CONFIGS_DENSITY]
+        order = ranked[:MAX_CONFIGS_DENSITY]
+        vals = answers.values_of(q, order)
         allv = np.concatenate([vals[c] for c in order]) / 1e3
         lo, hi = np.percentile(allv, [0.5, 99.5])
         bins = np.linspace(lo, hi, 60)
@@ -258,7 +260,7 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
             ax.set_ylabel(f"density (1/{u.label(1e3)})")
             ax.set_title(f"{q.title}: distribution per configuration")
             ax.legend(frameon=False, loc="upper right")
-        hidden = len(vals) - len(order)
+        hidden = len(ranked) - len(order)
         out.append(FigureSpec(f"density_{q.metric}", f"{q.title} — distribution",
                               "Histogram (shaded) and Gaussian kernel density (line) of each record's "
                               f"processing ({u.quantity}); 0.5–99.5 percentile range shown"
@@ -330,18 +332,20 @@ def group_bars(analysis: Analysis, tables: list[GroupTable]) -> FigureSpec:
 def io_share(analysis: Analysis) -> FigureSpec | None:
     """Handshake stop–start time split into client processing, server processing, I/O and
     the rest (harness, turn switching), medians per configuration, as shares."""
-    samples, res, voc, u = analysis.samples, analysis.results, vocab(), analysis.ds.unit
+    res, u = analysis.results, analysis.ds.unit
+
+    def median(cid: int, metric: str, peer: str = "none") -> float | None:
+        row = res.find(cid, metric, peer)
+        return row.summary.median if row is not None and row.summary.n else None
+
     parts = []
     for cid in res.configs:
-        total = samples.get(cid, "handshake_time")
-        if not len(total):
+        t = median(cid, "handshake_time")
+        if t is None:
             continue
         # A two-process configuration traces one peer only: the other one's share is 0 here.
-        cp, sp = (np.median(x) if len(x) else 0.0
-                  for x in (samples.get(cid, "handshake_processing", voc.peers[p]) for p in ("client", "server")))
-        io_ = sum(np.median(samples.get(cid, "handshake_io", voc.peers[p])) for p in ("client", "server")
-                  if len(samples.get(cid, "handshake_io", voc.peers[p])))
-        t = float(np.median(total))
+        cp, sp = (median(cid, "handshake_processing", p) or 0.0 for p in ("client", "server"))
+        io_ = sum(median(cid, "handshake_io", p) or 0.0 for p in ("client", "server"))
         parts.append((cid, np.array([cp, sp, io_, max(t - cp - sp - io_, 0.0)]) / t * 100, t))
     if not parts:
         return None
