@@ -5,6 +5,8 @@ small results; they come back in item order, so the outcome is the same as one p
 (every statistic draws from its own seeded generator: stats.rng_for)."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import threading
@@ -15,6 +17,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_WORKERS = 8
+_malloc_trim = getattr(ctypes.CDLL(ctypes.util.find_library("c") or None), "malloc_trim", None)  # glibc only
 _job: tuple[Callable[[Any, Any], Any], Any] | None = None  # what forked workers inherit
 
 
@@ -30,10 +33,18 @@ def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> I
     if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         return (fn(shared, item) for item in items)
     _job = (fn, shared)
+    trim_heap()  # the workers inherit the parent's pages: fewer, if its heap's free ones go first
     pool = multiprocessing.get_context("fork").Pool(workers)
     results = _results(pool, pool.imap(_run, items))
     weakref.finalize(results, pool.terminate)  # a caller that stops early, or never reads, ends them too
     return results
+
+
+def trim_heap() -> None:
+    """Gives the heap's free pages back to the system (glibc: freed blocks of a few MB, such as
+    the texts a store's columns are parsed from, otherwise stay resident until reused)."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
 def _results(pool: Any, results: Iterator[R]) -> Iterator[R]:
