@@ -8,6 +8,7 @@ configurations stream in from the summaries, the values of only those that can s
 memory grows with the configurations shown, not with the repetitions stored."""
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -75,22 +76,27 @@ class Answers:
     medians: dict[Question, dict[int, float]] = field(default_factory=lambda: {q: {} for q in QUESTIONS})
     values: dict[Question, dict[int, Answer]] = field(default_factory=lambda: {q: {} for q in QUESTIONS})
 
+    def __post_init__(self) -> None:
+        # Per question and group of `among`: the `keep` lowest (median, id) as a heap of their negatives.
+        self._lowest = {q: [[] for _ in self.among] for q in QUESTIONS}
+
     def add(self, cid: int, answered: dict[Question, Answer]) -> None:
         """One configuration's answers (answers_of); then let go of those that can no longer be shown."""
         for q, (v, r) in answered.items():
             self.medians[q][cid] = float(np.median(v))
             self.values[q][cid] = (v, r)
-            self._let_go(q)
+            if self.keep is not None:
+                self._let_go(q, cid)
 
-    def _let_go(self, q: Question) -> None:
-        if self.keep is None:
-            return
-        medians, held = self.medians[q], set()
-        for group in self.among:
-            ranked = sorted((m, c) for c, m in medians.items() if group is None or c in group)
-            held.update(c for _, c in ranked[: self.keep])
-        for cid in set(self.values[q]) - held:
-            del self.values[q][cid]
+    def _let_go(self, q: Question, cid: int) -> None:
+        entry, heaps, pushed_out = (-self.medians[q][cid], -cid), self._lowest[q], set()
+        for group, lowest in zip(self.among, heaps):
+            if group is None or cid in group:
+                heapq.heappush(lowest, entry)
+                if len(lowest) > self.keep:
+                    pushed_out.add(heapq.heappop(lowest))
+        for _, negative_id in pushed_out - {e for lowest in heaps for e in lowest}:  # in no group's lowest
+            del self.values[q][-negative_id]
 
     def ranked(self, q: Question, among: Iterable[int] | None = None) -> list[int]:
         """Configurations by median answer, lowest first (ties by id)."""
