@@ -171,3 +171,28 @@ def test_stored_statistics_hold_only_for_their_own_inputs(small_run):
     flagged = analyze(load(small_run), include_flagged=True)  # other inputs: computed, never written
     assert [r.summary.n for r in flagged.results.rows] == [r.summary.n for r in analyze(
         dataclasses.replace(load(small_run), stats={}), include_flagged=True).results.rows]
+
+
+@pytest.mark.parametrize("last_ids", [[6, 7], [3, 6]], ids=["disjoint", "overlapping"])
+def test_stored_batches_read_one_at_a_time_are_what_combine_gives(last_ids):
+    """A configuration's stored batches, in any order, some repetitions not asked for."""
+    rng = np.random.default_rng(5)
+
+    def part(ids: list[int]) -> derived.Derived:
+        facts = derived.RepFacts(**{name: np.asarray(ids if name == "id" else np.zeros(len(ids)), dtype=dt)
+                                    for name, dt in derived.FACT_COLUMNS})
+        rep = np.repeat(ids, 3)
+        cols = {"rep": rep, "peer": rng.integers(0, 3, len(rep)), "metric": np.tile([4, 2, 9], len(ids)),
+                "label": rng.integers(-1, 5, len(rep)), "value": rng.random(len(rep))}
+        table = derived.MeasureTable(**{name: cols[name].astype(dt) for name, dt in derived.MEASURE_COLUMNS},
+                                     incomplete_records=len(ids))
+        return derived.Derived(facts, table)
+
+    parts = [part([1, 2, 3]), part([4, 5]), part(last_ids)]
+    rep_ids = np.array([1, 3, 4, 6])
+    combined = derived.combine(parts, rep_ids).table
+    read = derived.stored_table([derived.to_stored(p, "handshakes", 7) for p in reversed(parts)], rep_ids)
+    assert len(read) == len(combined) == 12 + 3 * (last_ids[0] == 3)
+    for name, _ in derived.MEASURE_COLUMNS:
+        assert np.array_equal(getattr(read, name), getattr(combined, name)), name
+    assert read.incomplete_records == combined.incomplete_records == 7

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -198,23 +198,43 @@ def combine(parts: Sequence[Derived], rep_ids: np.ndarray) -> Derived:
     Rows of repetitions not in `rep_ids` (stored since they were read, or read from
     elsewhere) are left out."""
     parts = sorted(parts, key=lambda p: int(p.facts.id[0]) if len(p.facts.id) else -1)
-    n = sum(len(p.table) for p in parts)
-    cols = {name: np.empty(n, dtype=dt) for name, dt in MEASURE_COLUMNS}
-    at = 0
-    for p in parts:
-        for name, _ in MEASURE_COLUMNS:
-            cols[name][at:at + len(p.table)] = getattr(p.table, name)
-        at += len(p.table)
-    table = MeasureTable(**cols, incomplete_records=sum(p.table.incomplete_records for p in parts))
-    if n and not np.isin(table.rep, rep_ids).all():
-        table = take_rows(table, np.flatnonzero(np.isin(table.rep, rep_ids)))
     facts = RepFacts(**{name: np.concatenate([getattr(p.facts, name) for p in parts]) if parts
                         else np.empty(0, dt) for name, dt in FACT_COLUMNS})
-    if np.any(np.diff(facts.id) <= 0):  # batches that overlap (not written so): order by repetition
+    overlapping = bool(np.any(np.diff(facts.id) <= 0))
+    if overlapping:
         order = np.argsort(facts.id, kind="stable")
         facts = RepFacts(**{name: getattr(facts, name)[order] for name, _ in FACT_COLUMNS})
-        table = take_rows(table, np.argsort(table.rep, kind="stable"))
+    table = _of_reps(_stacked([p.table for p in parts], sum(len(p.table) for p in parts)), rep_ids, overlapping)
     return Derived(_aligned(facts, rep_ids), table)
+
+
+def stored_table(batches: Sequence[DerivedBatch], rep_ids: np.ndarray) -> MeasureTable:
+    """The measure rows of stored batches as combine() gives them, decoded a batch at a time
+    into the table: reading a configuration peaks at its table and one batch, not twice the table."""
+    batches = sorted(batches, key=lambda b: b.first_rep)
+    decoded = (MeasureTable(**_uncolumns(b.measures, b.n_measures, MEASURE_COLUMNS),
+                            incomplete_records=b.incomplete_records) for b in batches)
+    overlapping = any(b.first_rep <= a.last_rep for a, b in zip(batches, batches[1:]))
+    return _of_reps(_stacked(decoded, sum(b.n_measures for b in batches)), rep_ids, overlapping)
+
+
+def _stacked(tables: Iterable[MeasureTable], n: int) -> MeasureTable:
+    """The `n` rows of tables one after another, copied in a table at a time."""
+    cols = {name: np.empty(n, dtype=dt) for name, dt in MEASURE_COLUMNS}
+    at = incomplete = 0
+    for t in tables:
+        for name, _ in MEASURE_COLUMNS:
+            cols[name][at:at + len(t)] = getattr(t, name)
+        at += len(t)
+        incomplete += t.incomplete_records
+    return MeasureTable(**cols, incomplete_records=incomplete)
+
+
+def _of_reps(table: MeasureTable, rep_ids: np.ndarray, overlapping: bool) -> MeasureTable:
+    """The rows of `rep_ids` only; by repetition where batches overlapped (not written so)."""
+    if len(table) and not np.isin(table.rep, rep_ids).all():
+        table = take_rows(table, np.flatnonzero(np.isin(table.rep, rep_ids)))
+    return take_rows(table, np.argsort(table.rep, kind="stable")) if overlapping else table
 
 
 EMPTY_TABLE = MeasureTable(*(np.empty(0, dt) for _, dt in MEASURE_COLUMNS))
@@ -269,9 +289,9 @@ class StoredSummaries:
         fresh_cfg = config_ids[np.searchsorted(self.facts.id, self.fresh.table.rep)] if len(self.fresh.table) else None
         with Store.reopen_readonly(self.path) as store:
             for cid in wanted:
-                parts = [from_stored(b) for b in store.derived_batches(self.kind, DERIVE_VERSION, int(cid))]
                 mine = config_ids == cid
-                table = combine(parts, self.facts.id[mine & self.stored]).table
+                table = stored_table(store.derived_batches(self.kind, DERIVE_VERSION, int(cid)),
+                                     self.facts.id[mine & self.stored])
                 if fresh_cfg is not None and np.any(mine & ~self.stored):
                     table = merged(table, take_rows(self.fresh.table, np.flatnonzero(fresh_cfg == cid)))
                 yield int(cid), table
