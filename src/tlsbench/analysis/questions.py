@@ -49,10 +49,11 @@ def answer(config_samples: dict, q: Question) -> Answer:
     peers = {p for p in voc.peers.values() if p != voc.peers["none"]} if q.peer == "any" else {voc.peers[q.peer]}
     parts = [vr for (_, peer, metric, _), vr in sorted(config_samples.items())
              if metric == METRIC[q.metric] and peer in peers]
+    if not parts:
+        return np.empty(0), np.empty(0, np.int64)
     if len(parts) == 1:
         return parts[0]
-    return (np.concatenate([v for v, _ in parts]), np.concatenate([r for _, r in parts])) if parts else \
-        (np.empty(0), np.empty(0, np.int64))
+    return np.concatenate([v for v, _ in parts]), np.concatenate([r for _, r in parts])
 
 
 def answers_of(config_samples: dict) -> dict[Question, Answer]:

@@ -77,8 +77,7 @@ def find_winners(labels: dict[int, str], answers: Answers, seed: int, questions:
     "no data: N excluded (why)") are named as not considered, never dropped silently."""
     out = []
     for q in questions:
-        found = answers.ranked(q, among)
-        if found:
+        if answers.ranked(q, among):
             w = rank(answers, q, labels, seed, among)
             w.not_considered = {c: why for c, why in (no_data or {}).items()
                                 if (among is None or c in among) and c not in answers.medians[q]}
