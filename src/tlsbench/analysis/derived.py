@@ -186,9 +186,9 @@ def facts_from_stored(batch: DerivedBatch) -> RepFacts:
     return RepFacts(**{**f, "unbalanced": f["unbalanced"].astype(bool), "traced": f["traced"].astype(bool)})
 
 
-def from_stored(batch: DerivedBatch) -> Derived:
+def measures_from_stored(batch: DerivedBatch) -> MeasureTable:
     m = _uncolumns(batch.measures, batch.n_measures, MEASURE_COLUMNS)
-    return Derived(facts_from_stored(batch), MeasureTable(**m, incomplete_records=batch.incomplete_records))
+    return MeasureTable(**m, incomplete_records=batch.incomplete_records)
 
 
 def combine(parts: Sequence[Derived], rep_ids: np.ndarray) -> Derived:
@@ -212,9 +212,8 @@ def stored_table(batches: Sequence[DerivedBatch], rep_ids: np.ndarray) -> Measur
     """The measure rows of stored batches as combine() gives them, decoded a batch at a time
     into the table: reading a configuration peaks at its table and one batch, not twice the table."""
     batches = sorted(batches, key=lambda b: b.first_rep)
-    decoded = (MeasureTable(**_uncolumns(b.measures, b.n_measures, MEASURE_COLUMNS),
-                            incomplete_records=b.incomplete_records) for b in batches)
     overlapping = any(b.first_rep <= a.last_rep for a, b in zip(batches, batches[1:]))
+    decoded = (measures_from_stored(b) for b in batches)
     return _of_reps(_stacked(decoded, sum(b.n_measures for b in batches)), rep_ids, overlapping)
 
 

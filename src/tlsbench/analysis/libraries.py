@@ -181,6 +181,14 @@ def compare_libraries(measured: Measured, libs: Libraries, seed: int) -> list[Li
     return out
 
 
+def configs_by_library(configs: dict[int, Config]) -> dict[str, frozenset[int]]:
+    """Each library's configuration ids."""
+    out: dict[str, set[int]] = {}
+    for cid, config in configs.items():
+        out.setdefault(config.library, set()).add(cid)
+    return {lib: frozenset(cids) for lib, cids in out.items()}
+
+
 def analyze_libraries(measured: Measured, seed: int, no_data: dict[int, str] | None = None) -> Libraries:
     """The library sections of a report; comparisons and per-library winners only when the
     experiment has several libraries."""
@@ -192,9 +200,8 @@ def analyze_libraries(measured: Measured, seed: int, no_data: dict[int, str] | N
     libs = Libraries(order, agents, granularity, build_cells(measured, order))
     if libs.several:
         libs.comparisons = compare_libraries(measured, libs, seed)
-        configs = measured.ds.configs
-        libs.winners = {lib: find_winners(measured.labels, measured.samples.answers, seed,
-                                          among={cid for cid, c in configs.items() if c.library == lib},
+        of_library = configs_by_library(measured.ds.configs)
+        libs.winners = {lib: find_winners(measured.labels, measured.samples.answers, seed, among=of_library[lib],
                                           no_data=no_data)
                         for lib in order}
     return libs

@@ -57,10 +57,8 @@ def shown_answers(ds: Dataset, keep_all: bool) -> Answers:
     """What a report holds of the answers to the winners' questions: every configuration's when
     it groups them (its group-bys are not stored), else those it can show, of all configurations
     and of each library's."""
-    of_library: dict[str, set[int]] = {}
-    for cid, config in ds.configs.items():
-        of_library.setdefault(config.library, set()).add(cid)
-    return Answers(keep=None if keep_all else SHOWN, among=[None, *map(frozenset, of_library.values())])
+    of_library = libraries.configs_by_library(ds.configs).values()
+    return Answers(keep=None if keep_all else SHOWN, among=[None, *of_library])
 
 
 def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:

@@ -232,9 +232,8 @@ def step_stacks(analysis: Analysis, peers: tuple[str, ...] = ("client", "server"
 
 def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
     """Histogram with a density estimate of record write and read processing per config."""
-    out, u = [], analysis.ds.unit
+    out, u, answers = [], analysis.ds.unit, analysis.samples.answers
     for q in QUESTIONS[:2]:
-        answers = analysis.samples.answers
         ranked = answers.ranked(q)
         if not ranked:
             continue
