@@ -31,7 +31,8 @@ from .load import Dataset, load
 from .measures import METRIC, METRICS, label_text
 from .metrics import memory_values, time_key
 from .samples import Measured, config_labels, measured
-from .stats import CONFIDENCE, NOISE_FLOOR, Ratio, ratio_of_medians, ratio_of_medians_by_round, rng_for
+from .stats import (CONFIDENCE, MIN_CI_VALUES, NAN2, NOISE_FLOOR, Ratio, ratio_of_medians,
+                    ratio_of_medians_by_round, rng_for)
 from .units import NS
 from .vocab import vocab
 
@@ -345,7 +346,7 @@ def _no_rows(a: Side, b: Side, ca: int, cb: int) -> str | None:
     """Why a matched configuration has nothing to compare (no usable repetition on a side), or None."""
     for s, cid, name in ((a, ca, "A"), (b, cb, "B")):
         if cid in s.no_data:
-            return f"no usable repetition in {name} ({s.no_data[cid]})"
+            return f"no usable repetition in {name}: {s.no_data[cid]}"
     return None
 
 
@@ -362,9 +363,12 @@ def _config_rows(a: Side, b: Side, ca: int, cb: int, name: str, seed: int, noise
         vb, rounds_b = of_b[key]
         peer, metric, label = key
         rng = rng_for(seed, "compare", ca, cb, peer, metric, label)
-        if one_run:  # both sides ran interleaved in the same rounds
+        if min(len(va), len(vb)) < MIN_CI_VALUES:  # no interval (a count's ratio still decides)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = Ratio(float(np.median(vb) / np.median(va)), NAN2, "no difference", False)
+        elif one_run:  # both sides ran interleaved in the same rounds
             r = ratio_of_medians(va, vb, rng, noise_floor)
-        else:        # two experiments: each has its own machine states, round by round
+        else:          # two experiments: each has its own machine states, round by round
             r = ratio_of_medians_by_round(va, rounds_a, vb, rounds_b, rng, noise_floor)
         rows.append(CompareRow(name, peer, metric, label, len(va), len(vb), float(np.median(va)), float(np.median(vb)),
                                r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0), ca, cb, a.unit))
@@ -438,13 +442,19 @@ class Verdict:
     worse: list[CompareRow]      # rows worse beyond the threshold
     shifted: list[Shift]         # timed measures whose whole run moved beyond the threshold
     unshifted: list[str]         # timed measures of two experiments with too few rows for a shift
-    missing: list[str]           # configurations not compared that count against the verdict
+    not_judged: list[str]        # configurations not compared, and times too few for an interval: "name: why"
+    allowed: bool = False        # --allow-missing: those not judged do not make the verdict "cannot tell"
 
 
 def row_limit(row: CompareRow, shift: Shift | None, threshold: float) -> float:
     """What B/A must exceed for the row to be worse: 1 + threshold; for a time of two
     experiments, that times the upper end of its measure's shift (never below 1 + threshold)."""
     return (1 + threshold) * max(1.0, shift.ci[1] if shift and not row.counted else 1.0)
+
+
+def _decided_by_ratio(row: CompareRow) -> bool:
+    """A count, or a sample of identical values: the ratio itself is known, no interval needed."""
+    return row.counted or row.exact
 
 
 def worse_beyond(comparison: Comparison, threshold: float) -> list[CompareRow]:
@@ -454,22 +464,29 @@ def worse_beyond(comparison: Comparison, threshold: float) -> list[CompareRow]:
     every compared measure."""
     out = []
     for r in comparison.rows:
-        decides = r.ratio.ratio if r.counted or r.exact else r.ratio.ci[0]
+        decides = r.ratio.ratio if _decided_by_ratio(r) else r.ratio.ci[0]
         if decides > row_limit(r, comparison.shifts.get(r.metric), threshold):
             out.append(r)
     return out
 
 
+def _without_interval(r: CompareRow) -> str:
+    return (f"{r.config}, {r.peer}, {r.metric}{' ' + r.label if r.label else ''}: {r.n_a} and {r.n_b} usable values, "
+            f"too few for an interval (at least {MIN_CI_VALUES} a side)")
+
+
 def judge(comparison: Comparison, threshold: float, allow_missing: bool = False) -> Verdict:
     """worse: a row is worse (whatever else); cannot tell: nothing was compared, a
-    configuration was not compared (unless `allow_missing`), or a timed measure's whole run
-    moved beyond the threshold (a machine of another speed and a change of the whole build
-    look alike between two runs); else passed."""
+    configuration was not compared or a time has too few values for an interval (unless
+    `allow_missing`), or a timed measure's whole run moved beyond the threshold (a machine
+    of another speed and a change of the whole build look alike between two runs); else
+    passed."""
     worse = worse_beyond(comparison, threshold)
     shifted = [s for s in comparison.shifts.values() if abs(s.ratio - 1) > threshold]
     timed = {r.metric for r in comparison.rows if not r.counted}
     unshifted = [] if comparison.one_run else sorted(timed - set(comparison.shifts))
-    missing = [] if allow_missing else comparison.not_compared
+    not_judged = comparison.not_compared + [_without_interval(r) for r in comparison.rows
+                                            if not _decided_by_ratio(r) and not math.isfinite(r.ratio.ci[0])]
     outcome = ("worse" if worse else
-               "cannot tell" if not comparison.rows or missing or shifted else "passed")
-    return Verdict(outcome, worse, shifted, unshifted, missing)
+               "cannot tell" if not comparison.rows or (not_judged and not allow_missing) or shifted else "passed")
+    return Verdict(outcome, worse, shifted, unshifted, not_judged, allow_missing)

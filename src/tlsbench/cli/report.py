@@ -155,12 +155,14 @@ GATE_EXIT = {"passed": 0, "worse": 1, "cannot tell": 2}  # docs/ci.md; every err
 
 def parse_threshold(text: str) -> float:
     """`1%`, `0.5%` or `1` (always percent) as a fraction."""
+    from tlsbench.analysis.compare import CompareError
+
     try:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a percentage: write e.g. 1% or 0.5%") from None
+        raise CompareError(f"--fail-above {text!r} is not a percentage: write e.g. 1% or 0.5%") from None
     if not 0 <= value < 1000:
-        raise click.BadParameter(f"{text!r}: give a percentage from 0% to 1000%")
+        raise CompareError(f"--fail-above {text!r}: give a percentage from 0% to 1000%")
     return value / 100
 
 
@@ -206,13 +208,13 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
             output: str | None) -> None:
     """Ratio B/A per configuration and step, with bootstrap CIs and a verdict; with
     --fail-above, a regression gate for CI. An error exits 2 (1 means worse)."""
-    from tlsbench.analysis.compare import COMPARED, GATED, compare_experiments, judge, kinds_of
+    from tlsbench.analysis.compare import COMPARED, GATED, CompareError, compare_experiments, judge, kinds_of
 
     try:
         if not b and not configs:
-            raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
+            raise CompareError("give two experiments (A B), or one experiment and --config A_ID B_ID")
         if allow_missing and fail_above is None:
-            raise click.UsageError("--allow-missing goes with --fail-above: it changes the gate's verdict")
+            raise CompareError("--allow-missing goes with --fail-above PCT: it changes the gate's verdict")
         threshold = parse_threshold(fail_above) if fail_above is not None else None
         metrics = measures or (GATED if threshold is not None else COMPARED)
         kinds_of(metrics)  # a wrong --metric fails before any store is read
@@ -255,8 +257,8 @@ def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verd
                   + (f" (run-to-run shift: {shifts})" if shifts else ""),
         "cannot tell": "; ".join(
             ([] if n else ["nothing compared: no configuration measured by both"])
-            + ([f"{len(verdict.missing)} configuration(s) not compared (below); --allow-missing judges the {n} "
-                "rows compared"] if verdict.missing and n else [])
+            + ([f"{len(verdict.not_judged)} not compared (below); --allow-missing judges the rest"]
+               if verdict.not_judged and not verdict.allowed and n else [])
             + [f"the whole run moved beyond {pct}: {s.text()}: a machine of another speed and a change of the whole "
                "build look alike between two runs; measure both builds in one plan (interleaved rounds) and gate "
                "its two configurations with --config, or gate on counts (--metric instructions)"
@@ -272,10 +274,10 @@ def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verd
                 f", above the run's shift ×{shift.ci[1]:.4f} × (1 + {pct})" if shift else "")
         click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {_value(r.median_a, r.unit)} -> "
                    f"{_value(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
-    if cmp_.not_compared:
-        allowed = "" if verdict.missing else ", allowed by --allow-missing"
-        click.echo(f"not compared ({len(cmp_.not_compared)}{allowed}):")
-        for line in cmp_.not_compared:
+    if verdict.not_judged:
+        allowed = ", allowed by --allow-missing" if verdict.allowed else ""
+        click.echo(f"not compared ({len(verdict.not_judged)}{allowed}):")
+        for line in verdict.not_judged:
             click.echo(f"  {line}")
     for metric in verdict.unshifted:
         click.echo(f"note: {metric}: fewer than {MIN_SHIFT_ROWS} rows, too few to estimate the run-to-run shift "
