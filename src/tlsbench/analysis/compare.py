@@ -107,9 +107,10 @@ class Comparison:
     noise_floor: float
     rows: list[CompareRow]
     not_compared: list[str]  # each configuration of either side not compared: "name: why"
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the whole run moved; rows of one side only
     shifts: dict[str, Shift] = field(default_factory=dict)  # timed measure -> its run-to-run shift
     one_run: bool = False  # both sides from one experiment (interleaved rounds): nothing shifts
+    one_sided: list[str] = field(default_factory=list)  # rows measured by one experiment only
 
 
 SampleKey = tuple[str, str, str]  # (peer, measure, label) by name
@@ -338,8 +339,9 @@ def compare_sides(sides: list[tuple[Side, Side]], pairs: list[list[Pair]], seed:
                 missing.append(f"{name}: no row measured by both")
     name_a, name_b = names or (sides[0][0].name, sides[0][1].name)
     shifts = {} if one_run else run_shifts(rows)
-    warnings = _shift_warning(shifts, noise_floor) + ([] if one_run else _one_sided_warning(one_sided))
-    return Comparison(name_a, name_b, noise_floor, rows, missing, warnings, shifts, one_run)
+    one_sided = [] if one_run else one_sided  # two configurations or libraries of one run differ by design
+    warnings = _shift_warning(shifts, noise_floor) + ([one_sided_text(one_sided)] if one_sided else [])
+    return Comparison(name_a, name_b, noise_floor, rows, missing, warnings, shifts, one_run, one_sided)
 
 
 def _no_rows(a: Side, b: Side, ca: int, cb: int) -> str | None:
@@ -422,11 +424,9 @@ def _shift_warning(shifts: dict[str, Shift], noise_floor: float) -> list[str]:
             "sides in one plan (interleaved rounds) to tell them apart."]
 
 
-def _one_sided_warning(only: list[str]) -> list[str]:
-    if not only:
-        return []
+def one_sided_text(only: list[str]) -> str:
     more = f"; and {len(only) - 3} more" if len(only) > 3 else ""
-    return [f"{len(only)} row(s) measured by one experiment only, not compared: {'; '.join(only[:3])}{more}"]
+    return f"{len(only)} row(s) measured by one experiment only, not compared: {'; '.join(only[:3])}{more}"
 
 
 # ---------------------------------------------------------------- the regression gate

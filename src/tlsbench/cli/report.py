@@ -244,17 +244,15 @@ def _value(value: float, unit: str) -> str:
 
 
 def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
-    """The verdict first, then what decides it (the worse rows, the configurations not
-    compared), then notes; exits with the gate's code."""
-    from tlsbench.analysis.compare import MIN_SHIFT_ROWS
+    """The verdict first, then what decides it (the worse rows, what was not compared), then
+    the two experiments and their run-to-run shift; exits with the gate's code."""
+    from tlsbench.analysis.compare import MIN_SHIFT_ROWS, one_sided_text
 
     n = len(cmp_.rows)
-    shifts = "; ".join(s.text() for s in cmp_.shifts.values())
+    beyond = " beyond the run-to-run shift" if cmp_.shifts else ""
     why = {
-        "worse": f"{len(verdict.worse)} of {n} rows of B worse than A by more than {pct} with confidence"
-                 + (f" (beyond the run-to-run shift: {shifts})" if shifts else ""),
-        "passed": f"none of the {n} rows of B worse than A by more than {pct} with confidence"
-                  + (f" (run-to-run shift: {shifts})" if shifts else ""),
+        "worse": f"{len(verdict.worse)} of {n} rows of B worse than A by more than {pct} with confidence{beyond}",
+        "passed": f"none of the {n} rows of B worse than A by more than {pct} with confidence{beyond}",
         "cannot tell": "; ".join(
             ([] if n else ["nothing compared: no configuration measured by both"])
             + ([f"{len(verdict.not_judged)} not compared (below); --allow-missing judges the rest"]
@@ -264,7 +262,7 @@ def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verd
                "its two configurations with --config, or gate on counts (--metric instructions)"
                for s in verdict.shifted]),
     }[verdict.outcome]
-    click.echo(f"verdict: {verdict.outcome} (exit {GATE_EXIT[verdict.outcome]}): {why}  [A: {a}; B: {b}]")
+    click.echo(f"verdict: {verdict.outcome} (exit {GATE_EXIT[verdict.outcome]}): {why}")
     for r in verdict.worse:
         shift = cmp_.shifts.get(r.metric)
         if r.counted or r.exact:
@@ -279,11 +277,13 @@ def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verd
         click.echo(f"not compared ({len(verdict.not_judged)}{allowed}):")
         for line in verdict.not_judged:
             click.echo(f"  {line}")
+    shifts = "; ".join(s.text() for s in cmp_.shifts.values())
+    click.echo(f"A: {a}; B: {b}" + (f"; run-to-run shift: {shifts}" if shifts else ""))
     for metric in verdict.unshifted:
         click.echo(f"note: {metric}: fewer than {MIN_SHIFT_ROWS} rows, too few to estimate the run-to-run shift "
                    "between the two experiments: each judged on its own interval", err=True)
-    for warning in cmp_.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    if cmp_.one_sided:
+        click.echo(f"note: {one_sided_text(cmp_.one_sided)}", err=True)
     sys.exit(GATE_EXIT[verdict.outcome])
 
 
