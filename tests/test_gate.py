@@ -92,9 +92,16 @@ def burner(on: bool):
             p.wait()
 
 
-def config_ids(store: Path) -> dict[str, int]:
-    """Suite name -> configuration id of a one-library plan's store."""
-    return {c.suite_name: cid for cid, c in load(store / DB_FILE).configs.items()}
+def config_ids(store: Path, kind: str = "handshakes") -> dict[str, int]:
+    """Suite name -> configuration id of a one-library plan's store (of its instruction twins: kind)."""
+    return {c.suite_name: cid for cid, c in load(store / DB_FILE, kind=kind).configs.items()}
+
+
+def fail_every_repetition(store: Path, config_id: int) -> None:
+    """Marks one configuration's repetitions failed, as a run whose every one of them failed leaves it."""
+    with contextlib.closing(sqlite3.connect(store / DB_FILE)) as db, db:
+        db.execute("UPDATE repetition SET status = ? WHERE config_id = ?",
+                   (S.status.name(S.status.HANDSHAKE_FAILED), config_id))
 
 
 @pytest.fixture(scope="module")
@@ -158,10 +165,7 @@ def test_a_configuration_all_excluded_in_the_baseline_cannot_tell(pairs, tmp_pat
     run = pairs[0][0]
     baseline = tmp_path / "baseline" / "ci"
     shutil.copytree(run, baseline)
-    cid = config_ids(baseline)[SUITES[0]]
-    with contextlib.closing(sqlite3.connect(baseline / DB_FILE)) as db, db:
-        db.execute("UPDATE repetition SET status = ? WHERE config_id = ?",
-                   (S.status.name(S.status.HANDSHAKE_FAILED), cid))
+    fail_every_repetition(baseline, config_ids(baseline)[SUITES[0]])
     res = gate(baseline, run, "--fail-above", "1%")
     assert res.exit_code == GATE_EXIT["cannot tell"] == 2, res.output
     assert "1 not compared (below); --allow-missing judges the rest" in verdict(res)
@@ -244,11 +248,17 @@ def regression(tmp_path_factory, agent_path, slower_agent) -> tuple[Path, Path]:
 
 @pytest.mark.custom_build
 def test_a_slower_build_under_the_same_name_fails_on_times_counts_and_heap(regression, tmp_path):
+    """On a busy machine every repetition of the slower ECDHE handshakes may be descheduled: the
+    gate then cannot tell (they are named), and --include-flagged, as docs/ci.md advises for a
+    loaded runner, judges them."""
     baseline, candidate = regression
-    times = gate(baseline, candidate, "--fail-above", "5%")
+    plain = gate(baseline, candidate, "--fail-above", "5%")
+    assert plain.exit_code == GATE_EXIT["worse"] or (plain.exit_code == GATE_EXIT["cannot tell"]
+                                                     and "excluded (descheduled " in plain.output), plain.output
+    times = gate(baseline, candidate, "--fail-above", "5%", "--include-flagged")
     assert times.exit_code == GATE_EXIT["worse"], times.output
     lines = worse_lines(times)
-    assert len(lines) == 4 and {suite_of(line) for line in lines} == ECDHE, times.output  # both peers, no PSK suite
+    assert {suite_of(line) for line in lines} == ECDHE, times.output  # no PSK suite
     assert all(" µs -> " in line and change(line) > 50 for line in lines), times.output
 
     counts = gate(baseline, candidate, "--fail-above", "1%", "--metric", "instructions")
@@ -262,16 +272,15 @@ def test_a_slower_build_under_the_same_name_fails_on_times_counts_and_heap(regre
     assert heap.exit_code == GATE_EXIT["worse"], heap.output
     assert {suite_of(line) for line in worse_lines(heap)} <= ECDHE and " B -> " in worse_lines(heap)[0], heap.output
 
-    # A PSK configuration all excluded in the baseline: listed; the regression still fails the job.
+    # A PSK configuration's counts all failed in the baseline: listed; the regression still fails the job.
     excluded = tmp_path / "ci"
     shutil.copytree(baseline, excluded)
-    with contextlib.closing(sqlite3.connect(excluded / DB_FILE)) as db, db:
-        db.execute("UPDATE repetition SET status = ? WHERE config_id = ?",
-                   (S.status.name(S.status.HANDSHAKE_FAILED), config_ids(excluded)[SUITES[2]]))
+    fail_every_repetition(excluded, config_ids(excluded, "instructions")[SUITES[2]])
     for extra in ((), ("--allow-missing",)):
-        res = gate(excluded, candidate, "--fail-above", "5%", *extra)
-        assert res.exit_code == GATE_EXIT["worse"] and len(worse_lines(res)) == 4, res.output
-        assert f"  {SUITES[2]} [psk]: no usable repetition in A" in res.output
+        res = gate(excluded, candidate, "--fail-above", "1%", "--metric", "instructions", *extra)
+        assert res.exit_code == GATE_EXIT["worse"], res.output
+        assert {suite_of(line) for line in worse_lines(res) if "  handshake_processing  " in line} == ECDHE
+        assert f"  {SUITES[2]} [psk]: no usable repetition in A: 3 failed or flagged" in res.output, res.output
     print(f"\nslower build, times: {sorted(change(line) for line in lines)} %; instruction counts (handshakes): "
           f"{sorted(change(line) for line in handshakes)} %; heap_peak: "
           f"{sorted(change(line) for line in worse_lines(heap))} %")
@@ -334,9 +343,9 @@ def test_counts_decide_on_their_ratio_and_times_on_their_interval():
 
 
 def test_a_time_must_exceed_the_threshold_beyond_the_runs_shift():
-    shift = Shift("handshake_processing", 1.03, (1.02, 1.04), 16)
-    beyond = _row(1000, 1100, (1.06, 1.12))      # above 1.04 × 1.01
-    within = _row(1000, 1050, (1.045, 1.06))     # above 1.01, not above 1.04 × 1.01
+    shift = Shift("handshake_processing", 1.03, (1.02, 1.04), 16, band=1.045)
+    beyond = _row(1000, 1100, (1.06, 1.12))      # above 1.045 × 1.01
+    within = _row(1000, 1050, (1.05, 1.06))      # above 1.01 and the shift's interval, not 1.045 × 1.01
     count = _row(1000, 1020, (1.02, 1.02), unit="B")  # a count is not moved by the machine
     rows = [beyond, within, count]
     c = Comparison("A", "B", 0.01, rows, [], shifts={"handshake_processing": shift})
@@ -354,5 +363,5 @@ def test_the_shift_is_the_unchanged_majority():
     rng = np.random.default_rng(1)
     ratios = np.r_[1.02 * np.exp(rng.normal(0, 0.01, 12)), np.full(6, 1.6)]
     shift = run_shift("handshake_processing", ratios)
-    assert shift.rows == 18 and 1.0 < shift.ci[0] < shift.ratio < shift.ci[1] < 1.06, shift
+    assert shift.rows == 18 and 1.0 < shift.ci[0] < shift.ratio < shift.ci[1] < shift.band < 1.1, shift
     assert run_shift("handshake_processing", ratios[:5]) is None

@@ -89,15 +89,18 @@ class CompareRow:
 @dataclass(frozen=True)
 class Shift:
     """How far one timed measure moved between two experiments as a whole: the median of its
-    rows' ratios B/A over the configurations compared, with a 95% interval (run_shift)."""
+    rows' ratios B/A over the configurations compared, with a 95% interval, and how far an
+    unchanged configuration's ratio may lie from it (run_shift)."""
 
     metric: str
     ratio: float
     ci: tuple[float, float]
     rows: int
+    band: float = math.nan  # the upper end of where an unchanged configuration's ratio falls (95%)
 
     def text(self) -> str:
-        return f"{self.metric} ×{self.ratio:.3f} (95% CI ×{self.ci[0]:.3f}–×{self.ci[1]:.3f}, over {self.rows} rows)"
+        return (f"{self.metric} ×{self.ratio:.3f} (95% CI ×{self.ci[0]:.3f}–×{self.ci[1]:.3f}; an unchanged "
+                f"configuration up to ×{self.band:.3f}; over {self.rows} rows)")
 
 
 @dataclass(frozen=True)
@@ -303,7 +306,7 @@ def compare(a: Measured, b: Measured, seed: int = 0, noise_floor: float = NOISE_
     """B/A of two analysed experiments' measures (the report's comparison, the Python API)."""
     side_a = measured_side(a, metrics)
     side_b = side_a if b is a else measured_side(b, metrics)
-    keys = (config_key(a.ds, config_a), config_key(b.ds, config_b)) if config_a is not None else None
+    keys = (config_key(a.ds, config_a), config_key(b.ds, config_b)) if None not in (config_a, config_b) else None
     pairs, missing = matched(side_a, side_b, keys)
     return compare_sides([(side_a, side_b)], [pairs], seed, noise_floor, a is b, missing)
 
@@ -328,11 +331,12 @@ def compare_sides(sides: list[tuple[Side, Side]], pairs: list[list[Pair]], seed:
     one_sided: list[str] = []
     for (a, b), found in zip(sides, pairs):
         for ca, cb, name in found:
-            why = _no_rows(a, b, ca, cb)
+            of_a, of_b = a.read(ca), b.read(cb)
+            why = _why_not(a, b, ca, cb, of_a, of_b)
             if why:
                 missing.append(f"{name}: {why}")
                 continue
-            config_rows, only = _config_rows(a, b, ca, cb, name, seed, noise_floor, one_run)
+            config_rows, only = _config_rows(a.unit, of_a, of_b, ca, cb, name, seed, noise_floor, one_run)
             rows += config_rows
             one_sided += only
             if not config_rows:
@@ -344,20 +348,20 @@ def compare_sides(sides: list[tuple[Side, Side]], pairs: list[list[Pair]], seed:
     return Comparison(name_a, name_b, noise_floor, rows, missing, warnings, shifts, one_run, one_sided)
 
 
-def _no_rows(a: Side, b: Side, ca: int, cb: int) -> str | None:
-    """Why a matched configuration has nothing to compare (no usable repetition on a side), or None."""
-    for s, cid, name in ((a, ca, "A"), (b, cb, "B")):
+def _why_not(a: Side, b: Side, ca: int, cb: int, of_a: SideSamples, of_b: SideSamples) -> str | None:
+    """Why a matched configuration has nothing to compare (no usable repetition, or none of the
+    measures asked, on a side), or None."""
+    for s, cid, of, name in ((a, ca, of_a, "A"), (b, cb, of_b, "B")):
         if cid in s.no_data:
             return f"no usable repetition in {name}: {s.no_data[cid]}"
+        if not of:
+            return f"no {s.what} in {name}"
     return None
 
 
-def _config_rows(a: Side, b: Side, ca: int, cb: int, name: str, seed: int, noise_floor: float, one_run: bool
-                 ) -> tuple[list[CompareRow], list[str]]:
+def _config_rows(unit: str, of_a: SideSamples, of_b: SideSamples, ca: int, cb: int, name: str, seed: int,
+                 noise_floor: float, one_run: bool) -> tuple[list[CompareRow], list[str]]:
     """One matched configuration's rows, and the rows measured by one side only."""
-    of_a, of_b = a.read(ca), b.read(cb)
-    if not of_a or not of_b:
-        return [], []
     rows = []
     for key, (va, rounds_a) in of_a.items():
         if key not in of_b or not len(va) or not len(of_b[key][0]):
@@ -373,7 +377,7 @@ def _config_rows(a: Side, b: Side, ca: int, cb: int, name: str, seed: int, noise
         else:          # two experiments: each has its own machine states, round by round
             r = ratio_of_medians_by_round(va, rounds_a, vb, rounds_b, rng, noise_floor)
         rows.append(CompareRow(name, peer, metric, label, len(va), len(vb), float(np.median(va)), float(np.median(vb)),
-                               r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0), ca, cb, a.unit))
+                               r, bool(np.ptp(va) == 0 and np.ptp(vb) == 0), ca, cb, unit))
     only = [f"{name}, {peer}, {metric} {label}".rstrip() + f" (only in {side_name})"
             for side_name, mine, other in (("A", of_a, of_b), ("B", of_b, of_a))
             for (peer, metric, label) in mine if (peer, metric, label) not in other]
@@ -387,11 +391,14 @@ MAD_TO_SD = 1.4826  # the MAD of normal data times this is its standard deviatio
 
 def run_shift(metric: str, ratios: np.ndarray) -> Shift | None:
     """The common shift of one timed measure between two experiments: the median of its rows'
-    log ratios, robust to the configurations that really changed (up to half of them). Its
-    interval: the median's standard error √(π/2)·σ/√n, with σ estimated by 1.4826 × the median
-    absolute deviation (Hampel 1974, "The influence curve and its role in robust estimation",
-    JASA 69(346); Rousseeuw & Croux 1993, JASA 88(424)), and Student's t at n − 1 degrees of
-    freedom for the few rows a plan has."""
+    log ratios, robust to the configurations that really changed (up to half of them). Their
+    spread σ is estimated by 1.4826 × their median absolute deviation (Hampel 1974, "The
+    influence curve and its role in robust estimation", JASA 69(346); Rousseeuw & Croux 1993,
+    JASA 88(424)). The median's interval: ± t·√(π/2)·σ/√n (its standard error), Student's t at
+    n − 1 degrees of freedom for the few rows a plan has. Where one more unchanged
+    configuration's ratio falls (a prediction interval, e.g. Hahn & Meeker 1991, "Statistical
+    Intervals", §4): ± t·σ·√(1 + π/(2n)): configurations do not all move alike when the
+    machine's speed changes (a busy core slows long handshakes more than short ones)."""
     ratios = np.asarray(ratios, float)
     x = np.log(ratios[np.isfinite(ratios) & (ratios > 0)])
     n = len(x)
@@ -399,8 +406,11 @@ def run_shift(metric: str, ratios: np.ndarray) -> Shift | None:
         return None
     centre = float(np.median(x))
     sigma = MAD_TO_SD * float(np.median(np.abs(x - centre)))
-    half = float(stdtrit(n - 1, (1 + CONFIDENCE) / 2)) * math.sqrt(math.pi / 2) * sigma / math.sqrt(n)
-    return Shift(metric, math.exp(centre), (math.exp(centre - half), math.exp(centre + half)), n)
+    t = float(stdtrit(n - 1, (1 + CONFIDENCE) / 2))
+    half = t * math.sqrt(math.pi / 2) * sigma / math.sqrt(n)
+    band = t * sigma * math.sqrt(1 + math.pi / (2 * n))
+    return Shift(metric, math.exp(centre), (math.exp(centre - half), math.exp(centre + half)), n,
+                 math.exp(centre + band))
 
 
 def run_shifts(rows: list[CompareRow]) -> dict[str, Shift]:
@@ -448,8 +458,9 @@ class Verdict:
 
 def row_limit(row: CompareRow, shift: Shift | None, threshold: float) -> float:
     """What B/A must exceed for the row to be worse: 1 + threshold; for a time of two
-    experiments, that times the upper end of its measure's shift (never below 1 + threshold)."""
-    return (1 + threshold) * max(1.0, shift.ci[1] if shift and not row.counted else 1.0)
+    experiments, that times the upper end of where its measure's unchanged configurations fall
+    (never below 1 + threshold)."""
+    return (1 + threshold) * max(1.0, shift.band if shift and not row.counted else 1.0)
 
 
 def _decided_by_ratio(row: CompareRow) -> bool:

@@ -225,7 +225,7 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
         fail(str(exc) + (f" (regression gate: cannot tell, exit {GATE_EXIT['cannot tell']})" if fail_above else ""),
              GATE_EXIT["cannot tell"])
     if threshold is not None:
-        _gate(cmp_, judge(cmp_, threshold, allow_missing), fail_above, a, b or a)
+        _gate(cmp_, judge(cmp_, threshold, allow_missing), threshold, fail_above, a, b or a)
     elif fmt != "table":
         from tlsbench.export.compare import comparison_csv, comparison_json
 
@@ -243,10 +243,10 @@ def _value(value: float, unit: str) -> str:
     return u.text(value, 1e3) if u.is_time else f"{value:,.0f} {u.noun}"
 
 
-def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
+def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
     """The verdict first, then what decides it (the worse rows, what was not compared), then
     the two experiments and their run-to-run shift; exits with the gate's code."""
-    from tlsbench.analysis.compare import MIN_SHIFT_ROWS, one_sided_text
+    from tlsbench.analysis.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
 
     n = len(cmp_.rows)
     beyond = " beyond the run-to-run shift" if cmp_.shifts else ""
@@ -269,7 +269,8 @@ def _gate(cmp_, verdict, pct: str, a: str, b: str) -> None:  # (Comparison, Verd
             how = "exact" if r.exact else "a count: the ratio decides"
         else:
             how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]" + (
-                f", above the run's shift ×{shift.ci[1]:.4f} × (1 + {pct})" if shift else "")
+                f" above ×{row_limit(r, shift, threshold):.4f}: {pct} beyond the run's shift (its unchanged "
+                f"configurations up to ×{shift.band:.4f})" if shift else "")
         click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {_value(r.median_a, r.unit)} -> "
                    f"{_value(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
     if verdict.not_judged:
