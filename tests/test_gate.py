@@ -11,8 +11,8 @@ candidate):
 - what cannot be compared says so: a configuration all excluded in the baseline, no
   configuration in common, every user error (exit 2, one line).
 
-About 2½ minutes: the custom build, 26 runs (the device's firmware variant is built once
-into the firmware cache, ~30 s the first time)."""
+About 2 minutes on a shared 2-core machine, half of it the custom build and its two runs; the
+device's firmware variant is built once into the firmware cache (~50 s the first time)."""
 from __future__ import annotations
 
 import contextlib
