@@ -365,3 +365,14 @@ def test_the_shift_is_the_unchanged_majority():
     shift = run_shift("handshake_processing", ratios)
     assert shift.rows == 18 and 1.0 < shift.ci[0] < shift.ratio < shift.ci[1] < shift.band < 1.1, shift
     assert run_shift("handshake_processing", ratios[:5]) is None
+
+
+def test_a_time_without_an_interval_is_not_judged_but_listed():
+    """Fewer than 3 usable values a side: no interval, so no verdict on the row; it is named."""
+    thin = dataclasses.replace(_row(1000, 2000, (math.nan, math.nan)), n_b=2)
+    c = Comparison("A", "B", 0.01, [thin, _row(1000, 1000, (0.99, 1.01))], [], one_run=True)
+    verdict = judge(c, 0.01)
+    assert verdict.outcome == "cannot tell" and not verdict.worse
+    assert verdict.not_judged == ["c, client, handshake_processing: 5 and 2 usable values, too few for an interval "
+                                  "(at least 3 a side)"]
+    assert judge(c, 0.01, allow_missing=True).outcome == "passed"

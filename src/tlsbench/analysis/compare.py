@@ -219,17 +219,18 @@ def _twins(ds: Dataset, kind: str) -> Dataset:
 
 def side(ds: Dataset, kind: str, metrics: tuple[str, ...], include_flagged: bool = False) -> Side:
     """One experiment's values of one kind: "counter" (the measures of its own counter),
-    INSTRUCTIONS (the instruction twins) or "memory"."""
+    INSTRUCTIONS (a device's own count, else the instruction twins) or "memory"."""
     if kind == "counter":
         return _counter_side(ds, metrics, include_flagged)
     if kind == INSTRUCTIONS:
-        return _counter_side(_twins(ds, INSTRUCTIONS), COUNTED_MEASURES, include_flagged)
+        counts = ds if ds.unit.noun == INSTRUCTIONS else _twins(ds, INSTRUCTIONS)
+        return _counter_side(counts, COUNTED_MEASURES, include_flagged)
     return _memory_side(_twins(ds, "memory"), metrics, include_flagged)
 
 
 def kinds_of(metrics: tuple[str, ...], counter_counts_instructions: bool = False) -> list[tuple[str, tuple[str, ...]]]:
-    """The kinds of values `metrics` name, each with its metrics: (kind, metrics). Where the
-    experiments' own counter counts instructions (a device), `instructions` are its measures."""
+    """The kinds of values `metrics` name, each with its metrics: (kind, metrics). Where both
+    experiments' own counters count instructions (devices), `instructions` are their measures."""
     memory = memory_metrics()
     unknown = [m for m in metrics if m not in comparable()]
     if unknown:
@@ -272,7 +273,7 @@ def compare_experiments(a: Dataset, b: Dataset, metrics: tuple[str, ...] = COMPA
     two `config_ids`); with the sides, whose configurations the rows name."""
     keys = (config_key(a, config_ids[0]), config_key(b, config_ids[1])) if config_ids else None
     sides, pairs, missing = [], [], []
-    for kind, names in kinds_of(metrics, a.unit.noun == INSTRUCTIONS):
+    for kind, names in kinds_of(metrics, a.unit.noun == b.unit.noun == INSTRUCTIONS):
         side_a = side(a, kind, names, include_flagged)
         side_b = side_a if b is a else side(b, kind, names, include_flagged)
         _same_unit(side_a, side_b)
