@@ -15,7 +15,7 @@ from tlsbench.analysis.pipeline import analyze
 
 def test_an_experiment_against_itself_shows_no_difference(golden):  # noqa: F811
     c = compare(golden, golden)
-    assert c.rows and not c.unmatched
+    assert c.rows and not c.not_compared
     assert all(r.ratio.ratio == 1 and r.ratio.verdict == "no difference" for r in c.rows)
 
 
@@ -48,16 +48,20 @@ def test_cli_compare():
 
 
 def test_a_shift_of_every_configuration_is_called_whole_run(tmp_path):
-    """Nine configurations x two peers, all 8% slower in B: a sign test calls it a whole-run
-    shift; comparing an experiment with itself says nothing about runs."""
+    """Nine configurations x two peers, all 8% slower in B: the run-to-run shift of handshake
+    processing (the median ratio, with its interval) says the whole run moved; comparing an
+    experiment with itself says nothing about runs."""
     base = tuple(dataclasses.replace(s, name=f"{s.name}-{i}", suite_id=s.suite_id + 0x100 * i)
                  for i in range(3) for s in synth.SUITES[:3])
     slow = tuple(dataclasses.replace(s, kex_us=s.kex_us * 1.08, sign_us=s.sign_us * 1.08) for s in base)
     a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
     b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
-    (warning,) = compare(a, b).warnings
-    assert "18 of the 18 handshake-processing ratios moved the same way" in warning and "one plan" in warning
-    assert not compare(a, a).warnings
+    c = compare(a, b)
+    shift = c.shifts["handshake_processing"]
+    assert shift.rows == 18 and 1.05 < shift.ratio < 1.11 and shift.ci[0] > 1.02, shift
+    (warning,) = c.warnings
+    assert warning.startswith("the whole run moved: ") and "handshake_processing ×1.0" in warning and "one plan" in warning
+    assert not compare(a, a).warnings and not compare(a, a).shifts
 
 
 def test_records_only_change_is_not_a_whole_run_shift(tmp_path):

@@ -107,7 +107,7 @@ class Experiment:
 
         b = other.analysis if other is not None else self.analysis
         c = compare(self.analysis, b, self.analysis.results.context.seed, noise_floor, config_a, config_b)
-        return pd.DataFrame(rows(c, self.analysis, b), columns=list(COLUMNS))
+        return pd.DataFrame(rows(c, [self.analysis], [b]), columns=list(COLUMNS))
 
 
 STATISTICS_NUMERIC = ("n", "excluded_reps", "median", "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean",

@@ -174,10 +174,10 @@ def compare_libraries(measured: Measured, libs: Libraries, seed: int) -> list[Li
         metrics = CROSS_LIBRARY + (SAME_GRANULARITY if same else ())
         pairs = [(c.configs[base], c.configs[other], c.label) for c in libs.cells
                  if base in c.configs and other in c.configs]
-        unmatched = [f"{c.label} ({', '.join(c.configs)} only)" for c in libs.cells
+        unmatched = [f"{c.label}: measured by {', '.join(c.configs)} only" for c in libs.cells
                      if (base in c.configs) != (other in c.configs)]
         out.append(LibraryComparison(base, other, same, compare_pairs(measured, measured, pairs, seed, metrics=metrics,
-                                                                      unmatched=unmatched, names=(base, other))))
+                                                                      not_compared=unmatched, names=(base, other))))
     return out
 
 

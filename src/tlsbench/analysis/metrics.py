@@ -131,13 +131,14 @@ def _instructions(ds: Dataset, seed: int, out: MetricResults) -> None:
                  for (cid, slice_, peer), v in sorted(values.items())]
 
 
-def _memory(ds: Dataset, seed: int, out: MetricResults) -> None:
+def memory_values(ds: Dataset, usable: set[int]) -> dict[tuple[int, int, str, str, str], float]:
+    """Each usable repetition's memory values: (repetition, configuration, metric, slice, peer)
+    -> bytes, every record attributed to the slice the spec says it describes."""
     spec, voc = specmod.load(), vocab()
     carried = {spec.label_by_name[label].id: (m, slice_)
                for m in spec.metrics.values() for label, slice_ in m.labels.items()}
     steps = spec.label_ids("step")
     stop = voc.kinds["STOP"]
-    usable = _usable(ds)
     config_of = dict(zip(ds.reps.id.tolist(), ds.reps.config_id.tolist()))
     per_rep: dict[tuple[int, int, str, str, str], float] = {}
     rec, reps = ds.events.rec, ds.events.rep
@@ -159,9 +160,14 @@ def _memory(ds: Dataset, seed: int, out: MetricResults) -> None:
             slice_ = voc.name(step)
         key = (rep, config_of[rep], metric.name, slice_, voc.peer_name(peer))
         per_rep[key] = _COMBINE[metric.aggregation](per_rep[key], value) if key in per_rep else value
+    return per_rep
+
+
+def _memory(ds: Dataset, seed: int, out: MetricResults) -> None:
     values: dict[tuple[int, str, str, str], list[float]] = defaultdict(list)
-    for (rep, cid, metric_name, slice_, peer), v in per_rep.items():
+    for (rep, cid, metric_name, slice_, peer), v in memory_values(ds, _usable(ds)).items():
         values[(cid, metric_name, slice_, peer)].append(float(v))
     labels = config_labels(ds.configs)
+    spec = specmod.load()
     out.rows += [_row(ds, labels, cid, metric_name, spec.metrics[metric_name].unit, slice_, peer, v, seed)
                  for (cid, metric_name, slice_, peer), v in sorted(values.items())]

@@ -129,11 +129,23 @@ def summarize_dataset(ds: Dataset, seed: int, include_flagged: bool = False,
         tables.append(table_rows)
     table = merged(*tables, EMPTY_TABLE)
     table.incomplete_records = ds.incomplete_records
+    return Summarized(Samples({}, excluded_reps, used_reps, {}, answers, _reader(ds, excl)), rows, table, computed)
 
+
+def _reader(ds: Dataset, excluded: np.ndarray) -> Callable[[int], ConfigSamples]:
+    """Reads one configuration's samples, the `excluded` repetitions left out."""
     def read_config(cid: int) -> ConfigSamples:
-        return next((split_config(ds, t, excl) for _, t in ds.config_tables(wanted=[cid])), {})
+        return next((split_config(ds, t, excluded) for _, t in ds.config_tables(wanted=[cid])), {})
 
-    return Summarized(Samples({}, excluded_reps, used_reps, {}, answers, read_config), rows, table, computed)
+    return read_config
+
+
+def measured(ds: Dataset, excluded: np.ndarray) -> "Measured":
+    """A dataset's samples without their statistics, each configuration's read on request (what
+    a comparison needs of an experiment); the `excluded` repetitions left out."""
+    excluded_reps, used_reps = _counts(ds, excluded)
+    samples = Samples({}, excluded_reps, used_reps, read_config=_reader(ds, excluded))
+    return Measured(ds, None, EMPTY_TABLE, samples, config_labels(ds.configs))
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@
   observations", Ann. Statist. 17(3)): neighbouring rounds share the machine's slow drift,
   so blocks of them are nearer to independent than single rounds are, and the cost of a
   draw (it grows with the clusters) stays the same however long the run.
-- Ratios of medians (comparisons, winners): independent bootstrap draws of both medians.
+- Ratios of medians (comparisons, winners): independent bootstrap draws of both medians; between
+  two experiments the interval is widened by their rounds as a median's is (ratio_of_medians_by_round).
 - Repetitions needed: CI half-widths shrink as 1/√n.
 """
 from __future__ import annotations
@@ -468,16 +469,30 @@ def _boot_medians_by_round_sorted(xs: np.ndarray, cluster: np.ndarray, k: int, r
 
 def ratio_of_medians_by_round(a: np.ndarray, rounds_a: np.ndarray, b: np.ndarray, rounds_b: np.ndarray,
                               rng: np.random.Generator, noise_floor: float = NOISE_FLOOR) -> Ratio:
-    """Ratio of medians B/A of two separately run experiments, CI from resampling rounds."""
+    """Ratio of medians B/A of two separately run experiments. Its interval follows a median's
+    rule (summarize): the repetitions' interval, widened to the one from resampling whole
+    rounds where each side has MIN_ROUNDS rounds or more (widened for their few number, on the
+    log scale of a ratio): drift between rounds may widen it, never narrow it."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if len(a) == 0 or len(b) == 0:
         return Ratio(math.nan, NAN2, "no difference", False)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = float(np.median(b) / np.median(a))
-        draws = boot_medians_by_round(b, rounds_b, rng) / boot_medians_by_round(a, rounds_a, rng)
-    ci = percentile_ci(draws[np.isfinite(draws)]) if np.isfinite(draws).any() else NAN2
+        ci = _finite_ci(boot_medians(b, rng) / boot_medians(a, rng))
+        clusters = min(_round_index(np.asarray(rounds_a))[0], _round_index(np.asarray(rounds_b))[0])
+        if clusters >= MIN_ROUNDS and r > 0 and all(c > 0 for c in ci):
+            lo, hi = _finite_ci(boot_medians_by_round(b, rounds_b, rng) / boot_medians_by_round(a, rounds_a, rng))
+            k = few_clusters_factor(min(clusters, MAX_CLUSTERS))
+            if lo > 0:
+                ci = (min(ci[0], r * (lo / r) ** k), max(ci[1], r * (hi / r) ** k))
     sig = bool((ci[1] < 1 or ci[0] > 1) and abs(r - 1) >= noise_floor)
     return Ratio(r, ci, verdict(r, sig), sig)
+
+
+def _finite_ci(draws: np.ndarray) -> tuple[float, float]:
+    """The percentile interval of a ratio's bootstrap draws that are finite."""
+    draws = draws[np.isfinite(draws)]
+    return percentile_ci(draws) if len(draws) else NAN2
 
 
 def verdict(ratio: float, significant: bool) -> str:

@@ -58,18 +58,23 @@ def store_path(experiment: str, output: str | None) -> Path:
     return find_experiment(experiment, output or default_output()) / DB_FILE
 
 
-def analyze_experiment(experiment: str, output: str | None, include_flagged: bool):  # -> Analysis
-    """An experiment loaded (one visit to its store) and analysed; numpy and scipy load here."""
+def load_experiment(experiment: str, output: str | None):  # -> Dataset
+    """An experiment loaded (one visit to its store); numpy and scipy load here."""
     from tlsbench.analysis.load import load
-    from tlsbench.analysis.pipeline import analyze
 
-    path = store_path(experiment, output)
-    ds = load(path)
+    ds = load(store_path(experiment, output))
     if ds.derived_now >= DERIVE_HINT_REPS:
         err_console.print(f"note: {ds.derived_now} repetitions had no stored summaries and were derived from their "
                           f"records now; `tlsbench derive {experiment}` stores them for the next report.",
                           highlight=False, markup=False, soft_wrap=True)
-    return analyze(ds, include_flagged=include_flagged)
+    return ds
+
+
+def analyze_experiment(experiment: str, output: str | None, include_flagged: bool):  # -> Analysis
+    """An experiment loaded and analysed."""
+    from tlsbench.analysis.pipeline import analyze
+
+    return analyze(load_experiment(experiment, output), include_flagged=include_flagged)
 
 
 DERIVE_HINT_REPS = 1000  # fewer derive in well under a second: not worth a line

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from tlsbench.cli.options import analyze_experiment, fail, flagged_option, output_option, store_path
+from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
+                                  store_path)
 from tlsbench.errors import UserError
 from tlsbench.files import make_folder, write_atomic
 from tlsbench.report import WINNERS_MODES
@@ -149,17 +150,19 @@ def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], 
         click.echo(text, nl=False)
 
 
-GATE_EXIT = {"passed": 0, "worse": 1, "cannot compare": 2}  # docs/ci.md
+GATE_EXIT = {"passed": 0, "worse": 1, "cannot tell": 2}  # docs/ci.md; every error of `compare` exits 2 too
 
 
 def parse_threshold(text: str) -> float:
     """`1%`, `0.5%` or `1` (always percent) as a fraction."""
+    from tlsbench.analysis.compare import CompareError
+
     try:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a percentage: write e.g. 1% or 0.5%") from None
+        raise CompareError(f"--fail-above {text!r} is not a percentage: write e.g. 1% or 0.5%") from None
     if not 0 <= value < 1000:
-        raise click.BadParameter(f"{text!r}: give a percentage from 0% to 1000%")
+        raise CompareError(f"--fail-above {text!r}: give a percentage from 0% to 1000%")
     return value / 100
 
 
@@ -180,117 +183,144 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
 @click.command()
 @click.argument("a")
 @click.argument("b", required=False)
-@click.option("--config", "configs", type=int, nargs=2, help="Compare two configuration ids of experiment A instead.")
+@click.option("--config", "configs", type=int, nargs=2, metavar="A_ID B_ID",
+              help="Compare configuration A_ID of A with B_ID of B (without B: two configurations of A).")
 @click.option("--noise-floor", type=float, default=0.01, show_default=True, help="Ratios within ±this of 1 are 'no difference'.")
 @click.option("--all", "show_all", is_flag=True, help="Show every row, not only the significant ones and the totals.")
 @click.option("--fail-above", "fail_above", metavar="PCT",
-              help="Regression gate: exit 1 when a measure of B is worse than A's by more than PCT (e.g. 1%) with "
-                   "confidence (the ratio's whole 95% CI above 1 + PCT; exact counts: the ratio), printing those rows; "
-                   "0 when none is; 2 when the two cannot be compared (docs/ci.md).")
+              help="Regression gate: exit 1 when a row of B is worse than A's by more than PCT (e.g. 1%) with "
+                   "confidence (a count: its ratio; a time: its whole 95% CI, beyond the run-to-run shift between two "
+                   "experiments), printing those rows; 2 when it cannot tell (a configuration not compared, the whole "
+                   "run moved beyond PCT, nothing to compare); 0 otherwise (docs/ci.md).")
+@click.option("--allow-missing", is_flag=True,
+              help="With --fail-above: judge the configurations both sides measured; those not compared are still "
+                   "listed, but no longer make the verdict 'cannot tell'.")
 @click.option("--metric", "measures", multiple=True, metavar="MEASURE",
-              help="Only this measure, e.g. handshake_processing, step, crypto (repeat for several; default: every "
-                   "measure compare sets side by side).")
+              help="Only this measure (repeat for several): handshake_processing, step, crypto, handshake_time, the "
+                   "record measures; instructions; heap_peak, heap_allocated, heap_kept, stack_peak (docs/metrics.md). "
+                   "Default: every measure of the experiments' counter; with --fail-above, handshake_processing.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
               help="json, csv: every row (as --all) with the ratio, its CI and the verdict, at full precision.")
 @flagged_option
 @output_option
 def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
-            fail_above: str | None, measures: tuple[str, ...], fmt: str, include_flagged: bool,
+            fail_above: str | None, allow_missing: bool, measures: tuple[str, ...], fmt: str, include_flagged: bool,
             output: str | None) -> None:
     """Ratio B/A per configuration and step, with bootstrap CIs and a verdict; with
-    --fail-above, a regression gate for CI."""
-    if not b and not configs:
-        raise click.UsageError("give two experiments, or one experiment and --config A_ID B_ID")
-    if fail_above is None and fmt != "table":
+    --fail-above, a regression gate for CI. An error exits 2 (1 means worse)."""
+    from tlsbench.analysis.compare import COMPARED, GATED, CompareError, compare_experiments, judge, kinds_of
+
+    try:
+        if not b and not configs:
+            raise CompareError("give two experiments (A B), or one experiment and --config A_ID B_ID")
+        if allow_missing and fail_above is None:
+            raise CompareError("--allow-missing goes with --fail-above PCT: it changes the gate's verdict")
+        threshold = parse_threshold(fail_above) if fail_above is not None else None
+        metrics = measures or (GATED if threshold is not None else COMPARED)
+        kinds_of(metrics)  # a wrong --metric fails before any store is read
+        ds_a = load_experiment(a, output)
+        ds_b = load_experiment(b, output) if b else ds_a
+        cmp_, sides = compare_experiments(ds_a, ds_b, metrics, include_flagged, noise_floor, configs)
+    except UserError as exc:
+        fail(str(exc) + (f" (regression gate: cannot tell, exit {GATE_EXIT['cannot tell']})" if fail_above else ""),
+             GATE_EXIT["cannot tell"])
+    if threshold is not None:
+        _gate(cmp_, judge(cmp_, threshold, allow_missing), threshold, fail_above, a, b or a)
+    elif fmt != "table":
         from tlsbench.export.compare import comparison_csv, comparison_json
 
-        cmp_, _, an, bn = _comparison(a, b, configs, noise_floor, include_flagged, output, measures)
-        click.echo((comparison_json if fmt == "json" else comparison_csv)(cmp_, an, bn), nl=False)
-        return
-    if fail_above is None:
-        _compare_table(a, b, configs, noise_floor, show_all, include_flagged, output, measures)
-        return
-    threshold = parse_threshold(fail_above)
-    try:
-        cmp_, u, _, _ = _comparison(a, b, configs, noise_floor, include_flagged, output, measures)
-    except UserError as exc:
-        fail(f"{exc} (regression gate: cannot compare, exit {GATE_EXIT['cannot compare']})", GATE_EXIT["cannot compare"])
-    _gate(cmp_, u, threshold, fail_above)
+        write = comparison_json if fmt == "json" else comparison_csv
+        click.echo(write(cmp_, [s for s, _ in sides], [s for _, s in sides]), nl=False)
+    else:
+        _compare_table(cmp_, sides, noise_floor, show_all)
 
 
-def _comparison(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, include_flagged: bool,
-                output: str | None, measures: tuple[str, ...]):  # -> (Comparison, Unit)
-    from tlsbench.analysis.compare import COMPARED
-    from tlsbench.analysis.compare import compare as do_compare
-    from tlsbench.report.html import ReportError
+def _value(value: float, unit: str) -> str:
+    """A median in its unit: a time in µs, a count as counted (never a count as a time)."""
+    from tlsbench.analysis.units import Unit
 
-    unknown = [m for m in measures if m not in COMPARED]
-    if unknown:
-        raise click.BadParameter(f"{', '.join(unknown)} is not compared; measures: {', '.join(COMPARED)}",
-                                 param_hint="--metric")
-    an = analyze_experiment(a, output, include_flagged)
-    bn = analyze_experiment(b, output, include_flagged) if b else an
-    u = an.ds.unit
-    if bn.ds.unit != u:
-        raise ReportError(f"{an.ds.name} counts in {u.name}, {bn.ds.name} in {bn.ds.unit.name}: a count and a time "
-                          "are not compared as a ratio; `tlsbench report DEVICE_EXPERIMENT --compare-with "
-                          "HOST_EXPERIMENT` sets them side by side")
-    cmp_ = do_compare(an, bn, an.results.context.seed, noise_floor, *(configs if configs else (None, None)),
-                      **({"metrics": measures} if measures else {}))
-    return cmp_, u, an, bn
+    u = Unit(unit)
+    return u.text(value, 1e3) if u.is_time else f"{value:,.0f} {u.noun}"
 
 
-def _gate(cmp_, u, threshold: float, text: str) -> None:  # (Comparison, Unit, ...)
-    """Prints the rows worse beyond the threshold and exits with the gate's code."""
-    from tlsbench.analysis.compare import worse_beyond
+def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
+    """The verdict first, then what decides it (the worse rows, what was not compared), then
+    the two experiments and their run-to-run shift; exits with the gate's code."""
+    from tlsbench.analysis.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
 
-    if not cmp_.rows:
-        fail(f"nothing to compare between {cmp_.name_a} and {cmp_.name_b} (no configuration measured by both"
-             + (f"; unmatched: {'; '.join(cmp_.unmatched)}" if cmp_.unmatched else "") + ")", GATE_EXIT["cannot compare"])
-    worse = worse_beyond(cmp_, threshold)
-    for r in worse:
-        how = "exact" if r.exact else f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]"
-        click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  A {r.median_a:,.0f} B {r.median_b:,.0f} "
-                   f"{u.name}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
-    for warning in cmp_.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if cmp_.unmatched:
-        click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
-    click.echo(f"{cmp_.name_b} vs {cmp_.name_a}: {len(cmp_.rows)} rows compared, {len(worse)} worse by more than "
-               f"{text} with confidence")
-    sys.exit(GATE_EXIT["worse"] if worse else GATE_EXIT["passed"])
+    n = len(cmp_.rows)
+    beyond = " beyond the run-to-run shift" if cmp_.shifts else ""
+    why = {
+        "worse": f"{len(verdict.worse)} of {n} rows of B worse than A by more than {pct} with confidence{beyond}",
+        "passed": f"none of the {n} rows of B worse than A by more than {pct} with confidence{beyond}",
+        "cannot tell": "; ".join(
+            ([] if n else ["nothing compared: no configuration measured by both"])
+            + ([f"{len(verdict.not_judged)} not compared (below); --allow-missing judges the rest"]
+               if verdict.not_judged and not verdict.allowed and n else [])
+            + [f"the whole run moved beyond {pct}: {s.text()}: a machine of another speed and a change of the whole "
+               "build look alike between two runs; measure both builds in one plan (interleaved rounds) and gate "
+               "its two configurations with --config, or gate on counts (--metric instructions)"
+               for s in verdict.shifted]),
+    }[verdict.outcome]
+    click.echo(f"verdict: {verdict.outcome} (exit {GATE_EXIT[verdict.outcome]}): {why}")
+    for r in verdict.worse:
+        shift = cmp_.shifts.get(r.metric)
+        if r.counted or r.exact:
+            how = "exact" if r.exact else "a count: the ratio decides"
+        else:
+            how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]" + (
+                f" above ×{row_limit(r, shift, threshold):.4f}: {pct} beyond the run's shift (its unchanged "
+                f"configurations up to ×{shift.band:.4f})" if shift else "")
+        click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {_value(r.median_a, r.unit)} -> "
+                   f"{_value(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
+    if verdict.not_judged:
+        allowed = ", allowed by --allow-missing" if verdict.allowed else ""
+        click.echo(f"not compared ({len(verdict.not_judged)}{allowed}):")
+        for line in verdict.not_judged:
+            click.echo(f"  {line}")
+    shifts = "; ".join(s.text() for s in cmp_.shifts.values())
+    click.echo(f"A: {a}; B: {b}" + (f"; run-to-run shift: {shifts}" if shifts else ""))
+    for metric in verdict.unshifted:
+        click.echo(f"note: {metric}: fewer than {MIN_SHIFT_ROWS} rows, too few to estimate the run-to-run shift "
+                   "between the two experiments: each judged on its own interval", err=True)
+    if cmp_.one_sided:
+        click.echo(f"note: {one_sided_text(cmp_.one_sided)}", err=True)
+    sys.exit(GATE_EXIT[verdict.outcome])
 
 
-def _compare_table(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
-                   include_flagged: bool, output: str | None, measures: tuple[str, ...]) -> None:
+# Whole-peer measures the table always shows (the others: when significant, or with --all).
+_HEADLINE = ("handshake_processing", "write_processing_post", "read_processing_pre")
+
+
+def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # (Comparison, [(Side, Side)], ...)
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from tlsbench.analysis.device import identity
+    from tlsbench.analysis.units import Unit
 
-    cmp_, u, an, bn = _comparison(a, b, configs, noise_floor, include_flagged, output, measures)
     t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
-    for col in ("configuration", "peer", "measure", "label", f"A {u.label(1e3)}", f"B {u.label(1e3)}", "B/A", "95% CI",
-                "verdict"):
+    for col in ("configuration", "peer", "measure", "label", "A", "B", "B/A", "95% CI", "verdict"):
         t.add_column(col, justify="left" if col in ("configuration", "peer", "measure", "label", "verdict") else "right")
     for r in cmp_.rows:
-        if not show_all and not r.ratio.significant and r.metric not in ("handshake_processing", "write_processing_post", "read_processing_pre"):
+        if not show_all and not r.ratio.significant and r.metric not in _HEADLINE:
             continue
         colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
-        word = u.verdict(r.ratio.verdict)
-        t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), f"{r.median_a / 1e3:,.2f}",
-                  f"{r.median_b / 1e3:,.2f}", f"{r.ratio.ratio:.3f}", escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"),
+        word = Unit(r.unit).verdict(r.ratio.verdict)
+        t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), _value(r.median_a, r.unit),
+                  _value(r.median_b, r.unit), f"{r.ratio.ratio:.3f}", escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"),
                   f"[{colour}]{word}[/]" if colour else word)
     Console(width=None if sys.stdout.isatty() else 200).print(t)
-    if b and not u.is_time:
-        same = identity(an.ds, bn.ds)
-        click.echo(f"identical counts: {same.values:,} values of {same.repetitions} repetitions compared, "
-                   f"{same.differing} differ" + (f"; {same.only_one} repetitions stored by one run only"
-                                                 if same.only_one else ""))
-        for example in same.examples:
-            click.echo(f"  {example}")
-    if cmp_.unmatched:
-        click.echo(f"unmatched configurations: {'; '.join(cmp_.unmatched)}", err=True)
+    for side_a, side_b in sides:
+        if side_a.ds is not side_b.ds and side_a.ds.kind == "device":  # two device runs: are the counts identical?
+            same = identity(side_a.ds, side_b.ds)
+            click.echo(f"identical counts: {same.values:,} values of {same.repetitions} repetitions compared, "
+                       f"{same.differing} differ" + (f"; {same.only_one} repetitions stored by one run only"
+                                                     if same.only_one else ""))
+            for example in same.examples:
+                click.echo(f"  {example}")
+    for line in cmp_.not_compared:
+        click.echo(f"not compared: {line}", err=True)
     for warning in cmp_.warnings:
         click.echo(f"warning: {warning}", err=True)
