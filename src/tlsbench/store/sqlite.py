@@ -681,10 +681,11 @@ class Store:
                              "VALUES (?, ?, ?, ?, ?)", [(kind, *_values(s)) for s in stats])
 
     def add_derived_batches(self, batches: Sequence[DerivedBatch]) -> None:
-        """Stores derived batches in one transaction."""
+        """Stores derived batches in one transaction; a batch of the same kind, version,
+        configuration and first repetition is replaced, never doubled (migration 015)."""
         names = [f.name for f in fields(DerivedBatch)]
         with self.transaction() as conn:
-            conn.executemany(_insert("derived_batch", names), [_values(b) for b in batches])
+            conn.executemany(_insert("derived_batch", names, "INSERT OR REPLACE"), [_values(b) for b in batches])
 
     def drop_derived(self, keep_version: int | None = None) -> None:
         """Drops the derived batches (but those `keep_version` wrote): rebuilt from the records."""
