@@ -213,21 +213,8 @@ def stored_table(batches: Sequence[DerivedBatch], rep_ids: np.ndarray) -> Measur
     into the table: reading a configuration peaks at its table and one batch, not twice the table."""
     batches = sorted(batches, key=lambda b: b.first_rep)
     overlapping = any(b.first_rep <= a.last_rep for a, b in zip(batches, batches[1:]))
-    if overlapping:
-        tables = _once(measures_from_stored(b) for b in batches)
-        return _of_reps(_stacked(tables, sum(len(t) for t in tables)), rep_ids, overlapping)
     decoded = (measures_from_stored(b) for b in batches)
     return _of_reps(_stacked(decoded, sum(b.n_measures for b in batches)), rep_ids, overlapping)
-
-
-def _once(tables: Iterable[MeasureTable]) -> list[MeasureTable]:
-    """Each repetition's rows from the first table that holds it: a store that two derivations
-    wrote at once before migration 015 (not migrated when only read) holds some twice."""
-    out, seen = [], np.empty(0, np.int64)
-    for t in tables:
-        out.append(take_rows(t, np.flatnonzero(~np.isin(t.rep, seen))) if len(seen) else t)
-        seen = np.union1d(seen, t.rep)
-    return out
 
 
 def _stacked(tables: Iterable[MeasureTable], n: int) -> MeasureTable:
@@ -279,6 +266,14 @@ def stored_rep_ids(store: "StoreReader", kind: Kind) -> np.ndarray:
     return np.concatenate(ids) if ids else np.empty(0, np.int64)
 
 
+def stored_twice(rep_ids: np.ndarray) -> bool:
+    """Whether stored summaries cover some repetition twice: two `tlsbench derive` at once
+    wrote such stores before derive took the writer lock (migration 015 drops exact copies
+    when a writer opens the store). Read as they are, every value of those would count twice:
+    a reader uses none of them and derives them now, and `derive` derives them again."""
+    return len(np.unique(rep_ids)) < len(rep_ids)
+
+
 @dataclass
 class StoredSummaries:
     """A dataset's summaries as a report reads them: the facts of every repetition at once,
@@ -291,6 +286,7 @@ class StoredSummaries:
     stored: np.ndarray    # bool per repetition: its rows are in the store (else in `fresh`)
     fresh: Derived        # the summaries of the other repetitions
     incomplete_records: int  # of every repetition
+    twice: bool = False   # the store holds some repetition's summaries twice: none of them used (stored_twice)
 
     def config_tables(self, config_ids: np.ndarray, wanted: Sequence[int]) -> Iterator[tuple[int, MeasureTable]]:
         """(configuration, its measure rows) for each of `wanted` (ascending), each in the
@@ -335,7 +331,11 @@ def derive_store(store: "Store", rebuild: bool = False) -> tuple[int, int]:
         if not store.has(kind):
             continue
         ds = load_tables(store, kind)
-        todo = ~np.isin(ds.reps.id, stored_rep_ids(store, kind))
+        stored = stored_rep_ids(store, kind)
+        if stored_twice(stored):
+            store.drop_derived(kind=kind)
+            stored = stored[:0]
+        todo = ~np.isin(ds.reps.id, stored)
         for cid, positions in _by_config(ds.reps.config_id, todo):
             for part in derive_missing(ds, positions, lambda ids, k=kind: store.traces(k, ids), ds.reps.n_events):
                 store.add_derived_batches([to_stored(part, kind, cid)])

@@ -289,7 +289,7 @@ def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, exp
             ds.decoded = (events, build_slices(events))
         else:
             ds.stored, ds.derived_now = summaries(store, ds)
-            ds.stats = store.derived_stats(kind)
+            ds.stats = store.derived_stats(kind) if not ds.stored.twice else {}  # computed from those copies
         whole = rep_ids is None and kind in ("handshakes", "device")
         ds.experiments = load(store, experiments=True, path=ds.path) if whole and store.has_experiments() else None
         on_device = whole and kind == "device"
@@ -334,10 +334,13 @@ def summaries(store: StoreReader, ds: Dataset) -> tuple[StoredSummaries, int]:
         facts.append(derivation.facts_from_stored(batch))
         incomplete += batch.incomplete_records
     have = np.concatenate([f.id for f in facts]) if facts else np.empty(0, np.int64)
+    twice = derivation.stored_twice(have)
+    if twice:
+        facts, incomplete, have = [], 0, have[:0]
     stored = np.isin(ds.reps.id, have)
     missing = np.flatnonzero(~stored)
     fresh = derivation.combine(list(derivation.derive_missing(ds, missing, lambda ids: store.traces(ds.kind, ids),
                                                               ds.reps.n_events)), ds.reps.id[missing])
     everything = derivation.combine([Derived(f, derivation.EMPTY_TABLE) for f in facts] + [fresh], ds.reps.id)
     return StoredSummaries(store.path, ds.kind, everything.facts, stored, fresh,
-                           incomplete + fresh.table.incomplete_records), len(missing)
+                           incomplete + fresh.table.incomplete_records, twice), len(missing)

@@ -687,12 +687,15 @@ class Store:
         with self.transaction() as conn:
             conn.executemany(_insert("derived_batch", names, "INSERT OR REPLACE"), [_values(b) for b in batches])
 
-    def drop_derived(self, keep_version: int | None = None) -> None:
-        """Drops the derived batches (but those `keep_version` wrote): rebuilt from the records."""
+    def drop_derived(self, keep_version: int | None = None, kind: Kind | None = None) -> None:
+        """Drops the derived batches (but those `keep_version` wrote; with `kind`, only that
+        kind's), and without `keep_version` the statistics computed from them: rebuilt from
+        the records."""
+        of_kind, params = (" AND kind = ?", [kind]) if kind else ("", [])
         with self.transaction() as conn:
-            conn.execute("DELETE FROM derived_batch WHERE version IS NOT ?", (keep_version,))
+            conn.execute("DELETE FROM derived_batch WHERE version IS NOT ?" + of_kind, [keep_version, *params])
             if keep_version is None:
-                conn.execute("DELETE FROM derived_stats")
+                conn.execute("DELETE FROM derived_stats WHERE 1" + of_kind, params)
 
     def energy_capture(self) -> StoredCapture | None:
         return read_capture(self.conn)
