@@ -129,7 +129,9 @@ class Controller:
         return self.exchanges[self.route(self.configs[key])]
 
     def prepare(self) -> list[schedule.Batch]:
-        """Configuration rows (a resume tries skipped ones again) and the pending schedule."""
+        """Configuration rows (a resume tries skipped ones again), the matrix cells that fell
+        out, and the pending schedule."""
+        self.sink.set_skipped_cells(self.resolution.skipped)
         for config in self.resolution.configs:
             config_id = self.sink.upsert_config(config.row)
             self.sink.set_skip_reason(config_id, None)
