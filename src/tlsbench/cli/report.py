@@ -112,7 +112,8 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     from tlsbench.store.sqlite import Store
 
     path = store_path(experiment, output)
-    retry = "run `tlsbench derive` again"
+    retry = ("copy the experiment folder to a writable disk with room and derive there (a report derives what is "
+             "not stored)")
     with writer_lock(path.parent, retry, AGAIN), Store.open(path, create=False, retry=retry) as store:
         n, batches, configs = derive_all(store, rebuild)
     click.echo(f"derived: {n} repetition(s) in {batches} batch(es), the statistics of {configs} configuration(s): {path}")
