@@ -31,8 +31,9 @@ TRACEBACK = "Traceback (most recent call last)"
 PSK = "TLS-PSK-WITH-AES-128-GCM-SHA256"
 ECDSA = "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"
 OVERFLOW_PAYLOAD = '{direction = "c2s", total_bytes = 40000, record_size = 1}'  # > the trace buffer's 8192 records
+REPS = 10
 PLAN = f'''name = "silent"
-repetitions = 4
+repetitions = {REPS}
 rounds = 2
 warmup = 0
 groups = ["secp256r1"]
@@ -42,7 +43,7 @@ payload = [{{direction = "c2s", total_bytes = 1024, record_size = 1024}}, {OVERF
 PSK_CELL = f"mbedtls|{PSK}|secp256r1"
 PSK_WHY = "group secp256r1 does not apply to PSK key exchange"
 OVERFLOW_KEY = f"mbedtls|{ECDSA}|secp256r1|ecdsa-p256|memory|c2s|40000|1"
-OVERFLOW_WHY = "no data: 4 excluded (TRACE_OVERFLOW 4)"
+OVERFLOW_WHY = f"no data: {REPS} excluded (TRACE_OVERFLOW {REPS})"
 
 
 @dataclass
@@ -89,13 +90,22 @@ def silent(tmp_path_factory, agent_path) -> tuple[Path, Outcome]:
     return tmp / "out" / "silent", cli("run", plan, "--output", tmp / "out", agent_dir=agent_path.parent)
 
 
+def used(folder: Path) -> int:
+    """Repetitions left for the statistics (a busy machine may deschedule every one of the
+    other configuration's: then nothing is)."""
+    return int((~load(folder / DB_FILE).excluded_mask()).sum())
+
+
 def test_the_run_names_what_it_did_not_measure(silent):
     folder, run = silent
-    assert run.rc == 0, run.err  # the other configuration has data
     text = flat(run.out)
-    assert f"not measured (not applicable: {PSK_WHY}): {PSK_CELL}" in text
+    assert f"not measured ({PSK_WHY}): {PSK_CELL}" in text
     assert f"not measured ({OVERFLOW_WHY}): {OVERFLOW_KEY}" in text
-    assert "excluded from statistics: " in text and "TRACE_OVERFLOW 4" in text
+    assert "excluded from statistics: " in text and f"TRACE_OVERFLOW {REPS}" in text
+    if used(folder):
+        assert run.rc == 0, run.err
+    else:
+        assert "the run produced no data" in one_line(run) and f"no data: {REPS} excluded (descheduled {REPS})" in text
 
 
 def test_status_names_them_after_the_run(silent):
@@ -105,20 +115,23 @@ def test_status_names_them_after_the_run(silent):
     text = flat(status.out)
     ds = load(folder / DB_FILE)
     excluded, descheduled = int(ds.excluded_mask().sum()), int(ds.descheduled_mask().sum())
+    unmeasured = 2 + (not used(folder))
     # configs, not measured, stored, planned, failed, flagged, excluded
-    assert f"│ 2 │ 2 │ 8 │ 8 │ 0 │ 4 │ {excluded} │" in text, text
-    assert f"{PSK_CELL} not applicable: {PSK_WHY}" in text
+    assert f"│ 2 │ {unmeasured} │ {2 * REPS} │ {2 * REPS} │ 0 │ {REPS} │ {excluded} │" in text, text
+    assert f"{PSK_CELL} {PSK_WHY}" in text
     assert f"{OVERFLOW_KEY} {OVERFLOW_WHY}" in text
-    assert "excluded from statistics: " in text and "TRACE_OVERFLOW 4" in text
+    assert "excluded from statistics: " in text and f"TRACE_OVERFLOW {REPS}" in text
     assert (f"descheduled {descheduled}" in text) == bool(descheduled)
 
 
 def test_the_report_names_them_first(silent):
-    folder, _ = silent
+    folder, run = silent
+    if run.rc:  # no data at all: the run wrote no report; asked for, it is written
+        assert cli("report", folder).rc == 0
     summary = summary_section(folder / "report.html")
-    assert f"{PSK_CELL}: not applicable: {PSK_WHY}" in summary
+    assert f"{PSK_CELL}: {PSK_WHY}" in summary
     assert OVERFLOW_WHY in summary and "40000" in summary
-    assert "TRACE_OVERFLOW 4" in summary
+    assert f"TRACE_OVERFLOW {REPS}" in summary
 
 
 def test_an_empty_matrix_is_refused_before_anything_runs(tmp_path, agent_path):

@@ -36,13 +36,14 @@ def unmeasured(cells: Sequence[SkippedCell], configs: Mapping[int, Config], foun
                labels: Mapping[int, str] | None = None) -> list[Unmeasured]:
     """The matrix cells left out, then each configuration the controller skipped or that kept
     no usable repetition of those stored (one not run yet is pending, not unmeasured)."""
-    out = [Unmeasured(c.cell, f"not applicable: {c.reason}") for c in cells]
-    for cid in sorted(configs, key=lambda c: (labels or {}).get(c, configs[c].key)):
+    out = [Unmeasured(c.cell, c.reason) for c in cells]
+    name = {cid: (labels or {}).get(cid, c.key) for cid, c in configs.items()}
+    for cid in sorted(configs, key=name.__getitem__):
         x = found.get(cid)
         why = [f"skipped: {configs[cid].skip_reason}"] if configs[cid].skip_reason else []
         why += [x.no_data] if x is not None and x.stored and not x.used else []
         if why:
-            out.append(Unmeasured((labels or {}).get(cid, configs[cid].key), "; ".join(why)))
+            out.append(Unmeasured(name[cid], "; ".join(why)))
     return out
 
 
@@ -98,4 +99,3 @@ def read_coverage(path: Path) -> Coverage:
             configs |= ds.configs
     out.unmeasured = unmeasured(cells, configs, out.found)
     return out
-

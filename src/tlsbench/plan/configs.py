@@ -89,25 +89,19 @@ class Resolution:
     """What a plan means against the agents' offers."""
 
     configs: list[Configuration] = field(default_factory=list)
-    not_runnable: list[str] = field(default_factory=list)  # suites an agent lists but cannot run (with why)
-    not_applicable: Counter[str] = field(default_factory=Counter)  # matrix cells skipped, by reason
-    skipped: list[SkippedCell] = field(default_factory=list)  # every cell of both, named
+    skipped: list[SkippedCell] = field(default_factory=list)  # matrix cells that fell out, named, with why
+
+    @property
+    def not_applicable(self) -> Counter[str]:
+        """The cells that fell out, counted by reason."""
+        return Counter(s.reason for s in self.skipped)
 
     def skip(self, cell: str, reason: str) -> None:
-        """A matrix cell that cannot apply: counted by reason, and named."""
-        self.not_applicable[reason] += 1
         self.skipped.append(SkippedCell(cell, reason))
-
-    def cannot_run(self, cell: str, line: str, why: str) -> None:
-        """A suite its agent lists but cannot run."""
-        self.not_runnable.append(f"{line}: {why}")
-        self.skipped.append(SkippedCell(cell, f"not runnable in this agent: {why}"))
 
     def merge(self, other: "Resolution", prefix: str = "") -> None:
         """Another resolution's cells that fell out, names and reasons prefixed (with where
         they would have run, when a plan runs in several places)."""
-        self.not_runnable += [prefix + line for line in other.not_runnable]
-        self.not_applicable.update({prefix + why: n for why, n in other.not_applicable.items()})
         self.skipped += [SkippedCell(prefix + s.cell, prefix + s.reason) for s in other.skipped]
 
     def refuse_if_empty(self) -> None:

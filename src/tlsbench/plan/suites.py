@@ -162,8 +162,8 @@ def _resolve_suite(loaded: LoadedPlan, library: str, suite: Suite, prefix: str, 
     usable = list(suite.get("credentials", []))
     cell = functools.partial(cell_name, library, suite["name"])
     if not usable:
-        out.cannot_run(cell(), f"{prefix}{suite['name']}",
-                       suite.get('why_unsupported') or 'no usable credential in this agent')
+        out.skip(cell(), f"{prefix}not runnable in this agent: "
+                         f"{suite.get('why_unsupported') or 'no usable credential in this agent'}")
         return
     for grp in plan.groups:
         if not group_applies(suite["key_exchange"], s.groups.value(grp)):
