@@ -39,6 +39,11 @@ class Exclusions:
         return f"{self.excluded} excluded" + (f" ({why})" if why else "")
 
     @property
+    def heavy(self) -> bool:
+        """A large share of its repetitions left out (the share a heavy-load warning names)."""
+        return self.stored > 0 and self.excluded >= HEAVY_CONFIG_SHARE * self.stored
+
+    @property
     def no_data(self) -> str:
         """What a table shows for a configuration without a usable repetition."""
         return f"no data: {self.text}" if self.stored else "no data: nothing stored"

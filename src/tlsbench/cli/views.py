@@ -141,7 +141,7 @@ def status_tables(st: ExperimentStatus, all_configs: bool, coverage: Coverage) -
         x = coverage.found.get(c.id)
         lost = x.excluded if x else 0
         note = "; ".join(n for n in (c.skip_reason, x.no_data if x and x.stored and not x.used else "") if n)
-        if all_configs or c.failed or c.flagged or lost or note:
+        if all_configs or c.failed or c.flagged or note or (x is not None and x.heavy):
             configs.add_row(str(c.id), c.library, c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
                             str(c.failed), str(c.flagged), str(lost), escape(note))
     cells = Table(title="not measured", box=None)
