@@ -369,8 +369,7 @@ def status_command(experiment: str | None, output: str | None, all_configs: bool
     """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
     default = load_plan().plan
     folder = find_experiment(experiment or default.name, output or default.output)
-    status = progress.read_status(folder)
-    for table in views.status_tables(status, all_configs, read_coverage(folder / DB_FILE)):
+    for table in views.status_tables(progress.read_status(folder), all_configs, read_coverage(folder / DB_FILE)):
         console.print(table)
 
 
