@@ -121,6 +121,7 @@ def test_a_spent_time_budget_stops_the_precision_rounds_and_says_how_precise(tmp
     the run says where it stopped and which configurations are still above the target."""
     from rich.console import Console
 
+    from tlsbench.analysis.coverage import read_coverage
     from tlsbench.cli.views import print_summary
 
     loaded = budget_plan(0.001)
@@ -134,7 +135,7 @@ def test_a_spent_time_budget_stops_the_precision_rounds_and_says_how_precise(tmp
     assert all(p.stored == planned for p in measured.values())  # no extra round ran
     assert stop.above == {k: p.half_width_pct for k, p in measured.items() if p.half_width_pct > 0.001}
     console = Console(record=True, width=400)
-    print_summary(console, summary, "tlsbench run --resume")
+    print_summary(console, summary, "tlsbench run --resume", read_coverage(summary.folder / DB_FILE))
     text = console.export_text()
     assert "time budget (0.001 s" in text and f"{len(stop.above)} of {stop.configs} configuration(s) above" in text
 

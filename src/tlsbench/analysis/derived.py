@@ -266,6 +266,14 @@ def stored_rep_ids(store: "StoreReader", kind: Kind) -> np.ndarray:
     return np.concatenate(ids) if ids else np.empty(0, np.int64)
 
 
+def stored_twice(rep_ids: np.ndarray) -> bool:
+    """Whether stored summaries cover some repetition twice: two `tlsbench derive` at once
+    wrote such stores before derive took the writer lock (migration 015 drops exact copies
+    when a writer opens the store). Read as they are, every value of those would count twice:
+    a reader uses none of them and derives them now, and `derive` derives them again."""
+    return len(np.unique(rep_ids)) < len(rep_ids)
+
+
 @dataclass
 class StoredSummaries:
     """A dataset's summaries as a report reads them: the facts of every repetition at once,
@@ -278,6 +286,7 @@ class StoredSummaries:
     stored: np.ndarray    # bool per repetition: its rows are in the store (else in `fresh`)
     fresh: Derived        # the summaries of the other repetitions
     incomplete_records: int  # of every repetition
+    twice: bool = False   # the store holds some repetition's summaries twice: none of them used (stored_twice)
 
     def config_tables(self, config_ids: np.ndarray, wanted: Sequence[int]) -> Iterator[tuple[int, MeasureTable]]:
         """(configuration, its measure rows) for each of `wanted` (ascending), each in the
@@ -322,7 +331,11 @@ def derive_store(store: "Store", rebuild: bool = False) -> tuple[int, int]:
         if not store.has(kind):
             continue
         ds = load_tables(store, kind)
-        todo = ~np.isin(ds.reps.id, stored_rep_ids(store, kind))
+        stored = stored_rep_ids(store, kind)
+        if stored_twice(stored):
+            store.drop_derived(kind=kind)
+            stored = stored[:0]
+        todo = ~np.isin(ds.reps.id, stored)
         for cid, positions in _by_config(ds.reps.config_id, todo):
             for part in derive_missing(ds, positions, lambda ids, k=kind: store.traces(k, ids), ds.reps.n_events):
                 store.add_derived_batches([to_stored(part, kind, cid)])

@@ -39,19 +39,25 @@ class Exclusions:
         return f"{self.excluded} excluded" + (f" ({why})" if why else "")
 
     @property
+    def heavy(self) -> bool:
+        """A large share of its repetitions left out (the share a heavy-load warning names)."""
+        return self.stored > 0 and self.excluded >= HEAVY_CONFIG_SHARE * self.stored
+
+    @property
     def no_data(self) -> str:
         """What a table shows for a configuration without a usable repetition."""
         return f"no data: {self.text}" if self.stored else "no data: nothing stored"
 
 
-def exclusions(ds: Dataset, include_flagged: bool = False) -> dict[int, Exclusions]:
-    """Per configuration id, what its repetitions became (include_flagged: none excluded)."""
+def exclusions(ds: Dataset, include_flagged: bool = False, descheduling: bool = True) -> dict[int, Exclusions]:
+    """Per configuration id, what its repetitions became (include_flagged: none excluded;
+    without `descheduling`, descheduled ones are kept: exact counts, a memory image)."""
     n = len(ds.reps)
     reason = np.full(n, "", dtype=object)
     if not include_flagged:
         flags = vocab().flags
-        descheduled = ds.descheduled_mask()
-        reason[descheduled] = DESCHEDULED
+        if descheduling:
+            reason[ds.descheduled_mask()] = DESCHEDULED
         for name in sorted(flags, key=flags.get, reverse=True):  # the first flag wins: lowest bit last
             if flags[name] & excluding_flags():
                 reason[(ds.reps.flags & flags[name]) != 0] = name

@@ -17,6 +17,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from tlsbench.plan.configs import SkippedCell
 from tlsbench.run.records import LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
 from tlsbench.store.reader import DeviceImage, Kind, StoreReader, StoredConfig, StoredStats
@@ -90,6 +91,7 @@ class Dataset:
     stored: StoredSummaries | None = None  # or the store's: facts in memory, measure rows per configuration
     derived_now: int = 0  # repetitions whose summaries were not stored (derived by this load)
     stats: dict[int, StoredStats] = field(default_factory=dict)  # configuration -> its stored statistics
+    skipped: list[SkippedCell] = field(default_factory=list)  # the plan's matrix cells left out (every kind's)
 
     @property
     def name(self) -> str:
@@ -289,7 +291,7 @@ def load(source: str | Path | StoreReader, rep_ids: list[int] | None = None, exp
             ds.decoded = (events, build_slices(events))
         else:
             ds.stored, ds.derived_now = summaries(store, ds)
-            ds.stats = store.derived_stats(kind)
+            ds.stats = store.derived_stats(kind) if not ds.stored.twice else {}  # computed from those copies
         whole = rep_ids is None and kind in ("handshakes", "device")
         ds.experiments = load(store, experiments=True, path=ds.path) if whole and store.has_experiments() else None
         on_device = whole and kind == "device"
@@ -322,22 +324,26 @@ def load_tables(store: StoreReader, kind: Kind, path: Path | None = None) -> Dat
                    calib={aid: _calibration(a["hello"]) for aid, a in agents.items()},
                    link_traffic=store.link_traffic() if kind != "experiments" else {}, capture=capture,
                    energies=store.window_energies(capture.id) if capture else None,
-                   unit=unit, target=target, devices=store.devices(), kind=kind)
+                   unit=unit, target=target, devices=store.devices(), kind=kind, skipped=store.skipped_cells())
 
 
-def summaries(store: StoreReader, ds: Dataset) -> tuple[StoredSummaries, int]:
+def summaries(store: StoreReader, ds: Dataset, derive: bool = True) -> tuple[StoredSummaries, int]:
     """A dataset's summaries: the facts of those stored by this version of the derivation
     (their measure rows stay in the store until a configuration is read), the rest derived
-    now from the records (a batch at a time); and how many were derived now."""
+    now from the records (a batch at a time; without `derive`, left without any); and how
+    many were not stored."""
     facts, incomplete = [], 0
     for batch in store.derived_batches(ds.kind, derivation.DERIVE_VERSION, measures=False):
         facts.append(derivation.facts_from_stored(batch))
         incomplete += batch.incomplete_records
     have = np.concatenate([f.id for f in facts]) if facts else np.empty(0, np.int64)
+    twice = derivation.stored_twice(have)
+    if twice:
+        facts, incomplete, have = [], 0, have[:0]
     stored = np.isin(ds.reps.id, have)
     missing = np.flatnonzero(~stored)
-    fresh = derivation.combine(list(derivation.derive_missing(ds, missing, lambda ids: store.traces(ds.kind, ids),
-                                                              ds.reps.n_events)), ds.reps.id[missing])
+    parts = derivation.derive_missing(ds, missing, lambda ids: store.traces(ds.kind, ids), ds.reps.n_events)
+    fresh = derivation.combine(list(parts) if derive else [], ds.reps.id[missing])
     everything = derivation.combine([Derived(f, derivation.EMPTY_TABLE) for f in facts] + [fresh], ds.reps.id)
     return StoredSummaries(store.path, ds.kind, everything.facts, stored, fresh,
-                           incomplete + fresh.table.incomplete_records), len(missing)
+                           incomplete + fresh.table.incomplete_records, twice), len(missing)

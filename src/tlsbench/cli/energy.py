@@ -150,14 +150,14 @@ def import_command(capture: Path, experiment: str, fmt: str, marker: str | None,
     from tlsbench.analysis.energy import capture as cap
     from tlsbench.analysis.energy import measure, stored
     from tlsbench.analysis.load import load
-    from tlsbench.store.lock import writer_lock
+    from tlsbench.store.lock import AGAIN, writer_lock
     from tlsbench.store.sqlite import Store
 
     db = store_path(experiment, output)
     opts = measure.ImportOptions(fmt, marker, voltage, None if baseline_ma is None else baseline_ma * 1e-3,
                                  cap.Units(time_unit, current_unit, voltage_unit),
                                  None if max_residual_us is None else max_residual_us * 1e-6)
-    with writer_lock(db.parent, stored.RETRY):  # one writer per store: a run, or this import
+    with writer_lock(db.parent, stored.RETRY, AGAIN):  # one writer per store: a run, a derive, or this import
         with Store.open_readonly(db) as reader:
             before = stored.prior(reader, stored.file_sha256(capture), opts, replace)
             if before == stored.UNCHANGED:

@@ -109,10 +109,13 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     statistics, so reports read them instead of decoding every record and drawing every
     bootstrap again; the raw records stay as they are."""
     from tlsbench.analysis.statcache import derive_all
+    from tlsbench.store.lock import AGAIN, writer_lock
     from tlsbench.store.sqlite import Store
 
     path = store_path(experiment, output)
-    with Store.open(path, create=False, retry="run `tlsbench derive` again") as store:
+    retry = ("copy the experiment folder to a writable disk with room and derive there (a report derives what is "
+             "not stored)")
+    with writer_lock(path.parent, retry, AGAIN), Store.open(path, create=False, retry=retry) as store:
         n, batches, configs = derive_all(store, rebuild)
     click.echo(f"derived: {n} repetition(s) in {batches} batch(es), the statistics of {configs} configuration(s): {path}")
 

@@ -22,6 +22,7 @@ import click
 import tomli_w
 from rich.console import Console
 
+from tlsbench.analysis.coverage import Coverage, read_coverage, reasons_text
 from tlsbench.build.libraries import RECIPES
 from tlsbench.cli import views
 from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
@@ -264,10 +265,11 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
         finally:
             if live is not None:
                 live.close()
-    views.print_summary(console, summary, _resume_command(plan_file, summary.folder.parent))
+    coverage = _closing_lines(summary, _resume_command(plan_file, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)
     _fail_if_given_up(summary)
+    _fail_if_no_data(coverage, "the run")
     if report:
         console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False, markup=False)
 
@@ -300,10 +302,11 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
     again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
              *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
              *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]
-    views.print_summary(console, summary, shlex.join(again))
+    coverage = _closing_lines(summary, shlex.join(again))
     if summary.interrupted:
         sys.exit(130)
     _fail_if_given_up(summary)
+    _fail_if_no_data(coverage, "tlsbench primitives")
     store = summary.folder / DB_FILE
     report = report_after_run(store)
     results = analyze_store(store)
@@ -336,6 +339,23 @@ def _fail_if_given_up(summary: RunSummary) -> None:
              f"in `tlsbench status {summary.folder} --all`); fix the agent, then run the same command to retry them")
 
 
+def _closing_lines(summary: RunSummary, resume_command: str) -> Coverage:
+    """Prints what the run stored, what it did not measure and why; returns the store's coverage."""
+    coverage = read_coverage(summary.folder / DB_FILE)
+    views.print_summary(console, summary, resume_command, coverage)
+    return coverage
+
+
+def _fail_if_no_data(coverage: Coverage, what: str) -> None:
+    """Planned work that left no usable repetition at all failed: exit status 1, after the
+    closing lines that name each configuration and why."""
+    if coverage.used:
+        return
+    held = (f"all {coverage.stored} stored repetitions were excluded ({reasons_text(coverage.excluded)})"
+            if coverage.stored else "nothing was stored")
+    fail(f"{what} produced no data: {held}; the lines above name each configuration and why")
+
+
 def _resume_command(plan_file: str | None, output: Path) -> str:
     parts = ["tlsbench", "run"] + ([plan_file] if plan_file else []) + ["--resume", "--output", str(output)]
     return shlex.join(parts)
@@ -349,7 +369,7 @@ def status_command(experiment: str | None, output: str | None, all_configs: bool
     """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
     default = load_plan().plan
     folder = find_experiment(experiment or default.name, output or default.output)
-    for table in views.status_tables(progress.read_status(folder), all_configs):
+    for table in views.status_tables(progress.read_status(folder), all_configs, read_coverage(folder / DB_FILE)):
         console.print(table)
 
 

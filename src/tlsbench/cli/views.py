@@ -11,6 +11,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
+from tlsbench.analysis.coverage import Coverage, Unmeasured, reasons_text
 from tlsbench.run.controller import RunSummary, budget_text
 from tlsbench.run.exchange import AgentRef
 from tlsbench.store.progress import ExperimentStatus
@@ -84,28 +85,47 @@ class ProgressObserver:
         self.progress.update(self.task, total=(task.total or 0) + extra)
 
 
-def print_summary(console: Console, summary: RunSummary, resume_command: str) -> None:
-    for line in summary.not_runnable:
-        console.print(f"[yellow]not runnable in this agent:[/] {escape(line)}")
-    for why, n in summary.not_applicable.items():
-        console.print(f"[dim]skipped {n} matrix cell(s): {escape(why)}[/]")
-    for key, why in summary.skipped_configs.items():
-        console.print(f"[red]skipped[/] {escape(key)}: {escape(why)}")
+def print_summary(console: Console, summary: RunSummary, resume_command: str, coverage: Coverage) -> None:
+    """The run's closing lines: what was not measured and why, what was stored, what the
+    statistics leave out."""
+    for why, names in _by_reason(coverage.unmeasured).items():
+        console.print(f"[yellow]not measured[/] ({escape(why)}): {escape(', '.join(names))}")
     console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
                   f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}")
+    if coverage.excluded:
+        console.print(f"[yellow]excluded from statistics:[/] {sum(coverage.excluded.values())} of {coverage.stored} "
+                      f"stored repetitions ({escape(reasons_text(coverage.excluded))})")
+    if coverage.unjudged:
+        console.print(f"[dim]{_unjudged(coverage)}[/]")
     if summary.budget:
         console.print(escape(budget_text(summary.budget)), style="yellow", highlight=False)
     if summary.interrupted:
         console.print(f"[yellow]interrupted: the store is consistent; resume with:[/] {escape(resume_command)}")
 
 
-def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
+def _by_reason(unmeasured: Sequence[Unmeasured]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for u in unmeasured:
+        out.setdefault(u.why, []).append(u.name)
+    return out
+
+
+def _unjudged(coverage: Coverage) -> str:
+    return (f"{coverage.unjudged} repetition(s) without stored summaries are not judged descheduled yet: the end of "
+            "the sweep or `tlsbench derive` stores them")
+
+
+def status_tables(st: ExperimentStatus, all_configs: bool, coverage: Coverage) -> list[Table]:
     head = Table(title=f"{st.name}  ({escape(str(st.folder))}, created {st.created_at}, seed {st.seed}, "
                        f"{st.agents} agent process(es))")
-    for col in ("configs", "skipped", "stored", "planned", "failed", "flagged"):
+    for col in ("configs", "not measured", "stored", "planned", "failed", "flagged", "excluded"):
         head.add_column(col, justify="right")
-    skipped = sum(1 for c in st.configs if c.skip_reason)
-    head.add_row(str(len(st.configs)), str(skipped), str(st.stored), str(st.planned), str(st.failed), str(st.flagged))
+    excluded = coverage.excluded
+    head.add_row(str(len(st.configs)), str(len(coverage.unmeasured)), str(st.stored), str(st.planned), str(st.failed),
+                 str(st.flagged), str(sum(excluded.values())))
+    if excluded or coverage.unjudged:
+        head.caption = escape("excluded from statistics: " + (reasons_text(excluded) or "none")
+                              + (f"; {_unjudged(coverage)}" if coverage.unjudged else ""))
     rounds = Table(title="per round")
     for col in ("round", "stored", "planned", "done"):
         rounds.add_column(col, justify="right")
@@ -115,13 +135,21 @@ def status_tables(st: ExperimentStatus, all_configs: bool) -> list[Table]:
     configs = Table(title="configurations" if all_configs else "configurations needing attention", box=None)
     for col, just in (("id", "right"), ("library", "left"), ("suite", "left"), ("group", "left"), ("credential", "left"),
                       ("payload", "left"), ("stored", "right"), ("planned", "right"), ("failed", "right"),
-                      ("flagged", "right"), ("note", "left")):
+                      ("flagged", "right"), ("excluded", "right"), ("note", "left")):
         configs.add_column(col, justify=just, no_wrap=col == "suite")
     for c in st.configs:
-        if all_configs or c.failed or c.flagged or c.skip_reason:
+        x = coverage.found.get(c.id)
+        lost = x.excluded if x else 0
+        note = "; ".join(n for n in (c.skip_reason, x.no_data if x and x.stored and not x.used else "") if n)
+        if all_configs or c.failed or c.flagged or note or (x is not None and x.heavy):
             configs.add_row(str(c.id), c.library, c.suite, c.group, c.credential, c.payload, str(c.stored), str(c.planned),
-                            str(c.failed), str(c.flagged), escape(c.skip_reason or ""))
-    return [head, rounds] + ([configs] if configs.row_count else [])
+                            str(c.failed), str(c.flagged), str(lost), escape(note))
+    cells = Table(title="not measured", box=None)
+    for col in ("configuration or matrix cell", "why"):
+        cells.add_column(col)
+    for u in coverage.unmeasured:
+        cells.add_row(escape(u.name), escape(u.why))
+    return [head, rounds] + [t for t in (configs, cells) if t.row_count]
 
 
 def experiments_table(hello: Mapping[str, Any]) -> Table:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+
+from tlsbench.errors import UserError
 from tlsbench.plan.network import Variant
 
 
@@ -73,10 +75,57 @@ class Configuration:
         return self.row.key
 
 
+@dataclass(frozen=True)
+class SkippedCell:
+    """A cell of the plan's matrix that is not measured, and why; stored with the experiment
+    (migration 016), so `status` and the report name it after the run."""
+
+    cell: str  # what it would have measured: a configuration key, or its leading fields
+    reason: str
+
+
 @dataclass
 class Resolution:
     """What a plan means against the agents' offers."""
 
     configs: list[Configuration] = field(default_factory=list)
-    not_runnable: list[str] = field(default_factory=list)  # suites an agent lists but cannot run (with why)
-    not_applicable: Counter[str] = field(default_factory=Counter)  # matrix cells skipped, by reason
+    skipped: list[SkippedCell] = field(default_factory=list)  # matrix cells that fell out, named, with why
+
+    @property
+    def not_applicable(self) -> Counter[str]:
+        """The cells that fell out, counted by reason."""
+        return Counter(s.reason for s in self.skipped)
+
+    def skip(self, cell: str, reason: str) -> None:
+        self.skipped.append(SkippedCell(cell, reason))
+
+    def merge(self, other: "Resolution", prefix: str = "") -> None:
+        """Another resolution's cells that fell out, names and reasons prefixed (with where
+        they would have run, when a plan runs in several places)."""
+        self.skipped += [SkippedCell(prefix + s.cell, prefix + s.reason) for s in other.skipped]
+
+    def refuse_if_empty(self) -> None:
+        """An empty matrix is refused before anything runs, saying why each cell fell out."""
+        if self.configs:
+            return
+        if not self.skipped:
+            raise EmptyMatrix("the plan selects no configuration: name suites or experiments to measure")
+        cells: dict[str, list[str]] = {}
+        for s in self.skipped:
+            cells.setdefault(s.reason, []).append(s.cell)
+        why = "; ".join(f"{reason} ({_some(names)})" for reason, names in cells.items())
+        raise EmptyMatrix(f"nothing to measure: every cell of the plan's matrix fell out: {why}; change what the "
+                          "plan or the command's options select (suites, groups, credentials, options, sizes) so "
+                          "that some cell applies")
+
+
+SHOWN_CELLS = 3  # cells named per reason in one line
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN_CELLS])
+    return shown + (f" and {len(names) - SHOWN_CELLS} more" if len(names) > SHOWN_CELLS else "")
+
+
+class EmptyMatrix(UserError, ValueError):
+    """The plan resolves to no configuration against the agents' offers."""

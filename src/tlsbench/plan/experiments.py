@@ -129,8 +129,8 @@ def resolve(loaded: LoadedPlan, hellos: Mapping[str, Hello]) -> Resolution:
         for exp in exps:
             for size in _sizes(sel, exp):
                 if size > exp.max_size:
-                    out.not_applicable[f"{prefix}size {size} is above the largest {exp.name} takes "
-                                       f"({exp.max_size})"] += 1
+                    out.skip(config_key(library, exp.name, size),
+                             f"{prefix}size {size} is above the largest {exp.name} takes ({exp.max_size})")
                     continue
                 out.configs.append(Configuration(_row(loaded, library, exp, size), 0, 0, 0, 0, 0, 0,
                                                  experiment_id=exp.id))

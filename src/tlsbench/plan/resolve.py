@@ -41,7 +41,7 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
     out.configs += metric_twins(loaded, out.configs, out)
     found = experiments.resolve(loaded, hellos)
     out.configs += found.configs
-    out.not_applicable.update(found.not_applicable)
+    out.merge(found)
     return out
 
 
@@ -57,13 +57,12 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
     for target, offer, images in places:
         prefix = f"{target or 'host'}: " if plan.host else ""
         found = suites.resolve(loaded, offer)
-        out.not_runnable += [prefix + line for line in found.not_runnable]
-        out.not_applicable.update({prefix + why: n for why, n in found.not_applicable.items()})
+        out.merge(found, prefix)
         by_id = {(library, s["id"]): s for library, listed in offer.items() for s in listed}
         for config in found.configs:
             for protocol in plan.protocols:
                 if protocol != TLS and not by_id[(config.row.library, config.suite_id)].get("dtls", True):
-                    out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
+                    out.skip(prefix + placed(config, protocol, target, None).key, f"{prefix}suite not usable over DTLS")
                     continue
                 out.configs += [placed(config, protocol, target, image) for image in images]
     return out
@@ -78,7 +77,8 @@ def metric_twins(loaded: LoadedPlan, configs: Sequence[Configuration], out: Reso
     twins = []
     for config in configs:
         if config.variant is not None:
-            out.not_applicable["metrics beyond time: memory transport only"] += len(collects)
+            for collect in collects:
+                out.skip(twin_key(config, collect), "metrics beyond time: memory transport only")
             continue
         twins += [collected(config, collect, loaded.plan.metric_repetitions) for collect in collects]
     return twins
@@ -86,9 +86,12 @@ def metric_twins(loaded: LoadedPlan, configs: Sequence[Configuration], out: Reso
 
 def collected(config: Configuration, collect: str, repetitions: int) -> Configuration:
     """The twin of a handshake configuration whose agent collects `collect`."""
-    row = dataclasses.replace(config.row, key=f"{config.key}|collect:{collect}", collect=collect,
-                              repetitions=repetitions)
+    row = dataclasses.replace(config.row, key=twin_key(config, collect), collect=collect, repetitions=repetitions)
     return dataclasses.replace(config, row=row)
+
+
+def twin_key(config: Configuration, collect: str) -> str:
+    return f"{config.key}|collect:{collect}"
 
 
 def placed(config: Configuration, protocol: str, target: str | None, image: str | None) -> Configuration:

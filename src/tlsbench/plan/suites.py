@@ -5,6 +5,7 @@ becomes a configuration; cells that cannot apply are counted, not silently dropp
 from __future__ import annotations
 
 import fnmatch
+import functools
 import itertools
 import json
 from typing import Any, Mapping, Sequence
@@ -109,6 +110,12 @@ def group_applies(key_exchange: str, group: int) -> bool:
     return specmod.load().group_applies(key_exchange, group)
 
 
+def cell_name(library: str, suite: str, *fields: str) -> str:
+    """A matrix cell that fell out before it became a configuration: the leading fields of
+    the keys it would have had."""
+    return "|".join((agent_name(library), suite, *fields))
+
+
 def config_key(library: str, suite: str, grp: str, credential: str, transport: str, direction: str,
                total_bytes: int, record_size: int, options: Sequence[str] = (), variant: Variant | None = None) -> str:
     """The key names the library by its agent (openssl-3.5 for openssl@3.5): keys stay what
@@ -153,23 +160,24 @@ def _resolve_suite(loaded: LoadedPlan, library: str, suite: Suite, prefix: str, 
     """The cells of one suite of one library: group × credential × payload."""
     s, plan = specmod.load(), loaded.plan
     usable = list(suite.get("credentials", []))
+    cell = functools.partial(cell_name, library, suite["name"])
     if not usable:
-        out.not_runnable.append(f"{prefix}{suite['name']}: "
-                                f"{suite.get('why_unsupported') or 'no usable credential in this agent'}")
+        out.skip(cell(), f"{prefix}not runnable in this agent: "
+                         f"{suite.get('why_unsupported') or 'no usable credential in this agent'}")
         return
     for grp in plan.groups:
         if not group_applies(suite["key_exchange"], s.groups.value(grp)):
-            out.not_applicable[f"{prefix}group {grp} does not apply to {suite['key_exchange']} key exchange"] += 1
+            out.skip(cell(grp), f"{prefix}group {grp} does not apply to {suite['key_exchange']} key exchange")
             continue
         for wanted in plan.credentials:
             cred = usable[0] if wanted == s.credentials.name(s.credentials.auto) else wanted
             if cred not in usable:
-                out.not_applicable[f"{prefix}credential {cred} not usable by the suite"] += 1
+                out.skip(cell(grp, cred), f"{prefix}credential {cred} not usable by the suite")
                 continue
             for chosen in plan.options:
                 why = options_misfit(chosen, suite, cred)
                 if why:
-                    out.not_applicable[f"{prefix}{why}"] += 1
+                    out.skip(cell(grp, cred, *sorted(chosen)), f"{prefix}{why}")
                     continue
                 _add_cells(loaded, library, suite, (grp, cred, chosen), prefix, out, seen)
 
@@ -180,13 +188,13 @@ def _add_cells(loaded: LoadedPlan, library: str, suite: Suite, cell: tuple[str, 
     s, plan = specmod.load(), loaded.plan
     grp, cred, chosen = cell
     for pay, variant in itertools.product(plan.payload, variants(plan.network) if plan.network else [None]):
-        if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
-            out.not_applicable[f"{prefix}suite not usable over DTLS"] += 1
-            continue
         transport = variant.transport if variant else plan.transport
         options = [*chosen, *(network_options(plan.network, variant) if variant else [])]
         key = config_key(library, suite["name"], grp, cred, transport, pay.direction,
                          pay.total_bytes, pay.record_size, options, variant)
+        if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
+            out.skip(key, f"{prefix}suite not usable over DTLS")
+            continue
         if key in seen:  # e.g. "auto" and the credential it resolves to
             continue
         seen.add(key)

@@ -26,6 +26,7 @@ from .. import __version__
 from ..errors import UserError
 from ..files import write_atomic
 from ..analysis.compare import Comparison, compare
+from ..analysis.coverage import excluded_by_reason, reasons_text, unmeasured
 from ..analysis.device import device_vs_host, identity
 from ..analysis.libraries import GRANULARITY_MEANING
 from ..analysis.load import Dataset
@@ -121,7 +122,9 @@ def _summary(analysis: Analysis) -> dict:
     return {"suites": distinct("suite_name"), "groups": distinct("grp"), "credentials": distinct("credential"),
             "transports": distinct("transport"), "rounds": plan.get("rounds"), "adaptive": bool(plan.get("precision")), "where": where or "this host",
             "check": check, "median_width": float(np.median(widths)) if len(widths) else math.nan,
-            "worst_width": float(widths.max()) if len(widths) else math.nan, "partial": partial_state(ds)}
+            "worst_width": float(widths.max()) if len(widths) else math.nan, "partial": partial_state(ds),
+            "unmeasured": unmeasured(ds.skipped, res.configs, res.exclusions, res.config_labels),
+            "excluded_why": reasons_text(excluded_by_reason(res.exclusions))}
 
 
 def _misses(analysis: Analysis) -> list[dict]:

@@ -74,8 +74,6 @@ class RunSummary:
     failed: int = 0  # stored with a status other than OK (by this run)
     agent_deaths: int = 0
     skipped_configs: dict[str, str] = field(default_factory=dict)  # key -> why
-    not_runnable: list[str] = field(default_factory=list)
-    not_applicable: dict[str, int] = field(default_factory=dict)
     given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
     interrupted: bool = False
     seconds: float = 0.0
@@ -129,7 +127,9 @@ class Controller:
         return self.exchanges[self.route(self.configs[key])]
 
     def prepare(self) -> list[schedule.Batch]:
-        """Configuration rows (a resume tries skipped ones again) and the pending schedule."""
+        """Configuration rows (a resume tries skipped ones again), the matrix cells that fell
+        out, and the pending schedule."""
+        self.sink.set_skipped_cells(self.resolution.skipped)
         for config in self.resolution.configs:
             config_id = self.sink.upsert_config(config.row)
             self.sink.set_skip_reason(config_id, None)
@@ -167,8 +167,7 @@ class Controller:
     # ------------------------------------------------------------------ the sweep
     def run(self) -> RunSummary:
         started = self.started = time.monotonic()
-        summary = RunSummary(not_runnable=self.resolution.not_runnable,
-                             not_applicable=dict(self.resolution.not_applicable))
+        summary = RunSummary()
         try:
             batches = self.prepared if self.prepared is not None else self.prepare()
             summary.planned = sum(self.repetitions(k) for k in self.configs)

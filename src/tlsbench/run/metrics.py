@@ -69,7 +69,7 @@ def start(resolution: Resolution, paths: Mapping[str, Path], seed: int, timeouts
     """Starts one agent per (library, metric) the twins need; twins whose agent cannot
     collect are removed from `resolution`, with one warning per metric (and library)."""
     out = MetricAgents()
-    failed: set[str] = set()
+    failed: dict[str, str] = {}  # route -> why its agent cannot collect
     prefixes: dict[str, list[str]] = {}
     for config in resolution.configs:
         route, collect = route_of(config), config.row.collect
@@ -78,9 +78,12 @@ def start(resolution: Resolution, paths: Mapping[str, Path], seed: int, timeouts
         makers = {MEMORY: memory_prefix, INSTRUCTIONS: counting}
         why = _start_one(config.row.library, collect, paths, seed, timeouts, placement, makers, prefixes, out, route)
         if why:
-            failed.add(route)
+            failed[route] = why
             if why not in out.warnings:
                 out.warnings.append(why)
+    for config in resolution.configs:
+        if route_of(config) in failed:
+            resolution.skip(config.key, failed[route_of(config)])
     resolution.configs = [c for c in resolution.configs if route_of(c) not in failed]
     return out
 

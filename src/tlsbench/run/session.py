@@ -73,7 +73,7 @@ def resolve_plan(loaded: LoadedPlan, paths: Mapping[str, Path], timeouts: Timeou
                  device: DeviceSetup | None = None, placement: Placement = Placement()) -> Greeted:
     """Starts one agent per library (where `placement` puts agents; and boots the device's
     firmware) and resolves the plan against their SUITES and HELLO: what can fail because of
-    the plan fails here, before anything is stored."""
+    the plan fails here, before anything is stored (a matrix without a cell that applies too)."""
     greeted = Greeted(greet(paths, timeouts, placement), Resolution())
     try:
         greeted.device = connect(device, first_variant(device), timeouts) if device else None
@@ -81,6 +81,7 @@ def resolve_plan(loaded: LoadedPlan, paths: Mapping[str, Path], timeouts: Timeou
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
                                      device_offer(greeted.device, loaded) if greeted.device else None)
+        greeted.resolution.refuse_if_empty()
         return greeted
     except BaseException:
         greeted.close()

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """One writer per store: an exclusive OS lock (flock) on `tlsbench.lock` next to the store.
 
-The lock is held for the whole life of a writer (`run`, `primitives`, `energy import`) and
-released by the kernel however the process ends, kill -9 included, so a lock file left
+Every command that writes a store holds it for the whole of its writing (`run`, `primitives`,
+`derive`, `energy import`; opening a store to write migrates it, so the lock comes first), and
+it is released by the kernel however the process ends, kill -9 included, so a lock file left
 behind never blocks anyone. The file holds the PID of the last writer, for the message a
 second writer gets. Readers (status, report, export, trace show) take no lock: SQLite's WAL
 lets them read a consistent snapshot while a run writes."""
@@ -29,9 +30,15 @@ def _pid(fd: int) -> str:
     return os.read(fd, 32).decode(errors="replace").strip() or "unknown"
 
 
-def _busy(folder: Path, pid: str) -> StoreBusy:
+# What a second writer can do besides waiting: a run writes elsewhere; a command that adds to
+# the store (derive, energy import) runs again once the writer has ended.
+ELSEWHERE = "or choose another --output"
+AGAIN = "then run the same command again"
+
+
+def _busy(folder: Path, pid: str, instead: str = ELSEWHERE) -> StoreBusy:
     return StoreBusy(f"{folder} is being written by another tlsbench (PID {pid}): wait for it to end, "
-                     f"or stop it (`kill -INT {pid}`: what it stored stays), or choose another --output")
+                     f"or stop it (`kill -INT {pid}`: what it stored stays), {instead}")
 
 
 def writer(folder: Path) -> str | None:
@@ -60,9 +67,9 @@ def refuse_if_busy(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def writer_lock(folder: Path, retry: str = RUN_RETRY) -> Iterator[None]:
+def writer_lock(folder: Path, retry: str = RUN_RETRY, instead: str = ELSEWHERE) -> Iterator[None]:
     """Holds the folder's writer lock (creating the folder); StoreBusy at once when another
-    process holds it."""
+    process holds it, saying what to do `instead` of waiting."""
     path = folder / LOCK_FILE
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -73,7 +80,7 @@ def writer_lock(folder: Path, retry: str = RUN_RETRY) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _busy(folder, _pid(fd)) from None
+            raise _busy(folder, _pid(fd), instead) from None
         _write_pid(fd)
         _HELD.add(folder.resolve())
         try:

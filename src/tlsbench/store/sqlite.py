@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from tlsbench.errors import UserError
-from tlsbench.plan.configs import ConfigRow
+from tlsbench.plan.configs import ConfigRow, SkippedCell
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
 from tlsbench.store.blobs import decode_records, encode_records
@@ -431,6 +431,14 @@ class Store:
         with self.transaction() as c:
             c.execute("UPDATE config SET skip_reason = ? WHERE id = ?", (reason, config_id))
 
+    def set_skipped_cells(self, cells: Sequence[SkippedCell]) -> None:
+        """The matrix cells the plan's resolution left out, replacing those stored (a resume
+        resolves the same plan again), in one transaction."""
+        with self.transaction() as c:
+            c.execute("DELETE FROM skipped_cell")
+            c.executemany("INSERT OR REPLACE INTO skipped_cell (cell, reason) VALUES (?, ?)",
+                          [(s.cell, s.reason) for s in cells])
+
     def add_repetition(self, rep: RepetitionRow, records: bytes) -> int:
         """Stores one repetition and its raw trace records in one transaction."""
         with self.transaction() as c:
@@ -554,6 +562,12 @@ class Store:
             " WHERE target IS NOT NULL GROUP BY target, counter_unit, firmware_sha256, firmware_json ORDER BY MIN(id)")
         return [device_image(r["target"], r["counter_unit"], r["firmware_sha256"], r["firmware_json"], r["boots"])
                 for r in rows]
+
+    def skipped_cells(self) -> list[SkippedCell]:
+        """The matrix cells the run left out, and why (none in a store from before migration 016)."""
+        if not self._columns("skipped_cell"):
+            return []
+        return [SkippedCell(*r) for r in self.conn.execute("SELECT cell, reason FROM skipped_cell ORDER BY cell")]
 
     def config_rows(self, kind: Kind = "all") -> list[StoredConfig]:
         """Older stores lack later columns: they keep their defaults."""
@@ -681,17 +695,21 @@ class Store:
                              "VALUES (?, ?, ?, ?, ?)", [(kind, *_values(s)) for s in stats])
 
     def add_derived_batches(self, batches: Sequence[DerivedBatch]) -> None:
-        """Stores derived batches in one transaction."""
+        """Stores derived batches in one transaction; a batch of the same kind, version,
+        configuration and first repetition is replaced, never doubled (migration 015)."""
         names = [f.name for f in fields(DerivedBatch)]
         with self.transaction() as conn:
-            conn.executemany(_insert("derived_batch", names), [_values(b) for b in batches])
+            conn.executemany(_insert("derived_batch", names, "INSERT OR REPLACE"), [_values(b) for b in batches])
 
-    def drop_derived(self, keep_version: int | None = None) -> None:
-        """Drops the derived batches (but those `keep_version` wrote): rebuilt from the records."""
+    def drop_derived(self, keep_version: int | None = None, kind: Kind | None = None) -> None:
+        """Drops the derived batches (but those `keep_version` wrote; with `kind`, only that
+        kind's), and without `keep_version` the statistics computed from them: rebuilt from
+        the records."""
+        of_kind, params = (" AND kind = ?", [kind]) if kind else ("", [])
         with self.transaction() as conn:
-            conn.execute("DELETE FROM derived_batch WHERE version IS NOT ?", (keep_version,))
+            conn.execute("DELETE FROM derived_batch WHERE version IS NOT ?" + of_kind, [keep_version, *params])
             if keep_version is None:
-                conn.execute("DELETE FROM derived_stats")
+                conn.execute("DELETE FROM derived_stats WHERE 1" + of_kind, params)
 
     def energy_capture(self) -> StoredCapture | None:
         return read_capture(self.conn)
