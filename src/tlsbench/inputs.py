@@ -18,11 +18,11 @@ def kind(mode: int) -> str:
 
 
 def what_is(path: str | Path) -> str:
-    """"does not exist", "is a FIFO (named pipe)", "cannot be examined (Permission denied)"..."""
+    """"not found", "is a FIFO (named pipe)", "cannot be examined (Permission denied)"..."""
     try:
         return f"is {kind(os.stat(path).st_mode)}"
     except FileNotFoundError:
-        return "does not exist"
+        return "not found"
     except OSError as exc:
         return f"cannot be examined ({exc.strerror})"
 
