@@ -96,11 +96,10 @@ def main() -> None:
     """Measure what TLS costs on a constrained device, per handshake step and crypto operation."""
 
 
-# What a command stopped at once by Ctrl-C leaves, and what to do next (each command's own
-# words: only run has --resume): every store write is one transaction and an output file is
-# replaced only when whole, so nothing is left half-done.
-# `run` and `primitives` stop after the batch under way at the first Ctrl-C (the controller
-# prints the command that resumes); this is what a second one says.
+# What a command stopped at once by Ctrl-C leaves, and what to do next, in its own words (an
+# option named here is one it has: tests/test_foreseen.py): a store write is one transaction
+# and an output file is replaced only when whole. `run` and `primitives` stop after the batch
+# under way at the first Ctrl-C and print the command that resumes; this is a second one's.
 AGAIN = "no output file was replaced by a partial one: run the same command again"
 RESUMES = "every stored repetition is intact: run the same command again and it resumes where it stopped"
 READS = "nothing was stored: run the same command again"
