@@ -173,6 +173,14 @@ def test_a_firmware_path_that_is_no_file_says_what_it_is(tmp_path, no_qemu, give
     assert not started.exists()
 
 
+def test_the_memory_image_named_as_firmware_says_which_to_name(image, no_qemu):
+    env, started = no_qemu
+    memory = image.with_name(f"{image.stem}-memory{image.suffix}")
+    refused(cli("suites", "--device", "qemu-mps2-an386", "--firmware", memory, env=env),
+            f"device firmware {memory} is the memory image", "name the counting image in [device] firmware")
+    assert not started.exists()
+
+
 # ---------------------------------------------------------------------- serial paths that are no port
 @pytest.mark.parametrize("given", ["regular file", "/dev/null", "fifo", "folder", "missing"])
 def test_a_serial_path_that_is_no_terminal_is_one_line(tmp_path, image, given):

@@ -69,8 +69,12 @@ def _given(path: Path, variants: tuple[str, ...], board: bool) -> tuple[dict[str
                                   "builds them into build/firmware/<name>/")
     record = firmware.load_record(path.parent)
     recorded = {i.path.name: i.variant for i in record.images} if record else {}
-    images = {recorded.get(path.name, COUNTING): FirmwareImage(recorded.get(path.name, COUNTING), path,
-                                                               firmware.file_sha256(path))}
+    variant = recorded.get(path.name, COUNTING)
+    if variant != COUNTING and not board:  # an emulated board boots the counting image first
+        raise FirmwareUnavailable(f"device firmware {path} is the {variant} image ({firmware.RECORD} beside it says "
+                                  f"so): name the counting image in [device] firmware (--firmware); memory = true "
+                                  "runs the memory image beside it")
+    images = {variant: FirmwareImage(variant, path, firmware.file_sha256(path))}
     if MEMORY in variants and MEMORY not in images:
         beside = path.with_name(f"{path.stem}-memory{path.suffix}")
         if not beside.is_file():
