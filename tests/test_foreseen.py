@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import termios
@@ -23,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -115,8 +117,6 @@ def no_qemu(tmp_path) -> tuple[dict[str, str], Path]:
 def _vectors_zeroed(elf: bytes) -> bytes:
     """The image with its initial stack pointer and reset vector zeroed: an ARM ELF of
     another board, which QEMU runs into a lockup and a register dump."""
-    import struct
-
     phoff, = struct.unpack_from("<I", elf, 28)
     entry_size, count = struct.unpack_from("<HH", elf, 42)
     for header in range(phoff, phoff + entry_size * count, entry_size):
@@ -325,8 +325,6 @@ def test_ctrl_c_of_derive_says_derive_again_not_resume(experiment):
 
 def test_every_commands_ctrl_c_advice_names_only_options_it_has():
     """Each command has its own words, and an option they name is one of that command's."""
-    import click
-
     assert set(INTERRUPTED) == set(COMMANDS)
     ctx = click.Context(main)
     for name, advice in INTERRUPTED.items():
