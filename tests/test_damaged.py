@@ -473,7 +473,7 @@ CAPTURES = {  # file bytes, extra options -> what the message must say
     "voltage without unit": (b"time_s,current_mA,voltage,marker\n0,1,3.3,0\n0.001,1,3.3,1\n", (),
                              ("column 'voltage' has no unit", "--voltage-unit V")),
     "current without unit": (b"time_s,current,marker\n0,1,0\n0.001,1,1\n", (), ("--current-unit",)),
-    "binary": (bytes(range(256)) * 8, (), ("no time and no current column",)),
+    "binary": (bytes(range(256)) * 8, (), ("holds NUL bytes", "export the capture as CSV text")),
     "empty": (b"", (), ("no time and no current column",)),
     "header only": (b"Timestamp(ms),Current(uA),D0-D7\n", (), ("no samples",)),
     "ragged ppk2": (b"Timestamp(ms),Current(uA),D0-D7\n0,1,00000000\n1,2\n", (), ("not a valid capture",)),

@@ -4,9 +4,10 @@ energy/profiles.py), and their error messages: one line per mistake, naming the 
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable, Mapping, Sequence
+import os
+from typing import Annotated, Any, Callable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tlsbench import spec as specmod
 
@@ -14,6 +15,11 @@ from tlsbench import spec as specmod
 class Strict(BaseModel):
     # strict: TOML has real types, so "100" for an integer is a mistake, not a conversion.
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# A path a user wrote in a file: `~` and `~user` mean a home folder there as in a shell (which
+# never sees the file), never a folder named `~`.
+UserPath = Annotated[str, Field(min_length=1), AfterValidator(os.path.expanduser)]
 
 
 def as_list(value: Any) -> Any:

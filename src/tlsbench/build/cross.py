@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tlsbench.build.libraries import STAMP, _locked, default_cache
-from tlsbench.build.shell import BuildError, query, run
+from tlsbench.build.shell import BuildError, query, require_config, run
 
 REPO = Path(__file__).resolve().parents[3]
 REVISION = 1            # bump when the steps change in a way the key does not show
@@ -164,8 +164,7 @@ def ensure(spec: str, config: Path, toolchain: Toolchain = CORTEX_M4, cache: Pat
     answers without network or compiler. Any failure is one BuildError saying what to do."""
     src = cross_source(spec)
     cache = cache or default_cache()
-    if not config.is_file():
-        raise BuildError(f"config header {config} not found")
+    require_config(config)
     identity = toolchain.identity()
     debian_version = src.debian_version()
     prefix = cache / "libs" / entry_name(src, debian_version, config.read_bytes(), identity)

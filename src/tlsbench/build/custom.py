@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tlsbench.build.shell import BuildError
+from tlsbench.build.shell import BuildError, require_config
 from tlsbench.build.shell import query as _query
 from tlsbench.build.shell import run as _run
 
@@ -254,8 +254,7 @@ def build_agent(req: BuildRequest, prefix: Path, log: Path) -> tuple[Path, ...]:
 
 def build(req: BuildRequest) -> BuildResult:
     """The whole pipeline; each stage's wall time is reported."""
-    if not req.config.is_file():
-        raise BuildError(f"config header {req.config} not found")
+    require_config(req.config)
     check_name(req.name)
     log = req.folder / "build.log"
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tlsbench.build import libraries
 from tlsbench.build.debian import upstream_version
-from tlsbench.build.shell import BuildError, run
+from tlsbench.build.shell import BuildError, require_config, run
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "agent"
@@ -138,8 +138,7 @@ def build_custom(spec: str, config: Path, name: str | None = None, install_dir: 
     install_dir (default: next to the Python interpreter, where make installs the agents).
     name defaults to the header's stem. Any failure is one BuildError saying what to do."""
     rec = custom_recipe(spec)
-    if not config.is_file():
-        raise BuildError(f"config header {config} not found")
+    require_config(config)
     name = check_name(name or config.stem)
     try:
         return _build(rec, config, name, install_dir, build_root, cache, jobs, progress)

@@ -7,12 +7,21 @@ import os
 import subprocess
 from pathlib import Path
 
+from tlsbench import inputs
 from tlsbench.errors import UserError
 
 
 class BuildError(UserError, RuntimeError):
     """A step of a build failed; the message says what to do (the command line's error
     boundary prints it as it is: cli/__init__.py)."""
+
+
+def require_config(config: Path) -> None:
+    """A library config header is a regular file: a FIFO would hold the build up for ever, a
+    device (/dev/null) or a folder is a slip of the user's."""
+    problem = inputs.not_a_regular_file(config)
+    if problem:
+        raise BuildError(f"config header {config} {problem}: name a C header file (configs/ holds examples)")
 
 
 def excerpt(output: str) -> str:

@@ -81,9 +81,10 @@ class Group(click.Group):
         except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as rich does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(1)
-        except KeyboardInterrupt:  # a second Ctrl-C: stored repetitions are safe (one transaction each)
-            err_console.print("stopped at once; every stored repetition is intact. "
-                              "Run the same command with --resume to continue.", style="yellow", markup=False)
+        except KeyboardInterrupt:  # Ctrl-C (a second one for run): what is left, and what to do
+            advice = INTERRUPTED.get(ctx.invoked_subcommand or "", INTERRUPTED_ELSE)
+            err_console.print(f"stopped at once; {advice}", style="yellow", markup=False, highlight=False,
+                              soft_wrap=True)
             sys.exit(130)
         except Exception as exc:  # noqa: BLE001 - the boundary: nothing else may reach the terminal
             unexpected(exc)
@@ -93,6 +94,23 @@ class Group(click.Group):
 @click.version_option(__version__, prog_name="tlsbench")
 def main() -> None:
     """Measure what TLS costs on a constrained device, per handshake step and crypto operation."""
+
+
+# What a command stopped at once by Ctrl-C leaves, and what to do next, in its own words (an
+# option named here is one it has: tests/test_foreseen.py): a store write is one transaction
+# and an output file is replaced only when whole. `run` and `primitives` stop after the batch
+# under way at the first Ctrl-C and print the command that resumes; this is a second one's.
+AGAIN = "no output file was replaced by a partial one: run the same command again"
+RESUMES = "every stored repetition is intact: run the same command again and it resumes where it stopped"
+READS = "nothing was stored: run the same command again"
+BUILDS = "finished builds stay in the cache: run the same command again to finish"
+INTERRUPTED = {
+    "suites": READS, "experiments": READS, "plan": READS, "run": RESUMES, "primitives": RESUMES,
+    "status": READS, "trace": READS, "derive": "what it stored stays valid: run derive again to finish",
+    "report": AGAIN, "export": AGAIN, "compare": AGAIN, "predict": AGAIN,
+    "energy": "a capture is stored whole or not at all: run the same command again", "build": BUILDS, "libs": BUILDS,
+}
+INTERRUPTED_ELSE = "run the same command again"
 
 
 # The table of contents: every command in pipeline order, and the module and function that

@@ -4,10 +4,12 @@ firmware cache and built on demand by the same builder as `tlsbench build firmwa
 the device is reached (run/device.py DeviceSetup)."""
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Callable
 
+from tlsbench import inputs
 from tlsbench.build import firmware
 from tlsbench.build.shell import BuildError
 from tlsbench.errors import UserError
@@ -25,7 +27,8 @@ def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda messa
     if device.serial is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
         return DeviceSetup(images, serial=device.serial, baud=device.baud,
-                           reset=tuple(shlex.split(device.reset or "")), build=build, **common)
+                           reset=tuple(os.path.expanduser(word) for word in shlex.split(device.reset or "")),
+                           build=build, **common)
     assert device.target is not None
     if device.firmware:
         images, build = _given(Path(device.firmware), device.images, board=False)
@@ -45,8 +48,9 @@ def _built(target: str, config: Path | None, variants: tuple[str, ...], progress
            ) -> tuple[dict[str, FirmwareImage], dict]:
     """The images built for the target's board with the config (the cache, else a build)."""
     request = firmware.FirmwareRequest(config=config or firmware.DEFAULT_CONFIG, board=board_of(target).name)
-    if not request.config.is_file():
-        raise FirmwareUnavailable(f"device config {request.config} not found: name a library config header "
+    problem = inputs.not_a_regular_file(request.config)
+    if problem:
+        raise FirmwareUnavailable(f"device config {request.config} {problem}: name a library config header "
                                   "for the board (configs/mbedtls/device-mps2.h is the default)")
     try:
         build = firmware.ensure_firmware(request, progress)
@@ -58,14 +62,19 @@ def _built(target: str, config: Path | None, variants: tuple[str, ...], progress
 
 def _given(path: Path, variants: tuple[str, ...], board: bool) -> tuple[dict[str, FirmwareImage], dict]:
     """A named image file (and, for the footprint, the memory image built beside it)."""
-    if not path.is_file():
+    problem = inputs.not_a_regular_file(path)
+    if problem:
         what = "the image flashed on the board" if board else "a firmware image (an .elf)"
-        raise FirmwareUnavailable(f"device firmware {path} not found: name {what}; tlsbench build firmware "
+        raise FirmwareUnavailable(f"device firmware {path} {problem}: name {what}; tlsbench build firmware "
                                   "builds them into build/firmware/<name>/")
     record = firmware.load_record(path.parent)
     recorded = {i.path.name: i.variant for i in record.images} if record else {}
-    images = {recorded.get(path.name, COUNTING): FirmwareImage(recorded.get(path.name, COUNTING), path,
-                                                               firmware.file_sha256(path))}
+    variant = recorded.get(path.name, COUNTING)
+    if variant != COUNTING and not board:  # an emulated board boots the counting image first
+        raise FirmwareUnavailable(f"device firmware {path} is the {variant} image ({firmware.RECORD} beside it says "
+                                  f"so): name the counting image in [device] firmware (--firmware); memory = true "
+                                  "runs the memory image beside it")
+    images = {variant: FirmwareImage(variant, path, firmware.file_sha256(path))}
     if MEMORY in variants and MEMORY not in images:
         beside = path.with_name(f"{path.stem}-memory{path.suffix}")
         if not beside.is_file():

@@ -153,6 +153,7 @@ def import_command(capture: Path, experiment: str, fmt: str, marker: str | None,
     from tlsbench.store.lock import AGAIN, writer_lock
     from tlsbench.store.sqlite import Store
 
+    cap.check_file(capture)
     db = store_path(experiment, output)
     opts = measure.ImportOptions(fmt, marker, voltage, None if baseline_ma is None else baseline_ma * 1e-3,
                                  cap.Units(time_unit, current_unit, voltage_unit),

@@ -37,6 +37,9 @@ def options_from(profile: str | None, device: str | None, nagle: bool | None, mt
     from tlsbench.analysis.energy.profiles import resolve
     from tlsbench.analysis.predict.model import Options
 
+    if dtls_min and dtls_max and dtls_min > dtls_max:  # as a plan's [network.dtls] says it
+        raise click.BadParameter(f"{dtls_min:g} ms is above --dtls-timeout-max {dtls_max:g} ms: the timer starts at "
+                                 "min and doubles up to max", param_hint="--dtls-timeout-min")
     return Options(device=device, nagle=nagle, iface_mtu=mtu, dtls_min_ms=dtls_min, dtls_max_ms=dtls_max,
                    draws=draws, seed=default_seed if seed is None else seed,
                    profile=resolve(profile) if profile else None, device_scale=device_scale, waiting=waiting)
@@ -92,7 +95,7 @@ def print_link_presets() -> None:
 @click.option("--dtls-timeout-max", "dtls_max", type=FINITE_POSITIVE, help="DTLS maximum timer, ms (default: the plan's, else 60000).")
 @click.option("--draws", type=click.IntRange(10, 100000), default=200, show_default=True,
               help="Monte Carlo draws per configuration on a lossy link.")
-@click.option("--seed", type=int, help="Seed of the loss draws (default: the experiment's).")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the loss draws (default: the experiment's).")
 @click.option("--config", "only", multiple=True, help="Only configurations whose id is this or whose key contains this.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write CSV and SVG files into this folder.")

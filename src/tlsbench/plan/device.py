@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from tlsbench.validation import Strict, as_list, no_duplicates
+from tlsbench.validation import Strict, UserPath, as_list, no_duplicates
 
 # The emulated boards the host boots itself (run/device.py knows their QEMU command line;
 # build/firmware.py BOARDS builds their image).
@@ -39,12 +39,12 @@ class DevicePlan(Strict):
     """Where the firmware runs and what it measures besides the counts."""
 
     target: Literal[TARGETS] | None = None  # an emulated board
-    serial: Annotated[str, Field(min_length=1)] | None = None  # a real board's serial device
+    serial: UserPath | None = None  # a real board's serial device
     baud: Annotated[int, Field(ge=50, le=4_000_000)] = 115200  # the board's UART rate (QEMU ignores it)
     # The image: for `serial`, the file flashed on the board (required: its SHA-256 is stored);
     # for `target`, an image to boot instead of the one built from `config`.
-    firmware: Annotated[str, Field(min_length=1)] | None = None
-    config: Annotated[str, Field(min_length=1)] | None = None  # target: the library config header to build with
+    firmware: UserPath | None = None
+    config: UserPath | None = None  # target: the library config header to build with
     memory: bool = False  # target: also run the memory image (footprint), in configurations of their own
     host: bool = False  # also run the plan's libraries on the host, same configurations (device vs host)
     protocols: Annotated[list[Literal[PROTOCOLS]], BeforeValidator(as_list), Field(min_length=1)] = ["tls"]

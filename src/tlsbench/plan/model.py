@@ -21,7 +21,7 @@ from tlsbench.errors import UserError
 from tlsbench.plan.device import DEVICE_REPETITIONS, DEVICE_WARMUP, DevicePlan
 from tlsbench.plan.libraries import LIBRARIES, LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.plan.network import NetworkPlan
-from tlsbench.validation import Strict, dotted, no_duplicates, problem
+from tlsbench.validation import Strict, UserPath, dotted, no_duplicates, problem
 from tlsbench.validation import as_list as _as_list
 from tlsbench.validation import spec_name as _spec_name
 
@@ -185,7 +185,7 @@ class Plan(Strict):
     options: Annotated[list[list[OptionName]], BeforeValidator(_option_sets), AfterValidator(_distinct_sets),
                        Field(min_length=1)] = [[]]
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
-    output: str = "results"
+    output: UserPath = "results"
     precision: PrecisionTarget | None = None  # absent: exactly `repetitions` per configuration
     network: NetworkPlan | None = None  # absent: both peers in one agent, in memory
     # absent: handshakes only; `experiments = "all"` / `[...]` is a shorthand for include, as for suites

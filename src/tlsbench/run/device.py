@@ -21,6 +21,7 @@ Counts are in the unit the firmware's HELLO names (`clock.unit`: instructions un
 never a time; the exchange stores that unit with every boot (`agent` row, migration 007)."""
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -28,6 +29,7 @@ import queue
 import select
 import shlex
 import signal
+import stat
 import struct
 import subprocess
 import termios
@@ -35,12 +37,14 @@ import time
 import tty
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
+from tlsbench import inputs
 from tlsbench import spec as specmod
+from tlsbench.image import ElfKind, elf_problem
 from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
-from tlsbench.run.agents import STDERR_TAIL_BYTES, AgentError, AgentProcess, AgentRejected
+from tlsbench.run.agents import STDERR_TAIL_BYTES, AgentError, AgentProcess, AgentRejected, die_with_host
 from tlsbench.run.exchange import AgentDied, AgentRef, Inbox, Outcome, Repetition, Sink, StopFlag, run_request
 from tlsbench.run.records import DeviceFacts
 from tlsbench.run.schedule import Batch
@@ -49,6 +53,8 @@ from tlsbench.run.timeouts import Timeouts
 DEVICE = "(device)"  # the route of device configurations (run/session.py)
 COUNTING, MEMORY = "counting", "memory"
 REBUILD_QEMU = "rebuild the firmware: tlsbench build firmware"
+BUILD_QEMU = ("build one with `tlsbench build firmware` (into build/firmware/<name>/), or leave [device] firmware "
+              "(--firmware) out to boot the one built for the target")
 REBUILD_BOARD = "rebuild the firmware (tlsbench build firmware --board BOARD) and flash it (docs/porting.md)"
 QEMU = "qemu-system-arm"
 # What QEMU's exit status says: the firmware's own, through semihosting (agent/src/port/cortex-m).
@@ -65,6 +71,7 @@ class QemuTarget:
 
     name: str  # HELLO device.target, plan [device] target
     machine: str  # qemu-system-arm -M
+    elf: ElfKind  # the images it boots: checked before QEMU starts (a raw file would run as code)
 
     def command(self, image: Path) -> list[str]:
         """`-icount shift=0`: virtual time advances one ns per instruction, so the firmware's
@@ -77,7 +84,8 @@ class QemuTarget:
                 "-serial", "stdio", "-kernel", str(image)]
 
 
-TARGETS = {t.name: t for t in (QemuTarget("qemu-mps2-an386", "mps2-an386"),)}
+EM_ARM = 40
+TARGETS = {t.name: t for t in (QemuTarget("qemu-mps2-an386", "mps2-an386", ElfKind(32, True, EM_ARM)),)}
 
 
 @dataclass(frozen=True)
@@ -151,8 +159,20 @@ class QemuConnection:
     """The firmware booted in QEMU; an AgentProcess whose program is QEMU."""
 
     def __init__(self, target: QemuTarget, image: FirmwareImage, greeting_s: float):
-        self.process = AgentProcess.start(image.path, greeting_s=greeting_s, command=target.command(image.path),
-                                          advice=REBUILD_QEMU)
+        _check_image(target, image.path)
+        try:
+            self.process = AgentProcess.start(image.path, greeting_s=greeting_s, command=target.command(image.path),
+                                              advice=REBUILD_QEMU)
+        except FileNotFoundError:  # QEMU itself: the image was read above
+            raise DeviceError(f"{QEMU} is not installed: scripts/install-deps.sh installs it") from None
+        except AgentError as exc:
+            reason, _, dump = str(exc).partition("\n")
+            if not dump:
+                raise
+            # QEMU stopped on a fatal error (an ARM image of another board locks up at once): its
+            # first line says why, a register dump follows.
+            raise DeviceError(f"{reason}; is {image.path.name} a tlsbench firmware built for {target.name}? "
+                              f"{BUILD_QEMU}") from None
         self.hello, self.suites = self.process.hello, self.process.suites
         self.hello_raw, self.suites_raw = self.process.hello_raw, self.process.suites_raw
         self.executable, self.pid = image.path.name, self.process.pid
@@ -215,6 +235,17 @@ class QemuConnection:
 
     def close(self) -> None:
         self.process.close()
+
+
+def _check_image(target: QemuTarget, path: Path) -> None:
+    """Refuses what the target cannot boot before QEMU starts: QEMU would run any file as code
+    and end in a register dump (garbage, an empty or cut file, another machine's ELF)."""
+    try:
+        problem = elf_problem(path.read_bytes(), target.elf)
+    except OSError as exc:
+        problem = f"cannot be read ({exc.strerror})"
+    if problem:
+        raise DeviceError(f"firmware {path} {problem}: {target.name} boots a {target.elf}; {BUILD_QEMU}")
 
 
 class _SerialStream:
@@ -282,12 +313,7 @@ class SerialConnection:
     def __init__(self, setup: DeviceSetup, image: FirmwareImage, greeting_s: float):
         assert setup.serial is not None
         self.setup, self.executable, self.pid = setup, image.path.name, None
-        try:
-            self.fd = os.open(setup.serial, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        except OSError as exc:
-            raise DeviceError(f"cannot open the serial port {setup.serial}: {exc.strerror}; check the board is "
-                              "plugged in and the device path (ls /dev/ttyACM* /dev/ttyUSB*), and that this user "
-                              "may open it (the dialout group)") from None
+        self.fd = _open_port(setup.serial)
         self.stream = _SerialStream(self.fd)
         self.reader = protocol.FrameReader(self.stream)  # type: ignore[arg-type]
         self.ended = ""
@@ -306,13 +332,10 @@ class SerialConnection:
         attrs[4] = attrs[5] = speed
         termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
 
-    def _reset(self) -> None:
+    def _reset(self, wait_s: float) -> None:
         """Restart the firmware so that it greets again (what came before is skipped by sync)."""
         if self.setup.reset:
-            done = subprocess.run(list(self.setup.reset), capture_output=True, text=True, timeout=60)
-            if done.returncode:
-                raise DeviceError(f"the reset command `{shlex.join(self.setup.reset)}` failed (exit status "
-                                  f"{done.returncode}): {' '.join((done.stderr or done.stdout).split())[-300:]}")
+            _run_reset(self.setup.reset, wait_s)
         else:
             dtr = struct.pack("I", termios.TIOCM_DTR)
             try:
@@ -329,7 +352,7 @@ class SerialConnection:
         does not come whole, sharing the greeting wait."""
         problem: Exception | None = None
         for _ in range(self.RESETS):
-            self._reset()
+            self._reset(greeting_s)
             try:
                 return self._hello(greeting_s / self.RESETS)
             except (TimeoutError, protocol.FrameError) as exc:
@@ -397,6 +420,73 @@ class SerialConnection:
             os.close(self.fd)
 
 
+PORT_LOOKS_LIKE = "a board's port is a terminal device such as /dev/ttyACM0 or /dev/ttyUSB0"
+LIST_PORTS = "ls /dev/ttyACM* /dev/ttyUSB*"
+
+
+def _open_port(path: str) -> int:
+    """The board's port, opened without becoming our controlling terminal. What is not a
+    terminal (a regular file, a FIFO, /dev/null) has no line to configure, and the user's own
+    terminal would be left in raw mode: refused, and only another character device is opened."""
+    try:
+        found = os.stat(path)
+        problem = _not_a_port(found)
+        if not problem:
+            fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            if os.isatty(fd):
+                return fd
+            os.close(fd)
+            problem = "a character device that is not a terminal"
+    except OSError as exc:
+        raise DeviceError(f"cannot open the serial port {path}: {exc.strerror}; check the board is plugged in and "
+                          f"the device path ({LIST_PORTS}), and that this user may open it (the dialout group)"
+                          ) from None
+    raise DeviceError(f"the serial port {path} is {problem}: {PORT_LOOKS_LIKE} ({LIST_PORTS})")
+
+
+CONTROLLING_TERMINAL = os.makedev(5, 0)  # /dev/tty: whichever terminal opens it
+
+
+def _not_a_port(found: os.stat_result) -> str:
+    """What a path is when that rules it out as a board's port ("" for another character device)."""
+    if not stat.S_ISCHR(found.st_mode):
+        return inputs.kind(found.st_mode)
+    terminals = {os.fstat(fd).st_rdev for fd in (0, 1, 2) if os.isatty(fd)} | {CONTROLLING_TERMINAL}
+    return "the terminal this command runs in" if found.st_rdev in terminals else ""
+
+
+RESET_TOOL_PROBLEMS = {errno.ENOENT: "is not found: install it, or give its full path",
+                       errno.EACCES: "is not executable: chmod +x it"}
+
+
+def _run_reset(command: Sequence[str], wait_s: float) -> None:
+    """The plan's reset command, given the greeting wait: in a session of its own, so that a
+    hung one is killed with whatever it started (a script's children would otherwise keep
+    its output open, and the wait for it going)."""
+    shown = shlex.join(command)
+    try:
+        proc = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True, preexec_fn=die_with_host)
+    except OSError as exc:
+        why = RESET_TOOL_PROBLEMS.get(exc.errno, exc.strerror)
+        raise DeviceError(f"the reset command `{shown}` cannot run: {command[0]} {why}; or set [device] reset to "
+                          "the command that resets the board") from None
+    try:
+        output, _ = proc.communicate(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+        raise DeviceError(f"the reset command `{shown}` did not finish within {wait_s:g} s (the greeting wait) and "
+                          "was stopped: run it by hand to see where it waits, or allow it longer with "
+                          "--timeout greeting=SECONDS") from None
+    if proc.returncode:
+        said = " ".join(output.split())[-300:]
+        raise DeviceError(f"the reset command `{shown}` failed (exit status {proc.returncode})"
+                          f"{f': {said}' if said else ''}; run it by hand to see why")
+
+
 def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> Connection:
     """Boots the firmware image `variant` (a board: resets it) and checks what greets: a
     firmware of this host's specs, of the image variant asked for, on the plan's device."""
@@ -408,9 +498,6 @@ def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> Connection:
                             else SerialConnection(setup, image, timeouts.greeting))
     except specmod.SpecMismatch as exc:
         raise DeviceError(f"firmware {image.path.name} on {setup.name}: {exc}") from None
-    except FileNotFoundError as exc:
-        raise DeviceError(f"{exc.filename or QEMU} is not installed: scripts/install-deps.sh installs it "
-                          "(qemu-system-arm)") from None
     try:
         _check_device(link, setup, variant)
     except BaseException:

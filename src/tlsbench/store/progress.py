@@ -66,7 +66,9 @@ class ExperimentStatus:
 
 
 def find_experiment(experiment: str | Path, output: str | Path) -> Path:
-    """An experiment folder given as a path, or as a name under the output folder."""
+    """An experiment folder given as a path (or its store file), or as a name under the output folder."""
+    if Path(experiment).name == DB_FILE and Path(experiment).is_file():
+        return Path(experiment).parent
     for candidate in (Path(experiment), Path(output) / experiment):
         if (candidate / DB_FILE).exists():
             return candidate

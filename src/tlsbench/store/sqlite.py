@@ -21,6 +21,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from tlsbench import inputs
 from tlsbench.errors import UserError
 from tlsbench.plan.configs import ConfigRow, SkippedCell
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
@@ -204,6 +205,9 @@ def _checked(path: Path) -> tuple[sqlite3.Connection | None, Experiment | None]:
     """A read-only connection to a checked store and its experiment (None for both: an
     empty file). Raises StoreError when there is no file, StoreDamaged for anything that is
     not a healthy tlsbench store; never writes."""
+    if path.exists() and not path.is_file():  # a FIFO would block the read below for ever
+        raise StoreError(f"{path} {inputs.what_is(path)}, not an experiment store: name an experiment folder, or "
+                         f"the {DB_FILE} file in one")
     try:
         with path.open("rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -356,8 +360,10 @@ class Store:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException as exc:
-            if self.conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+            # SQLite may have rolled back already; and a Ctrl-C that lands in the `with` machinery
+            # leaves this generator to be closed after the connection: nothing to roll back then.
+            with contextlib.suppress(sqlite3.Error):
+                if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
                 raise cannot_write(exc, self.path, self.retry) from exc

@@ -28,6 +28,8 @@ from typing import Callable
 
 import numpy as np
 
+from tlsbench import inputs
+
 from . import EnergyError
 from .units import CURRENT_UNITS, DEFAULT_MARKER, FORMATS, TIME_UNITS, VOLTAGE_UNITS
 
@@ -40,6 +42,7 @@ UNIT_EXAMPLES = {"time": ("s", "ms"), "current": ("mA", "uA"), "voltage": ("V", 
 DIGITAL_LEVEL = {b"0": 0.0, b"1": 1.0, b"X": 0.5, b"x": 0.5, b"-": np.nan}
 PPK2_CHANNELS = tuple(f"D{i}" for i in range(8))
 ENCODING = "utf-8-sig"  # exports written on Windows may start with a byte-order mark
+SNIFF_BYTES = 8192  # text never holds a NUL byte; binary data almost surely does in its first 8 KiB (git's rule)
 
 
 @dataclass
@@ -272,10 +275,27 @@ def _finite(name: str, what: str, values: np.ndarray | None, header_lines: int) 
                       "must hold finite numbers; fix or remove that line (or cut the capture before it)")
 
 
+def check_file(path: Path) -> None:
+    """A capture is a regular file of text. It is read more than once (its SHA-256, its
+    header, its columns), so a FIFO would block; binary data would be parsed as a header."""
+    problem = inputs.not_a_regular_file(path)
+    if problem:
+        raise EnergyError(f"the capture {path} {problem}: name a capture file (CSV text)")
+    try:
+        with path.open("rb") as fh:
+            binary = b"\0" in fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise EnergyError(f"cannot read the capture {path}: {exc.strerror}") from None
+    if binary:
+        raise EnergyError(f"{path.name} holds NUL bytes: binary data (a compressed file, an analyzer's own format) "
+                          "or UTF-16 text, not a CSV capture; export the capture as CSV text (UTF-8)")
+
+
 def read(path: str | Path, fmt: str = "auto", units: Units = Units(), marker: str | None = None) -> Capture:
     """A capture file in one of FORMATS ("auto": from its first line), with the marker
     channel `marker` (default: the format's DEFAULT_MARKER)."""
     path = Path(path)
+    check_file(path)
     try:
         with path.open(encoding=ENCODING, errors="replace") as fh:
             first = fh.readline().rstrip("\r\n")

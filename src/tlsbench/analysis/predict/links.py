@@ -253,6 +253,10 @@ def parse_link(text: str) -> Link:
                                f"(presets: {', '.join(known)}; or key=value parameters such as rate=250k,delay=5)")
         link = replace(known[parts[0]], label=text)
         parts = parts[1:]
+    keys = [part.partition("=")[0].strip() for part in parts]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise PredictError(f"--link {text}: {', '.join(twice)} given twice; give each parameter once")
     for part in parts:
         key, sep, value = part.partition("=")
         if not sep:

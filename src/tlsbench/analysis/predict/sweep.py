@@ -38,10 +38,13 @@ class Parameter:
     log: bool
     default: tuple[float, float, int]  # from, to, points
     apply: Callable[[Link, float], Link]
+    most: float = math.inf  # a percentage: 100
 
     def grid(self, lo: float | None = None, hi: float | None = None, points: int | None = None) -> np.ndarray:
         a, b, n = self.default
         a, b, n = lo if lo is not None else a, hi if hi is not None else b, points or n
+        if max(a, b) > self.most:
+            raise PredictError(f"a {self.name} sweep's range is in {self.unit}: at most {self.most:g}")
         if self.log:
             if a <= 0:
                 raise PredictError(f"a {self.name} sweep is logarithmic: its range must start above 0")
@@ -64,7 +67,8 @@ def _loss(link: Link, x: float) -> Link:
 PARAMETERS = {
     "rate": Parameter("rate", "channel rate, both directions (bit/s)", "bit/s", True, (1e3, 1e7, 25), _rate),
     "rtt": Parameter("rtt", "round-trip time (ms), half each way", "ms", False, (0.0, 2000.0, 21), _rtt),
-    "loss": Parameter("loss", "loss per packet or frame, both directions (%)", "%", False, (0.0, 20.0, 21), _loss),
+    "loss": Parameter("loss", "loss per packet or frame, both directions (%)", "%", False, (0.0, 20.0, 21), _loss,
+                      100.0),
 }
 
 
