@@ -30,6 +30,7 @@ from tlsbench.errors import UserError
 from tlsbench.processes import alive
 
 STDOUT = "-"  # a FILE option's standard output
+_STANDARD_OUTPUT = "standard output"
 FIFO_READER_WAIT_S = 60.0  # a FIFO opened before its reader: wait for it as a shell's `>` does, not for ever
 # `.NAME.<writer's PID>.<random>.partial`; and the names of earlier versions (no PID: `.NAME.partial`
 # of the streamed exports, `.NAME.<random>.tmp` of the others).
@@ -145,7 +146,7 @@ class _Output(io.RawIOBase):
 
     def __init__(self, stream: BinaryIO, name: object, where: str, through: str | None):
         super().__init__()
-        self.stream, self.name_, self.where, self.through = stream, name, where, through
+        self.stream, self.label, self.where, self.through = stream, name, where, through
 
     def writable(self) -> bool:
         return True
@@ -167,19 +168,16 @@ class _Output(io.RawIOBase):
     def _errors(self) -> Iterator[None]:
         try:
             yield
-        except BrokenPipeError:
-            if self.name_ == "standard output":
-                raise
-            raise _failed(self.name_, BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE)), self.where,
-                          self.through) from None
         except OSError as exc:
-            raise _failed(self.name_, exc, self.where, self.through) from None
+            if isinstance(exc, BrokenPipeError) and self.through == _STANDARD_OUTPUT:
+                raise
+            raise _failed(self.label, exc, self.where, self.through) from None
 
 
 @contextlib.contextmanager
 def _standard_output(where: str) -> Iterator[BinaryIO]:
     sys.stdout.flush()
-    out = _Output(sys.stdout.buffer, "standard output", where, "standard output")
+    out = _Output(sys.stdout.buffer, _STANDARD_OUTPUT, where, _STANDARD_OUTPUT)
     yield out  # type: ignore[misc]
     out.flush()
 
@@ -266,17 +264,17 @@ def _keep_owner_and_mode(fd: int, was: os.stat_result) -> None:
 
 
 def remove_stale(folder: Path, name: str | None = None) -> list[Path]:
-    """Removes the temporary files of outputs in `folder` (of output `name` only, when given)
-    whose writer is no longer alive, and earlier versions' (which named no writer); returns
-    them. A live writer's are left alone."""
+    """Removes the temporary files of outputs in `folder` whose writer is no longer alive (of
+    output `name` only, when given: then an earlier version's too, which named no writer and
+    whose names, without the output's beside them, could be anyone's); returns them."""
     removed = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
     for entry in entries:
-        mine, earlier = _TEMPORARY.fullmatch(entry.name), _EARLIER.fullmatch(entry.name)
-        match = mine or earlier
+        mine = _TEMPORARY.fullmatch(entry.name)
+        match = mine or (_EARLIER.fullmatch(entry.name) if name is not None else None)
         if (not match or (name is not None and match["name"] != name) or (mine and alive(int(mine["pid"])))
                 or not entry.is_file(follow_symlinks=False)):
             continue
