@@ -295,3 +295,22 @@ def test_a_killed_writers_temporary_files_go_at_the_next_write_and_with_clean(tm
     rc, out, _ = tlsbench("clean", tmp_path)
     assert rc == 0 and f"removed {tmp_path / left[3]}" in out.decode()
     assert hidden(tmp_path) == [mine]
+
+
+def test_clean_leaves_a_folder_whose_store_is_being_written_alone(tmp_path):
+    """Whatever its files look like: the writer lock says a live process owns the folder."""
+    (tmp_path / "busy").mkdir()
+    stale = tmp_path / "busy" / f".x.csv.{dead_pid()}.0123abcd.partial"
+    stale.write_text("half")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from tlsbench.store.lock import writer_lock\n"
+                               "with writer_lock(Path(sys.argv[1])):\n print('locked', flush=True); time.sleep(60)",
+                               tmp_path / "busy"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        rc, out, _ = tlsbench("clean", tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert rc == 0 and f"left {tmp_path / 'busy'} alone: its store is being written by PID {holder.pid}" in out.decode()
+    assert stale.exists()

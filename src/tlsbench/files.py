@@ -65,7 +65,8 @@ class OutputError(UserError):
 def _failed(path: object, exc: OSError, where: str, through: str | None = None) -> OutputError:
     if through:
         advice = _THROUGH_ADVICE.get(exc.errno or 0, "write elsewhere ({where})").format(where=where)
-        return OutputError(f"cannot write {path} ({through}, written through): {exc.strerror or exc}; {advice}")
+        kind = "" if path == through else f" ({through}, written through)"  # standard output needs no words
+        return OutputError(f"cannot write {path}{kind}: {exc.strerror or exc}; {advice}")
     advice = _ADVICE.get(exc.errno or 0, "write elsewhere ({where})").format(where=where)
     return OutputError(f"cannot write {path}: {exc.strerror or exc}; {advice}. Nothing was written "
                        "(no partial file is left)")
