@@ -6,7 +6,7 @@ writer lock held or its write under way). Then: no process it had started is lef
 workers, agents, the link forwarder), nothing reaches the terminal after the kill, the store
 passes SQLite's integrity check, and the same command completes; what a kill leaves (a hidden
 partial file, a link run's namespaces) goes at the next start, or with `tlsbench clean`.
-About 60 s (the emulated link's part needs root and /dev/net/tun)."""
+About 45 s (the emulated link's part needs root and /dev/net/tun)."""
 from __future__ import annotations
 
 import contextlib

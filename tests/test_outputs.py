@@ -6,7 +6,7 @@ through), a dangling link, character devices made like /dev/null and /dev/full, 
 reader gets every byte; a reader that leaves is one line), a folder, a block device, a socket,
 `-`, /dev/stdout and a shell's process substitution, a missing or read-only folder, a full
 disk, and a killed writer's temporary files. As root (device nodes, mounts): the nodes are
-made inside the test's folder, never the system's. About 25 s."""
+made inside the test's folder, never the system's. About 15 s."""
 from __future__ import annotations
 
 import io

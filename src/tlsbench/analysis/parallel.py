@@ -39,9 +39,15 @@ def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> I
         return (fn(shared, item) for item in items)
     _job = (fn, shared)
     trim_heap()  # the workers inherit the parent's pages: fewer, if its heap's free ones go first
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_starts, initargs=(os.getpid(),))
-    results = _results(pool, pool.imap(_run, items))
-    weakref.finalize(results, pool.terminate)  # a caller that stops early, or never reads, ends them too
+    # Ctrl-C waits until the pool stands: one arriving in a fork's own hooks would be swallowed
+    # there ("Exception ignored") and the command would go on as if never interrupted.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_starts, initargs=(os.getpid(),))
+        results = _results(pool, pool.imap(_run, items))
+        weakref.finalize(results, pool.terminate)  # a caller that stops early, or never reads, ends them too
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return results
 
 
