@@ -246,9 +246,9 @@ def _atomic(target: Path, replaced: os.stat_result | None, where: str) -> Iterat
         with open(fd, "wb", buffering=0) as stream:
             out = _Output(stream, target, where, None)
             yield out  # type: ignore[misc]
+            if replaced:
+                _keep_owner_and_mode(fd, replaced)
             with out._errors():
-                if replaced:
-                    _keep_owner_and_mode(fd, replaced)
                 os.fsync(fd)  # the rename must not publish a file whose bytes are still only in memory
         with out._errors():
             os.replace(temp, target)
@@ -259,9 +259,11 @@ def _atomic(target: Path, replaced: os.stat_result | None, where: str) -> Iterat
 
 
 def _keep_owner_and_mode(fd: int, was: os.stat_result) -> None:
-    with contextlib.suppress(PermissionError):  # only root gives a file away
+    """Best effort: only root gives a file away, and some file systems (FAT) keep neither."""
+    with contextlib.suppress(OSError):
         os.fchown(fd, was.st_uid, was.st_gid)
-    os.fchmod(fd, stat.S_IMODE(was.st_mode) & 0o777)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, stat.S_IMODE(was.st_mode) & 0o777)
 
 
 def remove_stale(folder: Path, name: str | None = None) -> list[Path]:

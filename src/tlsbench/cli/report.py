@@ -173,7 +173,7 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
     if fmt not in tidy.TIDY_FORMATS:
         raise click.UsageError(f"--level {level} is written as {' or '.join(tidy.TIDY_FORMATS)}, not {fmt}")
     if fmt == "parquet" and not out:
-        raise click.UsageError("parquet is a binary file: give --out FILE")
+        raise click.UsageError("parquet is a binary file: give --out FILE (or --out - for standard output)")
     rows = tidy.write(store_path(experiment, output), out or STDOUT, level, fmt)
     if out and out != STDOUT:
         click.echo(f"{fmt}: {out} ({rows} rows, one per {level})", err=True)
