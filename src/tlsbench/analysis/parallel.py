@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import io
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import weakref
 from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+from tlsbench.processes import die_with
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -34,9 +39,15 @@ def map_ordered(fn: Callable[[Any, T], R], shared: Any, items: Sequence[T]) -> I
         return (fn(shared, item) for item in items)
     _job = (fn, shared)
     trim_heap()  # the workers inherit the parent's pages: fewer, if its heap's free ones go first
-    pool = multiprocessing.get_context("fork").Pool(workers)
-    results = _results(pool, pool.imap(_run, items))
-    weakref.finalize(results, pool.terminate)  # a caller that stops early, or never reads, ends them too
+    # Ctrl-C waits until the pool stands: one arriving in a fork's own hooks would be swallowed
+    # there ("Exception ignored") and the command would go on as if never interrupted.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_starts, initargs=(os.getpid(),))
+        results = _results(pool, pool.imap(_run, items))
+        weakref.finalize(results, pool.terminate)  # a caller that stops early, or never reads, ends them too
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return results
 
 
@@ -54,6 +65,30 @@ def _results(pool: Any, results: Iterator[R]) -> Iterator[R]:
             yield from results
     finally:
         _job = None
+
+
+def _worker_starts(parent: int) -> None:
+    """A worker dies with its parent (kill -9 included), leaves Ctrl-C to it (the parent ends
+    the pool), and prints nothing once the parent is gone: its last words then are only a
+    BrokenPipeError of the result pipe, written into a terminal that has moved on."""
+    die_with(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stderr = _WhileAlive(sys.stderr, parent)
+
+
+class _WhileAlive(io.TextIOBase):
+    """A worker's stderr that falls silent when the parent that forked the worker is gone."""
+
+    def __init__(self, stream: Any, parent: int):
+        super().__init__()
+        self.stream, self.parent = stream, parent
+
+    def write(self, text: str) -> int:
+        return self.stream.write(text) if os.getppid() == self.parent else len(text)
+
+    def flush(self) -> None:
+        if os.getppid() == self.parent:
+            self.stream.flush()
 
 
 def _run(item: Any) -> Any:

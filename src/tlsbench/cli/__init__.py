@@ -36,7 +36,7 @@ def _traceback_file(exc: BaseException) -> Path | None:
     for folder in (Path(tempfile.gettempdir()), Path.home() / ".cache" / "tlsbench"):
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            return files.write_atomic(folder / f"{TRACEBACK_PREFIX}{stamp}-{os.getpid()}.txt", text)
+            return files.write_output(folder / f"{TRACEBACK_PREFIX}{stamp}-{os.getpid()}.txt", text)
         except (OSError, files.OutputError):
             continue
     return None
@@ -109,6 +109,7 @@ INTERRUPTED = {
     "status": READS, "trace": READS, "derive": "what it stored stays valid: run derive again to finish",
     "report": AGAIN, "export": AGAIN, "compare": AGAIN, "predict": AGAIN,
     "energy": "a capture is stored whole or not at all: run the same command again", "build": BUILDS, "libs": BUILDS,
+    "clean": "what was removed is gone, the rest is untouched: run clean again to finish",
 }
 INTERRUPTED_ELSE = "run the same command again"
 
@@ -121,4 +122,5 @@ COMMANDS = {
     "primitives": "run:primitives", "status": "run:status_command", "trace": "run:trace",
     "derive": "report:derive", "report": "report:report", "export": "report:export", "compare": "report:compare",
     "energy": "energy:energy", "predict": "predict:predict", "build": "build:build_group", "libs": "build:libs",
+    "clean": "clean:clean",
 }

@@ -143,22 +143,22 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
 
 def _write_files(res, folder: Path) -> None:
     from tlsbench.export.predict import checks_csv, crossovers_csv, predictions_csv, sweep_csv
-    from tlsbench.files import make_folder, write_atomic
+    from tlsbench.files import make_folder, write_output
     from tlsbench.report import figures
     from tlsbench.report.predict import prediction_figures
 
     make_folder(folder, "--out DIR")
     written = []
     if res.links:
-        written.append(write_atomic(folder / "predictions.csv", predictions_csv(res), "--out DIR"))
+        written.append(write_output(folder / "predictions.csv", predictions_csv(res), "--out DIR"))
     if res.sweep:
         name = res.sweep.parameter.name
-        written.append(write_atomic(folder / f"sweep_{name}.csv", sweep_csv(res.sweep), "--out DIR"))
-        written.append(write_atomic(folder / f"crossovers_{name}.csv", crossovers_csv(res.sweep), "--out DIR"))
+        written.append(write_output(folder / f"sweep_{name}.csv", sweep_csv(res.sweep), "--out DIR"))
+        written.append(write_output(folder / f"crossovers_{name}.csv", crossovers_csv(res.sweep), "--out DIR"))
     if res.checks:
-        written.append(write_atomic(folder / "validation.csv", checks_csv(res.checks), "--out DIR"))
+        written.append(write_output(folder / "validation.csv", checks_csv(res.checks), "--out DIR"))
     for f in prediction_figures(res):
-        written.append(write_atomic(folder / f"{f.name}.svg", figures.render(f.figure, "svg"), "--out DIR"))
+        written.append(write_output(folder / f"{f.name}.svg", figures.render(f.figure, "svg"), "--out DIR"))
         figures.plt.close(f.figure)
     click.echo(f"predictions written: {', '.join(p.name for p in written)} in {folder}", err=True)
 

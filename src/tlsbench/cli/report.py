@@ -11,7 +11,7 @@ import click
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
                                   store_path)
 from tlsbench.errors import UserError
-from tlsbench.files import make_folder, write_atomic
+from tlsbench.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
 
 FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
@@ -44,7 +44,8 @@ def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile
 
 @click.command()
 @click.argument("experiment")
-@click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store).")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store; "
+                                                                    "`-`: standard output).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
               help="Also write every figure of the report as a file of its own here (for papers), in --format.")
@@ -75,14 +76,17 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
 
     for text in predict_links:
         parse_link(text)  # a wrong link fails before the experiment is analysed
+    folders = ((figures_dir, (figure_format,), "--figures DIR"), (pdf_dir, ("pdf", "svg", "png"), "--pdf DIR"))
+    for folder, _, option in folders:
+        if folder:
+            folder_path(folder, option)  # `-` refused before the work
     analysis = analyze_experiment(experiment, output, include_flagged)
     other_analysis = analyze_experiment(other, output, include_flagged) if other else None
     predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
     target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
                         other_analysis, winners, profile, predictions=predictions)
-    click.echo(f"report: {target}")
-    for folder, formats, option in ((figures_dir, (figure_format,), "--figures DIR"),
-                                    (pdf_dir, ("pdf", "svg", "png"), "--pdf DIR")):
+    click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
+    for folder, formats, option in folders:
         if folder:
             d = Path(folder)
             make_folder(d, option)
@@ -94,7 +98,7 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
             extra += network_section(analysis)["figures"] if analysis.results.configs else []
             for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
                 for fmt in formats:
-                    write_atomic(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), option)
+                    write_output(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), option)
                 figures.plt.close(f.figure)
             click.echo(f"figures: {d} ({', '.join(formats)})")
 
@@ -130,7 +134,7 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
 @click.option("--rep", "reps", type=int, multiple=True,
               help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")
 @click.option("--profile", help="csv, json: add energy estimates from a power profile (`tlsbench energy profiles`).")
-@click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default: standard output).")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default and `-`: standard output).")
 @flagged_option
 @output_option
 def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], profile: str | None, out: str | None,
@@ -146,11 +150,9 @@ def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], 
 
     analysis = analyze_experiment(experiment, output, include_flagged)
     text = exporter(fmt, profile).export(analysis, list(reps) or None)
-    if out:
-        write_atomic(out, text)
+    write_output(out or STDOUT, text)
+    if out and out != STDOUT:
         click.echo(f"{fmt}: {out}", err=True)
-    else:
-        click.echo(text, nl=False)
 
 
 GATE_EXIT = {"passed": 0, "worse": 1, "cannot tell": 2}  # docs/ci.md; every error of `compare` exits 2 too
@@ -177,9 +179,9 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
     if fmt not in tidy.TIDY_FORMATS:
         raise click.UsageError(f"--level {level} is written as {' or '.join(tidy.TIDY_FORMATS)}, not {fmt}")
     if fmt == "parquet" and not out:
-        raise click.UsageError("parquet is a binary file: give --out FILE")
-    rows = tidy.write(store_path(experiment, output), Path(out) if out else None, level, fmt)
-    if out:
+        raise click.UsageError("parquet is a binary file: give --out FILE (or --out - for standard output)")
+    rows = tidy.write(store_path(experiment, output), out or STDOUT, level, fmt)
+    if out and out != STDOUT:
         click.echo(f"{fmt}: {out} ({rows} rows, one per {level})", err=True)
 
 

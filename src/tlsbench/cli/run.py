@@ -32,7 +32,7 @@ from tlsbench.plan.model import LIBRARIES, LoadedPlan
 from tlsbench.plan.model import load as load_plan
 from tlsbench.cli.device import setup_for
 from tlsbench.plan.device import TARGETS, DevicePlan
-from tlsbench.run.agents import locate_agents, query_suites
+from tlsbench.run.agents import die_with_host, locate_agents, query_suites
 from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary
 from tlsbench.run.device import query_device
 from tlsbench.run.exchange import StopFlag
@@ -142,7 +142,8 @@ class LiveReport:
             self.errors.truncate()
             self.child = subprocess.Popen(
                 [sys.executable, "-m", "tlsbench.cli", "report", str(self.folder), "--out", str(self.folder / "report.html")],
-                stdout=subprocess.DEVNULL, stderr=self.errors, preexec_fn=lambda: os.nice(LIVE_NICE))
+                stdout=subprocess.DEVNULL, stderr=self.errors,
+                preexec_fn=lambda: (die_with_host(), os.nice(LIVE_NICE)))  # a killed run leaves no report running
 
     def _finished(self) -> None:
         assert self.child is not None

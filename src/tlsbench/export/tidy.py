@@ -15,9 +15,9 @@ the sums the statistics are taken over. Schema: docs/export.md.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -29,6 +29,7 @@ from ..analysis.measures import METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCo
 from ..analysis.samples import config_labels
 from ..analysis.slices import build_slices, decode_many
 from ..analysis.vocab import vocab
+from ..files import open_output
 from ..run.records import LinkTraffic
 from ..store.reader import StoreReader
 from .columns import CONFIG_COLUMNS, Column, config_records
@@ -376,31 +377,27 @@ def batches(source: str | Path | StoreReader, level: str, size: int = CHUNK_REPE
 
 
 # ------------------------------------------------------------------ writing
-def write(source: str | Path | StoreReader, out: Path | None, level: str, fmt: str,
+def write(source: str | Path | StoreReader, out: str | Path, level: str, fmt: str,
           size: int = CHUNK_REPETITIONS) -> int:
-    """Writes the level's table as Parquet or CSV (to standard output without `out`),
-    streaming; returns the rows written. A file appears complete or not at all (written
-    next to it, then renamed)."""
+    """Writes the level's table as Parquet or CSV into `out` (`-`: standard output; a file
+    appears complete or not at all, a device or FIFO is written through: files.open_output),
+    streaming; returns the rows written."""
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    tmp = out.with_name(f".{out.name}.partial") if out else None
-    sink = tmp if tmp else sys.stdout.buffer
-    writer = (pq.ParquetWriter(sink, schema(level), compression="zstd") if fmt == "parquet"
-              else pacsv.CSVWriter(sink, schema(level), write_options=pacsv.WriteOptions(quoting_style="needed")))
     rows = 0
-    try:
-        for batch in batches(source, level, size):
-            writer.write_batch(batch)
-            rows += batch.num_rows
-    except BaseException:
+    with open_output(out) as sink:
+        writer = (pq.ParquetWriter(sink, schema(level), compression="zstd") if fmt == "parquet"
+                  else pacsv.CSVWriter(sink, schema(level), write_options=pacsv.WriteOptions(quoting_style="needed")))
+        try:
+            for batch in batches(source, level, size):
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        except BaseException:
+            with contextlib.suppress(Exception):  # the first error is the one to tell; the output is dropped
+                writer.close()
+            raise
         writer.close()
-        if tmp:
-            tmp.unlink(missing_ok=True)
-        raise
-    writer.close()
-    if tmp and out:
-        tmp.replace(out)
     return rows
 
 

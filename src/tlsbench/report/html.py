@@ -24,7 +24,7 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..errors import UserError
-from ..files import write_atomic
+from ..files import write_output
 from ..analysis.compare import Comparison, compare
 from ..analysis.coverage import excluded_by_reason, reasons_text, unmeasured
 from ..analysis.device import device_vs_host, identity
@@ -281,9 +281,10 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
 def write_report(analysis: Analysis, out: str | Path, comparison: Comparison | None = None,
                  winners: str = WINNERS_MODES[0], energy: dict | None = None, where: str = "--out",
                  predict: dict | None = None) -> Path:
-    """Writes the report atomically (files.write_atomic): a failure leaves no truncated file;
+    """Writes the report (files.write_output: a file atomically, a device or FIFO through, `-`
+    standard output); a failure leaves no truncated file;
     `where` names the option that writes it elsewhere."""
-    return write_atomic(out, build_html(analysis, comparison, winners=winners, energy=energy, predict=predict), where)
+    return write_output(out, build_html(analysis, comparison, winners=winners, energy=energy, predict=predict), where)
 
 
 def set_beside(analysis: Analysis, other: Analysis) -> Comparison | None:

@@ -6,7 +6,6 @@ built from the same spec files, sends RUN/QUIT and hands back decoded frames. Wh
 uses it decides what a death means (the controller records it and restarts)."""
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import os
 import signal
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from tlsbench import spec as specmod
 from tlsbench.errors import UserError
+from tlsbench.processes import die_with
 from tlsbench.plan import libraries as names
 from tlsbench.run import protocol
 from tlsbench.run.placement import Placement
@@ -34,19 +34,10 @@ SOURCE_BUILD_DIR = Path(__file__).resolve().parents[3] / "build" / "agent"
 STDERR_TAIL_BYTES = 2000
 
 
-# The agents and the link forwarder die with the host, however it ends (kill -9 included):
-# the kernel sends them SIGKILL when the thread that started them exits (PR_SET_PDEATHSIG).
-PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
-
-
 def die_with_host() -> None:
-    """preexec_fn of every child process; the getppid check closes the race in which the
-    host died before the child asked."""
-    host = os.getppid()
-    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != host:
-        os._exit(1)
+    """preexec_fn of every child process: the agents and the link forwarder die with the host,
+    however it ends (kill -9 included), when the thread that started them exits."""
+    die_with(os.getppid())
 
 
 class AgentError(UserError, RuntimeError):

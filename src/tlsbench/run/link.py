@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -23,6 +25,7 @@ from typing import BinaryIO, Sequence
 import numpy as np
 
 from tlsbench.errors import UserError
+from tlsbench.processes import alive
 from tlsbench.plan.model import PlanError
 from tlsbench.plan.network import Link
 from tlsbench.run.agents import AgentError, die_with_host, find_program
@@ -85,6 +88,52 @@ def check_links(links: Sequence[Link], agent_dir: str | Path | None, source: str
         raise PlanError(source, problems)
 
 
+NETNS_DIR = Path("/run/netns")  # where iproute2 keeps named namespaces (link/netns.c)
+# A run's namespaces and forwarder files name the PID of the run that owns them (pair.link_name,
+# Forwarder.workdir): once that process is dead, they are a killed run's leftovers.
+_NAMESPACE = re.compile(r"tbl-(?P<name>tb[0-9a-f]+-(?P<pid>\d+))-(dev|peer)")
+_EARLIER_NAMESPACE = re.compile(r"tbl-tb[0-9a-f]{10}-(dev|peer)")
+_WORKDIR = re.compile(r"tlsbench-link-(?P<pid>\d+)-.+")
+
+
+def owned_name(base: str) -> str:
+    """`base` (letters and digits) tagged with this process as the owner of its namespaces."""
+    return f"{base}-{os.getpid()}"
+
+
+def remove_orphans(agent_dir: str | Path | None = None) -> list[str]:
+    """Removes what killed runs left behind, whatever plan they ran: their namespaces
+    (`tlsbench-link down`, as root) and their forwarders' files. Returns what it did, one line
+    each; what a live run owns is left alone."""
+    done = []
+    orphans: dict[str, list[str]] = {}
+    for entry in _listing(NETNS_DIR):
+        m = _NAMESPACE.fullmatch(entry)
+        if m and not alive(int(m["pid"])):
+            orphans.setdefault(m["name"], []).append(entry)
+        elif _EARLIER_NAMESPACE.fullmatch(entry):
+            done.append(f"left namespace {entry} alone: an earlier tlsbench's, which names no owner; "
+                        f"`ip netns del {entry}` once no run uses it")
+    for name, namespaces in sorted(orphans.items()):
+        Namespaces(link_binary(agent_dir), name).down()
+        done += [f"removed namespace {ns}" if not (NETNS_DIR / ns).exists() else
+                 f"could not remove namespace {ns}: run `tlsbench clean` as root" for ns in sorted(namespaces)]
+    temp = Path(tempfile.gettempdir())
+    for entry in _listing(temp):
+        m = _WORKDIR.fullmatch(entry)
+        if m and not alive(int(m["pid"])):
+            shutil.rmtree(temp / entry, ignore_errors=True)
+            done.append(f"removed link forwarder files {temp / entry}")
+    return done
+
+
+def _listing(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:  # no such folder: nothing of ours there
+        return []
+
+
 @dataclass
 class Namespaces:
     """The device and peer namespaces of one link name (`tlsbench-link up/down`)."""
@@ -118,7 +167,7 @@ class Forwarder:
     name: str
     link: Link
     seed: int
-    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="tlsbench-link-")))
+    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=f"tlsbench-link-{os.getpid()}-")))
     proc: subprocess.Popen[bytes] | None = None
     stderr: BinaryIO | None = None  # the forwarder's stderr, kept for error messages
     offset: int = 0  # bytes of the packet log already read

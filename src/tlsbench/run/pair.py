@@ -24,7 +24,8 @@ from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess, AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Inbox, Outcome, Repetition, Sink, StopFlag,
                                    run_request)
-from tlsbench.run.link import DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute, link_binary
+from tlsbench.run.link import (DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute, link_binary,
+                               owned_name, remove_orphans)
 from tlsbench.run.placement import Placement
 from tlsbench.run.records import peer_row
 from tlsbench.run.schedule import Batch
@@ -60,8 +61,9 @@ class BatchState:
 
 
 def link_name(place: str) -> str:
-    """One namespace pair per experiment folder (`place`): two experiments can run at once."""
-    return "tb" + hashlib.sha1(place.encode()).hexdigest()[:10]
+    """One namespace pair per experiment folder (`place`: two experiments can run at once) and
+    run (its PID: a killed run's are removed by the next run that uses links, or `tlsbench clean`)."""
+    return owned_name("tb" + hashlib.sha1(place.encode()).hexdigest()[:10])
 
 
 class AgentPairExchange:
@@ -94,6 +96,7 @@ class AgentPairExchange:
             return
         if self.namespaces is None:
             namespaces = Namespaces(link_binary(self.agent_dir), link_name(self.place))
+            remove_orphans(self.agent_dir)  # a killed run's, whatever plan it ran
             sysctls = [*NAMESPACE_SYSCTLS, *([] if self.net.sack else ["net.ipv4.tcp_sack=0"])]
             namespaces.up(self.net.tun_mtu, sysctls)
             self.namespaces = namespaces

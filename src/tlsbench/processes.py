@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Processes that never outlive the one that started them, and whether a process still lives:
+what tells a kill's leftovers (a dead owner's temporary files, namespaces) from a live run's."""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+from pathlib import Path
+
+# The kernel sends a child SIGKILL when the thread that started it exits (kill -9 included).
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
+
+
+def die_with(parent: int) -> None:
+    """In a child forked by `parent`: dies with it. The check after the call closes the race
+    in which the parent died between the fork and the call (the child was then adopted)."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
