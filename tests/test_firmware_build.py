@@ -108,7 +108,7 @@ def test_bad_input_is_one_line(tmp_path, capsys):
         cross.cross_source("wolfssl@5.7")
     assert firmware.main(["--config", str(tmp_path / "none.h"), "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("error: config header ") and err[-1].endswith("none.h not found"), err
+    assert err[-1].startswith("error: config header ") and err[-1].endswith("none.h not found: name a C header file (configs/ holds examples)"), err
 
 
 def test_image_name_and_folder_follow_library_and_config(tmp_path):
