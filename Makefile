@@ -36,7 +36,7 @@ LIBRARIES ?= all
 # The build is configured again only when a library prefix changed.
 agent: deps
 	@mkdir -p $(BUILD)
-	@$(BIN)/python -m tlsbench.build.prefixes $(LIBRARIES) > $(BUILD)/library-prefixes.new
+	@$(BIN)/python -m tlsbench.builder.prefixes $(LIBRARIES) > $(BUILD)/library-prefixes.new
 	@if ! cmp -s $(BUILD)/library-prefixes.new $(BUILD)/library-prefixes || test ! -f $(BUILD)/CMakeCache.txt; then \
 	    cmake -S agent -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $$(cat $(BUILD)/library-prefixes.new) >/dev/null; fi
 	@mv $(BUILD)/library-prefixes.new $(BUILD)/library-prefixes
@@ -46,7 +46,7 @@ agent: deps
 # The agent as firmware for the emulated Cortex-M4 (docs/porting.md): mbed TLS cross-built once
 # into ~/.cache/tlsbench, then the counting and memory images into build/firmware/.
 firmware: deps
-	$(BIN)/python -m tlsbench.build.firmware
+	$(BIN)/python -m tlsbench.builder.firmware
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps

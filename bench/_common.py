@@ -42,7 +42,7 @@ def library_build_times(spec: str) -> tuple[float, float, dict[str, float]]:
     """`tlsbench libs build SPEC` into an empty cache (apt's source index, the source, compile,
     probe), then again with that cache warm (a lookup): wall seconds of each command, and the
     stages the cache entry recorded (fetch, build, build_cpu, probe)."""
-    from tlsbench.build import libraries  # the caller has the package on its path
+    from tlsbench.builder import libraries  # the caller has the package on its path
 
     with tempfile.TemporaryDirectory(prefix="tlsbench-cache-") as folder:
         env = {**os.environ, libraries.CACHE_ENV: folder}

@@ -26,10 +26,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench import spec  # noqa: E402
+from tlsbench.core import spec  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
 from tlsbench.run.agents import find_agent  # noqa: E402
-from tlsbench.analysis.slices import decode  # noqa: E402
+from tlsbench.analysis.derive.slices import decode  # noqa: E402
 
 ECDSA_SUITE = "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"
 TLS13_FASTEST = ("TLS_AES_128_GCM_SHA256", ["--group", "x25519", "--credential", "ecdsa-p256"])

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
-from tlsbench.analysis import precision  # noqa: E402
+from tlsbench.analysis.stats import precision  # noqa: E402
 from tlsbench.store.sqlite import DB_FILE  # noqa: E402
 
 TARGET_SECONDS, TARGET_MB = 300, 60

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
-from tlsbench.analysis.load import load  # noqa: E402
-from tlsbench.analysis.measures import METRIC  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
+from tlsbench.analysis.derive.measures import METRIC  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
-from tlsbench.analysis.stats import rng_for, summarize  # noqa: E402
+from tlsbench.analysis.stats.stats import rng_for, summarize  # noqa: E402
 from tlsbench.analysis.vocab import vocab  # noqa: E402
 from tlsbench.run.agents import locate_agents  # noqa: E402
 from tlsbench.run.controller import QuietObserver  # noqa: E402

@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, machine, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
-from tlsbench.analysis.device import device_vs_host  # noqa: E402
-from tlsbench.analysis.load import load  # noqa: E402
+from tlsbench.analysis.questions.device import device_vs_host  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
-from tlsbench.build import firmware  # noqa: E402
+from tlsbench.builder import firmware  # noqa: E402
 from tlsbench.cli.run import run_experiment  # noqa: E402
 
 PAYLOAD = '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'

@@ -327,7 +327,7 @@ def main() -> int:
 
 def build_small(config: Path) -> dict:
     """The firmware with the small config (the library cross-built once, then ~10 s)."""
-    from tlsbench.build import firmware
+    from tlsbench.builder import firmware
     result = firmware.build_firmware(firmware.FirmwareRequest(config=config))
     return {**result.to_json(), "folder": str(result.image("counting").path.parent)}
 

@@ -24,7 +24,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 from _common import machine, today, update_section  # noqa: E402
 from energy_support import Model, run_marked, synthesize, write_joulescope  # noqa: E402
 
-from tlsbench.analysis.load import load  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
 
 RATE = 2e6
 LEADS_S = (0.05, 0.5, 2.0)  # idle capture on each side of the run: 0.2 M to 8 M samples

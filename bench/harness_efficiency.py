@@ -21,7 +21,8 @@ from _common import machine, today, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from tlsbench import plan, spec
+from tlsbench import plan
+from tlsbench.core import spec
 from tlsbench.cli.run import run_experiment  # noqa: E402
 from tlsbench.run import agents  # noqa: E402
 

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench import spec  # noqa: E402
+from tlsbench.core import spec  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
 from tlsbench.store.sqlite import ConfigRow, Experiment, RepetitionRow, Store  # noqa: E402
 

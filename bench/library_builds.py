@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import library_build_times, machine, today, update_section  # noqa: E402
 
-from tlsbench.build import libraries  # noqa: E402
+from tlsbench.builder import libraries  # noqa: E402
 
 
 def row(spec: str) -> str:

@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench.analysis.load import load  # noqa: E402
-from tlsbench.analysis.metrics import analyze_metrics  # noqa: E402
-from tlsbench.build import tbcount  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
+from tlsbench.analysis.questions.metrics import analyze_metrics  # noqa: E402
+from tlsbench.builder import tbcount  # noqa: E402
 from tlsbench.run import agents  # noqa: E402
 
 SUITES = {"mbedtls": ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256",

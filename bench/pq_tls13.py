@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, machine, today, update_section  # noqa: E402
 
 from tlsbench import plan as planmod  # noqa: E402
-from tlsbench.analysis.load import load  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.plan.libraries import canonical  # noqa: E402
 

@@ -31,10 +31,10 @@ def run_plan(out: Path) -> Path:
 
 
 def checks(store: Path):
-    from tlsbench.analysis.load import load
-    from tlsbench.analysis.predict.model import Options
-    from tlsbench.analysis.predict.results import collect, sources_of
-    from tlsbench.analysis.samples import config_labels
+    from tlsbench.analysis.derive.load import load
+    from tlsbench.analysis.models.predict.model import Options
+    from tlsbench.analysis.models.predict.results import collect, sources_of
+    from tlsbench.analysis.derive.samples import config_labels
 
     ds = load(store)
     labels = {cid: f"{'RSA' if 'RSA' in c.suite_name else 'ECDSA'} {'DTLS' if c.transport == 'udp' else 'TLS'}"

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
 from tlsbench.plan import experiments  # noqa: E402
-from tlsbench.analysis.primitives import analyze_store  # noqa: E402
+from tlsbench.analysis.questions.primitives import analyze_store  # noqa: E402
 
 TARGET_CI_PCT = 1.0  # for every result with a median >= 1 µs
 US = 1000.0          # ns per µs

@@ -16,7 +16,7 @@ Figures: the median handshake (wall and thread CPU time, from the REP headers) u
 sweep ÷ standalone pinned alike, per try, median over tries (target ≤ 1.01); handshakes/s of the sweep ÷
 the raw loop (≥ 0.95), each counted from its first handshake's start to its last one's end
 (agent start-up and the greeting are not handshakes); descheduled repetitions (run-queue
-wait over 2% of the repetition and 50 µs, analysis/load.py) of the sweep against standalone.
+wait over 2% of the repetition and 50 µs, analysis/derive/load.py) of the sweep against standalone.
 
     .venv/bin/python bench/quiet_controller.py [--tries K] [--scale X]
 """
@@ -36,9 +36,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, machine, today, update_section  # noqa: E402
 
-from tlsbench import plan, spec  # noqa: E402
-from tlsbench.analysis.load import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS, load  # noqa: E402
-from tlsbench.analysis.slices import decode  # noqa: E402
+from tlsbench import plan
+from tlsbench.core import spec  # noqa: E402
+from tlsbench.analysis.derive.load import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS, load  # noqa: E402
+from tlsbench.analysis.derive.slices import decode  # noqa: E402
 from tlsbench.cli.run import run_experiment  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
 from tlsbench.run.agents import SOURCE_BUILD_DIR, find_agent  # noqa: E402
@@ -104,7 +105,7 @@ def raw_binary(library: str, workdir: Path) -> Path:
 
 
 def descheduled(records: bytes) -> bool:
-    """The report's rule (analysis/load.py) on one REP's records: the run-queue wait over
+    """The report's rule (analysis/derive/load.py) on one REP's records: the run-queue wait over
     the REPETITION span."""
     rec = decode(records)
     labels = spec.load().label_by_name

@@ -62,7 +62,7 @@ def count(store: Path) -> tuple[int, int]:
 
 
 def phases(store: Path) -> dict[str, float]:
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
     from tlsbench.analysis.pipeline import analyze
     from tlsbench.report.html import build_html
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
-from tlsbench.analysis import sched as sched_view  # noqa: E402
-from tlsbench.analysis.load import load  # noqa: E402
+from tlsbench.analysis.questions import sched as sched_view  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.cli.run import run_experiment  # noqa: E402
 

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
 
-from tlsbench.analysis.load import load  # noqa: E402
+from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.store.blobs import RAW, ZSTD, decode_records, encode_records  # noqa: E402
 from tlsbench.store.sqlite import Store  # noqa: E402
 

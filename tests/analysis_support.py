@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from fixtures import synth
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
-from tlsbench.analysis.slices import RECORD_DTYPE
+from tlsbench.analysis.derive.slices import RECORD_DTYPE
 from tlsbench.analysis.vocab import vocab
 
 HERE = Path(__file__).parent

@@ -11,10 +11,7 @@ import math
 import numpy as np
 from scipy.special import bdtrc, gammaln, ndtri, stdtrit, xlog1py, xlogy
 
-from tlsbench.analysis.stats import (  # the result type and the (unchanged) constants
-    CI_NONE, CI_REPETITIONS, CI_ROUNDS, CONFIDENCE, MAX_RESAMPLED, MIN_CI_VALUES, MIN_ROUNDS, N_BOOT,
-    N_BOOT_MEAN, N_BOOT_ROUNDS, NAN2, Summary,
-)
+from tlsbench.analysis.stats.stats import CI_NONE, CI_REPETITIONS, CI_ROUNDS, CONFIDENCE, MAX_RESAMPLED, MIN_CI_VALUES, MIN_ROUNDS, N_BOOT, N_BOOT_MEAN, N_BOOT_ROUNDS, NAN2, Summary
 
 _COUNT_WINDOW = 64
 

@@ -2,7 +2,7 @@
 """Decode the frame stream the real agent writes (`run --out FILE`) with the host codec."""
 import subprocess
 
-from tlsbench import spec
+from tlsbench.core import spec
 from tlsbench.run import protocol
 
 S = spec.load()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.store.blobs import RAW, ZSTD, BlobError, decode_records, encode_records
 from tlsbench.store.sqlite import Store
 from test_store import config, experiment, rep

@@ -6,7 +6,7 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import spec
+from tlsbench.core import spec
 from tlsbench.cli import main
 
 S = spec.load()

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from analysis_support import GOLDEN_DB, golden  # noqa: F401
 from fixtures import synth
-from tlsbench.analysis.compare import compare
-from tlsbench.analysis.load import load
+from tlsbench.analysis.questions.compare import compare
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
 
 

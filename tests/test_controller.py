@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import small_plan
-from tlsbench import plan, spec
+from tlsbench import plan
+from tlsbench.core import spec
 from tlsbench.run import controller, schedule
 from tlsbench.cli.run import run_experiment
 from tlsbench.plan.configs import Configuration

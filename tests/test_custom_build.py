@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import spec
-from tlsbench.build import custom as custom_build
+from tlsbench.core import spec
+from tlsbench.builder import custom as custom_build
 from tlsbench.run import agents
 from tlsbench.cli import main
 from tlsbench.store.sqlite import DB_FILE
@@ -143,7 +143,7 @@ def test_fetching_without_root_says_to_use_source():
     """As an unprivileged user with an empty cache: one clear message, nothing touched."""
     with tempfile.TemporaryDirectory() as folder:  # not under pytest's tmp_path: private to root
         Path(folder).chmod(0o777)
-        code = ("from pathlib import Path; from tlsbench.build import custom as c\n"
+        code = ("from pathlib import Path; from tlsbench.builder import custom as c\n"
                 f"try: c.fetch_debian_source(Path({folder!r}) / 'cache')\n"
                 "except c.BuildError as e: print(e)")
         done = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,

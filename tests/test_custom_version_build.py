@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Custom config builds of a cached library version (`python -m tlsbench.build.custom_version
-mbedtls@3.6 --config ...`, tlsbench.build.custom_version): a real build of the shipped TLS
+"""Custom config builds of a cached library version (`python -m tlsbench.builder.custom_version
+mbedtls@3.6 --config ...`, tlsbench.builder.custom_version): a real build of the shipped TLS
 1.3-only config against the library cache's Debian 13 source, its agent's suites, HELLO and
 handshakes, and the refusals that need no build. About 25 s the first time (the cache's
 source is fetched once when missing, as `make agent` does)."""
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tlsbench.run import agents
-from tlsbench.build import custom_version
-from tlsbench.build.shell import BuildError
+from tlsbench.builder import custom_version
+from tlsbench.builder.shell import BuildError
 
 pytestmark = pytest.mark.custom_build
 
@@ -90,7 +90,7 @@ def test_unknown_versions_and_bad_names_are_refused(tmp_path):
 
 
 def test_the_module_entry_gives_one_line_errors(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "tlsbench.build.custom_version", "mbedtls@9.9", "--config",
+    done = subprocess.run([sys.executable, "-m", "tlsbench.builder.custom_version", "mbedtls@9.9", "--config",
                            str(CONFIG)], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and done.stderr.startswith("error: no custom builds of 'mbedtls@9.9'")
     assert "Traceback" not in done.stderr

@@ -141,7 +141,7 @@ def capture(tmp_path_factory, good) -> Path:
     tests/energy_support.py), so that an import gets as far as writing its energies."""
     from energy_support import Model, synthesize, write_generic
 
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
 
     synthetic = synthesize(load(good / DB_FILE, experiments=None), Model(sample_rate_hz=2e5))
     return write_generic(synthetic, tmp_path_factory.mktemp("capture") / "capture.csv")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Derived per-repetition summaries (analysis/derived.py): a report from them gives the
+"""Derived per-repetition summaries (analysis/derive/derived.py): a report from them gives the
 numbers a report from every decoded record gives, bit for bit; they are versioned, rebuilt
 by `tlsbench derive`, and a report never writes them."""
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pytest
 
 from analysis_support import GOLDEN_DB
 from conftest import small_plan
-from tlsbench.analysis import derived, statcache
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive import derived, statcache
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze, representative_rep
 from tlsbench.cli.run import run_experiment
 from tlsbench.store.sqlite import DB_FILE, Store

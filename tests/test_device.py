@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import plan, spec
-from tlsbench.analysis.device import identity
-from tlsbench.analysis.load import load
-from tlsbench.build import firmware
+from tlsbench import plan
+from tlsbench.core import spec
+from tlsbench.analysis.questions.device import identity
+from tlsbench.analysis.derive.load import load
+from tlsbench.builder import firmware
 from tlsbench.cli.run import run_experiment
 from tlsbench.run.device import DeviceError
 from tlsbench.run.exchange import AgentRef

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tlsbench.analysis.energy import EnergyError
-from tlsbench.analysis.energy.align import Pulses, Windows, fit, pulses
-from tlsbench.analysis.energy.capture import Units, detect, read, split_header
-from tlsbench.analysis.energy.measure import integrals
+from tlsbench.analysis.models.energy import EnergyError
+from tlsbench.analysis.models.energy.align import Pulses, Windows, fit, pulses
+from tlsbench.analysis.models.energy.capture import Units, detect, read, split_header
+from tlsbench.analysis.models.energy.measure import integrals
 
 
 def write(tmp_path, text: str, name: str = "c.csv"):

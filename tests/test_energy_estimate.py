@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from analysis_support import TraceBuilder, store_with_trace
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
-from tlsbench.analysis.energy import profiles as P
-from tlsbench.analysis.energy.results import collect
+from tlsbench.analysis.models.energy import profiles as P
+from tlsbench.analysis.models.energy.results import collect
 from tlsbench.report.energy import html_section
 from tlsbench.report.html import build_html
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_support import Model, run_marked, synthesize, write_joulescope
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
 

@@ -16,12 +16,12 @@ from click.testing import CliRunner
 
 from energy_support import (Model, Synthetic, run_marked, synthesize, write_generic, write_joulescope,
                             write_ppk2)
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
-from tlsbench.analysis.energy.measure import repetition_windows
-from tlsbench.analysis.energy.results import collect
+from tlsbench.analysis.models.energy.measure import repetition_windows
+from tlsbench.analysis.models.energy.results import collect
 
 REPS = 4
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"]'

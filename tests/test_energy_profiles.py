@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from tlsbench.cli import main
-from tlsbench.analysis.energy import profiles as P
+from tlsbench.analysis.models.energy import profiles as P
 
 VALID = '''
 name = "board"

@@ -14,7 +14,7 @@ import tomli_w
 from tlsbench import plan
 from tlsbench.cli.run import run_experiment
 from tlsbench.run import agents
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.report.html import build_html
 from tlsbench.store.sqlite import DB_FILE, Store

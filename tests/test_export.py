@@ -70,7 +70,7 @@ def test_checker_rejects_bad_nesting():
 
 def test_perfetto_of_an_unbalanced_trace_is_still_balanced(tmp_path):
     from analysis_support import TraceBuilder, store_with_trace
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
     from tlsbench.analysis.pipeline import analyze
 
     b = TraceBuilder()

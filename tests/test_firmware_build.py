@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The firmware builder (tlsbench.build.firmware, docs/porting.md) and the cross-built library
-cache under it (tlsbench.build.cross): cache keys follow config and toolchain, an archive built
+"""The firmware builder (tlsbench.builder.firmware, docs/porting.md) and the cross-built library
+cache under it (tlsbench.builder.cross): cache keys follow config and toolchain, an archive built
 for another CPU or float ABI is refused, the warm cache answers without building, image sizes
 are read from the ELF, bad input is one line. The images themselves run in ctest
 (agent/tests/device_smoke.py), built by `make firmware`."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench.build import cross, firmware
-from tlsbench.build.shell import BuildError
+from tlsbench.builder import cross, firmware
+from tlsbench.builder.shell import BuildError
 
 TC = cross.CORTEX_M4
 needs_toolchain = pytest.mark.skipif(shutil.which(TC.compiler) is None,

@@ -28,7 +28,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from tlsbench.build import firmware
+from tlsbench.builder import firmware
 from tlsbench.cli import COMMANDS, INTERRUPTED, main
 
 TRACEBACK = "Traceback (most recent call last)"

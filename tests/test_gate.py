@@ -33,12 +33,13 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import small_plan
-from tlsbench import plan, spec
-from tlsbench.analysis.compare import CompareRow, Comparison, Shift, judge, run_shift, worse_beyond
-from tlsbench.analysis.load import load
-from tlsbench.analysis.stats import Ratio
-from tlsbench.build import custom as custom_build
-from tlsbench.build import firmware
+from tlsbench import plan
+from tlsbench.core import spec
+from tlsbench.analysis.questions.compare import CompareRow, Comparison, Shift, judge, run_shift, worse_beyond
+from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.stats.stats import Ratio
+from tlsbench.builder import custom as custom_build
+from tlsbench.builder import firmware
 from tlsbench.cli import main
 from tlsbench.cli.report import GATE_EXIT
 from tlsbench.cli.run import run_experiment

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from fixtures import synth
-from tlsbench.analysis.exclusions import DESCHEDULED
-from tlsbench.analysis.load import load
+from tlsbench.analysis.stats.exclusions import DESCHEDULED
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.export.csv import CsvExporter
 from tlsbench.export.json import JsonExporter
@@ -136,7 +136,7 @@ def _speed_factors_one_batch_at_a_time(config, rounds, order, values):
 def test_speed_factors_are_the_batches_medians_found_in_one_sort():
     """One sort for every batch's median (the per-batch loop took minutes on a long run):
     the same factors to the last bit, in the same order."""
-    from tlsbench.analysis.drift import speed_factors
+    from tlsbench.analysis.stats.drift import speed_factors
 
     g = np.random.default_rng(3)
     n = 5000

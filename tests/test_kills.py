@@ -26,7 +26,7 @@ from typing import Callable
 import pyarrow.parquet as pq
 import pytest
 
-from tlsbench.processes import alive
+from tlsbench.core.processes import alive
 from tlsbench.run.link import Namespaces, link_binary, owned_name
 from tlsbench.store.lock import writer
 from tlsbench.store.sqlite import DB_FILE
@@ -203,7 +203,7 @@ def test_run_killed_as_it_starts_and_mid_sweep_completes_each_repetition_once(tm
 @pytest.mark.parametrize("argv", [["derive", "{folder}", "--rebuild"], ["report", "{folder}"],
                                   ["export", "{folder}", "--out", "{folder}/statistics.csv"]])
 def test_killed_while_its_workers_work(tmp_path, experiment, argv):
-    """derive, report and export fork workers (analysis/parallel.py): killed while they work,
+    """derive, report and export fork workers (analysis/derive/parallel.py): killed while they work,
     none outlives the command or prints a BrokenPipeError into its terminal."""
     folder = copy_of(experiment, tmp_path)
     args = [a.format(folder=folder) for a in argv]
@@ -236,7 +236,7 @@ def capture(experiment, tmp_path_factory) -> Path:
     """A current capture that aligns with the experiment (tests/energy_support.py's model)."""
     from energy_support import Model, synthesize, write_generic
 
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
 
     synthetic = synthesize(load(experiment / DB_FILE, experiments=None), Model(sample_rate_hz=2e5))
     return write_generic(synthetic, tmp_path_factory.mktemp("capture") / "capture.csv")

@@ -1,42 +1,43 @@
 # SPDX-License-Identifier: Apache-2.0
 """The stages of the host tool import only their own stage and earlier ones (docs/host.md):
 
-    foundation < plan < run < store < analysis < report | export < cli;   build < cli;   export < api
+    core < plan < run < store < analysis < report | export < cli;   builder < cli;   export < api
 
 report and export are siblings: both read analysis results and share nothing else. api.py
 (the Python API, `tlsbench.open`) is a stage of its own beside cli; the package root's
-`tlsbench.open` hands over to it (lazily), the one import of a later stage it makes. A short
-walk over every module's syntax tree (late imports inside functions included); no tool to
-install, and the rule it checks is this table."""
+`tlsbench.open` hands over to it (lazily), the one import of a later stage it makes. Inside
+a stage, modules import each other without a circle. A short walk over every module's syntax
+tree (late imports inside functions included); no tool to install, and the rule it checks is
+this table."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tlsbench"
-FOUNDATION = "foundation"  # the top-level modules: spec, files, validation, errors, __init__
+CORE = "core"  # errors, files, validation, the spec reader: what every stage stands on
 ALLOWED = {
-    FOUNDATION: {FOUNDATION},
-    "build": {FOUNDATION, "build"},
-    "plan": {FOUNDATION, "plan"},
-    "run": {FOUNDATION, "plan", "run"},
-    "store": {FOUNDATION, "plan", "run", "store"},
-    "analysis": {FOUNDATION, "plan", "run", "store", "analysis"},
-    "report": {FOUNDATION, "plan", "run", "store", "analysis", "report"},
-    "export": {FOUNDATION, "plan", "run", "store", "analysis", "export"},
-    "cli": {FOUNDATION, "plan", "run", "store", "analysis", "report", "export", "build", "cli"},
-    "api": {FOUNDATION, "plan", "run", "store", "analysis", "export", "api"},
+    CORE: {CORE},
+    "builder": {CORE, "builder"},
+    "plan": {CORE, "plan"},
+    "run": {CORE, "plan", "run"},
+    "store": {CORE, "plan", "run", "store"},
+    "analysis": {CORE, "plan", "run", "store", "analysis"},
+    "report": {CORE, "plan", "run", "store", "analysis", "report"},
+    "export": {CORE, "plan", "run", "store", "analysis", "export"},
+    "cli": {CORE, "plan", "run", "store", "analysis", "report", "export", "builder", "cli"},
+    "api": {CORE, "plan", "run", "store", "analysis", "export", "api"},
 }
-TOP_LEVEL_STAGES = {"tlsbench.api": "api"}  # top-level modules that are a stage, not foundation
+ROOT_STAGE = {"tlsbench": CORE, "tlsbench.api": "api"}  # the package root, and the api beside cli
 FACADE = ("tlsbench", "api")  # the package root may hand tlsbench.open over to the api stage
 
 
 def stage(module: str) -> str:
-    """tlsbench.run.pair -> run; tlsbench.spec (a top-level module) -> foundation."""
+    """tlsbench.run.pair -> run; tlsbench.core.spec -> core; tlsbench.api -> api."""
     parts = module.split(".")
-    if ".".join(parts[:2]) in TOP_LEVEL_STAGES:
-        return TOP_LEVEL_STAGES[".".join(parts[:2])]
-    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else FOUNDATION
+    if ".".join(parts[:2]) in ROOT_STAGE:
+        return ROOT_STAGE[".".join(parts[:2])]
+    return parts[1] if parts[1] in ALLOWED else CORE
 
 
 def module_name(path: Path) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import plan, spec
+from tlsbench import plan
+from tlsbench.core import spec
 from tlsbench.run import agents, controller
 from tlsbench.cli.run import run_experiment
 from tlsbench.plan.suites import resolve as resolve_suites
@@ -230,7 +231,7 @@ def test_resume_across_two_libraries(tmp_path, agent_dir):
 # ---------------------------------------------------------------------- analysis and report
 @pytest.fixture(scope="module")
 def two_library_analysis(two_library_run):
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
     from tlsbench.analysis.pipeline import analyze
 
     return analyze(load(two_library_run / "tlsbench.db"))
@@ -304,7 +305,7 @@ def test_report_cli_winners_option(two_library_run, tmp_path):
 
 def test_one_library_report_has_no_library_sections():
     from analysis_support import GOLDEN_DB
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
     from tlsbench.analysis.pipeline import analyze
     from tlsbench.report.html import build_html
 

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from tlsbench.run import agents
-from tlsbench.build import libraries
-from tlsbench.build.shell import BuildError
+from tlsbench.builder import libraries
+from tlsbench.builder.shell import BuildError
 from tlsbench.cli import main
 
 pytestmark = pytest.mark.library_build

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What `make agent` runs before configuring the agents (tlsbench.build.prefixes): the CMake
+"""What `make agent` runs before configuring the agents (tlsbench.builder.prefixes): the CMake
 options of the cached library versions, and a version that cannot be fetched left out with
 its one error while the others keep their prefixes. The fetch failure is real: apt is pointed
 at a mirror that refuses connections, in an empty cache."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench.build import libraries, prefixes
-from tlsbench.build.shell import BuildError
+from tlsbench.builder import libraries, prefixes
+from tlsbench.builder.shell import BuildError
 
 
 def test_every_known_version_has_a_cmake_variable():
@@ -53,10 +53,10 @@ def test_a_cached_version_is_found_without_network(tmp_path):
 
 
 def test_the_module_entry_prints_options_and_errors_apart():
-    done = subprocess.run([sys.executable, "-m", "tlsbench.build.prefixes", "none"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "tlsbench.builder.prefixes", "none"], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0 and done.stdout.split() == prefixes.Prefixes(
         dict.fromkeys(prefixes.CMAKE_VARIABLES), ()).cmake_options()
-    bad = subprocess.run([sys.executable, "-m", "tlsbench.build.prefixes", "wolfssl@1.0"], capture_output=True,
+    bad = subprocess.run([sys.executable, "-m", "tlsbench.builder.prefixes", "wolfssl@1.0"], capture_output=True,
                          text=True, check=False)
     assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.startswith("error: unknown library version")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from analysis_support import TraceBuilder, golden, store_with_trace, synth_analysis, synth_db  # noqa: F401
-from tlsbench.analysis.load import load
-from tlsbench.analysis.measures import METRIC, measures, slice_costs
+from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.derive.measures import METRIC, measures, slice_costs
 from tlsbench.analysis.vocab import vocab
 
 E, C = 10.0, 5.0  # empty span, per-event cost

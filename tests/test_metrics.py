@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import spec as specmod
-from tlsbench.analysis.load import load
-from tlsbench.analysis.metrics import analyze_metrics
+from tlsbench.core import spec as specmod
+from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.questions.metrics import analyze_metrics
 from tlsbench.run import agents
 
 LIBRARIES = ("mbedtls", "openssl", "wolfssl")
@@ -121,7 +121,7 @@ def test_every_metric_is_declared_once_with_labels_that_exist() -> None:
 
 def test_a_plan_chooses_metrics_and_time_stays() -> None:
     from tlsbench import plan
-    from tlsbench.errors import UserError
+    from tlsbench.core.errors import UserError
     chosen = plan.parse('name = "m"\nrepetitions = 3\nmetrics = ["stack", "instructions"]\n', "m.toml").plan
     assert chosen.metrics == ["time", "stack", "instructions"] and chosen.metric_repetitions == 20
     plain = plan.parse('name = "m"\nrepetitions = 3\n', "m.toml").plan

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 from conftest import small_plan
-from tlsbench import plan, spec
+from tlsbench import plan
+from tlsbench.core import spec
 from tlsbench.run import protocol
-from tlsbench.analysis import load, measures
-from tlsbench.analysis.network import network_results
+from tlsbench.analysis.derive import load, measures
+from tlsbench.analysis.questions.network import network_results
 from tlsbench.cli.run import run_experiment
 from tlsbench.run.link import PACKET, Window, attribute
 from tlsbench.run.placement import choose

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a user names as an output is written by what it is, and never replaced unless it is a
-regular file (src/tlsbench/files.py, docs/report.md "Where outputs go"), through the real
+regular file (src/tlsbench/core/files.py, docs/report.md "Where outputs go"), through the real
 command line: a new name, a regular file (its owner and mode kept), a symbolic link (written
 through), a dangling link, character devices made like /dev/null and /dev/full, a FIFO (its
 reader gets every byte; a reader that leaves is one line), a folder, a block device, a socket,

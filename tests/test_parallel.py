@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""analysis/parallel.py: forked workers give what one process gives, in item order."""
+"""analysis/derive/parallel.py: forked workers give what one process gives, in item order."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tlsbench.analysis.parallel import map_ordered
+from tlsbench.analysis.derive.parallel import map_ordered
 
 
 def _answer(shared: dict, item: int) -> tuple[int, int]:

@@ -2,7 +2,8 @@
 """Plan validation: a good plan, then one test per kind of mistake; suite selection."""
 import pytest
 
-from tlsbench import plan, spec
+from tlsbench import plan
+from tlsbench.core import spec
 
 GOOD = '''
 name = "ecdhe-sweep"

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tlsbench.store.blobs import decode_records
-from tlsbench import spec
+from tlsbench.core import spec
 from tlsbench.run import agents
 from tlsbench.cli import main
 from tlsbench.store.sqlite import Store
@@ -146,7 +146,7 @@ GROUP_KINDS = {"x25519": "classical", "X25519MLKEM768": "hybrid", "MLKEM768": "p
 def analysis(run_folder):
     """Every stored repetition counted (flagged and descheduled too): with 4 per cell, a busy
     machine could otherwise leave a cell without statistics."""
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
     from tlsbench.analysis.pipeline import analyze
 
     return analyze(load(run_folder / "tlsbench.db"), include_flagged=True)

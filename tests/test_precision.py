@@ -11,13 +11,13 @@ from scipy import stats
 
 from analysis_support import GOLDEN_DB
 from conftest import small_plan
-from tlsbench.analysis import precision
-from tlsbench.analysis.load import load
+from tlsbench.analysis.stats import precision
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli.run import run_experiment
 from tlsbench.store.sqlite import DB_FILE
-from tlsbench.analysis.measures import METRIC, measures
-from tlsbench.analysis.samples import split_samples
+from tlsbench.analysis.derive.measures import METRIC, measures
+from tlsbench.analysis.derive.samples import split_samples
 
 
 def round_bootstrap_half_width_pct(x: np.ndarray, rounds: np.ndarray, seed: int, resamples: int = 4000) -> float:
@@ -121,7 +121,7 @@ def test_a_spent_time_budget_stops_the_precision_rounds_and_says_how_precise(tmp
     the run says where it stopped and which configurations are still above the target."""
     from rich.console import Console
 
-    from tlsbench.analysis.coverage import read_coverage
+    from tlsbench.analysis.questions.coverage import read_coverage
     from tlsbench.cli.views import print_summary
 
     loaded = budget_plan(0.001)

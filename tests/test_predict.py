@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tlsbench.analysis.energy.profiles import operating_point, parse
-from tlsbench.analysis.predict import PredictError
-from tlsbench.analysis.predict.links import Direction, Link, parse_link, presets, presets_file
-from tlsbench.analysis.predict.model import energies, rank, run_draws, summarize_outcomes, Options
-from tlsbench.analysis.predict.script import CPU, NEED, SEND, PeerScript, Script
-from tlsbench.analysis.predict.sim import Stack, simulate
-from tlsbench.analysis.predict.sweep import find_crossovers
+from tlsbench.analysis.models.energy.profiles import operating_point, parse
+from tlsbench.analysis.models.predict import PredictError
+from tlsbench.analysis.models.predict.links import Direction, Link, parse_link, presets, presets_file
+from tlsbench.analysis.models.predict.model import energies, rank, run_draws, summarize_outcomes, Options
+from tlsbench.analysis.models.predict.script import CPU, NEED, SEND, PeerScript, Script
+from tlsbench.analysis.models.predict.sim import Stack, simulate
+from tlsbench.analysis.models.predict.sweep import find_crossovers
 
 ROOT = Path(__file__).resolve().parents[1]
 MS = 1e6

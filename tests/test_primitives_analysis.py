@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from fixtures import synth_experiments as se
-from tlsbench import spec
+from tlsbench.core import spec
 from tlsbench.run import protocol
-from tlsbench.analysis.load import load
-from tlsbench.analysis.primitives import analyze_store, merged_order
+from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.questions.primitives import analyze_store, merged_order
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.export import exporter
 from tlsbench.report.html import build_html

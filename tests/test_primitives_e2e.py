@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench import plan, spec
+from tlsbench import plan
+from tlsbench.core import spec
 from tlsbench.cli.run import run_experiment
 from tlsbench.run import agents, controller
 from tlsbench.run.session import start
-from tlsbench.analysis.load import load
-from tlsbench.analysis.primitives import analyze_store
+from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.questions.primitives import analyze_store
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
 from tlsbench.store.sqlite import DB_FILE, Store

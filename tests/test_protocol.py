@@ -9,7 +9,7 @@ import zlib
 import pytest
 from hypothesis import given, strategies as st
 
-from tlsbench import spec
+from tlsbench.core import spec
 from tlsbench.run import protocol
 
 S = spec.load()

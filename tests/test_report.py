@@ -124,7 +124,7 @@ def test_cli_report_writes_the_file(tmp_path):
 @pytest.fixture(scope="module")
 def missed_target(golden):  # noqa: F811
     """The golden experiment as if its plan asked for ±0.5%: every configuration misses it."""
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
     from tlsbench.analysis.pipeline import analyze
 
     ds = load(GOLDEN_DB)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The scheduler's view (plan metrics "sched", run/sched.py) and the plan's `cpus`: real runs
+"""The scheduler's view (plan metrics "sched", run/tracefs.py) and the plan's `cpus`: real runs
 of the mbed TLS agent, traced through tracefs when this is root with tracefs mounted, and
 the one warning when tracefs is not there (TLSBENCH_TRACEFS pointed at an empty folder)."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from conftest import small_plan
 from tlsbench.cli import main
 from tlsbench.cli.run import run_experiment
 from tlsbench.plan.model import PlanError
-from tlsbench.run import sched
+from tlsbench.run import tracefs as sched
 from tlsbench.run.controller import QuietObserver
 from tlsbench.run.placement import PlacementError
 

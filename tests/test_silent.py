@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench.analysis.load import load
+from tlsbench.analysis.derive.load import load
 from tlsbench.run import agents
 from tlsbench.run.placement import choose
 from tlsbench.store.sqlite import DB_FILE
@@ -185,7 +185,7 @@ def test_a_configuration_its_agent_refuses_is_named(tmp_path):
 def test_descheduled_repetitions_are_counted_everywhere(tmp_path, agent_path):
     """Busy processes above the agents' priority on their CPUs: the repetitions they
     interrupted are excluded as descheduled, and the run, status and the report count them
-    (the rule itself is analysis/exclusions.py's, unchanged)."""
+    (the rule itself is analysis/stats/exclusions.py's, unchanged)."""
     cpus = choose(True).agent_cpus
 
     def hog() -> None:  # its own scheduling group, above the agents' (run/placement.py)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from analysis_support import TraceBuilder, golden, golden_csv  # noqa: F401
 from fixtures import synth
-from tlsbench.analysis import slices as S
+from tlsbench.analysis.derive import slices as S
 from tlsbench.analysis.vocab import vocab
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench import spec
+from tlsbench.core import spec
 
 
 def test_labels_and_enums_come_from_the_files():

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tlsbench.analysis import stats as S
+from tlsbench.analysis.stats import stats as S
 
 samples = st.lists(st.floats(1, 1e7, allow_nan=False), min_size=1, max_size=200)
 

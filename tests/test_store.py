@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from tlsbench import spec
+from tlsbench.core import spec
 from tlsbench.store import sqlite as store_mod
 from tlsbench.store.sqlite import ConfigRow, Experiment, PlanMismatch, RepetitionRow, Store, StoreError
 

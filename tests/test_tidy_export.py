@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from analysis_support import GOLDEN_DB, golden  # noqa: F401
 from conftest import small_plan
 from fixtures import synth_experiments
-from tlsbench.analysis.load import load
-from tlsbench.analysis.measures import METRIC, measures
+from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
@@ -193,7 +193,7 @@ def test_a_devices_footprint_is_exported_per_peer_and_value(golden):  # noqa: F8
     import copy
     import dataclasses
 
-    from tlsbench.analysis.device import Bytes, DeviceResults, Footprint, FootprintRow
+    from tlsbench.analysis.questions.device import Bytes, DeviceResults, Footprint, FootprintRow
     from tlsbench.analysis.units import Unit
 
     cid = min(golden.ds.configs)

@@ -33,7 +33,7 @@ def test_equal_candidates_are_not_significant_and_say_how_many_reps(synth_analys
     w = _by_title(synth_analysis)["Handshake as initiator (client processing)"]
     ecdsa = [p for p in w.places if "ECDSA" in synth_analysis.ds.configs[p.config_id].suite_name]
     assert len(ecdsa) == 2
-    from tlsbench.analysis.winners import rank
+    from tlsbench.analysis.questions.winners import rank
 
     r = rank(synth_analysis.samples.answers, w.question, synth_analysis.results.config_labels, seed=1,
              among={p.config_id for p in ecdsa})
@@ -68,8 +68,8 @@ def test_answers_hold_only_the_values_a_report_can_show():
     # `keep` of all and of each group: the winners are those of every value held.
     import numpy as np
 
-    from tlsbench.analysis.questions import QUESTIONS, Answers
-    from tlsbench.analysis.winners import RUNNERS_UP, rank
+    from tlsbench.analysis.questions.answers import QUESTIONS, Answers
+    from tlsbench.analysis.questions.winners import RUNNERS_UP, rank
 
     rng = np.random.default_rng(3)
     q, one_library = QUESTIONS[2], frozenset(range(0, 30, 3))

@@ -6,7 +6,7 @@
     genspec.py docs PROTOCOL.toml DOC.md [--check]        -> rewrites DOC.md's generated tables
 
 Stdlib only (tomllib), so building the agent needs no Python packages. The host tool reads
-the same files (tlsbench.spec); the CRC-32s baked in here let it refuse an agent built from
+the same files (tlsbench.core.spec); the CRC-32s baked in here let it refuse an agent built from
 other specs. spec_gen.h: enumerations, label and name tables, layout sizes and offsets, group
 families. layout_gen.h: pack/unpack of the layouts the agent has C structs for (protocol.c
 includes it), and compile-time checks that those structs hold every field at its size.

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .analysis.results import Analysis
+    from tlsbench.analysis.results import Analysis
 
 
 def _store(path: str | Path) -> Path:
     """An experiment folder's store, a store file as it is, or an experiment name under the
     default plan's output folder (as the command line resolves them)."""
-    from .plan.model import load as load_plan
-    from .store.progress import find_experiment
-    from .store.sqlite import DB_FILE
+    from tlsbench.plan.model import load as load_plan
+    from tlsbench.store.progress import find_experiment
+    from tlsbench.store.sqlite import DB_FILE
 
     given = Path(path)
     return given if given.is_file() else find_experiment(given, load_plan().plan.output) / DB_FILE
@@ -39,7 +39,7 @@ class Experiment:
     """One experiment's results (`tlsbench.open`)."""
 
     def __init__(self, path: str | Path, include_flagged: bool = False, profile: str | None = None):
-        from .analysis.load import reading
+        from tlsbench.analysis.derive.load import reading
 
         self.path = _store(path)
         self.include_flagged = include_flagged  # statistics: keep failed and flagged repetitions
@@ -54,8 +54,8 @@ class Experiment:
     @cached_property
     def configurations(self) -> "pd.DataFrame":
         """One row per configuration (every kind), indexed by nothing: `config_id` is a column."""
-        from .analysis.load import load
-        from .export.tidy import config_table
+        from tlsbench.analysis.derive.load import load
+        from tlsbench.export.tidy import config_table
 
         table, _ = config_table(load(self.path, rep_ids=[], kind="all"))
         return table.to_pandas().astype({c: str for c in table.column_names
@@ -64,7 +64,7 @@ class Experiment:
     @cached_property
     def repetitions(self) -> "pd.DataFrame":
         """One row per repetition; names are categoricals (memory), times in `counter_unit`."""
-        from .export.tidy import read_table
+        from tlsbench.export.tidy import read_table
 
         return read_table(self.path, "repetition").to_pandas()
 
@@ -72,15 +72,15 @@ class Experiment:
     def slices(self) -> "pd.DataFrame":
         """One row per slice (large: ~100 per repetition; `tlsbench export --level slice
         --format parquet` and pandas.read_parquet(columns=...) read a part of it)."""
-        from .export.tidy import read_table
+        from tlsbench.export.tidy import read_table
 
         return read_table(self.path, "slice").to_pandas()
 
     @cached_property
     def analysis(self) -> "Analysis":
         """The report's analysis (analysis/pipeline.py), for what the tables do not hold."""
-        from .analysis.load import load
-        from .analysis.pipeline import analyze
+        from tlsbench.analysis.derive.load import load
+        from tlsbench.analysis.pipeline import analyze
 
         return analyze(load(self.path), include_flagged=self.include_flagged)
 
@@ -89,7 +89,7 @@ class Experiment:
         """The statistics CSV's rows (measures, experiment groups, network, energy, footprint)."""
         import pandas as pd
 
-        from .export.csv import COLUMNS, all_rows
+        from tlsbench.export.csv import COLUMNS, all_rows
 
         frame = pd.DataFrame(all_rows(self.analysis, self.profile), columns=list(COLUMNS))
         numeric = [c for c in STATISTICS_NUMERIC if c in frame.columns]
@@ -102,8 +102,8 @@ class Experiment:
         experiment is A, `other` B; or two configuration ids of this one."""
         import pandas as pd
 
-        from .analysis.compare import compare
-        from .export.compare import COLUMNS, rows
+        from tlsbench.analysis.questions.compare import compare
+        from tlsbench.export.compare import COLUMNS, rows
 
         b = other.analysis if other is not None else self.analysis
         c = compare(self.analysis, b, self.analysis.results.context.seed, noise_floor, config_a, config_b)

@@ -8,18 +8,19 @@ import json
 
 import numpy as np
 
-from . import groups, libraries, primitives, statcache, winners
-from .postquantum import kex_tables
-from .device import device_results
-from .drift import RoundShift, round_shift
-from .exclusions import exclusions, load_warning
-from .load import Dataset, ok_status
-from .measures import METRIC, NO_LABEL, MeasureTable
-from .results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
-from .questions import SHOWN, Answers
-from .samples import Measured, config_labels, summarize_dataset
-from .stats import round_medians
-from .vocab import vocab
+from tlsbench.analysis.questions import groups, libraries, primitives, winners
+from tlsbench.analysis.derive import statcache
+from tlsbench.analysis.questions.postquantum import kex_tables
+from tlsbench.analysis.questions.device import device_results
+from tlsbench.analysis.stats.drift import RoundShift, round_shift
+from tlsbench.analysis.stats.exclusions import exclusions, load_warning
+from tlsbench.analysis.derive.load import Dataset, ok_status
+from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, MeasureTable
+from tlsbench.analysis.results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
+from tlsbench.analysis.questions.answers import SHOWN, Answers
+from tlsbench.analysis.derive.samples import Measured, config_labels, summarize_dataset
+from tlsbench.analysis.stats.stats import round_medians
+from tlsbench.analysis.vocab import vocab
 
 
 def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False) -> Analysis:
@@ -84,7 +85,7 @@ def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
 
 
 def handshake_shift(ds: Dataset, table: MeasureTable, include_flagged: bool) -> RoundShift | None:
-    """Round-level shifts in the handshake configurations (analysis/drift.py), judged on each
+    """Round-level shifts in the handshake configurations (analysis/stats/drift.py), judged on each
     repetition's client handshake processing."""
     sel = (table.metric == METRIC["handshake_processing"]) & (table.peer == vocab().peers["client"])
     pos = ds.rep_index(table.rep[sel])

@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compare import Comparison
-from .device import DeviceResults
-from .drift import RoundShift
-from .exclusions import Exclusions
-from .groups import GroupTable
-from .libraries import Libraries
-from .postquantum import KexTable
-from .load import Config
-from .primitives import Primitives
-from .samples import Measured, Row
-from .winners import Winner
+from tlsbench.analysis.questions.compare import Comparison
+from tlsbench.analysis.questions.device import DeviceResults
+from tlsbench.analysis.stats.drift import RoundShift
+from tlsbench.analysis.stats.exclusions import Exclusions
+from tlsbench.analysis.questions.groups import GroupTable
+from tlsbench.analysis.questions.libraries import Libraries
+from tlsbench.analysis.questions.postquantum import KexTable
+from tlsbench.analysis.derive.load import Config
+from tlsbench.analysis.questions.primitives import Primitives
+from tlsbench.analysis.derive.samples import Measured, Row
+from tlsbench.analysis.questions.winners import Winner
 
 @dataclass(frozen=True)
 class Context:
@@ -87,10 +87,10 @@ class Results:
     comparison: Comparison | None = None
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
-    device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/device.py)
+    device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/questions/device.py)
     postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
     exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why
-    round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/drift.py)
+    round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/stats/drift.py)
     notes: list[str] = field(default_factory=list)  # the warnings about the run as a whole (not per configuration)
     precision: PrecisionCheck | None = None  # the plan's precision target and who missed it
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .primitives import Cell, GroupResult, Primitives
-from .stats import Ratio, Summary
+from tlsbench.analysis.questions.primitives import Cell, GroupResult, Primitives
+from tlsbench.analysis.stats.stats import Ratio, Summary
 
 # Columns of the per-configuration table (the report's and the Markdown export's):
 # (heading, metric, peer, scale, unit); peer "any" takes the first peer that has the measure.

@@ -5,7 +5,7 @@ device it is what the port counts, "instructions (QEMU icount)" under QEMU or "c
 on a board: a count, never called a time (time on a part = count × CPI / f, docs/energy.md).
 
 One unit per analysed dataset: load() keeps a device's configurations and the host's apart
-(the host's ride along as a companion for the device-vs-host comparison, analysis/device.py).
+(the host's ride along as a companion for the device-vs-host comparison, analysis/questions/device.py).
 The numbers are scaled alike (÷10⁶ for handshakes, ÷10³ for records); only their labels
 differ, so every table and figure asks its Unit for the label."""
 from __future__ import annotations

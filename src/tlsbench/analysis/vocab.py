@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The spec vocabulary analysis needs (labels, categories, kinds, peers, status, flags).
 
-The one place analysis/report/export take names from the spec (via tlsbench.spec), so no
+The one place analysis/report/export take names from the spec (via tlsbench.core.spec), so no
 label or category name is written twice. Lookups are numpy arrays indexed by label id,
 which keeps per-event classification vectorised.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import spec
+from tlsbench.core import spec
 
 _N_IDS = 1 << 16  # label ids are u16 on the wire
 
@@ -69,8 +69,8 @@ ROLE_CATEGORIES = {
 ROLE_LABELS = {
     "send": "SEND", "recv": "RECV", "record_write": "RECORD_WRITE",
     "record_read": "RECORD_READ", "handshake": "HANDSHAKE", "repetition": "REPETITION",
-    "measured_block": "MEASURED_BLOCK", "user_group": "USER_GROUP",  # experiments (analysis/primitives.py)
-    "runqueue_wait": "RUNQUEUE_WAIT",  # descheduling (analysis/load.py)
+    "measured_block": "MEASURED_BLOCK", "user_group": "USER_GROUP",  # experiments (analysis/questions/primitives.py)
+    "runqueue_wait": "RUNQUEUE_WAIT",  # descheduling (analysis/derive/load.py)
 }
 # Crypto labels by what they serve in a handshake: the key exchange (classical, KEM or both)
 # and authentication by signatures. Per peer and repetition the outermost operations of each
@@ -88,7 +88,7 @@ VALUE_MEANING = {"io": "bytes", "record": "bytes", "step": "ret", "crypto": "ret
 
 @functools.cache
 def vocab() -> Vocab:
-    """The spec vocabulary (built once per process from tlsbench.spec, the host's typed
+    """The spec vocabulary (built once per process from tlsbench.core.spec, the host's typed
     reader of the same files), with numpy lookups added."""
     sp = spec.load()
     cats = tuple(sp.categories)

@@ -19,9 +19,10 @@ from typing import NoReturn
 import click
 from rich.console import Console
 
-from tlsbench import __version__, files
+from tlsbench import __version__
+from tlsbench.core import files
 from tlsbench.cli.options import fail
-from tlsbench.errors import UserError
+from tlsbench.core.errors import UserError
 
 err_console = Console(stderr=True)
 # click's own ways out (usage errors, --help, exit codes): click reports them itself.

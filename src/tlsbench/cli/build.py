@@ -16,8 +16,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from tlsbench.build import custom, custom_version, firmware, libraries
-from tlsbench.build.shell import BuildError
+from tlsbench.builder import custom, custom_version, firmware, libraries
+from tlsbench.builder.shell import BuildError
 
 console = Console()
 err_console = Console(stderr=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from tlsbench.cli.options import agent_dir_option
-from tlsbench.files import remove_stale
+from tlsbench.core.files import remove_stale
 from tlsbench.run.link import remove_orphans
 from tlsbench.store.lock import writer
 

@@ -9,10 +9,10 @@ import shlex
 from pathlib import Path
 from typing import Callable
 
-from tlsbench import inputs
-from tlsbench.build import firmware
-from tlsbench.build.shell import BuildError
-from tlsbench.errors import UserError
+from tlsbench.core import inputs
+from tlsbench.builder import firmware
+from tlsbench.builder.shell import BuildError
+from tlsbench.core.errors import UserError
 from tlsbench.plan.device import DevicePlan
 from tlsbench.run.device import COUNTING, MEMORY, TARGETS, DeviceSetup, FirmwareImage
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import click
 
-from tlsbench.analysis.energy import EnergyError
-from tlsbench.analysis.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
+from tlsbench.analysis.models.energy import EnergyError
+from tlsbench.analysis.models.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
 from tlsbench.cli.options import EXPERIMENT_HELP, analyze_experiment, flagged_option, output_option, store_path
 
 TABLE_FORMATS = ("table", "csv", "json")
@@ -68,7 +68,7 @@ def profiles_command(as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from tlsbench.analysis.energy.profiles import builtins, operating_point
+    from tlsbench.analysis.models.energy.profiles import builtins, operating_point
 
     points = [operating_point(p, f) for p in builtins() for f in p.frequencies]
     if as_json:
@@ -98,8 +98,8 @@ def profiles_command(as_json: bool) -> None:
 def estimate_command(experiment: str, profile: str, fmt: str, steps: bool, include_flagged: bool,
                      output: str | None) -> None:
     """Estimated energy per handshake, record and step: the profile's power × the measured times."""
-    from tlsbench.analysis.energy.profiles import resolve
-    from tlsbench.analysis.energy.results import collect
+    from tlsbench.analysis.models.energy.profiles import resolve
+    from tlsbench.analysis.models.energy.results import collect
 
     op = resolve(profile)  # a wrong profile fails before the experiment is analysed
     analysis = analyze_experiment(experiment, output, include_flagged)
@@ -114,7 +114,7 @@ def estimate_command(experiment: str, profile: str, fmt: str, steps: bool, inclu
 @output_option
 def show_command(experiment: str, fmt: str, steps: bool, include_flagged: bool, output: str | None) -> None:
     """The stored capture (alignment, baseline) and the measured energies."""
-    from tlsbench.analysis.energy.results import collect
+    from tlsbench.analysis.models.energy.results import collect
 
     analysis = analyze_experiment(experiment, output, include_flagged)
     res = collect(analysis)
@@ -147,9 +147,9 @@ def import_command(capture: Path, experiment: str, fmt: str, marker: str | None,
                    baseline_ma: float | None, time_unit: str | None, current_unit: str | None,
                    voltage_unit: str | None, max_residual_us: float | None, replace: bool, output: str | None) -> None:
     """Align a current capture to an experiment by its marker pulses and store each step's energy."""
-    from tlsbench.analysis.energy import capture as cap
-    from tlsbench.analysis.energy import measure, stored
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.models.energy import capture as cap
+    from tlsbench.analysis.models.energy import measure, stored
+    from tlsbench.analysis.derive.load import load
     from tlsbench.store.lock import AGAIN, writer_lock
     from tlsbench.store.sqlite import Store
 

@@ -60,7 +60,7 @@ def store_path(experiment: str, output: str | None) -> Path:
 
 def load_experiment(experiment: str, output: str | None):  # -> Dataset
     """An experiment loaded (one visit to its store); numpy and scipy load here."""
-    from tlsbench.analysis.load import load
+    from tlsbench.analysis.derive.load import load
 
     ds = load(store_path(experiment, output))
     if ds.derived_now >= DERIVE_HINT_REPS:

@@ -22,8 +22,8 @@ def _range(text: str | None) -> tuple[float | None, float | None]:
     lo, sep, hi = text.partition(":")
     if not sep:
         raise click.BadParameter(f"{text!r}: write FROM:TO (e.g. 1k:10M; suffixes k, M, G)", param_hint="--range")
-    from tlsbench.analysis.predict import PredictError
-    from tlsbench.analysis.predict.links import parse_number
+    from tlsbench.analysis.models.predict import PredictError
+    from tlsbench.analysis.models.predict.links import parse_number
 
     try:
         return (parse_number("--range", lo) if lo else None), (parse_number("--range", hi) if hi else None)
@@ -34,8 +34,8 @@ def _range(text: str | None) -> tuple[float | None, float | None]:
 def options_from(profile: str | None, device: str | None, nagle: bool | None, mtu: int | None,
                  dtls_min: float | None, dtls_max: float | None, draws: int, seed: int | None,
                  device_scale: float | None, waiting: str, default_seed: int):  # -> Options
-    from tlsbench.analysis.energy.profiles import resolve
-    from tlsbench.analysis.predict.model import Options
+    from tlsbench.analysis.models.energy.profiles import resolve
+    from tlsbench.analysis.models.predict.model import Options
 
     if dtls_min and dtls_max and dtls_min > dtls_max:  # as a plan's [network.dtls] says it
         raise click.BadParameter(f"{dtls_min:g} ms is above --dtls-timeout-max {dtls_max:g} ms: the timer starts at "
@@ -51,7 +51,7 @@ def print_link_presets() -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from tlsbench.analysis.predict.links import preset_info, presets, sources
+    from tlsbench.analysis.models.predict.links import preset_info, presets, sources
 
     known = sources()
     t = Table(title="Link presets (spec/links.toml; the emulator's presets are generated from the same file)")
@@ -114,10 +114,10 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
         raise click.UsageError("give an EXPERIMENT (or --list-links)")
     if not links and not check:
         raise click.UsageError("give at least one --link (e.g. --link nb-iot), or --validate")
-    from tlsbench.analysis.load import load
-    from tlsbench.analysis.predict.links import parse_link
-    from tlsbench.analysis.predict.results import collect, sources_of
-    from tlsbench.analysis.samples import config_labels
+    from tlsbench.analysis.derive.load import load
+    from tlsbench.analysis.models.predict.links import parse_link
+    from tlsbench.analysis.models.predict.results import collect, sources_of
+    from tlsbench.analysis.derive.samples import config_labels
 
     for text in links:
         parse_link(text)  # a wrong link fails before the experiment is read
@@ -143,7 +143,7 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
 
 def _write_files(res, folder: Path) -> None:
     from tlsbench.export.predict import checks_csv, crossovers_csv, predictions_csv, sweep_csv
-    from tlsbench.files import make_folder, write_output
+    from tlsbench.core.files import make_folder, write_output
     from tlsbench.report import figures
     from tlsbench.report.predict import prediction_figures
 

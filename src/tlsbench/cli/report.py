@@ -10,8 +10,8 @@ import click
 
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
                                   store_path)
-from tlsbench.errors import UserError
-from tlsbench.files import STDOUT, folder_path, make_folder, write_output
+from tlsbench.core.errors import UserError
+from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
 
 FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
@@ -30,10 +30,10 @@ def report_after_run(store: Path) -> Path:
 def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile: str | None):  # -> PredictResults | None
     """The report's predictions: over `links` (`--predict`), and the check against the
     emulator whenever the store ran emulated links with a reference; None: neither."""
-    from tlsbench.analysis.predict.model import Options
-    from tlsbench.analysis.predict.results import collect, sources_of
-    from tlsbench.analysis.predict.validate import has_validation
-    from tlsbench.analysis.energy.profiles import resolve
+    from tlsbench.analysis.models.predict.model import Options
+    from tlsbench.analysis.models.predict.results import collect, sources_of
+    from tlsbench.analysis.models.predict.validate import has_validation
+    from tlsbench.analysis.models.energy.profiles import resolve
 
     ds = analysis.ds
     if not links and not has_validation(ds.configs):
@@ -68,7 +68,7 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
            profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
            output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
-    from tlsbench.analysis.predict.links import parse_link
+    from tlsbench.analysis.models.predict.links import parse_link
     from tlsbench.report import figures
     from tlsbench.report.energy import energy_figures
     from tlsbench.report.html import write_html
@@ -112,7 +112,7 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     """Store each repetition's summaries (measures, trace facts) and each configuration's
     statistics, so reports read them instead of decoding every record and drawing every
     bootstrap again; the raw records stay as they are."""
-    from tlsbench.analysis.statcache import derive_all
+    from tlsbench.analysis.derive.statcache import derive_all
     from tlsbench.store.lock import AGAIN, writer_lock
     from tlsbench.store.sqlite import Store
 
@@ -160,7 +160,7 @@ GATE_EXIT = {"passed": 0, "worse": 1, "cannot tell": 2}  # docs/ci.md; every err
 
 def parse_threshold(text: str) -> float:
     """`1%`, `0.5%` or `1` (always percent) as a fraction."""
-    from tlsbench.analysis.compare import CompareError
+    from tlsbench.analysis.questions.compare import CompareError
 
     try:
         value = float(text.strip().removesuffix("%"))
@@ -213,7 +213,7 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
             output: str | None) -> None:
     """Ratio B/A per configuration and step, with bootstrap CIs and a verdict; with
     --fail-above, a regression gate for CI. An error exits 2 (1 means worse)."""
-    from tlsbench.analysis.compare import COMPARED, GATED, CompareError, compare_experiments, judge, kinds_of
+    from tlsbench.analysis.questions.compare import (COMPARED, GATED, CompareError, compare_experiments, judge, kinds_of)
 
     try:
         if not b and not configs:
@@ -251,7 +251,7 @@ def _value(value: float, unit: str) -> str:
 def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
     """The verdict first, then what decides it (the worse rows, what was not compared), then
     the two experiments and their run-to-run shift; exits with the gate's code."""
-    from tlsbench.analysis.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
+    from tlsbench.analysis.questions.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
 
     n = len(cmp_.rows)
     beyond = " beyond the run-to-run shift" if cmp_.shifts else ""
@@ -302,7 +302,7 @@ def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # 
     from rich.markup import escape
     from rich.table import Table
 
-    from tlsbench.analysis.device import identity
+    from tlsbench.analysis.questions.device import identity
     from tlsbench.analysis.units import Unit
 
     t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")

@@ -22,8 +22,8 @@ import click
 import tomli_w
 from rich.console import Console
 
-from tlsbench.analysis.coverage import Coverage, read_coverage, reasons_text
-from tlsbench.build.libraries import RECIPES
+from tlsbench.analysis.questions.coverage import Coverage, read_coverage, reasons_text
+from tlsbench.builder.libraries import RECIPES
 from tlsbench.cli import views
 from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
 from tlsbench.cli.report import report_after_run
@@ -38,9 +38,9 @@ from tlsbench.run.device import query_device
 from tlsbench.run.exchange import StopFlag
 from tlsbench.run.link import check_links
 from tlsbench.run.placement import Placement, choose, controller_on
-from tlsbench.run.sched import Recorder, missing_warning
+from tlsbench.run.tracefs import Recorder, missing_warning
 from tlsbench.run.precision import Precision
-from tlsbench.build import tbcount
+from tlsbench.builder import tbcount
 from tlsbench.run import metrics
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
@@ -87,7 +87,7 @@ def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir
 
 def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
     def measure(only: Collection[str] | None) -> dict[str, Precision]:
-        from tlsbench.analysis import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
+        from tlsbench.analysis.stats import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
 
         return precision.measure(db, seed, only)
     return measure
@@ -193,8 +193,8 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
                                       _precision_of(store.path, loaded.plan.seed), setup, placement, sched,
                                       counting_prefix)
                 summary = controller.run()
-                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derived.py)
-                    from tlsbench.analysis.statcache import derive_all  # numpy loads here
+                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derive/derived.py)
+                    from tlsbench.analysis.derive.statcache import derive_all  # numpy loads here
 
                     derive_all(store)
         summary.folder = folder
@@ -294,7 +294,7 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
     """Benchmark every crypto primitive of the libraries side by side (the embedded plan
     primitives.toml: hashes, MACs, ciphers over payload sizes, signatures, key agreement),
     then write the report and print a short table. Running it again resumes."""
-    from tlsbench.analysis.primitives import analyze_store
+    from tlsbench.analysis.questions.primitives import analyze_store
     from tlsbench.report.primitives import summary_table
 
     loaded = primitives_plan(PrimitivesOverrides(libraries, reps, names, sizes))
@@ -386,7 +386,7 @@ def trace() -> None:
 @output_option
 def trace_show(experiment: str, config: str | None, rep: int, output: str | None) -> None:
     """One repetition as a tree: steps with their crypto operations and I/O, both peers."""
-    from tlsbench.analysis.slices import format_blob  # numpy is only loaded when needed
+    from tlsbench.analysis.derive.slices import format_blob  # numpy is only loaded when needed
     from tlsbench.analysis.units import Unit
 
     folder = find_experiment(experiment, output or default_output())

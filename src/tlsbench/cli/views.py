@@ -11,7 +11,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from tlsbench.analysis.coverage import Coverage, Unmeasured, reasons_text
+from tlsbench.analysis.questions.coverage import Coverage, Unmeasured, reasons_text
 from tlsbench.run.controller import RunSummary, budget_text
 from tlsbench.run.exchange import AgentRef
 from tlsbench.store.progress import ExperimentStatus

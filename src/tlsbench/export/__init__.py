@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..analysis.results import Analysis
+from tlsbench.analysis.results import Analysis
 
 
 class Exporter(Protocol):
@@ -21,10 +21,10 @@ class Exporter(Protocol):
 def exporter(fmt: str, profile: str | None = None) -> Exporter:
     """The exporter of a format name (see FORMATS); csv and json add energy estimates with a
     power `profile`."""
-    from .csv import CsvExporter
-    from .json import JsonExporter
-    from .markdown import MarkdownExporter
-    from .perfetto import PerfettoExporter
+    from tlsbench.export.csv import CsvExporter
+    from tlsbench.export.json import JsonExporter
+    from tlsbench.export.markdown import MarkdownExporter
+    from tlsbench.export.perfetto import PerfettoExporter
 
     table = {"csv": CsvExporter, "json": JsonExporter, "markdown": MarkdownExporter,
              "perfetto": PerfettoExporter}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..analysis.load import Config, Dataset
-from ..analysis.primitives import scenario_parameters
+from tlsbench.analysis.derive.load import Config, Dataset
+from tlsbench.analysis.questions.primitives import scenario_parameters
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`tlsbench compare --format json|csv`: every row of a comparison (analysis/compare.py),
+"""`tlsbench compare --format json|csv`: every row of a comparison (analysis/questions/compare.py),
 B/A with its 95% CI and verdict, at full precision, in its own unit (a time, or a count of
 instructions or bytes). Each row names configuration A's key columns (export/columns.py)
 and configuration B's id and key."""
@@ -10,10 +10,10 @@ import io
 import json
 from typing import Any, Sequence
 
-from ..analysis.compare import Comparison, CompareRow
-from .columns import CONFIG_COLUMNS, config_records
-from .csv import fmt
-from .json import plain
+from tlsbench.analysis.questions.compare import Comparison, CompareRow
+from tlsbench.export.columns import CONFIG_COLUMNS, config_records
+from tlsbench.export.csv import fmt
+from tlsbench.export.json import plain
 
 ROW_COLUMNS = ("config_b_id", "config_b_key", "peer", "metric", "label", "unit", "n_a", "n_b", "median_a",
                "median_b", "ratio", "ratio_ci_lo", "ratio_ci_hi", "verdict", "significant")

@@ -15,11 +15,11 @@ import csv
 import io
 from typing import Any
 
-from ..analysis.metrics import MetricResults, metrics_of as beyond_time
-from ..analysis.results import Analysis, Row
-from ..analysis.stats import Summary
-from ..analysis.units import identical
-from .columns import CONFIG_COLUMNS, config_records
+from tlsbench.analysis.questions.metrics import MetricResults, metrics_of as beyond_time
+from tlsbench.analysis.results import Analysis, Row
+from tlsbench.analysis.stats.stats import Summary
+from tlsbench.analysis.units import identical
+from tlsbench.export.columns import CONFIG_COLUMNS, config_records
 
 STAT_COLUMNS = ("peer", "metric", "label", "unit", "n", "excluded_reps",
                 "median", "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean", "mean_ci_lo",
@@ -28,7 +28,7 @@ STAT_COLUMNS = ("peer", "metric", "label", "unit", "n", "excluded_reps",
 COLUMNS = tuple(c.name for c in CONFIG_COLUMNS) + STAT_COLUMNS
 _BLANK_STATS = len(STAT_COLUMNS) - 8  # statistics of a row without values (n, excluded_reps ... note, source)
 
-# Metric names of the rows that are not measures (analysis/measures.py METRICS).
+# Metric names of the rows that are not measures (analysis/derive/measures.py METRICS).
 EXPERIMENT_METRIC = "experiment_group"
 NETWORK_METRICS = (  # NetworkRow attribute -> metric, unit ("" : the counter's)
     ("duration", "net_stop_start", ""), ("duration_no_retransmit", "net_stop_start_no_retransmit", ""),
@@ -84,7 +84,7 @@ def no_data_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
 
 
 def experiment_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
-    """Experiment groups (analysis/primitives.py): the label is the group's name, one value
+    """Experiment groups (analysis/questions/primitives.py): the label is the group's name, one value
     per repetition in ns."""
     p = analysis.results.primitives
     if not p:
@@ -94,14 +94,14 @@ def experiment_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
                for c in p.counts if c.no_data])
 
 
-# The scheduler's view (analysis/sched.py): one row per configuration and figure, metric
+# The scheduler's view (analysis/questions/sched.py): one row per configuration and figure, metric
 # "sched.<figure>", its value in `median`, `n` the traced repetitions.
 SCHED_UNITS = {"busy_share": "share", "idle_share": "share", "preempted_share": "share",
                "steps_interrupted_share": "share", "voluntary": "switches/rep", "involuntary": "switches/rep"}
 
 
 def sched_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
-    from ..analysis.sched import TABLE, collect
+    from tlsbench.analysis.questions.sched import TABLE, collect
 
     res = collect(analysis)
     if res is None:
@@ -136,10 +136,10 @@ def metrics_of(analysis: Analysis) -> MetricResults | None:
 
 
 def network_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
-    """The network section (analysis/network.py): per two-process configuration, the device's
+    """The network section (analysis/questions/network.py): per two-process configuration, the device's
     stop–start with and without retransmitted repetitions, its processing and CPU, and the
     bytes and packets on the wire (`source`: link or transport); the repetitions' outcome in `note`."""
-    from ..analysis.network import network_results
+    from tlsbench.analysis.questions.network import network_results
 
     out = []
     counter = analysis.ds.unit.name
@@ -158,9 +158,9 @@ def network_rows(analysis: Analysis, keys: dict[int, list]) -> list[list]:
 
 
 def energy_rows(analysis: Analysis, keys: dict[int, list], profile: str | None = None) -> list[list]:
-    """Energy statistics (analysis/energy/results.py): measured where the store holds a capture,
+    """Energy statistics (analysis/models/energy/results.py): measured where the store holds a capture,
     estimated with a profile; `source` names which."""
-    from ..analysis.energy.results import collect
+    from tlsbench.analysis.models.energy.results import collect
 
     res = collect(analysis, profile)
     if res is None:

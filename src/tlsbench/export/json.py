@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from ..analysis.results import Analysis
-from ..analysis.units import identical
-from .columns import CONFIG_COLUMNS
-from .csv import key_columns, metrics_of
+from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.units import identical
+from tlsbench.export.columns import CONFIG_COLUMNS
+from tlsbench.export.csv import key_columns, metrics_of
 
 
 def plain(x):
@@ -38,14 +38,14 @@ def plain(x):
 
 
 def network(analysis: Analysis) -> list:
-    from ..analysis.network import network_results
+    from tlsbench.analysis.questions.network import network_results
 
     ctx = analysis.results.context
     return plain(network_results(analysis.ds, analysis.table, ctx.seed, ctx.include_flagged))
 
 
 def energy(analysis: Analysis, profile: str | None) -> dict | None:
-    from ..analysis.energy.results import collect
+    from tlsbench.analysis.models.energy.results import collect
 
     res = collect(analysis, profile)
     return None if res is None else {"sources": res.sources, "warnings": res.warnings, "rows": plain(res.rows)}
@@ -65,7 +65,7 @@ class JsonExporter:
         self.profile = profile
 
     def export(self, analysis: Analysis, reps: list[int] | None = None) -> str:
-        from ..analysis.sched import collect as sched_view
+        from tlsbench.analysis.questions.sched import collect as sched_view
 
         r = analysis.results
         rows = [{**plain(row), "identical": identical(row.summary)} for row in r.rows]

@@ -2,11 +2,11 @@
 """Markdown: the winners table and the per-configuration table, for a README or a paper draft."""
 from __future__ import annotations
 
-from ..analysis.device import DeviceResults
-from ..analysis.primitives import Primitives
-from ..analysis.results import Analysis
-from ..analysis.tables import SUITE_COLUMNS, ci_text, table_rows
-from ..analysis.units import identical, identity_text
+from tlsbench.analysis.questions.device import DeviceResults
+from tlsbench.analysis.questions.primitives import Primitives
+from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.tables import SUITE_COLUMNS, ci_text, table_rows
+from tlsbench.analysis.units import identical, identity_text
 
 
 def _cell(s, scale: float) -> str:

@@ -12,11 +12,11 @@ import json
 
 import numpy as np
 
-from ..analysis.pipeline import representative_rep
-from ..analysis.results import Analysis
-from ..analysis.measures import slice_costs
-from ..analysis.slices import format_value
-from ..analysis.vocab import vocab
+from tlsbench.analysis.pipeline import representative_rep
+from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.derive.measures import slice_costs
+from tlsbench.analysis.derive.slices import format_value
+from tlsbench.analysis.vocab import vocab
 
 
 def trace_events(analysis: Analysis, reps: list[int]) -> list[dict]:

@@ -10,10 +10,10 @@ import json
 import math
 from typing import Any, Iterable, Sequence
 
-from ..analysis.predict.model import LABEL, Prediction
-from ..analysis.predict.results import PredictResults
-from ..analysis.predict.sweep import Sweep
-from ..analysis.predict.validate import Check
+from tlsbench.analysis.models.predict.model import LABEL, Prediction
+from tlsbench.analysis.models.predict.results import PredictResults
+from tlsbench.analysis.models.predict.sweep import Sweep
+from tlsbench.analysis.models.predict.validate import Check
 
 PREDICTION_COLUMNS = (
     "kind", "link", "rank", "tied", "config_id", "config", "device", "transport", "n_repetitions", "n_draws", "failed",

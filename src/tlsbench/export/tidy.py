@@ -9,7 +9,7 @@ columns with numpy and pyarrow: memory stays bounded by the chunk, whatever the 
 size, and no Python object is made per record. This is the one module that reads the store
 for the tidy tables; a derived per-repetition table would be read here instead.
 
-Values are the analysis' own (analysis/measures.py): a step's processing is its duration
+Values are the analysis' own (analysis/derive/measures.py): a step's processing is its duration
 minus nested I/O minus the tracer's cost, and the repetition table's per-peer columns are
 the sums the statistics are taken over. Schema: docs/export.md.
 """
@@ -24,15 +24,15 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..analysis.load import Dataset, Reps, load, reading
-from ..analysis.measures import METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, measures, slice_costs
-from ..analysis.samples import config_labels
-from ..analysis.slices import build_slices, decode_many
-from ..analysis.vocab import vocab
-from ..files import open_output
-from ..run.records import LinkTraffic
-from ..store.reader import StoreReader
-from .columns import CONFIG_COLUMNS, Column, config_records
+from tlsbench.analysis.derive.load import Dataset, Reps, load, reading
+from tlsbench.analysis.derive.measures import (METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, measures, slice_costs)
+from tlsbench.analysis.derive.samples import config_labels
+from tlsbench.analysis.derive.slices import build_slices, decode_many
+from tlsbench.analysis.vocab import vocab
+from tlsbench.core.files import open_output
+from tlsbench.run.records import LinkTraffic
+from tlsbench.store.reader import StoreReader
+from tlsbench.export.columns import CONFIG_COLUMNS, Column, config_records
 
 LEVELS = ("repetition", "slice")
 TIDY_FORMATS = ("parquet", "csv")
@@ -80,7 +80,7 @@ _REP_MEASURES = (
 
 
 def measure_columns() -> tuple[Column, ...]:
-    from ..analysis.measures import METRICS
+    from tlsbench.analysis.derive.measures import METRICS
 
     unit = {"ns": "counter_unit", "B": "bytes", "fraction": "fraction"}
     return tuple(Column(name, "float", f"{METRICS[METRIC[m]].meaning} [{unit[METRICS[METRIC[m]].unit]}]"
@@ -151,7 +151,7 @@ def chunks(store: StoreReader, size: int = CHUNK_REPETITIONS) -> Iterator[Datase
 
 
 def display_names(ds: Dataset) -> dict[int, str]:
-    """The report's display names: the handshakes' (analysis/samples.py), and the
+    """The report's display names: the handshakes' (analysis/derive/samples.py), and the
     experiments' "library experiment size" (the statistics CSV's)."""
     handshakes = {cid: c for cid, c in ds.configs.items() if not c.experiment}
     names = config_labels(handshakes) if handshakes else {}
@@ -253,7 +253,7 @@ def repetition_batch(ds: Dataset, configs: pa.Table, ids: np.ndarray) -> pa.Reco
 
 
 # Record measures: (kind, processing, processing_incl, total), each added by
-# analysis/measures.py from the same (rep, peer, label) arrays in the same order.
+# analysis/derive/measures.py from the same (rep, peer, label) arrays in the same order.
 _RECORD_METRICS = (("record_write", "write_processing", "write_processing_post", "write_total"),
                    ("record_read", "read_processing", "read_processing_pre", "read_total"))
 SLICE_KINDS = ("step", "crypto", "record_write", "record_read", "group")
@@ -293,7 +293,7 @@ def _record_part(table: MeasureTable, metrics: tuple[str, str, str]) -> _Part:
     sel = [np.flatnonzero(table.metric == METRIC[m]) for m in metrics]
     rep, peer, label = table.rep[sel[0]], table.peer[sel[0]], table.label[sel[0]]
     if any(len(s) != len(sel[0]) or not np.array_equal(table.rep[s], rep) for s in sel[1:]):
-        raise AssertionError("record measures are not aligned (analysis/measures.py _records changed)")
+        raise AssertionError("record measures are not aligned (analysis/derive/measures.py _records changed)")
     order = np.lexsort((np.arange(len(rep)), label, peer, rep))
     key = np.stack([rep, peer, label])[:, order]
     new = np.r_[True, np.any(key[:, 1:] != key[:, :-1], axis=0)] if len(rep) else np.empty(0, bool)

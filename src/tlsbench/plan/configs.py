@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tlsbench.errors import UserError
+from tlsbench.core.errors import UserError
 from tlsbench.plan.network import Variant
 
 

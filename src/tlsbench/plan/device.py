@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from tlsbench.validation import Strict, UserPath, as_list, no_duplicates
+from tlsbench.core.validation import Strict, UserPath, as_list, no_duplicates
 
 # The emulated boards the host boots itself (run/device.py knows their QEMU command line;
 # build/firmware.py BOARDS builds their image).

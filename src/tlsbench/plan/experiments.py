@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import tomli_w
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
 from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, ExperimentSelection, LoadedPlan, parse, validate

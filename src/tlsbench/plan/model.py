@@ -16,14 +16,14 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 from pydantic import (AfterValidator, BeforeValidator, Field, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 
-from tlsbench import spec as specmod
-from tlsbench.errors import UserError
+from tlsbench.core import spec as specmod
+from tlsbench.core.errors import UserError
 from tlsbench.plan.device import DEVICE_REPETITIONS, DEVICE_WARMUP, DevicePlan
 from tlsbench.plan.libraries import LIBRARIES, LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.plan.network import NetworkPlan
-from tlsbench.validation import Strict, UserPath, dotted, no_duplicates, problem
-from tlsbench.validation import as_list as _as_list
-from tlsbench.validation import spec_name as _spec_name
+from tlsbench.core.validation import Strict, UserPath, dotted, no_duplicates, problem
+from tlsbench.core.validation import as_list as _as_list
+from tlsbench.core.validation import spec_name as _spec_name
 
 DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
@@ -32,7 +32,7 @@ DEFAULT_ROUNDS = 10
 ALL = "all"
 PLAN_ITSELF = "(plan)"  # where an error about the whole plan points
 # Views a plan's `metrics` may add that are not spec metrics carried by records: "sched", the
-# scheduler's view of the time repetitions (run/sched.py).
+# scheduler's view of the time repetitions (run/tracefs.py).
 HOST_VIEWS = ("sched",)
 
 
@@ -193,7 +193,7 @@ class Plan(Strict):
     device: DevicePlan | None = None  # absent: the agents run on the host (plan/device.py)
     # What every handshake step carries besides time (docs/metrics.md): each metric beyond
     # time comes from twin configurations of its own, metric_repetitions each; "sched" adds the
-    # scheduler's view of the time repetitions themselves (run/sched.py).
+    # scheduler's view of the time repetitions themselves (run/tracefs.py).
     metrics: Annotated[list[MetricName], BeforeValidator(_as_list), Field(min_length=1)] = [TIME_METRIC]
     metric_repetitions: Annotated[int, Field(ge=1, le=1_000_000)] = METRIC_REPETITIONS
     # absent: the default placement (run/placement.py); else the CPUs the agents run on

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from tlsbench.plan.libraries import LIBRARY_PATTERN, agent_name, canonical
-from tlsbench.validation import Strict, as_list, no_duplicates
+from tlsbench.core.validation import Strict, as_list, no_duplicates
 
 RATE_PATTERN = r"^[0-9]+(\.[0-9]+)?[kMG]?$"  # bit/s with the link's k, M, G suffixes
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.plan import experiments, suites
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.experiments import Hello

@@ -10,7 +10,7 @@ import itertools
 import json
 from typing import Any, Mapping, Sequence
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
 from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, LoadedPlan, SuiteSelection

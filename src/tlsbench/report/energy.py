@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The report's energy section and figures (analysis/energy/results.py says what is shown):
+"""The report's energy section and figures (analysis/models/energy/results.py says what is shown):
 every row and every figure series carries its source label."""
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..analysis.energy.profiles import OperatingPoint
-from ..analysis.energy.results import EnergyResults, collect
-from ..analysis.energy.table import KINDS
-from ..analysis.results import Analysis
-from ..analysis.vocab import vocab
-from . import figures
+from tlsbench.analysis.models.energy.profiles import OperatingPoint
+from tlsbench.analysis.models.energy.results import EnergyResults, collect
+from tlsbench.analysis.models.energy.table import KINDS
+from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.vocab import vocab
+from tlsbench.report import figures
 
 PEERS = ("client", "server")
 

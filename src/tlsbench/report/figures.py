@@ -27,11 +27,11 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from ..analysis.groups import GroupTable  # noqa: E402
-from ..analysis.pipeline import representative_rep  # noqa: E402
-from ..analysis.results import Analysis  # noqa: E402
-from ..analysis.vocab import vocab  # noqa: E402
-from ..analysis.questions import QUESTIONS, SHOWN, Question  # noqa: E402
+from tlsbench.analysis.questions.groups import GroupTable  # noqa: E402
+from tlsbench.analysis.pipeline import representative_rep  # noqa: E402
+from tlsbench.analysis.results import Analysis  # noqa: E402
+from tlsbench.analysis.vocab import vocab  # noqa: E402
+from tlsbench.analysis.questions.answers import QUESTIONS, SHOWN, Question  # noqa: E402
 
 STYLE = {
     "figure.dpi": 100, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10,

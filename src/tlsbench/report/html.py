@@ -22,30 +22,30 @@ import jinja2
 import numpy as np
 from markupsafe import Markup
 
-from .. import __version__
-from ..errors import UserError
-from ..files import write_output
-from ..analysis.compare import Comparison, compare
-from ..analysis.coverage import excluded_by_reason, reasons_text, unmeasured
-from ..analysis.device import device_vs_host, identity
-from ..analysis.libraries import GRANULARITY_MEANING
-from ..analysis.load import Dataset
-from ..analysis.measures import METRICS
-from ..analysis.parallel import map_ordered
-from ..analysis.results import Analysis
-from ..analysis.tables import SUITE_COLUMNS, ci_text
-from ..analysis.stats import N_BOOT, N_BOOT_ROUNDS
-from ..analysis.units import identical, identity_text
-from ..analysis.vocab import vocab
-from . import WINNERS_MODES
-from .figures import FIGURE_BUILDERS, FigureSpec, inline_svg
-from .energy import html_section
-from .predict import html_section as predict_section
-from ..analysis.predict.results import PredictResults
-from .metrics import section as metrics_section
-from .network import network_section
-from . import primitives
-from ..analysis import sched as sched_view
+from tlsbench import __version__
+from tlsbench.core.errors import UserError
+from tlsbench.core.files import write_output
+from tlsbench.analysis.questions.compare import Comparison, compare
+from tlsbench.analysis.questions.coverage import excluded_by_reason, reasons_text, unmeasured
+from tlsbench.analysis.questions.device import device_vs_host, identity
+from tlsbench.analysis.questions.libraries import GRANULARITY_MEANING
+from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.measures import METRICS
+from tlsbench.analysis.derive.parallel import map_ordered
+from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.tables import SUITE_COLUMNS, ci_text
+from tlsbench.analysis.stats.stats import N_BOOT, N_BOOT_ROUNDS
+from tlsbench.analysis.units import identical, identity_text
+from tlsbench.analysis.vocab import vocab
+from tlsbench.report import WINNERS_MODES
+from tlsbench.report.figures import FIGURE_BUILDERS, FigureSpec, inline_svg
+from tlsbench.report.energy import html_section
+from tlsbench.report.predict import html_section as predict_section
+from tlsbench.analysis.models.predict.results import PredictResults
+from tlsbench.report.metrics import section as metrics_section
+from tlsbench.report.network import network_section
+from tlsbench.report import primitives
+from tlsbench.analysis.questions import sched as sched_view
 
 def _num(x: float, digits: int = 1) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:,.{digits}f}"
@@ -91,8 +91,8 @@ class Partial:
 
 def partial_state(ds: Dataset) -> Partial | None:
     """None when the store holds every planned repetition and nobody writes it."""
-    from ..store.lock import writer
-    from ..store.progress import status_of
+    from tlsbench.store.lock import writer
+    from tlsbench.store.progress import status_of
 
     try:
         with ds.store() as store:

@@ -8,8 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlsbench.analysis.load import Dataset
-from tlsbench.analysis.metrics import HANDSHAKE, MetricResults, MetricRow, metrics_of
+from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.questions.metrics import HANDSHAKE, MetricResults, MetricRow, metrics_of
 from tlsbench.analysis.units import identical, identity_text
 
 # Columns of the per-peer table: (metric, slice) -> heading, in order.

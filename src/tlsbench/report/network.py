@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The report's network section: per two-process configuration, handshake duration and
 bytes on the wire next to the device's network-invariant processing of the same
-repetitions, and sweeps over link parameters (analysis/network.py says what each is)."""
+repetitions, and sweeps over link parameters (analysis/questions/network.py says what each is)."""
 from __future__ import annotations
 
 from itertools import groupby
 
 import numpy as np
 
-from ..analysis.network import NetworkRow, network_results, swept_parameters, sweep_value
-from ..analysis.results import Analysis
-from .figures import MARKERS, STYLE, FigureSpec, plt
+from tlsbench.analysis.questions.network import NetworkRow, network_results, swept_parameters, sweep_value
+from tlsbench.analysis.results import Analysis
+from tlsbench.report.figures import MARKERS, STYLE, FigureSpec, plt
 
 MS = 1e6
 

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..analysis.predict.links import Link, preset_info, sources
-from ..analysis.predict.results import PredictResults
-from ..analysis.predict.sweep import Crossover, Sweep
-from ..analysis.predict.validate import Check
-from . import figures
-from .figures import STYLE, FigureSpec, plt
+from tlsbench.analysis.models.predict.links import Link, preset_info, sources
+from tlsbench.analysis.models.predict.results import PredictResults
+from tlsbench.analysis.models.predict.sweep import Crossover, Sweep
+from tlsbench.analysis.models.predict.validate import Check
+from tlsbench.report import figures
+from tlsbench.report.figures import STYLE, FigureSpec, plt
 
 MS, MJ = 1e6, 1e-3
 METRICS = {"duration": ("predicted handshake duration (ms)", MS), "energy": ("predicted device energy above idle (mJ)", MJ)}

@@ -3,7 +3,7 @@
 operation of every experiment group with 95% CIs, libraries side by side with their ratio to
 the fastest, throughput over payload size, and the asymmetric operations as bars.
 
-Numbers come from analysis/primitives.py; this module only lays them out. Times are shown
+Numbers come from analysis/questions/primitives.py; this module only lays them out. Times are shown
 in µs, throughput in MB/s (10⁶ bytes per second, at the median time)."""
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 from rich.table import Table
 
-from ..analysis.energy.table import EnergyRow
-from ..analysis.primitives import Primitives
-from ..analysis.tables import MB, headline, headline_cells, size_label, table_rows
-from .figures import EDGE, HATCHES, STYLE, FigureSpec, plt
+from tlsbench.analysis.models.energy.table import EnergyRow
+from tlsbench.analysis.questions.primitives import Primitives
+from tlsbench.analysis.tables import MB, headline, headline_cells, size_label, table_rows
+from tlsbench.report.figures import EDGE, HATCHES, STYLE, FigureSpec, plt
 
 LINE_STYLES = ("-", "--", ":", "-.")  # one per group of an experiment (encrypt, decrypt...)
 
@@ -41,7 +41,7 @@ def fmt_uj(j: float) -> str:
 
 def energy_tables(p: Primitives, energy: Sequence[EnergyRow]) -> list[dict]:
     """Energy per operation, one table per source (measured first, then estimate): never
-    mixed in one table. `energy`: the energy results' rows (tlsbench.analysis.energy.results.collect)."""
+    mixed in one table. `energy`: the energy results' rows (tlsbench.analysis.models.energy.results.collect)."""
     ops = [e for e in energy if e.kind == "operation"]
     by_key = {(e.config_id, e.label, e.source): e for e in ops}
     tables = []

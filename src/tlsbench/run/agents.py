@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
-from tlsbench import spec as specmod
-from tlsbench.errors import UserError
-from tlsbench.processes import die_with
+from tlsbench.core import spec as specmod
+from tlsbench.core.errors import UserError
+from tlsbench.core.processes import die_with
 from tlsbench.plan import libraries as names
 from tlsbench.run import protocol
 from tlsbench.run.placement import Placement

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import BinaryIO, Callable
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.run import protocol
 
 POLL_S = 0.001

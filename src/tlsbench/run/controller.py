@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
-from tlsbench import spec as specmod
-from tlsbench.errors import UserError
+from tlsbench.core import spec as specmod
+from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import schedule
@@ -29,7 +29,7 @@ from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, 
                                    StopFlag)
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import StoredRepetition, died_row, repetition_row
-from tlsbench.run.sched import Measured, Recorder
+from tlsbench.run.tracefs import Measured, Recorder
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 # The exit reason of agent rows a killed host left open, written by the next run (resume).
@@ -105,7 +105,7 @@ class Controller:
         precisely each configuration is known so far (plans with [precision]; without it,
         only the planned rounds run); `lookahead`: queue the next batch's RUN before
         collecting this one (the agents have CPUs of their own: run/placement.py); `sched`:
-        the scheduler's view of each stored batch (plans with metrics "sched": run/sched.py)."""
+        the scheduler's view of each stored batch (plans with metrics "sched": run/tracefs.py)."""
         self.loaded, self.plan, self.resolution = loaded, loaded.plan, resolution
         self.sink, self.exchanges, self.route = sink, exchanges, route
         self.observer = observer or QuietObserver()

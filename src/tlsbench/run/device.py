@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol, Sequence
 
-from tlsbench import inputs
-from tlsbench import spec as specmod
-from tlsbench.image import ElfKind, elf_problem
+from tlsbench.core import inputs
+from tlsbench.core import spec as specmod
+from tlsbench.core.image import ElfKind, elf_problem
 from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
 from tlsbench.run.agents import STDERR_TAIL_BYTES, AgentError, AgentProcess, AgentRejected, die_with_host

@@ -23,7 +23,7 @@ from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
-from tlsbench.run.sched import SchedBatch
+from tlsbench.run.tracefs import SchedBatch
 from tlsbench.run.schedule import Batch
 
 

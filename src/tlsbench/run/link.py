@@ -24,8 +24,8 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
-from tlsbench.errors import UserError
-from tlsbench.processes import alive
+from tlsbench.core.errors import UserError
+from tlsbench.core.processes import alive
 from tlsbench.plan.model import PlanError
 from tlsbench.plan.network import Link
 from tlsbench.run.agents import AgentError, die_with_host, find_program

@@ -17,7 +17,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess, AgentRejected

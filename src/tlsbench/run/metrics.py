@@ -3,7 +3,7 @@
 instructions runs on its library's agent under the tbcount valgrind tool; one collecting
 memory on its library's agent with the allocator hooks on. Each is an agent process of its
 own, started with TLSBENCH_COLLECT in its environment, so time repetitions never pay for
-counting. The counting runner is built elsewhere (tlsbench.build.tbcount): the caller hands
+counting. The counting runner is built elsewhere (tlsbench.builder.tbcount): the caller hands
 in a function that gives its command prefix for a seed, or raises Unavailable.
 
 A metric this machine cannot give (no valgrind) is one warning naming the fix: its twins

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import Configuration
 from tlsbench.plan.network import MAX_FRAGMENT_CODES, Link, NetworkPlan, Variant
 from tlsbench.run import protocol

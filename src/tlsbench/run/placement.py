@@ -31,7 +31,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from tlsbench.errors import UserError
+from tlsbench.core.errors import UserError
 
 AGENT_NICE = -20
 AUTOGROUP = "/proc/{pid}/autogroup"  # "/autogroup-42 nice -20"; absent without autogroup scheduling

@@ -4,7 +4,7 @@
 After the planned rounds, a configuration whose median handshake processing (of either
 peer; of any group for an experiment) has a 95% CI half-width above the plan's target gets
 another round, until it meets the target or reaches the plan's maximum. How precisely each
-is known is measured by the report's own analysis on the store (analysis/precision.py); the
+is known is measured by the report's own analysis on the store (analysis/stats/precision.py); the
 cli hands that measurement to the controller as a callable, so an interrupted extension
 resumes like the rest of the sweep."""
 from __future__ import annotations

@@ -14,7 +14,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterator
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 
 _LAYOUTS = specmod.load().layouts
 FRAME_HEADER = _LAYOUTS["frame_header"].struct  # magic, version, type, payload length

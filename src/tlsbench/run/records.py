@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.run import protocol
 
 

@@ -28,7 +28,7 @@ from tlsbench.run.pair import AgentPairExchange
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.run.records import Experiment
-from tlsbench.run.sched import Recorder
+from tlsbench.run.tracefs import Recorder
 from tlsbench.run.timeouts import Timeouts
 
 NETWORK = "(network)"  # the route of two-process configurations; a library's name routes the others
@@ -125,7 +125,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[st
     agent pairs; the booted firmware to the device's), and the controller over them. `place`
     names the experiment (its folder): one set of network namespaces per place; `placement`:
     where agents run (the caller keeps its own thread on the controller's CPUs:
-    run/placement.py); `sched`: the scheduler's view of the batches (run/sched.py)."""
+    run/placement.py); `sched`: the scheduler's view of the batches (run/tracefs.py)."""
     sink.init_experiment(experiment_record(loaded))
     closed = sink.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
     if closed:

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Sequence
 
 from pydantic import Field, ValidationError
 
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.plan.network import Dtls, Variant
-from tlsbench.validation import Strict
+from tlsbench.core.validation import Strict
 
 TIMEOUT_ENV = "TLSBENCH_TIMEOUT"
 Seconds = Annotated[float, Field(gt=0, le=86400)]

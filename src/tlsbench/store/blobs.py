@@ -30,7 +30,7 @@ def _layout() -> tuple[int, tuple[tuple[int, Any], ...]]:
     """A record's size, and (byte offset, numpy type) of each DELTA_FIELDS counter."""
     import numpy as np  # the controller stores blobs: numpy is loaded only when it does
 
-    from tlsbench import spec
+    from tlsbench.core import spec
     dtype = np.dtype(spec.load().layouts["record"].numpy_fields)
     return dtype.itemsize, tuple((dtype.fields[name][1], dtype.fields[name][0]) for name in DELTA_FIELDS)
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Measured energy in the experiment's store (schema: migrations/005_energy.sql): one
 capture per experiment and the energy of each of its windows. Written in one transaction
-by `tlsbench energy import` (analysis/energy/stored.py decides what to write)."""
+by `tlsbench energy import` (analysis/models/energy/stored.py decides what to write)."""
 from __future__ import annotations
 
 import sqlite3

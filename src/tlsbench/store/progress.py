@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tlsbench.run import schedule
-from tlsbench import spec as specmod
+from tlsbench.core import spec as specmod
 from tlsbench.store.sqlite import DB_FILE, Store, StoreError
 
 

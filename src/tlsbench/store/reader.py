@@ -12,7 +12,7 @@ from typing import Iterator, Literal, Protocol, Sequence
 
 import numpy as np
 
-from tlsbench.image import ImageSizes
+from tlsbench.core.image import ImageSizes
 from tlsbench.plan.configs import ConfigRow, SkippedCell
 from tlsbench.run.records import Experiment, LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
@@ -115,7 +115,7 @@ class PeerTrace:
 class DerivedBatch:
     """A `derived_batch` row (migrations 012, 013): the derived summaries of a kind's
     repetitions first_rep..last_rep of one configuration, as column blobs
-    (analysis/derived.py lays them out)."""
+    (analysis/derive/derived.py lays them out)."""
 
     version: int
     kind: str
@@ -132,7 +132,7 @@ class DerivedBatch:
 @dataclass(frozen=True)
 class StoredStats:
     """A `derived_stats` row (migration 014): one configuration's statistics, for the inputs
-    its digest names (analysis/statcache.py lays them out)."""
+    its digest names (analysis/derive/statcache.py lays them out)."""
 
     config_id: int
     digest: str

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The scheduler's tables (migration 009, run/sched.py): written per batch, read by
-analysis/sched.py. Kept apart from the repetition tables so that a store without them
+"""The scheduler's tables (migration 009, run/tracefs.py): written per batch, read by
+analysis/questions/sched.py. Kept apart from the repetition tables so that a store without them
 reads as before."""
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import astuple, fields
 
-from tlsbench.run.sched import AgentTotals, RepetitionRow, SchedBatch, StepRow
+from tlsbench.run.tracefs import AgentTotals, RepetitionRow, SchedBatch, StepRow
 
 SCHED_TABLES = ("sched_capture", "sched_repetition", "sched_step", "sched_agent")
 

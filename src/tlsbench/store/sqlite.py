@@ -21,8 +21,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from tlsbench import inputs
-from tlsbench.errors import UserError
+from tlsbench.core import inputs
+from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import ConfigRow, SkippedCell
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Estimated energy: a power profile's figures times the measured times (docs/energy.md).
+
+For every step of every peer and repetition, with the analysis' own decomposition
+(processing = duration − nested I/O − tracer overhead, docs/methodology.md):
+
+    E = (P_cpu − P_idle) · s · processing + (P_tx − P_idle) · t_tx + (P_rx − P_idle) · t_rx
+
+t_tx is the time in the step's top-level SEND slices, t_rx in its other I/O slices (RECV,
+WAIT), each tracer-corrected; s is the profile's time scale (device time / host time).
+Energies are above idle, like measured ones (whose idle baseline is subtracted).
+
+A device's own counts (the firmware's; HELLO clock.unit) need no time scale: every count
+becomes device time as count × CPI / f (instructions, the profile's CPI an assumption it
+states) or count / f (cycles), processing and I/O alike.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts
+from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.derive.slices import Slices
+from tlsbench.analysis.units import TIME, Unit
+from tlsbench.analysis.vocab import Vocab, vocab
+from tlsbench.analysis.models.energy.profiles import OperatingPoint
+from tlsbench.analysis.models.energy.table import EnergyTable, Rows, group_sum
+
+
+def nearest_ancestor(parent: np.ndarray, idx: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """For each slice of idx: its nearest ancestor with wanted True, −1 if none."""
+    out = np.full(len(idx), -1, dtype=np.int64)
+    pos, cur = np.arange(len(idx)), parent[idx]
+    while len(pos):
+        live = cur >= 0
+        pos, cur = pos[live], cur[live]
+        hit = wanted[cur]
+        out[pos[hit]] = cur[hit]
+        pos, cur = pos[~hit], parent[cur[~hit]]
+    return out
+
+
+class _Io:
+    """Top-level I/O slices (not nested in another I/O slice), split into TX and RX time."""
+
+    def __init__(self, slices: Slices, costs: SliceCosts, voc: Vocab):
+        self.idx = np.flatnonzero(costs.top_io & ~slices.open & ~slices.instant)
+        true = slices.dur[self.idx] - costs.overhead[self.idx]
+        is_tx = slices.label[self.idx] == voc.role_label("send")
+        self.tx = np.where(is_tx, true, 0.0)  # ns
+        self.rx = np.where(is_tx, 0.0, true)  # RECV, and WAIT between library calls
+
+
+def cpu_joules_per_unit(op: OperatingPoint, unit: Unit = TIME) -> float:
+    """J per unit of processing, above idle: per host ns (the time scale makes it device
+    time), or per unit of a device's own count (× CPI ÷ f: device time)."""
+    return (op.cpu_w - op.idle_w) * op.seconds_per(unit)[0]
+
+
+def _weights(op: OperatingPoint, unit: Unit) -> tuple[float, float, float]:
+    """J per unit of processing, TX and RX time, above idle."""
+    io = op.seconds_per(unit)[1]
+    return cpu_joules_per_unit(op, unit), (op.tx_w - op.idle_w) * io, (op.rx_w - op.idle_w) * io
+
+
+def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
+           unit: Unit) -> None:
+    """Per (repetition, peer, step): CPU energy of its processing plus radio energy of its I/O."""
+    cpu_w, tx_w, rx_w = _weights(op, unit)
+    is_step = (slices.category == voc.role_cat("step")) & ~slices.open
+    steps = np.flatnonzero(is_step)
+    owner = nearest_ancestor(slices.parent, io.idx, is_step)
+    inside = owner >= 0
+    own = owner[inside]
+    keys = [np.r_[slices.rep[steps], slices.rep[own]], np.r_[slices.peer[steps], slices.peer[own]],
+            np.r_[slices.label[steps], slices.label[own]]]
+    energy = np.r_[cpu_w * costs.processing[steps], tx_w * io.tx[inside] + rx_w * io.rx[inside]]
+    (rep, peer, label), total = group_sum(keys, energy)
+    rows.add("step", rep, peer, label, total)
+    (rep, peer), per_peer = group_sum([rep, peer], total)
+    rows.add("handshake", rep, peer, NO_LABEL, per_peer)
+
+
+def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
+                      unit: Unit) -> None:
+    """The HANDSHAKE phase: both peers' step processing plus every I/O slice inside the window
+    (WAIT between library calls included)."""
+    cpu_w, tx_w, rx_w = _weights(op, unit)
+    hs = np.flatnonzero((slices.label == voc.role_label("handshake")) & ~slices.open)
+    reps, first = np.unique(slices.rep[hs], return_index=True)
+    hs = hs[first]
+    if not len(hs):
+        return
+    w = np.clip(np.searchsorted(reps, slices.rep[io.idx]), 0, len(reps) - 1)
+    start, end = slices.ts[hs][w], slices.ts[hs][w] + slices.dur[hs][w]
+    t0, t1 = slices.ts[io.idx], slices.ts[io.idx] + slices.dur[io.idx]
+    inside = (reps[w] == slices.rep[io.idx]) & (t0 >= start) & (t1 <= end)
+    steps = np.flatnonzero((slices.category == voc.role_cat("step")) & ~slices.open)
+    keys = [np.r_[slices.rep[steps], slices.rep[io.idx][inside]]]
+    energy = np.r_[cpu_w * costs.processing[steps], tx_w * io.tx[inside] + rx_w * io.rx[inside]]
+    (rep,), total = group_sum(keys, energy)
+    has = np.isin(rep, reps)
+    rows.add("handshake_window", rep[has], NO_PEER, NO_LABEL, total[has])
+
+
+def _records(mt: MeasureTable, op: OperatingPoint, rows: Rows, unit: Unit) -> None:
+    """Per logical record: CPU energy of its processing (incl. post/pre work) plus radio energy
+    of the rest of its total time (its I/O and the waiting between its calls)."""
+    cpu_w, tx_w, rx_w = _weights(op, unit)
+    for kind, processing, total, radio_w in (("record_write", "write_processing_post", "write_total", tx_w),
+                                              ("record_read", "read_processing_pre", "read_total", rx_w)):
+        p, t = mt.metric == METRIC[processing], mt.metric == METRIC[total]
+        if not np.any(p):
+            continue
+        # measures() adds a record's latency types together: the rows line up one to one.
+        if not (np.array_equal(mt.rep[p], mt.rep[t]) and np.array_equal(mt.peer[p], mt.peer[t])):
+            raise RuntimeError(f"{processing} and {total} rows do not line up: update tlsbench.analysis.models.energy.estimate")
+        io_ns = np.maximum(mt.value[t] - mt.value[p], 0.0)
+        rows.add(kind, mt.rep[p], mt.peer[p], mt.label[p], cpu_w * mt.value[p] + radio_w * io_ns)
+
+
+def estimate(analysis: Analysis, op: OperatingPoint) -> EnergyTable:
+    """Estimated energies of every repetition of an analysed experiment, in J."""
+    voc = vocab()
+    slices, costs = analysis.ds.slices, analysis.costs
+    rows = Rows(op.label)
+    io = _Io(slices, costs, voc)
+    unit = analysis.ds.unit
+    _steps(slices, costs, io, voc, op, rows, unit)
+    _handshake_window(slices, costs, io, voc, op, rows, unit)
+    _records(analysis.ds.table, op, rows, unit)  # every row (analysis.table keeps a few measures)
+    return rows.table()

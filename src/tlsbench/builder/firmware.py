@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The agent as firmware for a device (docs/porting.md): `make firmware`, or
+`python -m tlsbench.builder.firmware [--config H] [--library mbedtls@2.28] [--board mps2-an386]`.
+
+    the library cross-built with the board config    (tlsbench.builder.cross: cached, once)
+      -> agent/firmware configured against it        build/firmware/<name>/
+      -> tlsbench-firmware-<name>.elf                the counting image (its counts are stored)
+         tlsbench-firmware-<name>-memory.elf         the memory image (footprint records)
+         firmware.json                               per image: text, data, bss, SHA-256; the
+                                                     library, config and toolchain it was built from
+
+One image pair per library build, as one agent pair per host library build. Nothing here
+names a library version: the library spec picks the cross build's source and
+agent/firmware/backends/<library>.cmake the backend."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tlsbench.builder import cross
+from tlsbench.builder.shell import BuildError, query, run
+from tlsbench.core.image import ImageSizes
+
+REPO = cross.REPO
+FIRMWARE_SOURCE = REPO / "agent" / "firmware"
+DEFAULT_CONFIG = REPO / "configs" / "mbedtls" / "device-mps2.h"
+DEFAULT_LIBRARY = "mbedtls@2.28"
+BUILD_ROOT = REPO / "build" / "firmware"
+RECORD = "firmware.json"
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str                  # agent/boards/<name>/
+    target: str                # what HELLO's device.target says
+    toolchain: cross.Toolchain
+
+
+BOARDS = {b.name: b for b in (Board("mps2-an386", "qemu-mps2-an386", cross.CORTEX_M4),)}
+VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name suffix
+
+
+@dataclass(frozen=True)
+class FirmwareRequest:
+    config: Path = DEFAULT_CONFIG
+    library: str = DEFAULT_LIBRARY
+    board: str = "mps2-an386"
+    name: str = ""             # "" = <library>-<config stem>: tlsbench-firmware-mbedtls-device-mps2
+    build_root: Path = BUILD_ROOT
+    jobs: int = os.cpu_count() or 2
+
+    @property
+    def image_name(self) -> str:
+        return self.name or f"{self.library.split('@')[0]}-{self.config.stem}"
+
+    @property
+    def folder(self) -> Path:
+        return self.build_root / self.image_name
+
+
+@dataclass(frozen=True)
+class FirmwareImage(ImageSizes):
+    variant: str               # "counting" or "memory"
+    path: Path
+    text: int                  # flash: code and constants
+    data: int                  # flash and RAM: initialised variables
+    bss: int                   # RAM: zeroed variables (trace buffer, queues, JSON buffer)
+    sha256: str
+
+
+@dataclass(frozen=True)
+class FirmwareBuild:
+    name: str
+    board: str
+    target: str
+    library: str               # the spec: mbedtls@2.28
+    library_version: str
+    config: dict[str, str]     # name, sha256
+    toolchain: dict[str, str]
+    library_prefix: Path
+    images: tuple[FirmwareImage, ...]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def image(self, variant: str) -> FirmwareImage:
+        return next(i for i in self.images if i.variant == variant)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["library_prefix"] = str(self.library_prefix)
+        out["images"] = [{**asdict(i), "path": i.path.name} for i in self.images]
+        return out
+
+
+def image_sizes(size_tool: str, elf: Path) -> tuple[int, int, int]:
+    """(text, data, bss) as the toolchain's `size` reports them (Berkeley format)."""
+    out = query([size_tool, "-B", str(elf)]).splitlines()
+    if len(out) < 2:
+        raise BuildError(f"{size_tool} could not read {elf}")
+    text, data, bss = (int(v) for v in out[1].split()[:3])
+    return text, data, bss
+
+
+def _image(size_tool: str, variant: str, elf: Path) -> FirmwareImage:
+    if not elf.is_file():
+        raise BuildError(f"the firmware build produced no {elf.name}")
+    text, data, bss = image_sizes(size_tool, elf)
+    return FirmwareImage(variant, elf, text, data, bss, file_sha256(elf))
+
+
+def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
+    """The library (cached), then both images; firmware.json records what was built."""
+    board = BOARDS.get(req.board)
+    if board is None:
+        raise BuildError(f"unknown board {req.board!r}; known: {', '.join(BOARDS)}")
+    config = req.config.resolve()
+    seconds: dict[str, float] = {}
+    t = time.monotonic()
+    lib = cross.ensure(req.library, config, board.toolchain, jobs=req.jobs, progress=progress)
+    seconds["library"] = round(time.monotonic() - t, 2)
+    folder = req.folder
+    log = folder / "build.log"
+    folder.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    progress(f"building tlsbench-firmware-{req.image_name} for {board.name}")
+    t = time.monotonic()
+    run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), f"-DCMAKE_TOOLCHAIN_FILE={board.toolchain.file}",
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_BOARD={board.name}", f"-DTB_FW_LIBRARY={lib.library}",
+         f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={config}",
+         f"-DTB_FW_NAME={req.image_name}"], "configuring the firmware", log=log)
+    run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
+    seconds["firmware"] = round(time.monotonic() - t, 2)
+    images = tuple(_image(board.toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
+                   for variant, suffix in VARIANTS)
+    result = FirmwareBuild(req.image_name, board.name, board.target, lib.spec, lib.version,
+                           {"name": config.name, "sha256": lib.config_sha256}, lib.toolchain, lib.prefix, images,
+                           seconds)
+    (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    return result
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_record(folder: Path) -> FirmwareBuild | None:
+    """The build recorded in a folder's firmware.json, None unless every image it names is
+    there with the SHA-256 it recorded (a half-finished or since-rebuilt folder)."""
+    try:
+        d = json.loads((folder / RECORD).read_text())
+        images = tuple(FirmwareImage(i["variant"], folder / i["path"], i["text"], i["data"], i["bss"], i["sha256"])
+                       for i in d["images"])
+        build = FirmwareBuild(d["name"], d["board"], d["target"], d["library"], d["library_version"],
+                              dict(d["config"]), dict(d["toolchain"]), Path(d["library_prefix"]), images,
+                              dict(d.get("seconds", {})))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not all(i.path.is_file() and file_sha256(i.path) == i.sha256 for i in images):
+        return None
+    return build
+
+
+def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
+    """The images of a request from the firmware cache (build/firmware/<name>/), built on
+    demand; `tlsbench build firmware` builds them again (after a change to the agent)."""
+    found = load_record(req.folder)
+    config = req.config.resolve()
+    if (found is not None and found.board == req.board and config.is_file()
+            and found.config.get("sha256") == file_sha256(config)):
+        return found
+    return build_firmware(req, progress)
+
+
+def report(b: FirmwareBuild) -> str:
+    lines = [f"tlsbench-firmware-{b.name}: {b.library} {b.library_version} with {b.config['name']} for "
+             f"{b.target} ({b.toolchain['compiler']})"]
+    for i in b.images:
+        lines.append(f"  {i.variant:8} {i.path}\n"
+                     f"           text {i.text:,}  data {i.data:,}  bss {i.bss:,}  "
+                     f"(flash {i.flash:,}, static RAM {i.static_ram:,} bytes)\n"
+                     f"           sha256 {i.sha256}")
+    lines.append(f"  built in {b.seconds.get('library', 0):.1f} s (library, cached after the first build) + "
+                 f"{b.seconds.get('firmware', 0):.1f} s (firmware)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tlsbench.builder.firmware",
+                                 description="Build the agent's firmware images (docs/porting.md).")
+    ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the library's config header for the board")
+    ap.add_argument("--library", default=DEFAULT_LIBRARY, help=f"library build ({', '.join(cross.CROSS_SOURCES)})")
+    ap.add_argument("--board", default="mps2-an386", help=f"board ({', '.join(BOARDS)})")
+    ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>)")
+    ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args(argv)
+    req = FirmwareRequest(args.config, args.library, args.board, args.name, args.out, args.jobs)
+    try:
+        result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

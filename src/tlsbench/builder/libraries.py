@@ -1,0 +1,461 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Current TLS libraries built from Debian 13 source packages into a cache outside the
+repository (docs/libraries.md).
+
+    mbedtls@3.6 | openssl@3.5 | wolfssl@5.7
+      -> Debian 13 source package, fetched once       <cache>/src/<package>_<debian version>/
+      -> static libraries (+ the openssl CLI), once   <cache>/libs/<lib>-<version>-<options hash>/
+                                                         include/ lib/ bin/ build.json
+
+<cache> is $TLSBENCH_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/tlsbench. An entry is keyed by
+the library, its Debian version and its configure options. build.json is written last:
+an entry without it is a build that did not finish, invisible to lookups and removed by
+the next build. Before build.json is written, a small program linked against the fresh
+static libraries must report the expected version."""
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import platform
+import resource
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tlsbench.builder.debian import SourceArchive, compare_versions, system_mirror, upstream_version
+from tlsbench.builder.shell import BuildError, query, run
+
+CACHE_ENV = "TLSBENCH_CACHE"
+STAMP = "build.json"        # written last: its presence means the entry is complete
+REVISION = 1                # bump when a recipe's steps change in a way the options do not show
+SUITE = "trixie"            # Debian 13
+RETRY = "tlsbench libs build {spec}"
+
+
+def default_cache() -> Path:
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tlsbench"
+
+
+# ---------------------------------------------------------------- recipes
+
+@dataclass(frozen=True)
+class Job:
+    """One build: where the source is, where to work, where to install."""
+    recipe: Recipe
+    source: Path
+    work: Path
+    prefix: Path
+    jobs: int
+    log: Path
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str                       # the library as plans name it: "openssl"
+    series: str                     # "3.5": any 3.5.x Debian 13 has
+    package: str                    # the Debian source package
+    options: tuple[str, ...]        # what the build is configured with (part of the cache key)
+    archives: tuple[str, ...]       # lib/<archive> in link order
+    system_libs: tuple[str, ...]    # what the static archives need after them
+    programs: tuple[str, ...]       # bin/<program> the entry must hold
+    probe: str                      # C program printing "version X" and "feature NAME 0|1" lines
+    steps: Callable[[Job], None]    # configure, compile, install into job.prefix
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}@{self.series}"
+
+
+# The probes print what the linked library says about itself (not what its headers say).
+MBEDTLS_PROBE = r"""
+#include <stdio.h>
+#include <mbedtls/version.h>
+static const char *const features[] = {
+    "MBEDTLS_SSL_PROTO_TLS1_2", "MBEDTLS_SSL_PROTO_TLS1_3", "MBEDTLS_SSL_PROTO_DTLS",
+    "MBEDTLS_SSL_SESSION_TICKETS", "MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_ENABLED",
+    "MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED", "MBEDTLS_USE_PSA_CRYPTO",
+    "MBEDTLS_ECP_DP_SECP192R1_ENABLED", "MBEDTLS_ECP_DP_SECP224R1_ENABLED",
+    "MBEDTLS_ECP_DP_BP256R1_ENABLED", "MBEDTLS_THREADING_PTHREAD", "MBEDTLS_PLATFORM_MEMORY",
+};
+int main(void) {
+    char version[18];
+    mbedtls_version_get_string(version);
+    printf("version %s\n", version);
+    for (unsigned i = 0; i < sizeof features / sizeof features[0]; i++)
+        printf("feature %s %d\n", features[i], mbedtls_version_check_feature(features[i]) == 0);
+    return 0;
+}
+"""
+
+OPENSSL_PROBE = r"""
+#include <stdio.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+static const char *const algorithms[] = {
+    "ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519MLKEM768", "SecP256r1MLKEM768",
+    "ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "X25519", "ED25519",
+};
+int main(void) {
+    printf("version %s\n", OpenSSL_version(OPENSSL_FULL_VERSION_STRING));
+    for (unsigned i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++) {
+        EVP_KEYMGMT *k = EVP_KEYMGMT_fetch(NULL, algorithms[i], NULL);
+        printf("feature %s %d\n", algorithms[i], k != NULL);
+        EVP_KEYMGMT_free(k);
+    }
+    return 0;
+}
+"""
+
+# wolfSSL's features are compile-time macros of its options.h: each becomes a 0/1 constant.
+WOLFSSL_MACROS = ("WOLFSSL_TLS13", "WOLFSSL_DTLS", "WOLFSSL_DTLS13", "WOLFSSL_HAVE_KYBER", "WOLFSSL_ML_KEM",
+                  "HAVE_DILITHIUM", "HAVE_SESSION_TICKET", "HAVE_ECC_BRAINPOOL", "HAVE_CURVE25519",
+                  "HAVE_ED25519", "OPENSSL_EXTRA", "HAVE_ECH")
+WOLFSSL_PROBE = r"""
+#include <stdio.h>
+#include <wolfssl/options.h>
+#include <wolfssl/ssl.h>
+#include <wolfssl/wolfcrypt/ecc.h>
+""" + "".join(f"#ifdef {m}\n#define ON_{m} 1\n#else\n#define ON_{m} 0\n#endif\n" for m in WOLFSSL_MACROS) + r"""
+static const struct { const char *name; int on; } features[] = {
+""" + "".join(f'    {{"{m}", ON_{m}}},\n' for m in WOLFSSL_MACROS) + r"""
+    {"ECC_MIN_KEY_SZ<=192", ECC_MIN_KEY_SZ <= 192}, /* TLS offers secp192r1 */
+};
+int main(void) {
+    printf("version %s\n", wolfSSL_lib_version());
+    for (unsigned i = 0; i < sizeof features / sizeof features[0]; i++)
+        printf("feature %s %d\n", features[i].name, features[i].on);
+    return 0;
+}
+"""
+
+
+def _mbedtls_steps(job: Job) -> None:
+    """The default mbedtls_config.h edited with scripts/config.py as Debian 13's rules do,
+    compiled out of tree; the edited header replaces the installed one, so whatever
+    includes the prefix sees the configuration the library was compiled with."""
+    config = job.work / "mbedtls_config.h"
+    job.work.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(job.source / "include" / "mbedtls" / "mbedtls_config.h", config)
+    for option in job.recipe.options:
+        run(["python3", str(job.source / "scripts" / "config.py"), "-f", str(config), *option.split()],
+            f"scripts/config.py {option}", log=job.log)
+    build = job.work / "build"
+    run(["cmake", "-S", str(job.source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+         f"-DCMAKE_INSTALL_PREFIX={job.prefix}", "-DCMAKE_INSTALL_LIBDIR=lib", f"-DMBEDTLS_CONFIG_FILE={config}",
+         "-DENABLE_PROGRAMS=OFF", "-DENABLE_TESTING=OFF", "-DGEN_FILES=OFF", "-DMBEDTLS_FATAL_WARNINGS=OFF",
+         "-DUSE_STATIC_MBEDTLS_LIBRARY=ON", "-DUSE_SHARED_MBEDTLS_LIBRARY=OFF"], "configuring mbed TLS", log=job.log)
+    run(["cmake", "--build", str(build), f"-j{job.jobs}"], "compiling mbed TLS", log=job.log)
+    run(["cmake", "--install", str(build)], "installing mbed TLS", log=job.log)
+    shutil.copyfile(config, job.prefix / "include" / "mbedtls" / "mbedtls_config.h")
+
+
+def _openssl_steps(job: Job) -> None:
+    """Configure out of tree; libraries, providers built in (no-module) and the CLI."""
+    job.work.mkdir(parents=True, exist_ok=True)
+    run(["perl", str(job.source / "Configure"), f"--prefix={job.prefix}", f"--openssldir={job.prefix / 'ssl'}",
+         "--libdir=lib", *job.recipe.options], "configuring OpenSSL", cwd=job.work, log=job.log)
+    run(["make", f"-j{job.jobs}", "build_sw"], "compiling OpenSSL", cwd=job.work, log=job.log)
+    run(["make", "install_sw", "install_ssldirs"], "installing OpenSSL", cwd=job.work, log=job.log)
+
+
+def _wolfssl_steps(job: Job) -> None:
+    """autogen.sh writes into the tree (configure, empty placeholder headers), so it runs in
+    a copy: the cached source stays pristine for builds with other options."""
+    tree = job.work / "src"
+    shutil.copytree(job.source, tree, symlinks=True)
+    run(["./autogen.sh"], "generating wolfSSL's configure (autoconf, automake, libtool)", cwd=tree, log=job.log)
+    run(["./configure", f"--prefix={job.prefix}", *job.recipe.options], "configuring wolfSSL", cwd=tree,
+        log=job.log)
+    run(["make", f"-j{job.jobs}"], "compiling wolfSSL", cwd=tree, log=job.log)
+    run(["make", "install"], "installing wolfSSL", cwd=tree, log=job.log)
+
+
+# Why each option is there: docs/libraries.md. Lean builds everywhere: static only, no
+# programs except the openssl CLI (ML-DSA test certificates), no tests, no docs.
+MBEDTLS_OPTIONS = (
+    # Debian 13's debian/rules, so mbedtls@3.6 is the library Debian ships; the defaults of
+    # 3.6 already enable TLS 1.2, TLS 1.3 (all three key exchange modes), DTLS, tickets.
+    "set MBEDTLS_DEPRECATED_WARNING", "set MBEDTLS_THREADING_C", "set MBEDTLS_THREADING_PTHREAD",
+    "set MBEDTLS_CMAC_C", "set MBEDTLS_SSL_DTLS_SRTP",
+    # Not in Debian's: mbedtls_platform_set_calloc_free(), so the agent can count heap bytes
+    # per handshake step (the default allocator stays calloc/free).
+    "set MBEDTLS_PLATFORM_MEMORY",
+)
+# Debian 13's Configure features, minus those needing other libraries or builds (zlib, zstd,
+# the FIPS module, unit tests); ec_nistp_64_gcc_128 where Debian enables it (64-bit ABIs
+# with __int128): it is the fast constant-time P-256/P-384/P-521 code.
+OPENSSL_OPTIONS = (
+    "no-shared", "no-module", "no-tests", "no-docs",
+    "no-idea", "no-mdc2", "no-rc5", "no-ssl3", "no-ssl3-method", "enable-rfc3779", "enable-cms",
+    "no-capieng", "no-rdrand", "enable-tfo",
+) + (("enable-ec_nistp_64_gcc_128",) if platform.machine() in ("x86_64", "aarch64", "ppc64le", "riscv64")
+     else ())
+WOLFSSL_OPTIONS = (
+    "--enable-static", "--disable-shared", "--disable-examples", "--disable-crypttests",
+    # Debian's --enable-distro feature set (= --enable-all without early data) plus its
+    # --enable-oldtls --enable-pkcs11, spelled out: --enable-distro refuses --enable-experimental.
+    "--enable-all", "--disable-earlydata", "--enable-oldtls", "--enable-pkcs11",
+    # What Debian lacks: DTLS 1.3 (with ClientHello fragmentation: a post-quantum key share
+    # exceeds one datagram), and Kyber 512/768/1024 computed as FIPS 203 ML-KEM (ml-kem),
+    # experimental in 5.7.2. No --enable-dilithium: Debian's CVE-2026-5194 backport names
+    # ML_DSA_* constants 5.7.2 lacks, so that build does not compile.
+    "--enable-dtls13", "--enable-dtls-frag-ch", "--enable-experimental", "--enable-kyber=all,ml-kem",
+    # secp192r1 too: TLS offers it only when the minimum ECC size (default 224) allows it, and
+    # constrained devices still use it.
+    "--with-eccminsz=192",
+    # No ECH: --enable-all turns it on, and 5.7.2 then puts a GREASE ECH extension (~200 bytes
+    # and an X25519 key generation) into every TLS 1.3 ClientHello, with no runtime switch.
+    "--disable-ech",
+)
+
+RECIPES: dict[str, Recipe] = {r.spec: r for r in (
+    Recipe("mbedtls", "3.6", "mbedtls", MBEDTLS_OPTIONS, ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
+           ("-pthread",), (), MBEDTLS_PROBE, _mbedtls_steps),
+    Recipe("openssl", "3.5", "openssl", OPENSSL_OPTIONS, ("libssl.a", "libcrypto.a"),
+           ("-ldl", "-pthread"), ("openssl",), OPENSSL_PROBE, _openssl_steps),
+    Recipe("wolfssl", "5.7", "wolfssl", WOLFSSL_OPTIONS, ("libwolfssl.a",),
+           ("-lm", "-ldl", "-pthread"), (), WOLFSSL_PROBE, _wolfssl_steps),
+)}
+
+
+def recipe(spec: str | Recipe) -> Recipe:
+    """The recipe of `lib@series`; an unknown one gets the list of known ones."""
+    if isinstance(spec, Recipe):
+        return spec
+    found = RECIPES.get(spec.strip().lower())
+    if found is None:
+        raise BuildError(f"unknown library version {spec!r}; known: {', '.join(RECIPES)}")
+    return found
+
+
+# ---------------------------------------------------------------- cache entries
+
+@dataclass(frozen=True)
+class CachedLibrary:
+    """A complete cache entry: what build.json says about the folder it sits in."""
+    prefix: Path
+    spec: str
+    library: str
+    version: str                  # upstream version: 3.5.7
+    debian_version: str           # 3.5.7-1~deb13u2
+    options: tuple[str, ...]
+    archives: tuple[str, ...]
+    system_libs: tuple[str, ...]
+    features: dict[str, bool] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    compiler: str = ""
+
+    @property
+    def include(self) -> Path:
+        return self.prefix / "include"
+
+    @property
+    def lib(self) -> Path:
+        return self.prefix / "lib"
+
+    @property
+    def bin(self) -> Path:
+        return self.prefix / "bin"
+
+    def archive_paths(self) -> list[Path]:
+        return [self.lib / a for a in self.archives]
+
+    def to_json(self) -> dict:
+        return {"spec": self.spec, "library": self.library, "version": self.version,
+                "debian_version": self.debian_version, "debian_suite": SUITE, "options": list(self.options),
+                "archives": list(self.archives), "system_libs": list(self.system_libs),
+                "features": self.features, "seconds": self.seconds, "compiler": self.compiler,
+                "revision": REVISION}
+
+    @classmethod
+    def load(cls, prefix: Path) -> CachedLibrary | None:
+        """The entry in `prefix`, or None when it is incomplete or unreadable."""
+        try:
+            data = json.loads((prefix / STAMP).read_text())
+            entry = cls(prefix, data["spec"], data["library"], data["version"], data["debian_version"],
+                        tuple(data["options"]), tuple(data["archives"]), tuple(data["system_libs"]),
+                        dict(data.get("features", {})), dict(data.get("seconds", {})), data.get("compiler", ""))
+            revision = data.get("revision")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if revision != REVISION or not all(p.is_file() for p in entry.archive_paths()):
+            return None
+        return entry
+
+
+def entry_name(rec: Recipe, debian_version: str) -> str:
+    """<lib>-<upstream version>-<hash of Debian version, options and recipe revision>."""
+    key = json.dumps({"package": rec.package, "debian_version": debian_version, "options": rec.options,
+                      "revision": REVISION}, sort_keys=True)
+    return f"{rec.name}-{upstream_version(debian_version)}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+def cached(spec: str | Recipe, cache: Path | None = None) -> CachedLibrary | None:
+    """The newest complete entry built by this recipe (same options), without any network."""
+    rec = recipe(spec)
+    folder = (cache or default_cache()) / "libs"
+    entries = [e for e in map(CachedLibrary.load, sorted(folder.glob(f"{rec.name}-{rec.series}.*")))
+               if e and e.spec == rec.spec and e.options == rec.options
+               and e.prefix.name == entry_name(rec, e.debian_version)]
+    entries.sort(key=functools.cmp_to_key(lambda a, b: compare_versions(a.debian_version, b.debian_version)))
+    return entries[-1] if entries else None
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One build of a library at a time across processes (a second waits, then finds it cached)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------- building
+
+def ensure(spec: str | Recipe, cache: Path | None = None, jobs: int | None = None, rebuild: bool = False,
+           progress: Callable[[str], None] = lambda message: None) -> CachedLibrary:
+    """The cached build of `spec`, built first when there is none (or `rebuild`). Any failure
+    is one BuildError naming the version and the command to retry."""
+    rec = recipe(spec)
+    cache = cache or default_cache()
+    found = None if rebuild else cached(rec, cache)
+    if found:
+        return found
+    with _locked(cache / "libs" / f".{rec.name}-{rec.series}.lock"):
+        found = None if rebuild else cached(rec, cache)  # built meanwhile by another process
+        if found:
+            return found
+        log = cache / "logs" / f"{rec.name}-{rec.series}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("")
+        version = "(version not resolved yet)"
+        try:
+            t = time.monotonic()
+            version, source = _fetch(rec, cache, log, progress)
+            fetched = time.monotonic() - t
+            progress(f"building {rec.spec} from Debian {SUITE} {rec.package} {version}")
+            return _build(rec, version, source, cache, jobs or os.cpu_count() or 2, log, fetched)
+        except BuildError as exc:
+            raise BuildError(f"{rec.spec}: Debian {SUITE} {rec.package} {version}: {exc}\n"
+                             f"retry with: {RETRY.format(spec=rec.spec)}") from None
+
+
+def source_tree(spec: str | Recipe, cache: Path | None = None, log: Path | None = None,
+                progress: Callable[[str], None] = lambda message: None) -> tuple[str, Path]:
+    """The unpacked Debian source a recipe builds from: (Debian version, tree). The cached
+    build's own source when there is one (no network), else the newest the mirror serves."""
+    rec = recipe(spec)
+    cache = cache or default_cache()
+    entry = cached(rec, cache)
+    try:
+        if entry:
+            mirror, keyring = system_mirror()
+            archive = SourceArchive(cache / "apt" / SUITE, SUITE, mirror, keyring)
+            return entry.debian_version, archive.fetch(rec.package, entry.debian_version, cache / "src", log)
+        with _locked(cache / "libs" / f".{rec.name}-{rec.series}.lock"):
+            return _fetch(rec, cache, log, progress)
+    except BuildError as exc:
+        raise BuildError(f"{rec.spec}: the Debian {SUITE} source: {exc}\n"
+                         f"retry with: {RETRY.format(spec=rec.spec)}") from None
+
+
+def _fetch(rec: Recipe, cache: Path, log: Path | None, progress: Callable[[str], None]) -> tuple[str, Path]:
+    """The newest Debian 13 version of the series whose source the mirror serves (a mirror
+    may list a version before it carries its files): (Debian version, unpacked tree)."""
+    mirror, keyring = system_mirror()
+    archive = SourceArchive(cache / "apt" / SUITE, SUITE, mirror, keyring)
+    progress(f"updating the Debian {SUITE} source index ({mirror})")
+    archive.update(log)
+    versions = [v for v in archive.versions(rec.package) if upstream_version(v).startswith(rec.series + ".")]
+    if not versions:
+        raise BuildError(f"Debian {SUITE} has no {rec.package} {rec.series}.x source "
+                         f"(found: {', '.join(archive.versions(rec.package)) or 'none'})")
+    problems = []
+    for version in versions:
+        progress(f"fetching {rec.package} {version}")
+        try:
+            return version, archive.fetch(rec.package, version, cache / "src", log)
+        except BuildError as exc:
+            problems.append(str(exc).splitlines()[0])
+    raise BuildError("no version could be fetched: " + "; ".join(problems))
+
+
+def _build(rec: Recipe, version: str, source: Path, cache: Path, jobs: int, log: Path,
+           fetched: float) -> CachedLibrary:
+    prefix = cache / "libs" / entry_name(rec, version)
+    work = cache / "work" / prefix.name
+    # An earlier attempt's leftovers never mix with this build; failed builds of the series
+    # (their trees kept for inspection until now) go too: the series lock is ours.
+    for stale in [prefix, *(cache / "work").glob(f"{rec.name}-{rec.series}.*")]:
+        shutil.rmtree(stale, ignore_errors=True)
+    t, cpu = time.monotonic(), _children_cpu()
+    rec.steps(Job(rec, source, work, prefix, jobs, log))
+    compiled, compiled_cpu = time.monotonic() - t, _children_cpu() - cpu
+    missing = [str(p) for p in [prefix / "lib" / a for a in rec.archives] + [prefix / "bin" / b for b in rec.programs]
+               if not p.is_file()]
+    if missing:
+        raise BuildError(f"the build installed no {', '.join(missing)} (log: {log})")
+    entry = CachedLibrary(prefix, rec.spec, rec.name, upstream_version(version), version, rec.options,
+                          rec.archives, rec.system_libs)
+    t = time.monotonic()
+    reported, features = probe(entry, rec, work, log)
+    if reported != entry.version:
+        raise BuildError(f"the built library reports version {reported!r}, expected {entry.version} (log: {log})")
+    entry = CachedLibrary(prefix, rec.spec, rec.name, entry.version, version, rec.options, rec.archives,
+                          rec.system_libs, features,
+                          {"fetch": round(fetched, 1), "build": round(compiled, 1),
+                           "build_cpu": round(compiled_cpu, 1), "probe": round(time.monotonic() - t, 2)},
+                          query(["cc", "--version"]).split("\n", 1)[0])
+    tmp = prefix / f".{STAMP}.tmp"
+    tmp.write_text(json.dumps(entry.to_json(), indent=2) + "\n")
+    tmp.rename(prefix / STAMP)  # last: from here on the entry exists
+    shutil.rmtree(work, ignore_errors=True)
+    return entry
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes: the compilers' work,
+    which a busy machine does not inflate the way it inflates wall time."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def probe(entry: CachedLibrary, rec: Recipe, work: Path, log: Path | None = None) -> tuple[str, dict[str, bool]]:
+    """Compiles the recipe's probe against the entry's headers and static archives, runs it:
+    (the version the linked library reports, its features)."""
+    work.mkdir(parents=True, exist_ok=True)
+    source, program = work / f"probe_{rec.name}.c", work / f"probe_{rec.name}"
+    source.write_text(rec.probe)
+    run(["cc", "-o", str(program), str(source), f"-I{entry.include}", *map(str, entry.archive_paths()),
+         *entry.system_libs], f"linking a probe against the static {rec.spec}", log=log)
+    out = run([str(program)], f"running the {rec.spec} probe", log=log)
+    version, features = "", {}
+    for line in out.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "version":
+            version = rest.strip()
+        elif kind == "feature":
+            name, _, on = rest.rpartition(" ")
+            features[name] = on == "1"
+    return version, features
+
+
+def describe(entry: CachedLibrary) -> str:
+    """One line per entry for `tlsbench libs list`."""
+    on = [name for name, enabled in entry.features.items() if enabled]
+    return (f"{entry.spec:12} {entry.version:8} (Debian {entry.debian_version})  {entry.prefix}\n"
+            f"{'':12} built in {entry.seconds.get('build', 0):.0f} s; features: {', '.join(on) or '-'}")
+
