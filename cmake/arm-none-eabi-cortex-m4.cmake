@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # CMake toolchain file: Debian's arm-none-eabi-gcc (gcc-arm-none-eabi, libnewlib-arm-none-eabi)
 # for a Cortex-M4 with FPU, bare metal. The firmware (agent/firmware) and the TLS library
-# cross-built for it (tlsbench.build.cross) both use it, so their objects agree on CPU and ABI.
+# cross-built for it (tlsbench.builder.cross) both use it, so their objects agree on CPU and ABI.
 #   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi-cortex-m4.cmake ...
 # Pass extra C flags through the CFLAGS environment variable: -DCMAKE_C_FLAGS=... would
 # replace CMAKE_C_FLAGS_INIT below, and the library would silently be built for the default

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tlsbench.plan import model as plan
-from tlsbench.analysis.energy import EnergyError
-from tlsbench.analysis.energy import capture as cap
-from tlsbench.analysis.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
+from tlsbench.analysis.models.energy import EnergyError
+from tlsbench.analysis.models.energy import capture as cap
+from tlsbench.analysis.models.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
 from tlsbench.plan.network import variants
 
 ROOT = Path(__file__).resolve().parents[2]
