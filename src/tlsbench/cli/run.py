@@ -24,13 +24,13 @@ from rich.console import Console
 
 from tlsbench.analysis.questions.coverage import Coverage, read_coverage, reasons_text
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.cli import views
+from tlsbench.report import terminal as views
 from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
 from tlsbench.cli.report import report_after_run
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES, LoadedPlan
 from tlsbench.plan.model import load as load_plan
-from tlsbench.cli.device import setup_for
+from tlsbench.app.device import setup_for
 from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.run.agents import die_with_host, locate_agents, query_suites
 from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary

@@ -23,8 +23,8 @@ from tlsbench.run.controller import STALE_AGENT_REASON, Controller, Observer, Qu
 from tlsbench.run.device import DEVICE, Connection, DeviceExchange, DeviceSetup, connect, first_variant
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
 from tlsbench.run import metrics
-from tlsbench.run.local import LocalAgentExchange
-from tlsbench.run.pair import AgentPairExchange
+from tlsbench.run.topologies.single import LocalAgentExchange
+from tlsbench.run.topologies.pair import AgentPairExchange
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.run.records import Experiment

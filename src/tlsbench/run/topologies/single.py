@@ -21,7 +21,7 @@ from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
 from tlsbench.run.agents import AgentProcess, AgentRejected
-from tlsbench.run.collect import Collector, Ending, Taken
+from tlsbench.run.endpoints.collect import Collector, Ending, Taken
 from tlsbench.run.exchange import AgentDied, AgentRef, Outcome, Repetition, Sink, StopFlag, run_request
 from tlsbench.run.placement import Placement
 from tlsbench.run.schedule import Batch
