@@ -14,7 +14,7 @@ from conftest import small_plan
 from tlsbench.analysis.stats import precision
 from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.store.sqlite import DB_FILE
 from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.derive.samples import split_samples

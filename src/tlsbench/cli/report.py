@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from tlsbench.app.report import predictions_for
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
                                   store_path)
 from tlsbench.core.errors import UserError
@@ -15,32 +16,6 @@ from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
 
 FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
-
-def report_after_run(store: Path) -> Path:
-    """The report `tlsbench run` writes when a sweep ends: report.html next to the store
-    (with predicted vs measured when the plan ran emulated links and their reference)."""
-    from tlsbench.report.html import write_html
-
-    analysis = analyze_experiment(str(store), None, False)
-    return write_html(analysis, store.parent / "report.html",
-                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`",
-                      predictions=predictions_for(analysis, (), None, None))
-
-
-def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile: str | None):  # -> PredictResults | None
-    """The report's predictions: over `links` (`--predict`), and the check against the
-    emulator whenever the store ran emulated links with a reference; None: neither."""
-    from tlsbench.analysis.models.predict.model import Options
-    from tlsbench.analysis.models.predict.results import collect, sources_of
-    from tlsbench.analysis.models.predict.validate import has_validation
-    from tlsbench.analysis.models.energy.profiles import resolve
-
-    ds = analysis.ds
-    if not links and not has_validation(ds.configs):
-        return None
-    opts = Options(seed=analysis.results.context.seed or 1, profile=resolve(profile) if profile else None)
-    return collect(sources_of(ds), analysis.results.config_labels, links, opts, sweep if links else None)
-
 
 @click.command()
 @click.argument("experiment")
@@ -112,16 +87,12 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     """Store each repetition's summaries (measures, trace facts) and each configuration's
     statistics, so reports read them instead of decoding every record and drawing every
     bootstrap again; the raw records stay as they are."""
-    from tlsbench.analysis.derive.statcache import derive_all
-    from tlsbench.store.lock import AGAIN, writer_lock
-    from tlsbench.store.sqlite import Store
+    from tlsbench.app.derive import derive as derive_experiment
 
     path = store_path(experiment, output)
-    retry = ("copy the experiment folder to a writable disk with room and derive there (a report derives what is "
-             "not stored)")
-    with writer_lock(path.parent, retry, AGAIN), Store.open(path, create=False, retry=retry) as store:
-        n, batches, configs = derive_all(store, rebuild)
-    click.echo(f"derived: {n} repetition(s) in {batches} batch(es), the statistics of {configs} configuration(s): {path}")
+    done = derive_experiment(path, rebuild)
+    click.echo(f"derived: {done.repetitions} repetition(s) in {done.batches} batch(es), the statistics of "
+               f"{done.configs} configuration(s): {path}")
 
 
 @click.command()

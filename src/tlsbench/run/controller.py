@@ -24,11 +24,12 @@ from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import schedule
-from tlsbench.run.agents import AgentRejected
+from tlsbench.run.endpoints import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import StoredRepetition, died_row, repetition_row
+from tlsbench.run.topologies import Route
 from tlsbench.run.tracefs import Measured, Recorder
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
@@ -96,7 +97,7 @@ class Controller:
     """Runs a resolved plan's configurations through their exchanges into a sink."""
 
     def __init__(self, loaded: LoadedPlan, resolution: Resolution, sink: Sink,
-                 exchanges: Mapping[str, Exchange], route: Callable[[Configuration], str],
+                 exchanges: Mapping[Route, Exchange], route: Callable[[Configuration], Route],
                  observer: Observer | None = None, stop: StopFlag | None = None,
                  done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None,
                  lookahead: bool = False, sched: Recorder | None = None):
