@@ -4,7 +4,7 @@
 Design (docs/host.md): a batch's repetitions go to the sink in one transaction once the
 batch has ended, so the store is always consistent and a resume only needs the set of
 stored (config, idx); a kill loses at most the batches not stored yet, never part of one.
-While a batch runs the controller leaves its agent alone (run/collect.py); with CPUs of
+While a batch runs the controller leaves its agent alone (run/endpoints/collect.py); with CPUs of
 their own for the agents (`lookahead`), the next batch's RUN is queued before this one is
 collected, so the agent goes on while the host stores. The schedule interleaves the
 configurations of every library; each batch runs on the exchange of its configuration

@@ -418,7 +418,7 @@ class Store:
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def set_agent_clock(self, agent_id: int, clock_json: str) -> None:
-        """What the agent's clock checks after its RUNs said so far (run/local.py ClockRecord)."""
+        """What the agent's clock checks after its RUNs said so far (run/topologies/single.py ClockRecord)."""
         with self.transaction() as c:
             c.execute("UPDATE agent SET clock_json = ? WHERE id = ?", (clock_json, agent_id))
 
