@@ -93,6 +93,8 @@ def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
         yield recorder
     finally:
         recorder.close()
+
+
 LIVE_NICE = 5  # below the run, yet a report of a small store still takes seconds with 10 busy processes
 
 

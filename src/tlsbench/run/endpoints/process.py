@@ -150,7 +150,8 @@ class ProcessEndpoint:
         return timeouts.silence
 
     def pause(self) -> None:
-        """SIGSTOP (its counters stop too: a firmware's virtual one, not a host agent's clock)."""
+        """SIGSTOP: an idle agent then costs no host CPU. Only an agent whose counter stops with
+        it is paused between batches (QEMU's virtual one: endpoints/qemu.py); a host clock runs on."""
         if not self.paused and self.proc.poll() is None:
             os.kill(self.pid, signal.SIGSTOP)
             self.paused = True
