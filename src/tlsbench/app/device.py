@@ -15,8 +15,8 @@ from tlsbench.builder.shell import BuildError
 from tlsbench.core import inputs
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import DevicePlan
-from tlsbench.run import device as devices
 from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup
+from tlsbench.run.device import query_device as greeting_of
 from tlsbench.run.endpoints.firmware import FirmwareImage
 from tlsbench.run.endpoints.qemu import TARGETS
 from tlsbench.run.timeouts import Timeouts
@@ -27,7 +27,7 @@ class FirmwareUnavailable(UserError):
 
 
 def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None) -> DeviceSetup:
-    """How to reach the plan's device and which images it runs."""
+    """How to reach the plan's device and which images it runs (`progress`: a build's lines)."""
     common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
     if device.serial is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
@@ -45,7 +45,7 @@ def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda messa
 def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
                  timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """HELLO and SUITES of a device's firmware (built first if it is not yet)."""
-    return devices.query_device(setup_for(device, progress), timeouts)
+    return greeting_of(setup_for(device, progress), timeouts)
 
 
 def board_of(target: str) -> firmware.Board:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from tlsbench.store.sqlite import DB_FILE
+
 Note = Callable[[str], None]  # where a line for the user goes
 DERIVE_HINT_REPS = 1000  # fewer derive in well under a second: not worth a line
 
@@ -37,10 +39,13 @@ def analyze_experiment(path: Path, name: str, include_flagged: bool, note: Note 
 
 def report_after_run(store: Path, note: Note = quiet) -> Path:
     """The report `tlsbench run` writes when a sweep ends: report.html next to the store
-    (with predicted vs measured when the plan ran emulated links and their reference)."""
+    (with predicted vs measured when the plan ran emulated links and their reference).
+    `store`: the store file, or its experiment folder."""
     from tlsbench.report.html import write_html
+    from tlsbench.store.progress import find_experiment
 
-    analysis = analyze_experiment(store, str(store), False, note)
+    path = store if store.is_file() else find_experiment(store, store.parent) / DB_FILE
+    analysis = analyze_experiment(path, str(store), False, note)
     return write_html(analysis, store.parent / "report.html",
                       where=f"the store is complete: `tlsbench report {store.parent} --out FILE`",
                       predictions=predictions_for(analysis, (), None, None))

@@ -25,7 +25,7 @@ COUNTING, MEMORY = "counting", "memory"  # the firmware's images (plan/device.py
 
 @dataclass(frozen=True)
 class DeviceSetup:
-    """Everything the run needs to reach a plan's device (the cli builds it from [device]
+    """Everything the run needs to reach a plan's device (app/device.py builds it from [device]
     and the firmware build)."""
 
     images: Mapping[str, FirmwareImage]  # by variant; the counting image always

@@ -32,6 +32,30 @@ Start = Callable[[str], Endpoint]  # a slot -> its endpoint, started and greeted
 ONE = ""  # the slot of a host agent: one endpoint for every configuration
 
 
+class ClockRecord:
+    """The largest clock drift an agent reported after its RUNs, and its clock source."""
+
+    def __init__(self) -> None:
+        self.source = ""
+        self.fallback = ""
+        self.max_drift_ppm = 0.0
+        self.checks = 0
+
+    def update(self, clock: dict[str, Any]) -> bool:
+        """Takes one DONE `clock`; True when the record changed enough to be written."""
+        drift = abs(float(clock.get("drift_ppm") or 0.0))
+        source, fallback = str(clock.get("source", "")), str(clock.get("fallback", ""))
+        changed = (source, fallback) != (self.source, self.fallback) or drift > self.max_drift_ppm + 1.0
+        self.source, self.fallback = source, fallback
+        self.max_drift_ppm = max(self.max_drift_ppm, drift)
+        self.checks += 1
+        return changed
+
+    def as_json(self) -> str:
+        return json.dumps({"source": self.source, "max_drift_ppm": round(self.max_drift_ppm, 3),
+                           "fallback": self.fallback})
+
+
 @dataclass
 class Running:
     """A live endpoint, its `agent` row, how its batches are read, and its RUNs under way."""
@@ -41,7 +65,7 @@ class Running:
     listener: Listener
     sent: deque[RunKey] = field(default_factory=deque)  # RUNs sent ahead, not yet asked for
     in_flight: RunKey | None = None  # the RUN being collected (or interrupted)
-    clock: ClockRecord = field(default_factory=lambda: ClockRecord())
+    clock: ClockRecord = field(default_factory=ClockRecord)
 
 
 class SingleAgent:
@@ -207,27 +231,3 @@ class SingleAgent:
         for running in list(self.running.values()):
             self._end(running, reason)
         self.running.clear()
-
-
-class ClockRecord:
-    """The largest clock drift an agent reported after its RUNs, and its clock source."""
-
-    def __init__(self) -> None:
-        self.source = ""
-        self.fallback = ""
-        self.max_drift_ppm = 0.0
-        self.checks = 0
-
-    def update(self, clock: dict[str, Any]) -> bool:
-        """Takes one DONE `clock`; True when the record changed enough to be written."""
-        drift = abs(float(clock.get("drift_ppm") or 0.0))
-        source, fallback = str(clock.get("source", "")), str(clock.get("fallback", ""))
-        changed = (source, fallback) != (self.source, self.fallback) or drift > self.max_drift_ppm + 1.0
-        self.source, self.fallback = source, fallback
-        self.max_drift_ppm = max(self.max_drift_ppm, drift)
-        self.checks += 1
-        return changed
-
-    def as_json(self) -> str:
-        return json.dumps({"source": self.source, "max_drift_ppm": round(self.max_drift_ppm, 3),
-                           "fallback": self.fallback})
