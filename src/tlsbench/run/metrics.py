@@ -94,7 +94,7 @@ def _start_one(library: str, collect: str, paths: Mapping[str, Path], seed: int,
     prefixes[collect] = prefix
     try:
         agent = ProcessEndpoint.start(paths[library], prefix=prefix, greeting_s=timeouts.greeting * GREETING_FACTOR,
-                                   placement=placement)
+                                      placement=placement)
     except AgentError as exc:
         return f"{collect} ({library}): {exc}; the run goes on without it"
     why = refusal(collect, agent.hello)

@@ -138,9 +138,10 @@ def on_host(library: str, sink: Sink, stop: StopFlag, settings: RunSettings, age
             prefix: Sequence[str] = (), greeting_s: float | None = None) -> SingleAgent:
     """A library's agent process playing both peers, behind `prefix` when given (a metric
     twin's counting runner, whose agent greets slower)."""
+    greeting = greeting_s or settings.timeouts.greeting
+
     def start(slot: str) -> Endpoint:
-        return ProcessEndpoint.start(settings.paths[library], prefix, greeting_s=greeting_s or settings.timeouts.greeting,
-                                     placement=settings.placement)
+        return ProcessEndpoint.start(settings.paths[library], prefix, greeting_s=greeting, placement=settings.placement)
     return SingleAgent(library, start, sink, settings.timeouts, stop, adopted={ONE: agent} if agent else {})
 
 
@@ -183,10 +184,10 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
         library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
         exchanges[ON_DEVICE] = on_device(settings.device, library, sink, stop, settings, link)
     if loaded.plan.network:
-        exchanges[OVER_NETWORK] = AgentPair(loaded.plan.network, loaded.plan.seed,
-                                            lambda library: paths.get(library) or find_agent(library, settings.agent_dir),
-                                            sink, timeouts, stop, settings.place, settings.agent_dir,
-                                            settings.placement)
+        def agent_of(library: str) -> Path:
+            return paths.get(library) or find_agent(library, settings.agent_dir)
+        exchanges[OVER_NETWORK] = AgentPair(loaded.plan.network, loaded.plan.seed, agent_of, sink, timeouts, stop,
+                                            settings.place, settings.agent_dir, settings.placement)
     return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, hooks.done,
                       hooks.measure_precision, lookahead=settings.placement.pinned, sched=hooks.sched)
 
