@@ -33,7 +33,7 @@ from tlsbench.run.agents import locate_agents  # noqa: E402
 from tlsbench.run.controller import QuietObserver  # noqa: E402
 from tlsbench.run.exchange import StopFlag  # noqa: E402
 from tlsbench.run.placement import choose, controller_on  # noqa: E402
-from tlsbench.run.session import open_run, resolve_plan  # noqa: E402
+from tlsbench.run.session import RunHooks, RunSettings, open_run, resolve_plan  # noqa: E402
 from tlsbench.store.sqlite import DB_FILE, Store  # noqa: E402
 
 PLAN = '''name = "coverage"
@@ -60,14 +60,13 @@ class StopAfter(QuietObserver):
 
 def run_round(loaded: plan.LoadedPlan, folder: Path, per_round: int) -> None:
     """The next round of an experiment (a resume that stops at the round's end)."""
-    placement, stop = choose(True), StopFlag()
-    paths = locate_agents(loaded)
-    with controller_on(placement):
-        greeted = resolve_plan(loaded, paths, placement=placement)
+    settings, stop = RunSettings(locate_agents(loaded), str(folder), placement=choose(True)), StopFlag()
+    with controller_on(settings.placement):
+        greeted = resolve_plan(loaded, settings)
         try:
             with Store.in_folder(folder) as store:
-                open_run(loaded, greeted, store, paths, str(folder), StopAfter(per_round, stop), stop,
-                         done=store.stored_indices(), placement=placement).run()
+                open_run(loaded, greeted, store, settings, RunHooks(StopAfter(per_round, stop), stop,
+                                                                    store.stored_indices())).run()
         finally:
             greeted.close()
 

@@ -32,7 +32,7 @@ from tlsbench.analysis.questions.device import device_vs_host  # noqa: E402
 from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.builder import firmware  # noqa: E402
-from tlsbench.cli.run import run_experiment  # noqa: E402
+from tlsbench.app.run import run_experiment  # noqa: E402
 
 PAYLOAD = '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
 BULK = {  # PSK suites that differ only in their record protection

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 
 from tlsbench import plan
 from tlsbench.core import spec
-from tlsbench.cli.run import run_experiment  # noqa: E402
+from tlsbench.app.run import run_experiment  # noqa: E402
 from tlsbench.run import agents  # noqa: E402
 
 

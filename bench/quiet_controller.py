@@ -40,7 +40,7 @@ from tlsbench import plan
 from tlsbench.core import spec  # noqa: E402
 from tlsbench.analysis.derive.load import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS, load  # noqa: E402
 from tlsbench.analysis.derive.slices import decode  # noqa: E402
-from tlsbench.cli.run import run_experiment  # noqa: E402
+from tlsbench.app.run import run_experiment  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
 from tlsbench.run.agents import SOURCE_BUILD_DIR, find_agent  # noqa: E402
 from tlsbench.run.placement import choose  # noqa: E402

@@ -33,7 +33,7 @@ from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.questions import sched as sched_view  # noqa: E402
 from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
-from tlsbench.cli.run import run_experiment  # noqa: E402
+from tlsbench.app.run import run_experiment  # noqa: E402
 
 SUITES = '["TLS-PSK-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", ' \
          '"TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256"]'

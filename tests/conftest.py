@@ -10,6 +10,7 @@ import pytest
 
 from tlsbench import plan
 from tlsbench.run import agents
+from tlsbench.run.endpoints.process import ProcessEndpoint
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +24,7 @@ def agent_path() -> Path:
 
 @pytest.fixture(scope="session")
 def agent_suites(agent_path: Path) -> list[dict]:
-    process = agents.AgentProcess.start(agent_path)
+    process = ProcessEndpoint.start(agent_path)
     try:
         return process.suites
     finally:

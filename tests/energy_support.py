@@ -66,7 +66,7 @@ def run_marked(plan_text: str, root: Path, agent_dir: Path) -> tuple[Path, tuple
     import pytest
 
     from tlsbench import plan
-    from tlsbench.cli.run import run_experiment
+    from tlsbench.app.run import run_experiment
 
     loaded = plan.parse(plan_text, "marked.toml")
     marker_file = root / "marker.txt"

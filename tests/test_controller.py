@@ -14,10 +14,11 @@ from conftest import small_plan
 from tlsbench import plan
 from tlsbench.core import spec
 from tlsbench.run import controller, schedule
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.plan.configs import Configuration
 from tlsbench.run.placement import AGENT_NICE
 from tlsbench.run.session import start
+from tlsbench.run.topologies.single import ONE
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.sqlite import PlanMismatch, Store
 
@@ -125,9 +126,9 @@ class KillOnBatch(controller.QuietObserver):
         self.target, self.controller = target, None
 
     def batch(self, config, round, first_index, count):
-        agent = self.controller.exchange_for(config).agent if config == self.target else None
-        if agent is not None:
-            os.kill(agent.pid, signal.SIGKILL)
+        running = self.controller.exchange_for(config).running.get(ONE) if config == self.target else None
+        if running is not None:
+            os.kill(running.endpoint.pid, signal.SIGKILL)
 
 
 def test_config_is_given_up_after_consecutive_deaths(tmp_path, agent_path):

@@ -21,7 +21,7 @@ from conftest import small_plan
 from tlsbench.analysis.derive import derived, statcache
 from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze, representative_rep
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.store.sqlite import DB_FILE, Store
 
 

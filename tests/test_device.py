@@ -23,8 +23,8 @@ from tlsbench.core import spec
 from tlsbench.analysis.questions.device import identity
 from tlsbench.analysis.derive.load import load
 from tlsbench.builder import firmware
-from tlsbench.cli.run import run_experiment
-from tlsbench.run.device import DeviceError
+from tlsbench.app.run import run_experiment
+from tlsbench.run.endpoints.firmware import DeviceError
 from tlsbench.run.exchange import AgentRef
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.sqlite import Store
@@ -213,9 +213,9 @@ def test_a_board_on_a_serial_line(tmp_path, images):
 
 
 def test_the_hang_wait_follows_the_largest_repetition_of_a_configuration():
-    """No QEMU: the derivation alone (run/device.py hang_seconds)."""
+    """No QEMU: the derivation alone (run/endpoints/firmware.py hang_seconds)."""
     from tlsbench.plan.configs import ConfigRow, Configuration
-    from tlsbench.run.device import hang_seconds
+    from tlsbench.run.endpoints.firmware import hang_seconds
 
     def config(group: str, total: int = 0) -> Configuration:
         row = ConfigRow("k", "mbedtls", 0x6B, "TLS-DHE-RSA", "DHE", "RSA", "AES", "SHA256", "TLS1.2", "TLS1.2", group,

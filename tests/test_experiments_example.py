@@ -12,7 +12,7 @@ import pytest
 import tomli_w
 
 from tlsbench import plan
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.run import agents
 from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze

@@ -42,7 +42,7 @@ from tlsbench.builder import custom as custom_build
 from tlsbench.builder import firmware
 from tlsbench.cli import main
 from tlsbench.cli.report import GATE_EXIT
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.store.sqlite import DB_FILE
 
 SUITES = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256",

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """The stages of the host tool import only their own stage and earlier ones (docs/host.md):
 
-    core < plan < run < store < analysis < report | export < cli;   builder < cli;   export < api
+    core < plan < run < store < analysis < report | export < app < cli;   builder < app, cli;   export < api
 
 report and export are siblings: both read analysis results and share nothing else. api.py
 (the Python API, `tlsbench.open`) is a stage of its own beside cli; the package root's
 `tlsbench.open` hands over to it (lazily), the one import of a later stage it makes. Inside
 a stage, modules import each other without a circle. A short walk over every module's syntax
 tree (late imports inside functions included); no tool to install, and the rule it checks is
-this table."""
+this table. app/ is the application (run, resume, derive, device setup as plain functions):
+cli/ parses options, calls it and hands results to views and exporters."""
 from __future__ import annotations
 
 import ast
@@ -25,7 +26,8 @@ ALLOWED = {
     "analysis": {CORE, "plan", "run", "store", "analysis"},
     "report": {CORE, "plan", "run", "store", "analysis", "report"},
     "export": {CORE, "plan", "run", "store", "analysis", "export"},
-    "cli": {CORE, "plan", "run", "store", "analysis", "report", "export", "builder", "cli"},
+    "app": {CORE, "plan", "run", "store", "analysis", "report", "export", "builder", "app"},
+    "cli": {CORE, "plan", "run", "store", "analysis", "report", "export", "builder", "app", "cli"},
     "api": {CORE, "plan", "run", "store", "analysis", "export", "api"},
 }
 ROOT_STAGE = {"tlsbench": CORE, "tlsbench.api": "api"}  # the package root, and the api beside cli
@@ -33,7 +35,7 @@ FACADE = ("tlsbench", "api")  # the package root may hand tlsbench.open over to 
 
 
 def stage(module: str) -> str:
-    """tlsbench.run.pair -> run; tlsbench.core.spec -> core; tlsbench.api -> api."""
+    """tlsbench.run.topologies.pair -> run; tlsbench.core.spec -> core; tlsbench.api -> api."""
     parts = module.split(".")
     if ".".join(parts[:2]) in ROOT_STAGE:
         return ROOT_STAGE[".".join(parts[:2])]

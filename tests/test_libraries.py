@@ -13,7 +13,7 @@ import pytest
 from tlsbench import plan
 from tlsbench.core import spec
 from tlsbench.run import agents, controller
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.plan.suites import resolve as resolve_suites
 from tlsbench.run.session import start
 from tlsbench.store.sqlite import Store

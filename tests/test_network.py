@@ -22,13 +22,13 @@ from tlsbench.core import spec
 from tlsbench.run import protocol
 from tlsbench.analysis.derive import load, measures
 from tlsbench.analysis.questions.network import network_results
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.run.link import PACKET, Window, attribute
 from tlsbench.run.placement import choose
 from tlsbench.run.records import pair_outcome
 from tlsbench.plan.network import variants
 from tlsbench.store.sqlite import PeerRepetition
-from tlsbench.cli.report import report_after_run
+from tlsbench.app.report import report_after_run
 
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]'
 PRIVILEGED = os.geteuid() == 0 and os.path.exists("/dev/net/tun")

@@ -14,7 +14,7 @@ from conftest import small_plan
 from tlsbench.analysis.stats import precision
 from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.pipeline import analyze
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.store.sqlite import DB_FILE
 from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.derive.samples import split_samples
@@ -122,7 +122,7 @@ def test_a_spent_time_budget_stops_the_precision_rounds_and_says_how_precise(tmp
     from rich.console import Console
 
     from tlsbench.analysis.questions.coverage import read_coverage
-    from tlsbench.cli.views import print_summary
+    from tlsbench.report.terminal import print_summary
 
     loaded = budget_plan(0.001)
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)

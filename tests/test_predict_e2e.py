@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from conftest import small_plan
 from tlsbench.cli import main
-from tlsbench.cli.report import report_after_run
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.report import report_after_run
+from tlsbench.app.run import run_experiment
 
 SUITES = '["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256"]'
 PRIVILEGED = os.geteuid() == 0 and os.path.exists("/dev/net/tun")

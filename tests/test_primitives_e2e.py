@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tlsbench import plan
 from tlsbench.core import spec
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.run import agents, controller
 from tlsbench.run.session import start
 from tlsbench.analysis.derive.load import load

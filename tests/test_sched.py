@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from conftest import small_plan
 from tlsbench.cli import main
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.plan.model import PlanError
 from tlsbench.run import tracefs as sched
 from tlsbench.run.controller import QuietObserver

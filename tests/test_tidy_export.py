@@ -25,7 +25,7 @@ from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.export import tidy
 from tlsbench.export.csv import COLUMNS, CsvExporter
 

@@ -25,7 +25,7 @@ import pytest
 from conftest import small_plan
 from tlsbench.analysis.derive import derived, statcache
 from tlsbench.analysis.derive.derived import DERIVE_VERSION, STORED_KINDS
-from tlsbench.cli.run import run_experiment
+from tlsbench.app.run import run_experiment
 from tlsbench.store import sqlite as store_sqlite
 from tlsbench.store.lock import writer_lock
 from tlsbench.store.sqlite import DB_FILE, Store

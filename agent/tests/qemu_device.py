@@ -2,7 +2,7 @@
 """The firmware under QEMU as a device, driven over its emulated UART with the framed
 protocol (docs/protocol.md). Python standard library only, like serve_smoke.py: the frame
 layouts are read from spec/protocol.toml. Used by device_smoke.py (ctest) and
-bench/device_sweep.py; the host tool's device exchange is src/tlsbench/run/device.py.
+bench/device_sweep.py; the host tool reaches the device through src/tlsbench/run/endpoints/qemu.py.
 
 The serial line is QEMU's stdio chardev (`-serial stdio`, with `-monitor none -display none`
 so nothing else shares the stream): QEMU's stdin/stdout are the UART, exactly like a host

@@ -45,11 +45,9 @@ class FiniteFloat(click.ParamType):
 
 
 FINITE, FINITE_POSITIVE = FiniteFloat(), FiniteFloat(positive=True)
-DEFAULT_KINDS = ("handshake", "handshake_window", "repetition", "record_write", "record_read", "operation")
 CSV_COLUMNS = ("config_id", "config", "peer", "kind", "label", "source", "unit", "n", "excluded_reps", "median",
                "median_ci_lo", "median_ci_hi", "median_ci_pct", "mean", "mean_ci_lo", "mean_ci_hi", "sd", "q1", "q3",
                "iqr", "min", "p95", "max")
-_PREFIXES = ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ"), (1e-9, "nJ"))
 
 format_option = click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True,
                              help="A table for reading; csv and json (every row, steps included) for machines.")
@@ -66,9 +64,9 @@ def energy() -> None:
 def profiles_command(as_json: bool) -> None:
     """The built-in power profiles and their operating points (names for --profile)."""
     from rich.console import Console
-    from rich.table import Table
 
     from tlsbench.analysis.models.energy.profiles import builtins, operating_point
+    from tlsbench.report.terminal import profiles_table
 
     points = [operating_point(p, f) for p in builtins() for f in p.frequencies]
     if as_json:
@@ -77,15 +75,7 @@ def profiles_command(as_json: bool) -> None:
                                 "time_scale_measured": op.scale_measured, "radio": op.has_radio,
                                 "sources": [s.model_dump() for s in op.profile.sources]} for op in points], indent=2))
         return
-    t = Table(title="Built-in power profiles (`--profile NAME`; NAME alone is the profile's default frequency)")
-    for col in ("name", "CPU mW", "TX mW", "RX mW", "idle mW", "time scale", "description", "sources"):
-        t.add_column(col, justify="right" if "mW" in col or col == "time scale" else "left")
-    for op in points:
-        radio = [f"{op.tx_w * 1e3:,.1f}", f"{op.rx_w * 1e3:,.1f}"] if op.has_radio else ["(CPU)", "(CPU)"]
-        t.add_row(op.name, f"{op.cpu_w * 1e3:,.1f}", *radio, f"{op.idle_w * 1e3:,.4g}",
-                  f"{op.time_scale:g}" if op.scale_measured else "1 (not set)", op.profile.description,
-                  "; ".join(s.document for s in op.profile.sources))
-    Console(width=None if sys.stdout.isatty() else 200).print(t)
+    Console(width=None if sys.stdout.isatty() else 200).print(profiles_table(points))
 
 
 @energy.command(name="estimate")
@@ -195,12 +185,6 @@ def _capture_lines(c) -> str:
 
 
 # ---------------------------------------------------------------------- output
-def _si(j: float) -> tuple[float, str]:
-    """A scale and unit for an energy in J."""
-    scale, unit = next(((s, u) for s, u in _PREFIXES if abs(j) >= s), _PREFIXES[-1])
-    return scale, unit
-
-
 def _config_label(analysis, config_id: int) -> str:
     """A handshake configuration's label, or an experiment's: library, experiment, payload."""
     if config_id in analysis.results.config_labels:
@@ -239,19 +223,10 @@ def _print(analysis, res, fmt: str, steps: bool) -> None:
         return
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
 
-    shown = [r for r in rows if r.kind in DEFAULT_KINDS or (steps and r.kind == "step")]
-    t = Table(title=f"Energy above idle: {' and '.join(res.sources)} (median, 95% bootstrap CI)")
-    for col in ("configuration", "peer", "energy", "label", "source", "n", "median", "95% CI", "±%"):
-        t.add_column(col, justify="right" if col in ("n", "median", "95% CI", "±%") else "left")
-    for r in shown:
-        s = r.summary
-        scale, unit = _si(s.median)
-        t.add_row(escape(_config_label(analysis, r.config_id)), r.peer, r.kind, r.label, escape(r.source), str(s.n),
-                  f"{s.median / scale:,.4g} {unit}", f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]",
-                  f"±{s.median_ci_pct:.1f}%")
+    from tlsbench.report.terminal import energy_table
+
     console = Console(width=None if sys.stdout.isatty() else 240)
-    console.print(t)
+    console.print(energy_table(res.sources, rows, lambda config_id: _config_label(analysis, config_id), steps))
     for w in res.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)

@@ -58,26 +58,23 @@ def store_path(experiment: str, output: str | None) -> Path:
     return find_experiment(experiment, output or default_output()) / DB_FILE
 
 
+def note_line(message: str) -> None:
+    """A line for the user beside the command's output (stderr, as written)."""
+    err_console.print(message, highlight=False, markup=False, soft_wrap=True)
+
+
 def load_experiment(experiment: str, output: str | None):  # -> Dataset
     """An experiment loaded (one visit to its store); numpy and scipy load here."""
-    from tlsbench.analysis.derive.load import load
+    from tlsbench.app.report import load_experiment as load
 
-    ds = load(store_path(experiment, output))
-    if ds.derived_now >= DERIVE_HINT_REPS:
-        err_console.print(f"note: {ds.derived_now} repetitions had no stored summaries and were derived from their "
-                          f"records now; `tlsbench derive {experiment}` stores them for the next report.",
-                          highlight=False, markup=False, soft_wrap=True)
-    return ds
+    return load(store_path(experiment, output), experiment, note_line)
 
 
 def analyze_experiment(experiment: str, output: str | None, include_flagged: bool):  # -> Analysis
     """An experiment loaded and analysed."""
-    from tlsbench.analysis.pipeline import analyze
+    from tlsbench.app.report import analyze_experiment as analyze
 
-    return analyze(load_experiment(experiment, output), include_flagged=include_flagged)
-
-
-DERIVE_HINT_REPS = 1000  # fewer derive in well under a second: not worth a line
+    return analyze(store_path(experiment, output), experiment, include_flagged, note_line)
 
 
 def say_error(message: str) -> None:

@@ -4,7 +4,6 @@ stored experiment (docs/predict.md); a few calls into analysis/predict, report/p
 export/predict. Every line it prints says "predicted"."""
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -48,24 +47,10 @@ def options_from(profile: str | None, device: str | None, nagle: bool | None, mt
 def print_link_presets() -> None:
     """The presets with every figure's source."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
-    from tlsbench.analysis.models.predict.links import preset_info, presets, sources
+    from tlsbench.report.terminal import link_presets_table
 
-    known = sources()
-    t = Table(title="Link presets (spec/links.toml; the emulator's presets are generated from the same file)")
-    for col in ("preset", "figure", "value", "source"):
-        t.add_column(col)
-    for name, link in presets().items():
-        info = preset_info(name)
-        t.add_row(f"[bold]{name}[/]", escape(info.summary), "", "")
-        for c in link.citations:
-            src = known[c.source].document if c.source in known else "our assumption"
-            value = f"{int(c.value):,}" if float(c.value).is_integer() else f"{c.value:g}"
-            t.add_row("", c.field, value + (" (approx.)" if c.approximate else ""),
-                      escape(f"{src}: {c.note}" if c.note else src))
-    Console(width=None if sys.stdout.isatty() else 220).print(t)
+    Console(width=None if sys.stdout.isatty() else 220).print(link_presets_table())
 
 
 @click.command()
@@ -163,62 +148,9 @@ def _write_files(res, folder: Path) -> None:
     click.echo(f"predictions written: {', '.join(p.name for p in written)} in {folder}", err=True)
 
 
-def _ms(ns: float) -> str:
-    return "–" if not math.isfinite(ns) else f"{ns / 1e6:,.1f}"
-
-
 def _print(res) -> None:
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
-    from tlsbench.report.predict import crossover_sentences
+    from tlsbench.report.terminal import print_predictions
 
-    console = Console(width=None if sys.stdout.isatty() else 220)
-    energy = res.profile is not None
-    for lp in res.links:
-        t = Table(title=f"Predicted over {escape(lp.link.label)} (a model, not a measurement): device "
-                        f"{lp.predictions[0].device if lp.predictions else '?'}, medians with 95% CI")
-        cols = ["rank", "configuration", "duration ms", "95% CI", "5–95%", "bytes", "device proc. ms"]
-        cols += ["energy mJ", "95% CI mJ"] if energy else []
-        for col in cols:
-            t.add_column(col, justify="left" if col == "configuration" else "right")
-        for r in lp.by_duration:
-            p = r.prediction
-            d = p.duration
-            row = [("=" if r.tied else "") + str(r.rank), escape(p.label), _ms(d.median),
-                   f"[{_ms(d.median_ci[0])}, {_ms(d.median_ci[1])}]", f"{_ms(p.p5_ns)} – {_ms(p.p95_ns)}",
-                   f"{p.bytes.median:,.0f}", f"{p.processing_ns / 1e6:,.2f}"]
-            if energy:
-                e = p.energy
-                row += [f"{e.median * 1e3:,.4g}", f"[{e.median_ci[0] * 1e3:,.4g}, {e.median_ci[1] * 1e3:,.4g}]"] \
-                    if e else ["–", "–"]
-            t.add_row(*row)
-        console.print(t)
-    if res.sweep:
-        rows = crossover_sentences(res.sweep)
-        title = f"Predicted crossovers, {res.sweep.parameter.name} swept over {res.sweep.base.label}"
-        if not rows:
-            console.print(f"{title}: none; the order holds over the whole range", highlight=False, markup=False)
-        for r in rows:
-            console.print(f"{title}: {r['metric']}: {r['text']} (first-order estimate {r['first_order']})",
-                          highlight=False, markup=False)
-    if res.checks:
-        t = Table(title="Predicted vs measured over the emulated links (predicted from the reference link's repetitions)")
-        for col in ("link", "configuration", "predicted ms", "measured ms", "error", "predicted bytes",
-                    "measured bytes", "error "):
-            t.add_column(col, justify="left" if col in ("link", "configuration") else "right")
-        for c in res.checks:
-            mb = c.measured_bytes.median if c.measured_bytes else math.nan
-            t.add_row(escape(c.link.label), escape(c.label), _ms(c.predicted.duration.median), _ms(c.measured.median),
-                      f"{100 * c.duration_error:+.1f}%", f"{c.predicted.bytes.median:,.0f}",
-                      f"{mb:,.0f}" if math.isfinite(mb) else "–",
-                      f"{100 * c.bytes_error:+.1f}%" if math.isfinite(c.bytes_error) else "–")
-        console.print(t)
-        for e in res.errors:
-            console.print(f"{e.protocol} at {e.loss_pct:g}% loss: duration error median {100 * e.duration_median:.1f}%, "
-                          f"worst {100 * e.duration_worst:.1f}% ({e.worst_label}); bytes median "
-                          f"{100 * e.bytes_median:.1f}%, worst {100 * e.bytes_worst:.1f}% (n = {e.n})",
-                          highlight=False, markup=False)
-    for w in res.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)
+    print_predictions(Console(width=None if sys.stdout.isatty() else 220), res)

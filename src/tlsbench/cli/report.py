@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from tlsbench.app.report import predictions_for
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
                                   store_path)
 from tlsbench.core.errors import UserError
@@ -15,32 +16,6 @@ from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
 
 FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
-
-def report_after_run(store: Path) -> Path:
-    """The report `tlsbench run` writes when a sweep ends: report.html next to the store
-    (with predicted vs measured when the plan ran emulated links and their reference)."""
-    from tlsbench.report.html import write_html
-
-    analysis = analyze_experiment(str(store), None, False)
-    return write_html(analysis, store.parent / "report.html",
-                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`",
-                      predictions=predictions_for(analysis, (), None, None))
-
-
-def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile: str | None):  # -> PredictResults | None
-    """The report's predictions: over `links` (`--predict`), and the check against the
-    emulator whenever the store ran emulated links with a reference; None: neither."""
-    from tlsbench.analysis.models.predict.model import Options
-    from tlsbench.analysis.models.predict.results import collect, sources_of
-    from tlsbench.analysis.models.predict.validate import has_validation
-    from tlsbench.analysis.models.energy.profiles import resolve
-
-    ds = analysis.ds
-    if not links and not has_validation(ds.configs):
-        return None
-    opts = Options(seed=analysis.results.context.seed or 1, profile=resolve(profile) if profile else None)
-    return collect(sources_of(ds), analysis.results.config_labels, links, opts, sweep if links else None)
-
 
 @click.command()
 @click.argument("experiment")
@@ -112,16 +87,12 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     """Store each repetition's summaries (measures, trace facts) and each configuration's
     statistics, so reports read them instead of decoding every record and drawing every
     bootstrap again; the raw records stay as they are."""
-    from tlsbench.analysis.derive.statcache import derive_all
-    from tlsbench.store.lock import AGAIN, writer_lock
-    from tlsbench.store.sqlite import Store
+    from tlsbench.app.derive import derive as derive_experiment
 
     path = store_path(experiment, output)
-    retry = ("copy the experiment folder to a writable disk with room and derive there (a report derives what is "
-             "not stored)")
-    with writer_lock(path.parent, retry, AGAIN), Store.open(path, create=False, retry=retry) as store:
-        n, batches, configs = derive_all(store, rebuild)
-    click.echo(f"derived: {n} repetition(s) in {batches} batch(es), the statistics of {configs} configuration(s): {path}")
+    done = derive_experiment(path, rebuild)
+    click.echo(f"derived: {done.repetitions} repetition(s) in {done.batches} batch(es), the statistics of "
+               f"{done.configs} configuration(s): {path}")
 
 
 @click.command()
@@ -240,18 +211,11 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
         _compare_table(cmp_, sides, noise_floor, show_all)
 
 
-def _value(value: float, unit: str) -> str:
-    """A median in its unit: a time in µs, a count as counted (never a count as a time)."""
-    from tlsbench.analysis.units import Unit
-
-    u = Unit(unit)
-    return u.text(value, 1e3) if u.is_time else f"{value:,.0f} {u.noun}"
-
-
 def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
     """The verdict first, then what decides it (the worse rows, what was not compared), then
     the two experiments and their run-to-run shift; exits with the gate's code."""
     from tlsbench.analysis.questions.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
+    from tlsbench.report.terminal import count_or_time
 
     n = len(cmp_.rows)
     beyond = " beyond the run-to-run shift" if cmp_.shifts else ""
@@ -276,8 +240,8 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
             how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]" + (
                 f" above ×{row_limit(r, shift, threshold):.4f}: {pct} beyond the run's shift (its unchanged "
                 f"configurations up to ×{shift.band:.4f})" if shift else "")
-        click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {_value(r.median_a, r.unit)} -> "
-                   f"{_value(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
+        click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {count_or_time(r.median_a, r.unit)} -> "
+                   f"{count_or_time(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
     if verdict.not_judged:
         allowed = ", allowed by --allow-missing" if verdict.allowed else ""
         click.echo(f"not compared ({len(verdict.not_judged)}{allowed}):")
@@ -293,30 +257,13 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
     sys.exit(GATE_EXIT[verdict.outcome])
 
 
-# Whole-peer measures the table always shows (the others: when significant, or with --all).
-_HEADLINE = ("handshake_processing", "write_processing_post", "read_processing_pre")
-
-
 def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # (Comparison, [(Side, Side)], ...)
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
     from tlsbench.analysis.questions.device import identity
-    from tlsbench.analysis.units import Unit
+    from tlsbench.report.terminal import compare_table
 
-    t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
-    for col in ("configuration", "peer", "measure", "label", "A", "B", "B/A", "95% CI", "verdict"):
-        t.add_column(col, justify="left" if col in ("configuration", "peer", "measure", "label", "verdict") else "right")
-    for r in cmp_.rows:
-        if not show_all and not r.ratio.significant and r.metric not in _HEADLINE:
-            continue
-        colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
-        word = Unit(r.unit).verdict(r.ratio.verdict)
-        t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), _value(r.median_a, r.unit),
-                  _value(r.median_b, r.unit), f"{r.ratio.ratio:.3f}", escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"),
-                  f"[{colour}]{word}[/]" if colour else word)
-    Console(width=None if sys.stdout.isatty() else 200).print(t)
+    Console(width=None if sys.stdout.isatty() else 200).print(compare_table(cmp_, noise_floor, show_all))
     for side_a, side_b in sides:
         if side_a.ds is not side_b.ds and side_a.ds.kind == "device":  # two device runs: are the counts identical?
             same = identity(side_a.ds, side_b.ds)

@@ -1,209 +1,41 @@
 # SPDX-License-Identifier: Apache-2.0
 """Commands that run agents or read a run: suites, experiments, plan show, run, primitives,
-status, trace show; and `run_experiment`, the whole pipeline from a plan to a filled store,
-which joins the stages: plan (resolved against the greeted agents), run (the controller),
-store (the sink, the resume state) and analysis (the precision measurement)."""
+status, trace show. Each parses its options, calls the application (app/run.py: the whole
+pipeline from a plan to a filled store) and hands what it returns to the terminal views
+(report/terminal.py)."""
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shlex
-import subprocess
 import sys
-import tempfile
-import threading
-import signal
-import time
 from pathlib import Path
-from typing import Any, Collection, Iterator
 
 import click
 import tomli_w
 from rich.console import Console
 
 from tlsbench.analysis.questions.coverage import Coverage, read_coverage, reasons_text
+from tlsbench.app.device import query_device
+from tlsbench.app.report import report_after_run
+from tlsbench.app.run import BUILDABLE, LiveReport, experiment_folder, run_experiment
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.cli import views
-from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
-from tlsbench.cli.report import report_after_run
-from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
-from tlsbench.plan.model import LIBRARIES, LoadedPlan
-from tlsbench.plan.model import load as load_plan
-from tlsbench.cli.device import setup_for
+from tlsbench.cli.options import (agent_dir_option, default_output, fail, note_line, output_option, pin_option,
+                                  timeout_option)
 from tlsbench.plan.device import TARGETS, DevicePlan
-from tlsbench.run.agents import die_with_host, locate_agents, query_suites
-from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary
-from tlsbench.run.device import query_device
-from tlsbench.run.exchange import StopFlag
-from tlsbench.run.link import check_links
-from tlsbench.run.placement import Placement, choose, controller_on
-from tlsbench.run.tracefs import Recorder, missing_warning
-from tlsbench.run.precision import Precision
-from tlsbench.builder import tbcount
-from tlsbench.run import metrics
-from tlsbench.run.session import open_run, resolve_plan
+from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
+from tlsbench.plan.model import LIBRARIES
+from tlsbench.plan.model import load as load_plan
+from tlsbench.report import terminal as views
+from tlsbench.run.agents import query_suites
+from tlsbench.run.controller import RunSummary
 from tlsbench.run.timeouts import Timeouts
-from tlsbench.store.lock import refuse_if_busy, writer_lock
 from tlsbench.store import progress
 from tlsbench.store.progress import find_experiment, read_repetition
-from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
+from tlsbench.store.sqlite import DB_FILE
 
 console = Console()
-# Library versions the library cache builds (docs/libraries.md): a plan naming one whose agent
-# is missing is told how to build it.
-BUILDABLE = tuple(RECIPES)
 LIBRARY_HELP = (f"A library: {', '.join(LIBRARIES)} (Debian 12's builds), name@version ({', '.join(RECIPES)}), "
                 "or a custom build's agent name (tlsbench-agent-NAME).")
-
-
-def counting_prefix(seed: int) -> list[str]:
-    """The tbcount runner's command prefix, built on first use (docs/metrics.md)."""
-    try:
-        return tbcount.runner().prefix(seed)
-    except tbcount.Unavailable as exc:
-        raise metrics.Unavailable(str(exc)) from None
-
-
-def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
-    return Path(output if output is not None else loaded.plan.output) / loaded.plan.name
-
-
-def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir: str | Path | None) -> None:
-    """What can be refused without an agent, refused before any is started: another writer,
-    nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
-    refuse_if_busy(folder)
-    db = folder / DB_FILE
-    stored = stored_experiment(db) if db.exists() else None  # raises for a damaged or foreign file
-    if resume and stored is None:
-        why = f"{db} holds no experiment (an empty store: a start that stored nothing)" if db.exists() else \
-            f"there is no {db}"
-        raise ControllerError(f"nothing to resume in {folder}: {why}; run without --resume to start it")
-    if stored is not None and stored.plan_hash != loaded.plan.hash():
-        raise plan_mismatch(folder, stored, loaded.plan.hash())
-    if loaded.plan.network and loaded.plan.network.links:
-        check_links(loaded.plan.network.links, agent_dir, loaded.source)
-
-
-def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
-    def measure(only: Collection[str] | None) -> dict[str, Precision]:
-        from tlsbench.analysis.stats import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
-
-        return precision.measure(db, seed, only)
-    return measure
-
-
-@contextlib.contextmanager
-def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
-                   observer: Observer) -> Iterator[Recorder | None]:
-    """The scheduler's capture of a plan that asks for it (metrics "sched"), on the agents'
-    CPUs; one warning when it cannot be had, and the run goes on."""
-    plan = loaded.plan
-    if not plan.measures("sched") or plan.device is not None:
-        yield None
-        return
-    cpus = placement.agent_cpus or tuple(sorted(os.sched_getaffinity(0)))
-    recorder = Recorder.open(store, cpus, softirq=plan.network is not None)
-    if recorder.missing:
-        observer.note(missing_warning(recorder.missing))
-    try:
-        yield recorder
-    finally:
-        recorder.close()
-LIVE_NICE = 5  # below the run, yet a report of a small store still takes seconds with 10 busy processes
-
-
-class LiveReport:
-    """`tlsbench run --live-report MINUTES`: every MINUTES, report.html next to the store is
-    written again from what is stored so far, by `tlsbench report` in a process of its own
-    (on the controller's CPU, whose affinity it inherits: the agents' CPUs stay quiet; nice
-    LIVE_NICE, not 19, which starves it for minutes on a busy machine; the file is replaced
-    atomically, so a reader never sees half of it). The report says it is partial. The
-    observer's calls pass through; a report under way when the run ends is stopped (the
-    final report replaces it)."""
-
-    def __init__(self, inner: Observer, folder: Path, minutes: float):
-        self.inner, self.folder, self.every = inner, folder, minutes * 60
-        self.last = time.monotonic()
-        self.child: subprocess.Popen | None = None
-        self.errors = tempfile.TemporaryFile()
-        self.written = 0
-
-    def __getattr__(self, name: str) -> Any:  # start, stored, note, extend: the inner observer's
-        return getattr(self.inner, name)
-
-    def batch(self, config: str, round: int, first_index: int, count: int) -> None:
-        self.inner.batch(config, round, first_index, count)
-        if self.child is not None and self.child.poll() is not None:
-            self._finished()
-        if self.child is None and time.monotonic() - self.last >= self.every and (self.folder / DB_FILE).exists():
-            self.last = time.monotonic()
-            self.errors.seek(0)
-            self.errors.truncate()
-            self.child = subprocess.Popen(
-                [sys.executable, "-m", "tlsbench.cli", "report", str(self.folder), "--out", str(self.folder / "report.html")],
-                stdout=subprocess.DEVNULL, stderr=self.errors,
-                preexec_fn=lambda: (die_with_host(), os.nice(LIVE_NICE)))  # a killed run leaves no report running
-
-    def _finished(self) -> None:
-        assert self.child is not None
-        if self.child.returncode == 0:
-            self.written += 1
-        else:
-            self.errors.seek(0)
-            why = self.errors.read().decode(errors="replace").strip().splitlines()
-            self.inner.note(f"live report failed ({why[-1] if why else f'exit status {self.child.returncode}'}); "
-                            "the run goes on")
-        self.child = None
-
-    def close(self) -> None:
-        if self.child is not None and self.child.poll() is None:
-            self.child.terminate()
-            self.child.wait()
-        self.errors.close()
-
-
-def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
-                   agent_dir: str | Path | None = None, observer: Observer | None = None,
-                   timeouts: Timeouts = Timeouts(), pin: bool = True) -> RunSummary:
-    """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
-    the output folder before the plan is resolved against the agents, so a plan that fails
-    there leaves nothing behind; the store is then written under its writer lock. The agents
-    are started from this thread, whose end they do not outlive (docs/host.md); with `pin`,
-    this thread keeps to the controller's CPU and the agents to the others while it runs
-    (run/placement.py)."""
-    folder = experiment_folder(loaded, output)
-    check_before_start(loaded, folder, resume, agent_dir)
-    observer = observer or QuietObserver()
-    device = loaded.plan.device
-    setup = setup_for(device, observer.note) if device else None  # the firmware, built if it is not yet
-    paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    stop = StopFlag()
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, stop) if in_main else None
-    placement = choose(pin, loaded.plan.cpus)
-    greeted = None
-    try:
-        with controller_on(placement):
-            greeted = resolve_plan(loaded, paths, timeouts, setup, placement)
-            with writer_lock(folder), Store.in_folder(folder) as store, scheduler_view(loaded, store, placement,
-                                                                                       observer) as sched:
-                controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
-                                      stop, timeouts, agent_dir, store.stored_indices(),
-                                      _precision_of(store.path, loaded.plan.seed), setup, placement, sched,
-                                      counting_prefix)
-                summary = controller.run()
-                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derive/derived.py)
-                    from tlsbench.analysis.derive.statcache import derive_all  # numpy loads here
-
-                    derive_all(store)
-        summary.folder = folder
-        return summary
-    finally:
-        if greeted is not None:
-            greeted.close()
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
 
 
 @click.command()
@@ -221,8 +53,8 @@ def suites(library: str, device: str | None, baud: int, firmware: str | None, as
            timeouts: Timeouts) -> None:
     """List the cipher suites an agent's build supports (from its SUITES frame)."""
     if device:
-        hello, suite_list = query_device(setup_for(_device_option(device, baud, firmware),
-                                                   lambda message: console.print(message, style="dim")), timeouts)
+        hello, suite_list = query_device(_device_option(device, baud, firmware),
+                                         lambda message: console.print(message, style="dim"), timeouts)
     else:
         hello, suite_list = query_suites(library, agent_dir, timeouts, BUILDABLE)
     if as_json:
@@ -272,7 +104,7 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "the run")
     if report:
-        console.print(f"report: {report_after_run(summary.folder / DB_FILE)}", highlight=False, markup=False)
+        console.print(f"report: {report_after_run(summary.folder / DB_FILE, note_line)}", highlight=False, markup=False)
 
 
 @click.command()
@@ -309,7 +141,7 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "tlsbench primitives")
     store = summary.folder / DB_FILE
-    report = report_after_run(store)
+    report = report_after_run(store, note_line)
     results = analyze_store(store)
     if results:
         Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs

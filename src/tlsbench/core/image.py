@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A firmware image: its sizes as the linker laid them out (what a build reports, build/, and
 what a stored boot reports, store/, both read as flash and static RAM the same way), and
-whether a file is an image a target can boot at all (checked before QEMU starts, run/device.py)."""
+whether a file is an image a target can boot at all (checked before QEMU starts, run/endpoints/qemu.py)."""
 from __future__ import annotations
 
 import struct

@@ -21,6 +21,13 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
+def die_with_host() -> None:
+    """preexec_fn of every child process the host starts (agents, QEMU, the link forwarder, a
+    live report): it dies with the host however the host ends (kill -9 included), when the
+    thread that started it exits."""
+    die_with(os.getppid())
+
+
 def alive(pid: int) -> bool:
     """Whether process `pid` runs (a zombie, killed and not yet reaped, does not)."""
     try:

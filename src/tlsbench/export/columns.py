@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from tlsbench.analysis.derive.load import Config, Dataset
 from tlsbench.analysis.questions.primitives import scenario_parameters
+from tlsbench.plan.kinds import ConfigKind
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,13 @@ def protocol_of(c: Config) -> str:
     return "DTLS" if c.transport == "udp" else "TLS"
 
 
+# The exported `kind`: the configuration kinds (plan/kinds.py) an export tells apart.
+EXPORTED_KINDS = {ConfigKind.EXPERIMENT: "experiment", ConfigKind.FOOTPRINT: "footprint"}
+
+
 def kind_of(c: Config) -> str:
     """handshake, experiment (primitives, user experiments) or footprint (a memory image)."""
-    return "experiment" if c.experiment else "footprint" if c.image == "memory" else "handshake"
+    return EXPORTED_KINDS.get(c.kind, "handshake")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tlsbench.core.errors import UserError
+from tlsbench.plan.kinds import ConfigKind, kind_of
 from tlsbench.plan.network import Variant
 
 
@@ -54,6 +55,11 @@ class ConfigRow:
     # configuration whose repetitions carry that metric instead.
     collect: str | None = None
 
+    @property
+    def kind(self) -> ConfigKind:
+        """What it measures and where its peers run, as its columns say (plan/kinds.py)."""
+        return kind_of(vars(self))
+
 
 @dataclass(frozen=True)
 class Configuration:
@@ -73,6 +79,10 @@ class Configuration:
     @property
     def key(self) -> str:
         return self.row.key
+
+    @property
+    def kind(self) -> ConfigKind:
+        return self.row.kind
 
 
 @dataclass(frozen=True)

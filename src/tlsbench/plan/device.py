@@ -20,7 +20,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from tlsbench.core.validation import Strict, UserPath, as_list, no_duplicates
 
-# The emulated boards the host boots itself (run/device.py knows their QEMU command line;
+# The emulated boards the host boots itself (run/endpoints/qemu.py knows their QEMU command line;
 # build/firmware.py BOARDS builds their image).
 TARGETS = ("qemu-mps2-an386",)
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport

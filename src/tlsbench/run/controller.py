@@ -4,7 +4,7 @@
 Design (docs/host.md): a batch's repetitions go to the sink in one transaction once the
 batch has ended, so the store is always consistent and a resume only needs the set of
 stored (config, idx); a kill loses at most the batches not stored yet, never part of one.
-While a batch runs the controller leaves its agent alone (run/collect.py); with CPUs of
+While a batch runs the controller leaves its agent alone (run/endpoints/collect.py); with CPUs of
 their own for the agents (`lookahead`), the next batch's RUN is queued before this one is
 collected, so the agent goes on while the host stores. The schedule interleaves the
 configurations of every library; each batch runs on the exchange of its configuration
@@ -24,11 +24,12 @@ from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import schedule
-from tlsbench.run.agents import AgentRejected
+from tlsbench.run.endpoints import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import StoredRepetition, died_row, repetition_row
+from tlsbench.run.topologies import Route
 from tlsbench.run.tracefs import Measured, Recorder
 
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
@@ -96,7 +97,7 @@ class Controller:
     """Runs a resolved plan's configurations through their exchanges into a sink."""
 
     def __init__(self, loaded: LoadedPlan, resolution: Resolution, sink: Sink,
-                 exchanges: Mapping[str, Exchange], route: Callable[[Configuration], str],
+                 exchanges: Mapping[Route, Exchange], route: Callable[[Configuration], Route],
                  observer: Observer | None = None, stop: StopFlag | None = None,
                  done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None,
                  lookahead: bool = False, sched: Recorder | None = None):

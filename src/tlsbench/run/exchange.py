@@ -3,24 +3,21 @@
 
 An Exchange runs a batch of one configuration and yields what happened, repetition by
 repetition, raising AgentDied (the repetition in flight is lost with its agent) or
-AgentRejected (run/agents.py: the agent refused the configuration). It owns its processes
-(agents, namespaces, a link forwarder, a QEMU process or a serial port) and cleans them up
-in close(). Implementations: LocalAgentExchange (one agent over a pipe, run/local.py),
-AgentPairExchange (two agents over a network, run/pair.py) and DeviceExchange (the firmware
-on a device over a serial line, run/device.py).
+AgentRejected (run/endpoints/: the agent refused the configuration). It owns its endpoints
+(agent processes, a QEMU process or a serial port: run/endpoints/) and what joins them
+(namespaces, a link forwarder), and cleans them up in close(). The topologies implement it
+(run/topologies/): SingleAgent (both peers in one agent: a host agent, or the device's
+firmware) and AgentPair (two agents over a network).
 
 A Sink takes what a run records (run/records.py); the store implements it, so run/ never
 imports the store."""
 from __future__ import annotations
 
-import queue
-import threading
 from dataclasses import dataclass
-from typing import Generic, Iterator, Mapping, Protocol, Sequence, TypeVar
+from typing import Iterator, Mapping, Protocol, Sequence
 
 from tlsbench.plan.configs import ConfigRow, Configuration, SkippedCell
 from tlsbench.run import protocol
-from tlsbench.run.agents import AgentProcess
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
 from tlsbench.run.tracefs import SchedBatch
@@ -59,7 +56,7 @@ Outcome = Repetition | BatchTraffic
 def run_request(config: Configuration, config_id: int, batch: Batch, warmup: int,
                 **network: object) -> protocol.RunRequest:
     """The RUN of a batch of a configuration; `network` holds the two-process fields
-    (run/pair.py), or a device's DTLS timers (run/device.py)."""
+    (run/topologies/pair.py), or a device's DTLS timers (run/topologies/single.py)."""
     fields = {"protocol": config.protocol, **network}  # DTLS over the memory transport, unless a variant says
     return protocol.RunRequest(config_id, config.suite_id, config.group, config.credential, config.direction,
                                config.transport, batch.count, warmup, config.row.total_bytes,
@@ -128,37 +125,3 @@ class StopFlag:
             raise KeyboardInterrupt
         self.requested = True
 
-
-Tag = TypeVar("Tag")
-Heard = protocol.Frame | protocol.FrameError | None  # a frame, a corrupt stream, or its end
-
-
-class FrameSource(Protocol):
-    """What an Inbox reads: an agent process, or a device's serial line."""
-
-    def read_frame(self) -> protocol.Frame | None: ...
-
-
-class Inbox(Generic[Tag]):
-    """Frames of one or more agents, each read by a thread into one queue, so that every
-    wait for the next frame has a limit (a silent agent is a hung one)."""
-
-    def __init__(self) -> None:
-        self.queue: queue.Queue[tuple[Tag, Heard]] = queue.Queue()
-
-    def listen(self, agent: AgentProcess | FrameSource, tag: Tag) -> None:
-        threading.Thread(target=self._pump, args=(agent, tag), daemon=True).start()
-
-    def _pump(self, agent: AgentProcess | FrameSource, tag: Tag) -> None:
-        try:
-            while (frame := agent.read_frame()) is not None:
-                self.queue.put((tag, frame))
-            self.queue.put((tag, None))
-        except protocol.FrameError as exc:
-            self.queue.put((tag, exc))
-        except (OSError, ValueError):  # the stream was closed under us: the agent was stopped
-            self.queue.put((tag, None))
-
-    def next(self, timeout: float) -> tuple[Tag, Heard]:
-        """The next item; queue.Empty after `timeout` seconds of silence."""
-        return self.queue.get(timeout=timeout)

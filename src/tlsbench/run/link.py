@@ -25,10 +25,11 @@ from typing import BinaryIO, Sequence
 import numpy as np
 
 from tlsbench.core.errors import UserError
-from tlsbench.core.processes import alive
+from tlsbench.core.processes import alive, die_with_host
 from tlsbench.plan.model import PlanError
 from tlsbench.plan.network import Link
-from tlsbench.run.agents import AgentError, die_with_host, find_program
+from tlsbench.run.agents import find_program
+from tlsbench.run.endpoints import AgentError
 from tlsbench.run.records import LinkTraffic
 
 LINK_BINARY = "tlsbench-link"

@@ -15,19 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from tlsbench.plan.configs import Configuration, Resolution
-from tlsbench.run.agents import AgentError, AgentProcess
+from tlsbench.plan.configs import Resolution
+from tlsbench.run.endpoints import AgentError
+from tlsbench.run.endpoints.process import ProcessEndpoint
 from tlsbench.run.placement import Placement
 from tlsbench.run.timeouts import Timeouts
+from tlsbench.run.topologies import Route, route
 
 INSTRUCTIONS, MEMORY = "instructions", "memory"
 GREETING_FACTOR = 10  # an agent under valgrind starts and calibrates its tracer ~10x slower
-
-
-def route_of(config: Configuration) -> str | None:
-    """The exchange of a metric twin: its library's agent collecting that metric."""
-    return f"{config.row.library}|collect:{config.row.collect}" if config.row.collect else None
-
 
 ENV = shutil.which("env") or "/usr/bin/env"  # sets the agent's environment (coreutils)
 Prefix = Callable[[int], list[str]]  # seed -> the command before `AGENT serve`
@@ -60,7 +56,7 @@ def refusal(collect: str, hello: Mapping[str, Any]) -> str | None:
 class MetricAgents:
     """The started agents of the twins that can run, by route, and what was dropped (why)."""
 
-    agents: dict[str, tuple[AgentProcess, list[str]]] = field(default_factory=dict)  # route -> (agent, prefix)
+    agents: dict[Route, tuple[ProcessEndpoint, list[str]]] = field(default_factory=dict)  # route -> (agent, prefix)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -69,36 +65,36 @@ def start(resolution: Resolution, paths: Mapping[str, Path], seed: int, timeouts
     """Starts one agent per (library, metric) the twins need; twins whose agent cannot
     collect are removed from `resolution`, with one warning per metric (and library)."""
     out = MetricAgents()
-    failed: dict[str, str] = {}  # route -> why its agent cannot collect
+    failed: dict[Route, str] = {}  # route -> why its agent cannot collect
     prefixes: dict[str, list[str]] = {}
     for config in resolution.configs:
-        route, collect = route_of(config), config.row.collect
-        if route is None or route in out.agents or route in failed or collect is None:
+        twin, collect = route(config), config.kind.collect
+        if collect is None or twin in out.agents or twin in failed:
             continue
         makers = {MEMORY: memory_prefix, INSTRUCTIONS: counting}
-        why = _start_one(config.row.library, collect, paths, seed, timeouts, placement, makers, prefixes, out, route)
+        why = _start_one(config.row.library, collect, paths, seed, timeouts, placement, makers, prefixes, out, twin)
         if why:
-            failed[route] = why
+            failed[twin] = why
             if why not in out.warnings:
                 out.warnings.append(why)
     for config in resolution.configs:
-        if route_of(config) in failed:
-            resolution.skip(config.key, failed[route_of(config)])
-    resolution.configs = [c for c in resolution.configs if route_of(c) not in failed]
+        if route(config) in failed:
+            resolution.skip(config.key, failed[route(config)])
+    resolution.configs = [c for c in resolution.configs if route(c) not in failed]
     return out
 
 
 def _start_one(library: str, collect: str, paths: Mapping[str, Path], seed: int, timeouts: Timeouts,
                placement: Placement, makers: Mapping[str, Prefix], prefixes: dict[str, list[str]], out: MetricAgents,
-               route: str) -> str | None:
+               twin: Route) -> str | None:
     try:
         prefix = prefixes.get(collect) or makers[collect](seed)
     except Unavailable as exc:
         return f"{exc}; the run goes on without {collect}"
     prefixes[collect] = prefix
     try:
-        agent = AgentProcess.start(paths[library], prefix=prefix, greeting_s=timeouts.greeting * GREETING_FACTOR,
-                                   placement=placement)
+        agent = ProcessEndpoint.start(paths[library], prefix=prefix, greeting_s=timeouts.greeting * GREETING_FACTOR,
+                                      placement=placement)
     except AgentError as exc:
         return f"{collect} ({library}): {exc}; the run goes on without it"
     why = refusal(collect, agent.hello)
@@ -106,7 +102,7 @@ def _start_one(library: str, collect: str, paths: Mapping[str, Path], seed: int,
         agent.quit()
         agent.close()
         return f"{collect} ({library}): {why}; the run goes on without it"
-    out.agents[route] = (agent, prefix)
+    out.agents[twin] = (agent, prefix)
     return None
 
 

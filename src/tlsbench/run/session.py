@@ -2,7 +2,7 @@
 """Setting a run up: one agent per library greets (HELLO, SUITES), and the device's firmware
 for a plan with [device], and the plan is resolved against them, before anything is
 written; then, with a sink, the experiment record and the exchanges the controller runs
-batches on (the greeted agents are handed over to them)."""
+batches on, one per route (run/topologies/): the greeted agents are handed over to them."""
 from __future__ import annotations
 
 import hashlib
@@ -10,34 +10,53 @@ import json
 import os
 import platform
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from tlsbench import __version__
-from tlsbench.plan.configs import Configuration, Resolution
+from tlsbench.plan.configs import Resolution
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.plan.resolve import DeviceOffer, resolve
-from tlsbench.run.agents import AgentProcess, find_agent, greet
-from tlsbench.run.controller import STALE_AGENT_REASON, Controller, Observer, QuietObserver
-from tlsbench.run.device import DEVICE, Connection, DeviceExchange, DeviceSetup, connect, first_variant
-from tlsbench.run.exchange import Exchange, Sink, StopFlag
 from tlsbench.run import metrics
-from tlsbench.run.local import LocalAgentExchange
-from tlsbench.run.pair import AgentPairExchange
+from tlsbench.run.agents import find_agent, greet
+from tlsbench.run.controller import STALE_AGENT_REASON, Controller, Observer, QuietObserver
+from tlsbench.run.device import COUNTING, DeviceSetup, connect, first_variant
+from tlsbench.run.endpoints import Endpoint
+from tlsbench.run.endpoints.process import ProcessEndpoint
+from tlsbench.run.exchange import Exchange, Sink, StopFlag
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.run.records import Experiment
-from tlsbench.run.tracefs import Recorder
 from tlsbench.run.timeouts import Timeouts
+from tlsbench.run.topologies import ON_DEVICE, OVER_NETWORK, Route, host_agent, route
+from tlsbench.run.topologies.pair import AgentPair
+from tlsbench.run.topologies.single import ONE, SingleAgent
+from tlsbench.run.tracefs import Recorder
 
-NETWORK = "(network)"  # the route of two-process configurations; a library's name routes the others
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run reaches its agents: fixed before anything starts."""
+
+    paths: Mapping[str, Path]  # the agent binary of each library of the plan
+    place: str = ""  # names the experiment (its folder): one set of network namespaces per place
+    timeouts: Timeouts = Timeouts()
+    agent_dir: str | Path | None = None  # where the network peer's agent is looked up
+    device: DeviceSetup | None = None  # the plan's [device], its firmware found or built
+    placement: Placement = Placement()  # where agents run (the caller keeps its own thread on the controller's CPUs)
+    counting: metrics.Prefix = metrics.no_counting  # the counting runner of instruction twins
 
 
-def route(config: Configuration) -> str:
-    """Which exchange runs a configuration: the device's for a device configuration, the
-    agent pair for a network variant, else its library's own agent."""
-    return DEVICE if config.row.target else NETWORK if config.variant else metrics.route_of(config) or config.row.library
+@dataclass
+class RunHooks:
+    """What the run reports to and reads back while it goes."""
+
+    observer: Observer = field(default_factory=QuietObserver)
+    stop: StopFlag = field(default_factory=StopFlag)
+    done: Mapping[str, set[int]] | None = None  # the stored repetition indices per configuration (a resume)
+    measure_precision: MeasurePrecision | None = None  # plans with [precision]
+    sched: Recorder | None = None  # the scheduler's view of the batches (run/tracefs.py)
 
 
 @dataclass
@@ -45,9 +64,9 @@ class Greeted:
     """The agents that answered, one per library (and the device's firmware), and what the
     plan means against them."""
 
-    agents: dict[str, AgentProcess]
+    agents: dict[str, ProcessEndpoint]
     resolution: Resolution
-    device: Connection | None = None  # the device's counting image, booted
+    device: Endpoint | None = None  # the device's first image, booted
 
     def close(self) -> None:
         """Quits the agents not handed over to an exchange."""
@@ -56,12 +75,12 @@ class Greeted:
             agent.close()
         self.agents.clear()
         if self.device is not None:
-            self.device.quit()
+            self.device.end()
             self.device.close()
             self.device = None
 
 
-def device_offer(link: Connection, loaded: LoadedPlan) -> DeviceOffer:
+def device_offer(link: Endpoint, loaded: LoadedPlan) -> DeviceOffer:
     """What a booted firmware offers a plan: its library, its device, its suites, and the
     images to run them on (the plan's for an emulated board; what a board has flashed)."""
     device, plan = link.hello["device"], loaded.plan.device
@@ -69,12 +88,13 @@ def device_offer(link: Connection, loaded: LoadedPlan) -> DeviceOffer:
     return DeviceOffer(str(link.hello.get("library", "?")), str(device["target"]), link.suites, images)
 
 
-def resolve_plan(loaded: LoadedPlan, paths: Mapping[str, Path], timeouts: Timeouts = Timeouts(),
-                 device: DeviceSetup | None = None, placement: Placement = Placement()) -> Greeted:
-    """Starts one agent per library (where `placement` puts agents; and boots the device's
-    firmware) and resolves the plan against their SUITES and HELLO: what can fail because of
-    the plan fails here, before anything is stored (a matrix without a cell that applies too)."""
-    greeted = Greeted(greet(paths, timeouts, placement), Resolution())
+def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
+    """Starts one agent per library (where the settings' placement puts agents; and boots the
+    device's firmware) and resolves the plan against their SUITES and HELLO: what can fail
+    because of the plan fails here, before anything is stored (a matrix without a cell that
+    applies too)."""
+    device, timeouts = settings.device, settings.timeouts
+    greeted = Greeted(greet(settings.paths, timeouts, settings.placement), Resolution())
     try:
         greeted.device = connect(device, first_variant(device), timeouts) if device else None
         agents = greeted.agents
@@ -106,54 +126,70 @@ def experiment_record(loaded: LoadedPlan) -> Experiment:
                       loaded.plan.seed, json.dumps(host_facts()))
 
 
-def _retire(agent: AgentProcess, library: str, sink: Sink) -> None:
-    agent_id = sink.add_agent(library, agent.path.name, agent.pid, agent.hello_raw, agent.suites_raw,
+def _retire(agent: ProcessEndpoint, library: str, sink: Sink) -> None:
+    agent_id = sink.add_agent(library, agent.executable, agent.pid, agent.hello_raw, agent.suites_raw,
                               placement_json=agent.placement_json)
-    code = agent.quit()
-    sink.end_agent(agent_id, f"quit (exit code {code}): suites listed")
+    how = agent.end()
+    sink.end_agent(agent_id, f"quit ({how}): suites listed")
     agent.close()
 
 
-def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, paths: Mapping[str, Path], place: str,
-             observer: Observer, stop: StopFlag, timeouts: Timeouts = Timeouts(),
-             agent_dir: str | Path | None = None, done: Mapping[str, set[int]] | None = None,
-             measure_precision: MeasurePrecision | None = None, device: DeviceSetup | None = None,
-             placement: Placement = Placement(), sched: Recorder | None = None,
-             counting: metrics.Prefix = metrics.no_counting) -> Controller:
+def on_host(library: str, sink: Sink, stop: StopFlag, settings: RunSettings, agent: ProcessEndpoint | None = None,
+            prefix: Sequence[str] = (), greeting_s: float | None = None) -> SingleAgent:
+    """A library's agent process playing both peers, behind `prefix` when given (a metric
+    twin's counting runner, whose agent greets slower)."""
+    greeting = greeting_s or settings.timeouts.greeting
+
+    def start(slot: str) -> Endpoint:
+        return ProcessEndpoint.start(settings.paths[library], prefix, greeting_s=greeting, placement=settings.placement)
+    return SingleAgent(library, start, sink, settings.timeouts, stop, adopted={ONE: agent} if agent else {})
+
+
+def on_device(setup: DeviceSetup, library: str, sink: Sink, stop: StopFlag, settings: RunSettings,
+              link: Endpoint | None = None) -> SingleAgent:
+    """The device's firmware playing both peers, one boot per image (the configuration's)."""
+    timeouts = settings.timeouts
+    return SingleAgent(library, lambda variant: connect(setup, variant, timeouts), sink, timeouts, stop,
+                       slot=lambda config: config.row.image or COUNTING,
+                       adopted={first_variant(setup): link} if link else {}, dtls_timeout_ms=setup.dtls_timeout_ms)
+
+
+def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSettings,
+             hooks: RunHooks | None = None) -> Controller:
     """The experiment record, the agent rows an earlier host left open closed, the exchanges
     (each greeted agent goes to its library's, or quits when every configuration runs on
-    agent pairs; the booted firmware to the device's), and the controller over them. `place`
-    names the experiment (its folder): one set of network namespaces per place; `placement`:
-    where agents run (the caller keeps its own thread on the controller's CPUs:
-    run/placement.py); `sched`: the scheduler's view of the batches (run/tracefs.py)."""
+    agent pairs; the booted firmware to the device's), and the controller over them."""
+    hooks = hooks or RunHooks()
+    paths, timeouts, stop, observer = settings.paths, settings.timeouts, hooks.stop, hooks.observer
     sink.init_experiment(experiment_record(loaded))
     closed = sink.close_stale_agents(STALE_AGENT_REASON)  # before this run's rows exist
     if closed:
         observer.note(f"closed {closed} agent record(s) an earlier host left open")
-    exchanges: dict[str, Exchange] = {}
-    for library, path in paths.items():
+    exchanges: dict[Route, Exchange] = {}
+    for library in paths:
         agent = greeted.agents.pop(library, None)
         if agent and loaded.plan.network:  # every handshake runs on agent pairs: the listing agent is done
             _retire(agent, library, sink)
             agent = None
-        exchanges[library] = LocalAgentExchange(library, path, sink, timeouts, stop, agent, placement)
-    twins = metrics.start(greeted.resolution, paths, loaded.plan.seed, timeouts, placement, counting)
+        exchanges[host_agent(library)] = on_host(library, sink, stop, settings, agent)
+    twins = metrics.start(greeted.resolution, paths, loaded.plan.seed, timeouts, settings.placement,
+                          settings.counting)
     for warning in twins.warnings:
         observer.note(f"warning: {warning}")
-    for twin_route, (agent, prefix) in twins.agents.items():
-        library = twin_route.split("|")[0]
-        exchanges[twin_route] = LocalAgentExchange(library, paths[library], sink, timeouts, stop, agent, placement, prefix,
-                                              timeouts.greeting * metrics.GREETING_FACTOR)
-    if device is not None:
+    for twin, (agent, prefix) in twins.agents.items():
+        exchanges[twin] = on_host(twin.library, sink, stop, settings, agent, prefix,
+                                  timeouts.greeting * metrics.GREETING_FACTOR)
+    if settings.device is not None:
         link, greeted.device = greeted.device, None
         library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
-        exchanges[DEVICE] = DeviceExchange(device, library, sink, timeouts, stop, link)
+        exchanges[ON_DEVICE] = on_device(settings.device, library, sink, stop, settings, link)
     if loaded.plan.network:
-        exchanges[NETWORK] = AgentPairExchange(loaded.plan.network, loaded.plan.seed,
-                                               lambda library: paths.get(library) or find_agent(library, agent_dir),
-                                               sink, timeouts, stop, place, agent_dir, placement)
-    return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, done, measure_precision,
-                      lookahead=placement.pinned, sched=sched)
+        def agent_of(library: str) -> Path:
+            return paths.get(library) or find_agent(library, settings.agent_dir)
+        exchanges[OVER_NETWORK] = AgentPair(loaded.plan.network, loaded.plan.seed, agent_of, sink, timeouts, stop,
+                                            settings.place, settings.agent_dir, settings.placement)
+    return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, hooks.done,
+                      hooks.measure_precision, lookahead=settings.placement.pinned, sched=hooks.sched)
 
 
 def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], observer: Observer | None = None,
@@ -163,7 +199,6 @@ def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], obse
     """Greets, resolves and opens in one go, for a sink that is already open (tests, tools);
     one path is the agent of a single-library plan."""
     paths = dict(paths) if isinstance(paths, Mapping) else {loaded.plan.libraries[0]: paths}
-    stop = stop or StopFlag()
-    return open_run(loaded, resolve_plan(loaded, paths, timeouts, device, placement), sink, paths,
-                    place or loaded.plan.name, observer or QuietObserver(), stop, timeouts, agent_dir,
-                    device=device, placement=placement)
+    settings = RunSettings(paths, place or loaded.plan.name, timeouts, agent_dir, device, placement)
+    hooks = RunHooks(observer or QuietObserver(), stop or StopFlag())
+    return open_run(loaded, resolve_plan(loaded, settings), sink, settings, hooks)

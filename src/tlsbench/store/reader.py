@@ -8,19 +8,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Literal, Protocol, Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
 from tlsbench.core.image import ImageSizes
 from tlsbench.plan.configs import ConfigRow, SkippedCell
+from tlsbench.plan.kinds import Selection as Kind  # which configurations a read covers
 from tlsbench.run.records import Experiment, LinkTraffic
 from tlsbench.store.energy import StoredCapture, WindowEnergies
-
-# Which configurations a read covers: handshakes on the host, handshakes on a device (its
-# counting image) and the device's memory image (footprint; migration 007), experiments
-# (crypto primitives, user experiments: migration 004), or all of them.
-Kind = Literal["handshakes", "device", "footprint", "instructions", "memory", "experiments", "all"]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 from tlsbench.core import inputs
 from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import ConfigRow, SkippedCell
+from tlsbench.plan.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
                                   StoredRepetition)
 from tlsbench.store.blobs import decode_records, encode_records
@@ -75,20 +76,34 @@ _INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '
 # Which configurations a kind covers (a fixed condition, never a value), per schema: handshakes
 # on the host, on a device (its counting image) and the device's memory image (footprint,
 # migration 007); experiments (004). Older schemas lack the columns: what they cannot hold is "0".
-_KIND_FILTERS = {"handshakes": "experiment IS NULL AND target IS NULL AND collect IS NULL",
-                 "instructions": "experiment IS NULL AND target IS NULL AND collect = 'instructions'",
-                 "memory": "experiment IS NULL AND target IS NULL AND collect = 'memory'",
-                 "device": "experiment IS NULL AND target IS NOT NULL AND image IS NOT 'memory'",
-                 "footprint": "target IS NOT NULL AND image = 'memory'",
-                 "experiments": "experiment IS NOT NULL"}
-# Before migration 011 there were no metric twins.
-_KIND_BEFORE_METRICS = {**_KIND_FILTERS, "handshakes": "experiment IS NULL AND target IS NULL", "instructions": "0",
-                        "memory": "0"}
-_KIND_BEFORE_DEVICES = {**_KIND_BEFORE_METRICS, "handshakes": "experiment IS NULL", "device": "0", "footprint": "0"}
-_KIND_BEFORE_EXPERIMENTS = {"handshakes": "", "experiments": "0", "device": "0", "footprint": "0", "instructions": "0",
-                            "memory": "0"}
 _IDS_PER_QUERY = 500  # below every SQLite build's limit of bound parameters
 _REPETITIONS_PER_READ = 250_000  # a read's text per column: a few MB
+
+
+def _test_sql(column: str, test: Is) -> str:
+    if test.value is None:
+        return f"{column} IS {'NOT ' if test.negate else ''}NULL"
+    assert "'" not in str(test.value)  # a constant of plan/kinds.py
+    return f"{column} {'IS NOT' if test.negate else '='} '{test.value}'"
+
+
+def _all_of(tests: Mapping[str, Is], columns: set[str]) -> str | None:
+    """The SQL of a kind's column tests (None: no row can hold it). A column an older schema
+    lacks reads as NULL: a test it passes drops out, one it fails rules the kind out."""
+    parts = []
+    for column, test in tests.items():
+        if column in columns:
+            parts.append(_test_sql(column, test))
+        elif not test.holds(None):
+            return None
+    return " AND ".join(parts)
+
+
+def _any_of(conditions: Sequence[str | None]) -> str:
+    found = [c for c in conditions if c is not None]
+    if "" in found:
+        return ""
+    return " OR ".join(f"({c})" for c in found) if len(found) > 1 else (found[0] if found else "0")
 
 
 def migrations() -> list[tuple[int, Path]]:
@@ -403,7 +418,7 @@ class Store:
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def set_agent_clock(self, agent_id: int, clock_json: str) -> None:
-        """What the agent's clock checks after its RUNs said so far (run/local.py ClockRecord)."""
+        """What the agent's clock checks after its RUNs said so far (run/topologies/single.py ClockRecord)."""
         with self.transaction() as c:
             c.execute("UPDATE agent SET clock_json = ? WHERE id = ?", (clock_json, agent_id))
 
@@ -541,16 +556,12 @@ class Store:
         return f"{alias}.encoding" if "encoding" in self._columns(table) else "0"
 
     def _kind_filter(self, kind: Kind) -> str:
-        """A fixed condition on `config` for a kind (never a value: a choice among constants);
-        a store from before migration 004 holds handshakes only."""
+        """A fixed condition on `config` for a selection of kinds (plan/kinds.py: never a value,
+        a choice among constants); "" holds for every row, "0" for none."""
         if kind == "all":
             return ""
         columns = self._columns("config")
-        if "experiment" not in columns:
-            return _KIND_BEFORE_EXPERIMENTS[kind]
-        if "target" not in columns:
-            return _KIND_BEFORE_DEVICES[kind]
-        return (_KIND_FILTERS if "collect" in columns else _KIND_BEFORE_METRICS)[kind]
+        return _any_of([_all_of(COLUMNS[k], columns) for k in SELECTIONS[kind]])
 
     def agent_rows(self) -> list[AgentRow]:
         """Older stores lack later columns: they keep their defaults."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from tlsbench.plan.kinds import SELECTIONS
 from tlsbench.store.reader import DerivedBatch, Kind
 
 from tlsbench.analysis.derive.measures import MeasureTable, measures, slice_costs
@@ -168,8 +169,7 @@ def _by_config(config_ids: np.ndarray, todo: np.ndarray) -> Iterator[tuple[int, 
 
 
 # ---------------------------------------------------------------- stored batches
-STORED_KINDS: tuple[Kind, ...] = ("handshakes", "device", "footprint", "instructions", "memory",
-                                  "experiments")  # disjoint: store/sqlite.py _KIND_FILTERS
+STORED_KINDS: tuple[Kind, ...] = tuple(SELECTIONS)  # disjoint: each kind in one (plan/kinds.py)
 
 
 def to_stored(derived: Derived, kind: Kind, config_id: int) -> DerivedBatch:

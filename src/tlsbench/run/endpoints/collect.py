@@ -6,21 +6,24 @@ frame headers (12 bytes each) to find where frames end, and wakes the controller
 frame that ends a RUN (DONE, ERROR) has arrived, or the stream ended or broke. Nobody waits
 in read() on the pipe, so the agent's writes wake nobody: a blocked reader would be woken by
 every REP, an interrupt to the controller's CPU paid for on the agent's. CRCs, decoding,
-validation and storing happen after the batch, on the bytes taken (run/local.py).
+validation and storing happen after the batch, on the bytes taken: Collected hands them out
+as frames, a host agent's Listener (run/endpoints/process.py).
 
-The pipe holds 1 MiB (run/agents.py), about 40 ms of REP frames of the fastest handshakes
-here: the thread drains it about forty times as often."""
+The pipe holds 1 MiB (run/endpoints/process.py), about 40 ms of REP frames of the fastest
+handshakes here: the thread drains it about forty times as often."""
 from __future__ import annotations
 
+import io
 import os
 import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 from tlsbench.core import spec as specmod
 from tlsbench.run import protocol
+from tlsbench.run.endpoints import Ended, Silent
 
 POLL_S = 0.001
 READ_BYTES = 1 << 20
@@ -151,3 +154,27 @@ class Collector:
 
     def close(self) -> None:
         self.closed = True
+
+
+class Collected:
+    """A Listener of one agent's stdout: the batch's bytes are collected until it has ended,
+    then decoded into frames."""
+
+    def __init__(self, stream: BinaryIO):
+        self.collector = Collector(stream)
+
+    def sent(self) -> None:
+        self.collector.touch()
+
+    def frames(self, silence_s: float, stopped: Callable[[], bool]) -> Iterator[protocol.Frame]:
+        taken = self.collector.wait(silence_s, stopped)
+        reader = protocol.FrameReader(io.BytesIO(taken.data), taken.offset)
+        while (frame := reader.read()) is not None:
+            yield frame
+        if taken.ending is Ending.SILENT:
+            raise Silent(silence_s)
+        if taken.ending is not Ending.STOPPED:  # the agent is still busy when stopped: closing kills it
+            raise Ended
+
+    def close(self) -> None:
+        self.collector.close()

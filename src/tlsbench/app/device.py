@@ -1,20 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A plan's `[device]` (or `--device`) as the run needs it: the firmware images, found in the
-firmware cache and built on demand by the same builder as `tlsbench build firmware`, and how
-the device is reached (run/device.py DeviceSetup)."""
+"""Device setup: a plan's `[device]` (or `--device`) as the run needs it: the firmware images,
+found in the firmware cache and built on demand by the same builder as `tlsbench build
+firmware`, and how the device is reached (run/device.py DeviceSetup); and what a device's
+firmware offers (`tlsbench suites --device`)."""
 from __future__ import annotations
 
 import os
 import shlex
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from tlsbench.core import inputs
 from tlsbench.builder import firmware
 from tlsbench.builder.shell import BuildError
+from tlsbench.core import inputs
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import DevicePlan
-from tlsbench.run.device import COUNTING, MEMORY, TARGETS, DeviceSetup, FirmwareImage
+from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup
+from tlsbench.run.device import query_device as greeting_of
+from tlsbench.run.endpoints.firmware import FirmwareImage
+from tlsbench.run.endpoints.qemu import TARGETS
+from tlsbench.run.timeouts import Timeouts
 
 
 class FirmwareUnavailable(UserError):
@@ -22,7 +27,7 @@ class FirmwareUnavailable(UserError):
 
 
 def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None) -> DeviceSetup:
-    """How to reach the plan's device and which images it runs."""
+    """How to reach the plan's device and which images it runs (`progress`: a build's lines)."""
     common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
     if device.serial is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
@@ -35,6 +40,12 @@ def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda messa
     else:
         images, build = _built(device.target, Path(device.config) if device.config else None, device.images, progress)
     return DeviceSetup(images, target=TARGETS[device.target], build=build, **common)
+
+
+def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
+                 timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """HELLO and SUITES of a device's firmware (built first if it is not yet)."""
+    return greeting_of(setup_for(device, progress), timeouts)
 
 
 def board_of(target: str) -> firmware.Board:

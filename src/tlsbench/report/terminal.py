@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Terminal views of the host tool (rich): suite tables, the run's progress bar,
-status tables and run summaries. Pure presentation: no decisions are made here."""
+"""Terminal views of the host tool (rich): suite and experiment tables, the run's progress
+bar, status tables and run summaries, the comparison table, energy and prediction tables,
+power profiles and link presets. Pure presentation: no decisions are made here; the commands
+(cli/) print what these build, at the width they choose."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import math
+from typing import Any, Callable, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -164,3 +167,152 @@ def experiments_table(hello: Mapping[str, Any]) -> Table:
         table.add_row(str(e["id"]), e["name"], e.get("source", ""), ", ".join(e.get("groups", [])),
                       ", ".join(str(s) for s in e.get("sizes", [])) or "–", e.get("description", ""))
     return table
+
+
+# ---------------------------------------------------------------- tlsbench compare
+def count_or_time(value: float, unit: str) -> str:
+    """A median in its unit: a time in µs, a count as counted (never a count as a time)."""
+    from tlsbench.analysis.units import Unit
+
+    u = Unit(unit)
+    return u.text(value, 1e3) if u.is_time else f"{value:,.0f} {u.noun}"
+
+
+# Whole-peer measures the table always shows (the others: when significant, or with --all).
+HEADLINE = ("handshake_processing", "write_processing_post", "read_processing_pre")
+
+
+def compare_table(cmp_, noise_floor: float, show_all: bool) -> Table:  # (Comparison, ...)
+    """B against A, row by row: ratio of medians and its interval, and the verdict."""
+    from tlsbench.analysis.units import Unit
+
+    t = Table(title=f"{cmp_.name_b} / {cmp_.name_a} (ratio of medians, 95% bootstrap CI, noise floor {noise_floor:.0%})")
+    for col in ("configuration", "peer", "measure", "label", "A", "B", "B/A", "95% CI", "verdict"):
+        t.add_column(col, justify="left" if col in ("configuration", "peer", "measure", "label", "verdict") else "right")
+    for r in cmp_.rows:
+        if not show_all and not r.ratio.significant and r.metric not in HEADLINE:
+            continue
+        colour = {"faster": "green", "slower": "red"}.get(r.ratio.verdict, "")
+        word = Unit(r.unit).verdict(r.ratio.verdict)
+        t.add_row(escape(r.config), r.peer, r.metric, escape(r.label), count_or_time(r.median_a, r.unit),
+                  count_or_time(r.median_b, r.unit), f"{r.ratio.ratio:.3f}",
+                  escape(f"[{r.ratio.ci[0]:.3f}, {r.ratio.ci[1]:.3f}]"), f"[{colour}]{word}[/]" if colour else word)
+    return t
+
+
+# ---------------------------------------------------------------- tlsbench energy
+def profiles_table(points: Sequence[Any]) -> Table:  # OperatingPoint
+    """The built-in power profiles' operating points, with their sources."""
+    t = Table(title="Built-in power profiles (`--profile NAME`; NAME alone is the profile's default frequency)")
+    for col in ("name", "CPU mW", "TX mW", "RX mW", "idle mW", "time scale", "description", "sources"):
+        t.add_column(col, justify="right" if "mW" in col or col == "time scale" else "left")
+    for op in points:
+        radio = [f"{op.tx_w * 1e3:,.1f}", f"{op.rx_w * 1e3:,.1f}"] if op.has_radio else ["(CPU)", "(CPU)"]
+        t.add_row(op.name, f"{op.cpu_w * 1e3:,.1f}", *radio, f"{op.idle_w * 1e3:,.4g}",
+                  f"{op.time_scale:g}" if op.scale_measured else "1 (not set)", op.profile.description,
+                  "; ".join(s.document for s in op.profile.sources))
+    return t
+
+
+# The energy rows a table shows (steps too with --steps).
+ENERGY_KINDS = ("handshake", "handshake_window", "repetition", "record_write", "record_read", "operation")
+_PREFIXES = ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ"), (1e-9, "nJ"))
+
+
+def _si(j: float) -> tuple[float, str]:
+    """A scale and unit for an energy in J."""
+    scale, unit = next(((s, u) for s, u in _PREFIXES if abs(j) >= s), _PREFIXES[-1])
+    return scale, unit
+
+
+def energy_table(sources: Sequence[str], rows: Sequence[Any], label: Callable[[int], str], steps: bool) -> Table:
+    """Energy above idle per configuration, peer and kind (`label`: a configuration's name)."""
+    shown = [r for r in rows if r.kind in ENERGY_KINDS or (steps and r.kind == "step")]
+    t = Table(title=f"Energy above idle: {' and '.join(sources)} (median, 95% bootstrap CI)")
+    for col in ("configuration", "peer", "energy", "label", "source", "n", "median", "95% CI", "±%"):
+        t.add_column(col, justify="right" if col in ("n", "median", "95% CI", "±%") else "left")
+    for r in shown:
+        s = r.summary
+        scale, unit = _si(s.median)
+        t.add_row(escape(label(r.config_id)), r.peer, r.kind, r.label, escape(r.source), str(s.n),
+                  f"{s.median / scale:,.4g} {unit}", f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]",
+                  f"±{s.median_ci_pct:.1f}%")
+    return t
+
+
+# ---------------------------------------------------------------- tlsbench predict
+def link_presets_table() -> Table:
+    """The link presets with every figure's source."""
+    from tlsbench.analysis.models.predict.links import preset_info, presets, sources
+
+    known = sources()
+    t = Table(title="Link presets (spec/links.toml; the emulator's presets are generated from the same file)")
+    for col in ("preset", "figure", "value", "source"):
+        t.add_column(col)
+    for name, link in presets().items():
+        info = preset_info(name)
+        t.add_row(f"[bold]{name}[/]", escape(info.summary), "", "")
+        for c in link.citations:
+            src = known[c.source].document if c.source in known else "our assumption"
+            value = f"{int(c.value):,}" if float(c.value).is_integer() else f"{c.value:g}"
+            t.add_row("", c.field, value + (" (approx.)" if c.approximate else ""),
+                      escape(f"{src}: {c.note}" if c.note else src))
+    return t
+
+
+def _ms(ns: float) -> str:
+    return "–" if not math.isfinite(ns) else f"{ns / 1e6:,.1f}"
+
+
+def print_predictions(console: Console, res) -> None:  # PredictResults
+    """Per link the configurations ranked by predicted duration, the sweep's crossovers and
+    the check against the emulator, then the warnings."""
+    from tlsbench.report.predict import crossover_sentences
+
+    energy = res.profile is not None
+    for lp in res.links:
+        t = Table(title=f"Predicted over {escape(lp.link.label)} (a model, not a measurement): device "
+                        f"{lp.predictions[0].device if lp.predictions else '?'}, medians with 95% CI")
+        cols = ["rank", "configuration", "duration ms", "95% CI", "5–95%", "bytes", "device proc. ms"]
+        cols += ["energy mJ", "95% CI mJ"] if energy else []
+        for col in cols:
+            t.add_column(col, justify="left" if col == "configuration" else "right")
+        for r in lp.by_duration:
+            p = r.prediction
+            d = p.duration
+            row = [("=" if r.tied else "") + str(r.rank), escape(p.label), _ms(d.median),
+                   f"[{_ms(d.median_ci[0])}, {_ms(d.median_ci[1])}]", f"{_ms(p.p5_ns)} – {_ms(p.p95_ns)}",
+                   f"{p.bytes.median:,.0f}", f"{p.processing_ns / 1e6:,.2f}"]
+            if energy:
+                e = p.energy
+                row += [f"{e.median * 1e3:,.4g}", f"[{e.median_ci[0] * 1e3:,.4g}, {e.median_ci[1] * 1e3:,.4g}]"] \
+                    if e else ["–", "–"]
+            t.add_row(*row)
+        console.print(t)
+    if res.sweep:
+        rows = crossover_sentences(res.sweep)
+        title = f"Predicted crossovers, {res.sweep.parameter.name} swept over {res.sweep.base.label}"
+        if not rows:
+            console.print(f"{title}: none; the order holds over the whole range", highlight=False, markup=False)
+        for r in rows:
+            console.print(f"{title}: {r['metric']}: {r['text']} (first-order estimate {r['first_order']})",
+                          highlight=False, markup=False)
+    if res.checks:
+        t = Table(title="Predicted vs measured over the emulated links (predicted from the reference link's repetitions)")
+        for col in ("link", "configuration", "predicted ms", "measured ms", "error", "predicted bytes",
+                    "measured bytes", "error "):
+            t.add_column(col, justify="left" if col in ("link", "configuration") else "right")
+        for c in res.checks:
+            mb = c.measured_bytes.median if c.measured_bytes else math.nan
+            t.add_row(escape(c.link.label), escape(c.label), _ms(c.predicted.duration.median), _ms(c.measured.median),
+                      f"{100 * c.duration_error:+.1f}%", f"{c.predicted.bytes.median:,.0f}",
+                      f"{mb:,.0f}" if math.isfinite(mb) else "–",
+                      f"{100 * c.bytes_error:+.1f}%" if math.isfinite(c.bytes_error) else "–")
+        console.print(t)
+        for e in res.errors:
+            console.print(f"{e.protocol} at {e.loss_pct:g}% loss: duration error median {100 * e.duration_median:.1f}%, "
+                          f"worst {100 * e.duration_worst:.1f}% ({e.worst_label}); bytes median "
+                          f"{100 * e.bytes_median:.1f}%, worst {100 * e.bytes_worst:.1f}% (n = {e.n})",
+                          highlight=False, markup=False)
+    for w in res.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""AgentPairExchange: the batches of two-process configurations. The device agent and the
-peer agent each play one peer over a real socket, on loopback or in the link emulator's
-namespaces (run/link.py).
+"""AgentPair: the batches of two-process configurations. The device agent and the peer
+agent (each a ProcessEndpoint, run/endpoints/process.py) play one peer each over a real
+socket, on loopback or in the link emulator's namespaces (run/link.py).
 
 The server-side agent gets its RUN first and answers READY once bound (with its port); the
 client-side agent's RUN follows. REPs of both agents are read at once (a thread per agent
@@ -21,9 +21,10 @@ from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import Configuration
 from tlsbench.plan.network import MAX_FRAGMENT_CODES, Link, NetworkPlan, Variant
 from tlsbench.run import protocol
-from tlsbench.run.agents import AgentProcess, AgentRejected
-from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Inbox, Outcome, Repetition, Sink, StopFlag,
-                                   run_request)
+from tlsbench.run.endpoints import AgentRejected
+from tlsbench.run.endpoints.inbox import Inbox
+from tlsbench.run.endpoints.process import ProcessEndpoint
+from tlsbench.run.exchange import AgentDied, AgentRef, BatchTraffic, Outcome, Repetition, Sink, StopFlag, run_request
 from tlsbench.run.link import (DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute, link_binary,
                                owned_name, remove_orphans)
 from tlsbench.run.placement import Placement
@@ -42,7 +43,7 @@ SIDES = ("dev", "peer")
 class PairedAgent:
     """An agent process of the pair and its `agent` row."""
 
-    process: AgentProcess
+    process: ProcessEndpoint
     agent_id: int
     side: str  # "dev" or "peer"
 
@@ -66,7 +67,7 @@ def link_name(place: str) -> str:
     return owned_name("tb" + hashlib.sha1(place.encode()).hexdigest()[:10])
 
 
-class AgentPairExchange:
+class AgentPair:
     """Agents per (library, side, linked), the namespaces and the link forwarder, kept across
     batches; every two-process configuration of a plan runs here."""
 
@@ -111,7 +112,7 @@ class AgentPairExchange:
         if key not in self.agents:
             prefix = self.namespaces.exec_prefix(side) if linked and self.namespaces else []
             path = self.find_agent(library)
-            process = AgentProcess.start(path, prefix, greeting_s=self.timeouts.greeting, placement=self.placement)
+            process = ProcessEndpoint.start(path, prefix, greeting_s=self.timeouts.greeting, placement=self.placement)
             agent_id = self.sink.add_agent(library, path.name, process.pid, process.hello_raw, process.suites_raw,
                                            placement_json=process.placement_json)
             self.agents[key] = PairedAgent(process, agent_id, side)
@@ -154,7 +155,7 @@ class AgentPairExchange:
 
     def _send(self, agent: PairedAgent, request: protocol.RunRequest, state: BatchState) -> None:
         try:
-            agent.process.run(request)
+            agent.process.send(request.encode())
         except (BrokenPipeError, OSError) as exc:
             raise self._died(state, f"cannot send RUN to the {agent.side} agent: {exc}; "
                                     f"{agent.process.death_reason()}") from None
@@ -262,8 +263,8 @@ class AgentPairExchange:
 
     def close(self, reason: str = "") -> None:
         for agent in self.agents.values():
-            code = agent.process.quit()
-            self.sink.end_agent(agent.agent_id, reason or f"quit (exit code {code})")
+            how = agent.process.end()
+            self.sink.end_agent(agent.agent_id, reason or f"quit ({how})")
             agent.process.close()
         self.agents.clear()
         if self.forwarder:

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A board on a serial port (an Endpoint): the port in raw mode at the plan's baud rate
+(termios; no library needed). A boot is a reset (the plan's reset command, else a DTR pulse)
+after which the HELLO frame is found in whatever the line carried; a greeting that does not
+come whole is a reason to reset again."""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import shlex
+import signal
+import stat
+import struct
+import subprocess
+import termios
+import time
+import tty
+from typing import Sequence
+
+from tlsbench.core import inputs
+from tlsbench.core import spec as specmod
+from tlsbench.core.processes import die_with_host
+from tlsbench.run import protocol
+from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
+
+REBUILD_BOARD = "rebuild the firmware (tlsbench build firmware --board BOARD) and flash it (docs/porting.md)"
+
+
+class _SerialStream:
+    """The serial port as a blocking byte stream that can be closed under a reader: every
+    read waits in short select() slices, so close() (a hang, a restart) ends a reading
+    thread within one slice, and a deadline bounds the greeting."""
+
+    SLICE_S = 0.2
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.closed = False
+        self.deadline: float | None = None
+        self.pending = b""  # read ahead by sync(), handed out first
+
+    def sync(self, start: bytes, keep: int = 1 << 16) -> None:
+        """Skip whatever precedes `start` (a boot message, the tail of an earlier session, a
+        frame cut by a reset): the next read begins with it."""
+        seen = self.pending
+        while start not in seen:
+            more = self.read(4096)
+            if not more:
+                return
+            seen = (seen + more)[-keep:]
+        self.pending = seen[seen.index(start):]
+
+    def read(self, n: int) -> bytes:
+        if self.pending:
+            out, self.pending = self.pending[:n], self.pending[n:]
+            return out
+        while not self.closed:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise TimeoutError("no byte from the board")
+            try:
+                ready, _, _ = select.select([self.fd], [], [], self.SLICE_S)
+                if ready:
+                    return os.read(self.fd, n)
+            except (OSError, ValueError):  # closed under us
+                return b""
+        return b""
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            _, ready, _ = select.select([], [self.fd], [], 5.0)
+            if not ready:
+                raise OSError("the serial port takes no bytes")
+            view = view[os.write(self.fd, view):]
+
+
+def _baud(rate: int) -> int:
+    constant = getattr(termios, f"B{rate}", None)
+    if constant is None:
+        known = sorted(int(n[1:]) for n in dir(termios) if n.startswith("B") and n[1:].isdigit())
+        raise DeviceError(f"baud {rate} is not a rate this host's serial driver knows; use one of "
+                          f"{', '.join(str(k) for k in known if k >= 9600)}")
+    return constant
+
+
+class SerialEndpoint(FirmwareEndpoint):
+    """A board on a serial port: raw 8N1 at the plan's baud rate, no flow control. A boot is a
+    reset (the plan's command, else a DTR pulse, which many USB-UART bridges wire to the
+    board's reset) followed by a fresh HELLO."""
+
+    pid = None  # nothing of it runs on the host
+
+    def __init__(self, port: str, baud: int, reset: Sequence[str], image: FirmwareImage, greeting_s: float):
+        self.port, self.baud, self.reset = port, baud, tuple(reset)
+        self.executable = image.path.name
+        self.fd = _open_port(port)
+        self.stream = _SerialStream(self.fd)
+        self.reader = protocol.FrameReader(self.stream)  # type: ignore[arg-type]
+        self.closed_why = ""
+        try:
+            self._configure(baud)
+            self._greet(greeting_s)
+        except BaseException:
+            self.close()
+            raise
+
+    def _configure(self, baud: int) -> None:
+        speed = _baud(baud)
+        tty.setraw(self.fd)
+        attrs = termios.tcgetattr(self.fd)
+        attrs[2] = (attrs[2] & ~getattr(termios, "CRTSCTS", 0)) | termios.CLOCAL | termios.CREAD
+        attrs[4] = attrs[5] = speed
+        termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
+
+    def _reset(self, wait_s: float) -> None:
+        """Restart the firmware so that it greets again (what came before is skipped by sync)."""
+        if self.reset:
+            _run_reset(self.reset, wait_s)
+        else:
+            dtr = struct.pack("I", termios.TIOCM_DTR)
+            try:
+                fcntl.ioctl(self.fd, termios.TIOCMBIC, dtr)
+                time.sleep(0.1)
+                fcntl.ioctl(self.fd, termios.TIOCMBIS, dtr)
+            except OSError:
+                pass  # not a modem line (a pty): the firmware is expected to greet on its own
+
+    RESETS = 3  # a USB serial bridge (or QEMU's pty) drops what is sent while no one listens
+
+    def _greet(self, greeting_s: float) -> None:
+        """Reset, then wait for HELLO and SUITES; again (up to RESETS times) when a greeting
+        does not come whole, sharing the greeting wait."""
+        problem: Exception | None = None
+        for _ in range(self.RESETS):
+            self._reset(greeting_s)
+            try:
+                return self._hello(greeting_s / self.RESETS)
+            except (TimeoutError, protocol.FrameError) as exc:
+                problem = exc
+        if isinstance(problem, protocol.FrameError):
+            raise DeviceError(f"the board on {self.port} sent something that is not a greeting ({problem}): "
+                              f"check the baud rate ({self.baud}) and that the flashed image is the "
+                              "tlsbench firmware")
+        how = f"`{shlex.join(self.reset)}`" if self.reset else "a DTR pulse"
+        raise DeviceError(f"the board on {self.port} sent no greeting within {greeting_s:g} s, reset "
+                          f"{self.RESETS} times with {how}: reset it by hand, check the baud rate "
+                          f"({self.baud}) and the firmware, or set [device] reset to the command that resets it")
+
+    def _hello(self, wait_s: float) -> None:
+        sp = specmod.load()
+        frames = sp.frames
+        self.stream.deadline, self.stream.pending = time.monotonic() + wait_s, b""
+        self.reader = protocol.FrameReader(self.stream)  # type: ignore[arg-type]
+        try:
+            self.stream.sync(struct.pack("<HBB", sp.magic, sp.protocol_version, frames.HELLO))
+            hello, suites = self.reader.read(), self.reader.read()
+        finally:
+            self.stream.deadline = None
+        if not hello or hello.type != frames.HELLO or not suites or suites.type != frames.SUITES:
+            raise DeviceError(f"the board on {self.port} did not greet with HELLO and SUITES")
+        self.hello, self.hello_raw = hello.json(), hello.payload.decode()
+        self.suites, self.suites_raw = list(suites.json().get("suites", [])), suites.payload.decode()
+        sp.check_agent(self.hello, REBUILD_BOARD)
+
+    def read_frame(self) -> protocol.Frame | None:
+        return self.reader.read()
+
+    def send(self, data: bytes) -> None:
+        self.stream.write(data)
+
+    def end(self, busy: bool = False) -> str:
+        """QUIT, once the line has carried it (a closed port drops what it still holds)."""
+        try:
+            self.send(protocol.encode_frame(specmod.load().frames.QUIT))
+            termios.tcdrain(self.fd)
+        except (OSError, termios.error):
+            pass
+        self.close()
+        return "QUIT sent"
+
+    def kill(self) -> None:
+        self.closed_why = "the port was closed"
+        self.close()
+
+    def pause(self) -> None:
+        pass  # a board idles on its own power, not the host's CPU
+
+    def resume(self) -> None:
+        pass
+
+    def death_reason(self) -> str:
+        return self.closed_why or "the serial line ended"
+
+    def close(self) -> None:
+        if not self.stream.closed:
+            self.stream.closed = True
+            os.close(self.fd)
+
+
+PORT_LOOKS_LIKE = "a board's port is a terminal device such as /dev/ttyACM0 or /dev/ttyUSB0"
+LIST_PORTS = "ls /dev/ttyACM* /dev/ttyUSB*"
+
+
+def _open_port(path: str) -> int:
+    """The board's port, opened without becoming our controlling terminal. What is not a
+    terminal (a regular file, a FIFO, /dev/null) has no line to configure, and the user's own
+    terminal would be left in raw mode: refused, and only another character device is opened."""
+    try:
+        found = os.stat(path)
+        problem = _not_a_port(found)
+        if not problem:
+            fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            if os.isatty(fd):
+                return fd
+            os.close(fd)
+            problem = "a character device that is not a terminal"
+    except OSError as exc:
+        raise DeviceError(f"cannot open the serial port {path}: {exc.strerror}; check the board is plugged in and "
+                          f"the device path ({LIST_PORTS}), and that this user may open it (the dialout group)"
+                          ) from None
+    raise DeviceError(f"the serial port {path} is {problem}: {PORT_LOOKS_LIKE} ({LIST_PORTS})")
+
+
+CONTROLLING_TERMINAL = os.makedev(5, 0)  # /dev/tty: whichever terminal opens it
+
+
+def _not_a_port(found: os.stat_result) -> str:
+    """What a path is when that rules it out as a board's port ("" for another character device)."""
+    if not stat.S_ISCHR(found.st_mode):
+        return inputs.kind(found.st_mode)
+    terminals = {os.fstat(fd).st_rdev for fd in (0, 1, 2) if os.isatty(fd)} | {CONTROLLING_TERMINAL}
+    return "the terminal this command runs in" if found.st_rdev in terminals else ""
+
+
+RESET_TOOL_PROBLEMS = {errno.ENOENT: "is not found: install it, or give its full path",
+                       errno.EACCES: "is not executable: chmod +x it"}
+
+
+def _run_reset(command: Sequence[str], wait_s: float) -> None:
+    """The plan's reset command, given the greeting wait: in a session of its own, so that a
+    hung one is killed with whatever it started (a script's children would otherwise keep
+    its output open, and the wait for it going)."""
+    shown = shlex.join(command)
+    try:
+        proc = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True, preexec_fn=die_with_host)
+    except OSError as exc:
+        why = RESET_TOOL_PROBLEMS.get(exc.errno, exc.strerror)
+        raise DeviceError(f"the reset command `{shown}` cannot run: {command[0]} {why}; or set [device] reset to "
+                          "the command that resets the board") from None
+    try:
+        output, _ = proc.communicate(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+        raise DeviceError(f"the reset command `{shown}` did not finish within {wait_s:g} s (the greeting wait) and "
+                          "was stopped: run it by hand to see where it waits, or allow it longer with "
+                          "--timeout greeting=SECONDS") from None
+    if proc.returncode:
+        said = " ".join(output.split())[-300:]
+        raise DeviceError(f"the reset command `{shown}` failed (exit status {proc.returncode})"
+                          f"{f': {said}' if said else ''}; run it by hand to see why")

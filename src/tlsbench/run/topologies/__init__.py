@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Where a configuration's peers run, and so which exchange runs its batches:
+
+    single.py  both peers in one agent: a host agent of a library (in memory, an experiment,
+               a metric twin under its counting runner), or the device's firmware
+    pair.py    two host agents over a network, maybe through the link emulator (run/link.py)
+
+A configuration's kind (plan/kinds.py) gives its Route, a value; run/session.py opens one
+exchange per route. A device peer against a host peer over a link will be a third topology."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from tlsbench.plan.configs import Configuration
+from tlsbench.plan.kinds import ConfigKind
+
+
+class Topology(Enum):
+    SINGLE = "both peers in one agent"
+    PAIR = "two agents over a network"
+
+
+class Place(Enum):
+    HOST = "host agents"
+    DEVICE = "the device's firmware"
+
+
+@dataclass(frozen=True)
+class Route:
+    """Which exchange runs a configuration's batches."""
+
+    topology: Topology
+    place: Place = Place.HOST
+    library: str = ""  # a single host agent's library ("" on the device, and for the pair: it runs every library's)
+    collect: str | None = None  # a metric twin's agent collects this besides order (its own agent process)
+
+
+ON_DEVICE = Route(Topology.SINGLE, Place.DEVICE)
+OVER_NETWORK = Route(Topology.PAIR)
+ROUTES = {ConfigKind.DEVICE: ON_DEVICE, ConfigKind.FOOTPRINT: ON_DEVICE, ConfigKind.NETWORK: OVER_NETWORK}
+
+
+def host_agent(library: str, collect: str | None = None) -> Route:
+    """The route of a library's own agent (collecting `collect` for a metric twin)."""
+    return Route(Topology.SINGLE, Place.HOST, library, collect)
+
+
+def route(config: Configuration) -> Route:
+    """The device's exchange, the agent pair's, else the configuration's library's own agent
+    (one per metric its twins collect)."""
+    kind = config.kind
+    return ROUTES.get(kind) or host_agent(config.row.library, kind.collect)
