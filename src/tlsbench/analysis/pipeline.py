@@ -79,7 +79,7 @@ def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
         descheduled=int(np.count_nonzero(ds.descheduled_mask())),
         include_flagged=include_flagged, unbalanced_reps=int(np.count_nonzero(ds.facts.unbalanced)),
         orphan_stops=int(ds.facts.orphan_stops.sum()),
-        dropped_events=int(ds.reps.dropped.sum()), incomplete_records=table.incomplete_records,
+        dropped_events=int(ds.reps.dropped_events.sum()), incomplete_records=table.incomplete_records,
         unit=ds.unit.name, target=ds.target,
     )
 

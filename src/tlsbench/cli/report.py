@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
-                                  store_path)
+                                  store_location)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
@@ -83,7 +83,7 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
     analysis = analyze_experiment(experiment, output, include_flagged)
     other_analysis = analyze_experiment(other, output, include_flagged) if other else None
     predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
-    target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
+    target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
                         other_analysis, winners, profile, predictions=predictions)
     click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
     for folder, formats, option in folders:
@@ -112,16 +112,16 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     """Store each repetition's summaries (measures, trace facts) and each configuration's
     statistics, so reports read them instead of decoding every record and drawing every
     bootstrap again; the raw records stay as they are."""
-    from tlsbench.analysis.derive.statcache import derive_all
-    from tlsbench.store.lock import AGAIN, writer_lock
-    from tlsbench.store.sqlite import Store
+    from tlsbench.analysis.derive.cache import derive as derive_cache
+    from tlsbench.store.api import AGAIN
 
-    path = store_path(experiment, output)
+    where = store_location(experiment, output)
     retry = ("copy the experiment folder to a writable disk with room and derive there (a report derives what is "
              "not stored)")
-    with writer_lock(path.parent, retry, AGAIN), Store.open(path, create=False, retry=retry) as store:
-        n, batches, configs = derive_all(store, rebuild)
-    click.echo(f"derived: {n} repetition(s) in {batches} batch(es), the statistics of {configs} configuration(s): {path}")
+    with where.lock.hold(retry, AGAIN), where.writer(create=False, retry=retry) as store:
+        done = derive_cache(store, store, rebuild)
+    click.echo(f"derived: {done.repetitions} repetition(s) in {done.batches} batch(es), the statistics of "
+               f"{done.configurations} configuration(s): {where}")
 
 
 @click.command()
@@ -180,7 +180,8 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
         raise click.UsageError(f"--level {level} is written as {' or '.join(tidy.TIDY_FORMATS)}, not {fmt}")
     if fmt == "parquet" and not out:
         raise click.UsageError("parquet is a binary file: give --out FILE (or --out - for standard output)")
-    rows = tidy.write(store_path(experiment, output), out or STDOUT, level, fmt)
+    with store_location(experiment, output).reader() as store:
+        rows = tidy.write(store, out or STDOUT, level, fmt)
     if out and out != STDOUT:
         click.echo(f"{fmt}: {out} ({rows} rows, one per {level})", err=True)
 

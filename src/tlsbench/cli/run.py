@@ -25,7 +25,8 @@ from rich.console import Console
 from tlsbench.analysis.questions.coverage import Coverage, read_coverage, reasons_text
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.cli import views
-from tlsbench.cli.options import agent_dir_option, default_output, fail, output_option, pin_option, timeout_option
+from tlsbench.cli.options import (agent_dir_option, fail, output_option, pin_option, store_location,
+                                  timeout_option)
 from tlsbench.cli.report import report_after_run
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES, LoadedPlan
@@ -44,10 +45,10 @@ from tlsbench.builder import tbcount
 from tlsbench.run import metrics
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
-from tlsbench.store.lock import refuse_if_busy, writer_lock
 from tlsbench.store import progress
-from tlsbench.store.progress import find_experiment, read_repetition
-from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
+from tlsbench.store.api import Location, Sink, locate, plan_mismatch
+from tlsbench.store.progress import read_repetition
+from tlsbench.store.sqlite import DB_FILE
 
 console = Console()
 # Library versions the library cache builds (docs/libraries.md): a plan naming one whose agent
@@ -72,12 +73,12 @@ def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
 def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir: str | Path | None) -> None:
     """What can be refused without an agent, refused before any is started: another writer,
     nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
-    refuse_if_busy(folder)
-    db = folder / DB_FILE
-    stored = stored_experiment(db) if db.exists() else None  # raises for a damaged or foreign file
+    where = locate(folder)
+    where.lock.refuse_if_busy()
+    stored = where.stored_experiment() if where.exists() else None  # raises for a damaged or foreign file
     if resume and stored is None:
-        why = f"{db} holds no experiment (an empty store: a start that stored nothing)" if db.exists() else \
-            f"there is no {db}"
+        why = f"{where} holds no experiment (an empty store: a start that stored nothing)" if where.exists() else \
+            f"there is no {where}"
         raise ControllerError(f"nothing to resume in {folder}: {why}; run without --resume to start it")
     if stored is not None and stored.plan_hash != loaded.plan.hash():
         raise plan_mismatch(folder, stored, loaded.plan.hash())
@@ -85,16 +86,17 @@ def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir
         check_links(loaded.plan.network.links, agent_dir, loaded.source)
 
 
-def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
+def _precision_of(where: Location, seed: int):  # -> MeasurePrecision
     def measure(only: Collection[str] | None) -> dict[str, Precision]:
         from tlsbench.analysis.stats import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
 
-        return precision.measure(db, seed, only)
+        with where.reader() as reader:
+            return precision.measure(reader, reader, seed, only)
     return measure
 
 
 @contextlib.contextmanager
-def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
+def scheduler_view(loaded: LoadedPlan, store: Sink, placement: Placement,
                    observer: Observer) -> Iterator[Recorder | None]:
     """The scheduler's capture of a plan that asks for it (metrics "sched"), on the agents'
     CPUs; one warning when it cannot be had, and the run goes on."""
@@ -186,17 +188,18 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     try:
         with controller_on(placement):
             greeted = resolve_plan(loaded, paths, timeouts, setup, placement)
-            with writer_lock(folder), Store.in_folder(folder) as store, scheduler_view(loaded, store, placement,
-                                                                                       observer) as sched:
+            where = locate(folder)
+            with where.lock.hold(), where.writer() as store, scheduler_view(loaded, store, placement,
+                                                                             observer) as sched:
                 controller = open_run(loaded, greeted, store, paths, str(folder.resolve()), observer,
                                       stop, timeouts, agent_dir, store.stored_indices(),
-                                      _precision_of(store.path, loaded.plan.seed), setup, placement, sched,
+                                      _precision_of(where, loaded.plan.seed), setup, placement, sched,
                                       counting_prefix)
                 summary = controller.run()
-                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derive/derived.py)
-                    from tlsbench.analysis.derive.statcache import derive_all  # numpy loads here
+                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derive/cache.py)
+                    from tlsbench.analysis.derive.cache import derive  # numpy loads here
 
-                    derive_all(store)
+                    derive(store, store)
         summary.folder = folder
         return summary
     finally:
@@ -308,9 +311,9 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
         sys.exit(130)
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "tlsbench primitives")
-    store = summary.folder / DB_FILE
-    report = report_after_run(store)
-    results = analyze_store(store)
+    report = report_after_run(summary.folder / DB_FILE)
+    with locate(summary.folder).reader() as store:
+        results = analyze_store(store, store)
     if results:
         Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
     console.print(f"report: {report}", highlight=False, markup=False)
@@ -342,7 +345,8 @@ def _fail_if_given_up(summary: RunSummary) -> None:
 
 def _closing_lines(summary: RunSummary, resume_command: str) -> Coverage:
     """Prints what the run stored, what it did not measure and why; returns the store's coverage."""
-    coverage = read_coverage(summary.folder / DB_FILE)
+    with locate(summary.folder).reader() as store:
+        coverage = read_coverage(store, store)
     views.print_summary(console, summary, resume_command, coverage)
     return coverage
 
@@ -369,8 +373,10 @@ def _resume_command(plan_file: str | None, output: Path) -> str:
 def status_command(experiment: str | None, output: str | None, all_configs: bool) -> None:
     """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
     default = load_plan().plan
-    folder = find_experiment(experiment or default.name, output or default.output)
-    for table in views.status_tables(progress.read_status(folder), all_configs, read_coverage(folder / DB_FILE)):
+    where = locate(experiment or default.name, output or default.output)
+    with where.reader() as store:
+        status, coverage = progress.status_of(store, where.folder), read_coverage(store, store)
+    for table in views.status_tables(status, all_configs, coverage):
         console.print(table)
 
 
@@ -389,8 +395,8 @@ def trace_show(experiment: str, config: str | None, rep: int, output: str | None
     from tlsbench.analysis.derive.slices import format_blob  # numpy is only loaded when needed
     from tlsbench.analysis.units import Unit
 
-    folder = find_experiment(experiment, output or default_output())
-    stored = read_repetition(folder, config, rep)
+    with store_location(experiment, output).reader() as store:
+        stored = read_repetition(store, config, rep)
     row = stored.row
     console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
                   + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False, markup=False)

@@ -46,7 +46,7 @@ from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
 from tlsbench.run.agents import STDERR_TAIL_BYTES, AgentError, AgentProcess, AgentRejected, die_with_host
 from tlsbench.run.exchange import AgentDied, AgentRef, Inbox, Outcome, Repetition, Sink, StopFlag, run_request
-from tlsbench.run.records import DeviceFacts
+from tlsbench.schema import DeviceFacts
 from tlsbench.run.schedule import Batch
 from tlsbench.run.timeouts import Timeouts
 

@@ -27,7 +27,7 @@ from tlsbench.run.local import LocalAgentExchange
 from tlsbench.run.pair import AgentPairExchange
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
-from tlsbench.run.records import Experiment
+from tlsbench.schema import Experiment
 from tlsbench.run.tracefs import Recorder
 from tlsbench.run.timeouts import Timeouts
 

@@ -209,7 +209,8 @@ _ABSENT = {INSTRUCTIONS: "no instruction counts (a plan's metrics = [\"time\", \
 def _twins(ds: Dataset, kind: str) -> Dataset:
     """The dataset of a store's repetitions of their own for `kind` (docs/metrics.md)."""
     for stored in _KINDS[kind]:
-        found = load(ds.path, kind=stored)
+        with ds.reopened() as (store, cache):
+            found = load(store, cache, kind=stored)
         if found.configs:
             return found
     raise CompareError(f"{ds.name} holds {_ABSENT[kind]}: run a plan that measures them (docs/metrics.md), or "

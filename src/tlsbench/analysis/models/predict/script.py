@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tlsbench.store.reader import PeerTrace
+from tlsbench.schema import PeerTrace
 
 from tlsbench.analysis.derive.load import Dataset, Reps
 from tlsbench.analysis.derive.measures import SliceCosts, slice_costs
