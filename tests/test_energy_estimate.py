@@ -102,7 +102,7 @@ def test_every_estimate_is_labelled(analysis, profile):
 
 
 def test_cli_estimate_exports_carry_the_label(analysis, profile):
-    db = str(analysis.ds.path)
+    db = str(analysis.ds.reader.location)
     out = CliRunner().invoke(main, ["energy", "estimate", db, "--profile", str(profile), "--format", "csv"])
     assert out.exit_code == 0, out.output
     header, *rows = [r.split(",") for r in out.output.splitlines()]

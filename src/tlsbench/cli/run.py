@@ -75,7 +75,7 @@ def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir
     nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
     where = locate(folder)
     where.lock.refuse_if_busy()
-    stored = where.stored_experiment() if where.exists() else None  # raises for a damaged or foreign file
+    stored = where.stored_experiment()  # raises for a damaged or foreign file
     if resume and stored is None:
         why = f"{where} holds no experiment (an empty store: a start that stored nothing)" if where.exists() else \
             f"there is no {where}"

@@ -198,7 +198,8 @@ class WriterLock(Protocol):
 
 
 class Location(Protocol):
-    """Where a store is (what the locator gives), and how it is opened."""
+    """Where a store is (what the locator gives), and how it is opened. str() of it names it
+    in messages, and locate() of that name finds it again."""
 
     folder: Path  # where files that go with the experiment are written (report.html)
     lock: WriterLock
@@ -206,8 +207,8 @@ class Location(Protocol):
     def exists(self) -> bool: ...
 
     def stored_experiment(self) -> Experiment | None:
-        """The experiment it holds, None when none yet; only reads; StoreDamaged for anything
-        that is not a healthy tlsbench store."""
+        """The experiment it holds, None when there is no store or no experiment yet; only
+        reads; StoreDamaged for anything that is not a healthy tlsbench store."""
         ...
 
     def reader(self) -> StoreReader:

@@ -11,7 +11,6 @@ target."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Collection
 
 from tlsbench.run.precision import MIN_SAMPLE, Precision, needing_more

@@ -51,7 +51,7 @@ class SqliteLocation:
         return self.path.exists()
 
     def stored_experiment(self) -> Experiment | None:
-        return stored_experiment(self.path)
+        return stored_experiment(self.path) if self.exists() else None
 
     def reader(self) -> SqliteStore:
         return SqliteStore.open_readonly(self.path)
