@@ -37,7 +37,7 @@ from _common import REPO, load_path, machine, reader, today, update_section  # n
 
 from tlsbench import plan
 from tlsbench.core import spec  # noqa: E402
-from tlsbench.analysis.derive.load import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS  # noqa: E402
+from tlsbench.analysis.derive.dataset import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS  # noqa: E402
 from tlsbench.analysis.derive.slices import decode  # noqa: E402
 from tlsbench.cli.run import run_experiment  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.store.api import Store, StoreReader, locate
 
 T = TypeVar("T")

@@ -93,3 +93,11 @@ def test_docs_column_tables_are_written_from_the_declaration():
     check = subprocess.run([sys.executable, "-m", "tlsbench.export.docs", str(REPO / "docs"), "--check"],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+
+
+def test_every_table_has_a_key_within_its_experiment():
+    """A store shared by experiments keys every row by (experiment, this key)."""
+    keyless = [t.name for t in TABLES if not t.key]
+    assert not keyless
+    assert dict((t.name, t.key) for t in TABLES)["energy"] == ("capture_id", "repetition_id", "peer", "label",
+                                                               "group_index")

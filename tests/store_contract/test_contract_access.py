@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import config, experiment
+from store_contract.samples import config, experiment
 from tlsbench.store.api import StoreBusy, StoreDamaged, StoreError, locate
 
 

@@ -3,7 +3,7 @@
 configuration; dropping keeps what it is told to keep."""
 from __future__ import annotations
 
-from conftest import config, experiment
+from store_contract.samples import config, experiment
 from tlsbench.schema import DerivedBatch, StoredStats
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import DIED, FAILED, OK, config, experiment, peer, records, repetition
+from store_contract.samples import DIED, FAILED, OK, config, experiment, peer, records, repetition
 from tlsbench.schema import (DeviceFacts, LinkTraffic, SchedAgent, SchedBatch, SchedRepetition, SchedStep, SkippedCell,
                              StoredCapture, StoredRepetition, WindowEnergies)
 from tlsbench.store.api import PlanMismatch, StoreError

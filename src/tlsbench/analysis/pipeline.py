@@ -14,7 +14,7 @@ from tlsbench.analysis.questions.postquantum import kex_tables
 from tlsbench.analysis.questions.device import device_results
 from tlsbench.analysis.stats.drift import RoundShift, round_shift
 from tlsbench.analysis.stats.exclusions import exclusions, load_warning
-from tlsbench.analysis.derive.load import Dataset, ok_status
+from tlsbench.analysis.derive.dataset import Dataset, ok_status
 from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, MeasureTable
 from tlsbench.analysis.results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
 from tlsbench.analysis.questions.answers import SHOWN, Answers

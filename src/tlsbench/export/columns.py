@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from tlsbench.schema import CONFIG, Table
 
-from tlsbench.analysis.derive.load import Config, Dataset
+from tlsbench.analysis.derive.dataset import Config, Dataset
 from tlsbench.analysis.questions.primitives import scenario_parameters
 
 TYPES = {int: "int", str: "str", float: "float", bytes: "bytes"}

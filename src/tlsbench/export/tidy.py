@@ -24,7 +24,9 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from tlsbench.analysis.derive.load import Dataset, Reps, load
+from tlsbench.analysis.derive.dataset import Dataset, Reps
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import (METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, measures, slice_costs)
 from tlsbench.analysis.derive.samples import config_labels
 from tlsbench.analysis.derive.slices import build_slices, decode_many

@@ -29,7 +29,7 @@ from tlsbench.analysis.questions.compare import Comparison, compare
 from tlsbench.analysis.questions.coverage import excluded_by_reason, reasons_text, unmeasured
 from tlsbench.analysis.questions.device import device_vs_host, identity
 from tlsbench.analysis.questions.libraries import GRANULARITY_MEANING
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.derive.measures import METRICS
 from tlsbench.analysis.derive.parallel import map_ordered
 from tlsbench.analysis.results import Analysis

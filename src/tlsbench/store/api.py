@@ -211,8 +211,9 @@ class Location(Protocol):
         reads; StoreDamaged for anything that is not a healthy tlsbench store."""
         ...
 
-    def reader(self) -> StoreReader:
-        """Checked and read-only, holding an experiment (StoreError otherwise); never writes."""
+    def reader(self, check: bool = True) -> StoreReader:
+        """Read-only, never writes; checked and holding an experiment (StoreError otherwise),
+        unless `check` is off: a store read before, opened again (StoreReader.reopened())."""
         ...
 
     def writer(self, create: bool = True, retry: str = RUN_RETRY) -> Store:

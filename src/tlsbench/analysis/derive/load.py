@@ -20,14 +20,10 @@ import numpy as np
 from tlsbench.store.api import DerivedReads, Kind, StoreReader
 
 from tlsbench.analysis.derive import derived as derivation
-from tlsbench.analysis.derive.dataset import (DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS, Calibration, Config, Dataset,
-                                              Reps, excluding_flags, ok_status)
+from tlsbench.analysis.derive.dataset import Calibration, Dataset
 from tlsbench.analysis.derive.derived import Derived, StoredSummaries
 from tlsbench.analysis.derive.slices import build_slices, decode_many
 from tlsbench.analysis.units import TIME, Unit, of_hello
-
-__all__ = ["DESCHEDULED_FRACTION", "DESCHEDULED_MIN_NS", "KINDS", "Config", "Dataset", "Reps", "excluding_flags",
-           "load", "load_tables", "ok_status", "summaries"]
 
 
 def _calibration(hello: dict) -> Calibration:

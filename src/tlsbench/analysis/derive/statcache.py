@@ -25,7 +25,8 @@ from tlsbench.store.api import DerivedCache, StoreReader
 
 from tlsbench.analysis.derive.derived import DERIVE_VERSION, codec
 from tlsbench.analysis.questions.groups import GroupRow, GroupTable, default_group_tables
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.runs import runs
 from tlsbench.analysis.derive.samples import Row, summarize_dataset
 from tlsbench.analysis.stats.stats import Summary

@@ -27,7 +27,8 @@ from tlsbench.core import spec as specmod
 from tlsbench.core.errors import UserError
 
 from tlsbench.analysis.stats.exclusions import exclusions
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import METRIC, METRICS, label_text
 from tlsbench.analysis.questions.metrics import memory_values, time_key
 from tlsbench.analysis.derive.samples import Measured, config_labels, measured

@@ -16,7 +16,10 @@ from tlsbench.store.api import DerivedReads, StoreReader
 
 from tlsbench.analysis.derive.derived import STORED_KINDS
 from tlsbench.analysis.stats.exclusions import Exclusions, exclusions
-from tlsbench.analysis.derive.load import Config, load_tables, summaries
+from tlsbench.analysis.derive.dataset import Config
+
+# The kinds whose statistics leave descheduled repetitions out (analysis/pipeline.py and
+from tlsbench.analysis.derive.load import load_tables, summaries
 
 # The kinds whose statistics leave descheduled repetitions out (analysis/pipeline.py and
 # primitives.py); exact counts and the memory image keep them (metrics.py, device.py).

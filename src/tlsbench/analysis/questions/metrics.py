@@ -21,7 +21,9 @@ import numpy as np
 from tlsbench.core import spec as specmod
 from tlsbench.store.api import DerivedReads, StoreReader
 
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import METRIC
 from tlsbench.analysis.derive.samples import config_labels
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize

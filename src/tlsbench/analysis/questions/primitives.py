@@ -23,7 +23,8 @@ from tlsbench.core import spec as specmod
 from tlsbench.store.api import DerivedReads, StoreReader
 from tlsbench.analysis.stats.drift import RoundShift, round_shift
 from tlsbench.analysis.stats.exclusions import exclusions
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import slice_costs
 from tlsbench.analysis.stats.stats import Ratio, Summary, ratio_of_medians, rng_for, summarize
 from tlsbench.analysis.vocab import vocab

@@ -15,7 +15,7 @@ import numpy as np
 
 from tlsbench.schema import SchedRepetition, SchedStep, SchedTables
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.results import Analysis
 
 

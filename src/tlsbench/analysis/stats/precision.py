@@ -16,7 +16,9 @@ from typing import Collection
 from tlsbench.run.precision import MIN_SAMPLE, Precision, needing_more
 from tlsbench.store.api import DerivedReads, StoreReader
 
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.questions.primitives import analyze_dataset
 from tlsbench.analysis.derive.samples import split_samples, summarize_group

@@ -22,13 +22,12 @@ from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Exp
                              PeerTrace, RepetitionColumns, RepetitionRow, SchedBatch, SchedTables, SkippedCell,
                              StoredCapture, StoredConfig, StoredRepetition, StoredStats, WindowEnergies)
 from tlsbench.schema.columns import field_names
-from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, StoreError, device_image, plan_mismatch
+from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, Location, StoreError, device_image, plan_mismatch
 from tlsbench.store.sqlite import sched
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
 from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
 from tlsbench.store.sqlite.errors import cannot_write, damaged
-from tlsbench.store.sqlite.files import connect_ro, experiment_row, open_checked, stored_experiment
-from tlsbench.store.sqlite.schema import bring_up_to_date
+from tlsbench.store.sqlite.files import experiment_row
 
 
 def now_iso() -> str:
@@ -99,53 +98,17 @@ def _peer_row(rep_id: int, peer: PeerRepetition) -> tuple[Any, ...]:
 
 class SqliteStore:
     """One open experiment database (store/api.py: a Store opened for writing, or a
-    StoreReader and DerivedReads opened read-only)."""
+    StoreReader opened read-only), opened by its location (location.py)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, retry: str = RUN_RETRY):
-        from tlsbench.store.sqlite.location import SqliteLocation  # the location opens stores of this class
-
+    def __init__(self, conn: sqlite3.Connection, path: Path, location: Location, retry: str = RUN_RETRY):
         self.conn = conn
         self.path = path
-        self.location = SqliteLocation(path)
+        self.location = location
         self.retry = retry  # what to do after a failed write (the end of its error message)
 
-    # ------------------------------------------------------------------ opening
-    @classmethod
-    def open(cls, path: Path, create: bool = True, retry: str = RUN_RETRY) -> "SqliteStore":
-        """Opens (and with `create`, creates) the database file at `path` and migrates it.
-        An existing file is checked first (read-only): a damaged one is never written to."""
-        if path.exists() or not create:
-            stored_experiment(path)  # raises for a missing (not create), damaged or foreign file
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # autocommit mode: transactions are explicit (BEGIN ... COMMIT) below.
-            conn = sqlite3.connect(path, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            store = cls(conn, path, retry)
-            bring_up_to_date(conn)
-        except (OSError, sqlite3.Error) as exc:
-            raise cannot_write(exc, path, retry) from exc
-        return store
-
-    @classmethod
-    def open_readonly(cls, path: Path) -> "SqliteStore":
-        """A checked store that holds an experiment, for reading only (never migrated)."""
-        return cls(open_checked(path), path)
-
-    @classmethod
-    def reopen_readonly(cls, path: Path) -> "SqliteStore":
-        """The store again, for reading only, without checking it again (the check reads all
-        of it): for a reader that opened it with open_readonly before."""
-        try:
-            return cls(connect_ro(path), path)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot read {path}: {exc}") from None
-
     def reopened(self) -> "SqliteStore":
-        return self.reopen_readonly(self.path)
+        """For reading only, without checking the file again (the check reads all of it)."""
+        return self.location.reader(check=False)  # type: ignore[return-value]
 
     def close(self) -> None:
         self.conn.close()
@@ -271,7 +234,7 @@ class SqliteStore:
             c.executemany(_INSERT_LINK, [astuple(t) + (config_id, idx) for idx, t in sorted(traffic.items())])
 
     def start_sched_capture(self, missing: str | None, facts_json: str) -> int:
-        """A run's scheduler capture (store/sched.py), or why there is none."""
+        """A run's scheduler capture (sched.py), or why there is none."""
         with self.transaction() as c:
             return sched.start_capture(c, now_iso(), missing, facts_json)
 
@@ -282,7 +245,7 @@ class SqliteStore:
 
     def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
         """An energy capture and its window energies, replacing the stored one, in one
-        transaction (store/energy.py); returns the capture id."""
+        transaction (energy.py); returns the capture id."""
         with self.transaction() as c:
             return write_capture(c, capture, energies, now_iso())
 

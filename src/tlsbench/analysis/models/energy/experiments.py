@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.questions.primitives import GroupValues, group_values
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.models.energy.estimate import cpu_joules_per_unit

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link, parse_link
