@@ -48,8 +48,8 @@ def stored_groups(folder: Path) -> dict[tuple[int, int], tuple[float, int]]:
     with reader(folder / "tlsbench.db") as st:
         e = st.window_energies(st.energy_capture().id)
     group = vocab().role_label("user_group")
-    return {(r, g): (j, d) for r, g, lab, j, d in zip(e.repetition_id, e.group_index, e.label, e.energy_j, e.duration_ns)
-            if lab == group}
+    return {(r, g): (j, d) for r, g, lab, j, d in
+            zip(e.repetition_id, e.group_index, e.label, e.energy_j, e.duration_ns) if lab == group}
 
 
 def test_every_stored_repetition_is_marked(mixed):

@@ -97,7 +97,7 @@ def test_a_sample_too_small_has_unknown_precision(tmp_path):
     db = synth.make_store(tmp_path / "s.db", reps=2, suites=synth.SUITES[:1])
     (p,) = on(db, precision.measure, seed=1).values()
     assert p.half_width_pct == float("inf") and p.stored == 2
-    testing.update(db, "repetition", {"status": "HANDSHAKE_FAILED"})  # nothing usable at all: still unknown, still counted
+    testing.update(db, "repetition", {"status": "HANDSHAKE_FAILED"})  # nothing usable: still unknown, still counted
     (p,) = on(db, precision.measure, seed=1).values()
     assert p.half_width_pct == float("inf") and p.used == 0 and p.stored == 2
 

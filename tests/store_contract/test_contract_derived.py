@@ -8,7 +8,8 @@ from tlsbench.schema import DerivedBatch, StoredStats
 
 
 def batch(config_id: int | None, first: int, version: int = 2, kind: str = "handshakes", n: int = 3) -> DerivedBatch:
-    return DerivedBatch(version, kind, first, first + n - 1, n, 5 * n, 1, bytes([first]) * 8, bytes([n]) * 16, config_id)
+    return DerivedBatch(version, kind, first, first + n - 1, n, 5 * n, 1, bytes([first]) * 8, bytes([n]) * 16,
+                        config_id)
 
 
 def test_a_batch_of_the_same_key_replaces_the_stored_one(where):
@@ -35,7 +36,8 @@ def test_statistics_are_kept_per_kind_and_configuration(where):
         store.put_derived_stats("device", [StoredStats(1, "d2", 3, b"y")])
         store.put_derived_stats("handshakes", [StoredStats(1, "d3", 4, b"z")])  # replaces configuration 1's
     with where.reader() as cache:
-        assert cache.derived_stats("handshakes") == {1: StoredStats(1, "d3", 4, b"z"), -1: StoredStats(-1, "g", 1, b"g")}
+        assert cache.derived_stats("handshakes") == {1: StoredStats(1, "d3", 4, b"z"),
+                                                     -1: StoredStats(-1, "g", 1, b"g")}
         assert cache.derived_stats("device") == {1: StoredStats(1, "d2", 3, b"y")}
         assert cache.derived_stats("experiments") == {}
 

@@ -57,10 +57,12 @@ def test_agents_and_devices(where):
     assert (a.placement_json, a.clock_json, a.exit_reason, a.target) == \
         ('{"cpus": [1]}', '{"source": "CLOCK_MONOTONIC"}', "quit (exit code 0)", None)
     assert a.started_at and a.ended_at
-    assert (b.id, b.pid, b.target, b.counter_unit, b.firmware_sha256, b.firmware_json) == (board, None, *facts.__dict__.values())
+    assert (b.id, b.pid) == (board, None)
+    assert (b.target, b.counter_unit, b.firmware_sha256, b.firmware_json) == dataclasses.astuple(facts)
     assert (c.id, c.exit_reason) == (left, "host ended without closing it") and c.ended_at
     (image,) = devices
-    assert (image.target, image.variant, image.file, image.boots, image.text) == ("qemu-mps2-an386", "counting", "fw.elf", 1, 1)
+    assert (image.target, image.variant, image.file, image.boots, image.text) == \
+        ("qemu-mps2-an386", "counting", "fw.elf", 1, 1)
 
 
 def test_configurations_and_skipped_cells(where):
@@ -167,7 +169,8 @@ def test_the_schedulers_tables(where):
         cid, agent, _ = _three(store)
         capture = store.start_sched_capture(None, '{"cpus": [1]}')
         batch = SchedBatch([SchedRepetition(cid, 0, 100, 90, 5, 1, 2, 1, 3, 40, 4, 0, 12, 1, None, None)],
-                           [SchedStep(cid, 0, "client", "CLIENT_HELLO", 1, 1, 0, 3, 20)], [SchedAgent(agent, 9, 8, 7, 6, 5)])
+                           [SchedStep(cid, 0, "client", "CLIENT_HELLO", 1, 1, 0, 3, 20)],
+                           [SchedAgent(agent, 9, 8, 7, 6, 5)])
         store.add_sched(capture, batch, '{"cpus": [1], "lost": 0}')
     with where.reader() as reader:
         tables = reader.sched_tables()

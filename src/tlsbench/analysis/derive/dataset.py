@@ -12,7 +12,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from tlsbench.schema import LinkTraffic, RepetitionColumns, SkippedCell, StoredCapture, StoredConfig, StoredStats, WindowEnergies
+from tlsbench.schema import (LinkTraffic, RepetitionColumns, SkippedCell, StoredCapture, StoredConfig, StoredStats,
+                             WindowEnergies)
 from tlsbench.store.api import DerivedReads, DeviceImage, Kind, StoreReader
 
 from tlsbench.analysis.derive import derived as derivation
@@ -33,8 +34,6 @@ class Calibration:
 
 
 Config = StoredConfig  # one measured configuration: a row of the `config` table with its id
-
-
 Reps = RepetitionColumns  # the `repetition` table as arrays (one index per repetition, ordered by id)
 
 

@@ -53,9 +53,10 @@ def load(store: StoreReader, cache: DerivedReads, rep_ids: list[int] | None = No
     the traces decoded (a precision check of a few configurations). The handshake
     configurations and their repetitions, or with ``experiments`` those of the experiments
     (analysis/questions/primitives.py): each analysis sees only its own kind; a whole
-    handshake dataset carries the store's experiments along, read in the same visit. None loads both kinds (aligning a power capture, whose marker pulses
-    mark every repetition). The handshakes of a store with a device are the device's (one
-    counter unit per dataset): the host's and the memory image's come along as companions.
+    handshake dataset carries the store's experiments along, read in the same visit. None
+    loads both kinds (aligning a power capture, whose marker pulses mark every repetition).
+    The handshakes of a store with a device are the device's (one counter unit per dataset):
+    the host's and the memory image's come along as companions.
     ``kind`` names one kind of configuration instead."""
     if kind is None:
         kind = KINDS[experiments]

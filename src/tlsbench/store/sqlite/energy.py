@@ -36,6 +36,7 @@ def write_capture(conn: sqlite3.Connection, capture: StoredCapture, energies: Wi
     """Replaces the stored capture (its energies cascade) with this one, inside the caller's
     transaction; returns the new capture id."""
     conn.execute("DELETE FROM energy_capture")  # one capture per experiment
-    capture_id = int(conn.execute(INSERT_CAPTURE, astuple(capture)[1:-1] + (imported_at,)).lastrowid)  # type: ignore[arg-type]
+    cur = conn.execute(INSERT_CAPTURE, astuple(capture)[1:-1] + (imported_at,))
+    capture_id = int(cur.lastrowid)  # type: ignore[arg-type]
     conn.executemany(INSERT_ENERGY, zip([capture_id] * len(energies.repetition_id), *astuple(energies)))
     return capture_id

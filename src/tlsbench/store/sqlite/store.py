@@ -42,7 +42,8 @@ _INSERT_PEER = _insert("peer_repetition", ["repetition_id", *field_names(PeerRep
 _RECORDS_AT = field_names(PeerRepetition).index("records")
 _INSERT_TRACE = "INSERT INTO trace (repetition_id, records, encoding) VALUES (?, ?, ?)"
 _INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(field_names(LinkTraffic))}) "
-                f"SELECT id, {', '.join('?' * len(field_names(LinkTraffic)))} FROM repetition WHERE config_id = ? AND idx = ?")
+                f"SELECT id, {', '.join('?' * len(field_names(LinkTraffic)))} FROM repetition "
+                "WHERE config_id = ? AND idx = ?")
 _INSERT_CONFIG = _insert("config", field_names(ConfigRow))
 _INSERT_REP = _insert("repetition", [*field_names(RepetitionRow), "stored_at"])
 _INSERT_EXPERIMENT = _insert("experiment", ["id", *field_names(Experiment)])

@@ -149,7 +149,8 @@ def recode_traces(path: str | Path, encode: bool) -> None:
             for rowid, blob, encoding in conn.execute(f"SELECT rowid, records, encoding FROM {table}").fetchall():
                 raw = decode_records(blob, encoding)
                 new, new_encoding = encode_records(raw) if encode else (raw, 0)
-                conn.execute(f"UPDATE {table} SET records = ?, encoding = ? WHERE rowid = ?", (new, new_encoding, rowid))
+                conn.execute(f"UPDATE {table} SET records = ?, encoding = ? WHERE rowid = ?",
+                             (new, new_encoding, rowid))
         conn.execute("COMMIT")
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.execute("VACUUM")
@@ -186,7 +187,8 @@ def grow(base: str | Path, target_records: int, dest: Path) -> tuple[int, int]:
             db.execute("DELETE FROM derived_batch")
         cols = [r[1] for r in db.execute("PRAGMA table_info(repetition)") if r[1] not in ("id", "idx", "round")]
         trace_cols = [r[1] for r in db.execute("PRAGMA table_info(trace)") if r[1] != "repetition_id"]
-        max_id, max_idx, max_round = db.execute("SELECT MAX(id), MAX(idx) + 1, MAX(round) + 1 FROM repetition").fetchone()
+        max_id, max_idx, max_round = db.execute(
+            "SELECT MAX(id), MAX(idx) + 1, MAX(round) + 1 FROM repetition").fetchone()
         sizes = db.execute("SELECT id, n_events FROM repetition ORDER BY id").fetchall()
         have, copy = sum(n for _, n in sizes), 1
         while have < target_records:

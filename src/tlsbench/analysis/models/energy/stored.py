@@ -85,4 +85,5 @@ def measured_groups(ds: Dataset) -> tuple[StoredCapture, dict[tuple[int, int], f
     if ds.capture is None or ds.energies is None:
         return None
     e, group_label = ds.energies, vocab().role_label("user_group")
-    return ds.capture, {(r, g): j for r, g, lab, j in zip(e.repetition_id, e.group_index, e.label, e.energy_j) if lab == group_label}
+    return ds.capture, {(r, g): j for r, g, lab, j in zip(e.repetition_id, e.group_index, e.label, e.energy_j)
+                        if lab == group_label}
