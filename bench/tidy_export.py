@@ -31,7 +31,7 @@ ONE_EXPORT = """
 import json, resource, sys, time
 from pathlib import Path
 from tlsbench.export import tidy
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 store, out, level, fmt = sys.argv[1:5]
 t0 = time.perf_counter()
 with locate(store).reader() as st:

@@ -10,7 +10,8 @@ from typing import Any, Callable, TypeVar
 from tlsbench.analysis.derive.dataset import Dataset
 
 from tlsbench.analysis.derive.load import load
-from tlsbench.store.api import Store, StoreReader, locate
+from tlsbench.store.api import Store, StoreReader
+from tlsbench.store.locator import locate
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from stores import load_path
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import testing
 from tlsbench.store.sqlite.blobs import RAW, ZSTD, BlobError, decode_records, encode_records
 from test_store import config, experiment, rep

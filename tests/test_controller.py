@@ -19,7 +19,8 @@ from tlsbench.plan.configs import Configuration
 from tlsbench.run.placement import AGENT_NICE
 from tlsbench.run.session import start
 from tlsbench.run.timeouts import Timeouts
-from tlsbench.store.api import PlanMismatch, locate
+from tlsbench.store.api import PlanMismatch
+from tlsbench.store.locator import locate
 
 S = spec.load()
 OK = S.status.name(S.status.OK)

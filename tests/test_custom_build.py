@@ -19,7 +19,7 @@ from tlsbench.core import spec
 from tlsbench.builder import custom as custom_build
 from tlsbench.run import agents
 from tlsbench.cli import main
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import DB_FILE
 
 pytestmark = pytest.mark.custom_build

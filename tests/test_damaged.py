@@ -30,7 +30,8 @@ import pytest
 
 from stores import load_path, reader
 from tlsbench.run import controller, protocol
-from tlsbench.store.api import StoreError, locate
+from tlsbench.store.api import StoreError
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import DB_FILE, testing
 
 TRACEBACK = "Traceback (most recent call last)"

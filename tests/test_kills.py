@@ -28,7 +28,8 @@ import pytest
 from tlsbench.core.processes import alive
 from tlsbench.run.link import Namespaces, link_binary, owned_name
 from stores import reader
-from tlsbench.store.api import StoreError, locate
+from tlsbench.store.api import StoreError
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import DB_FILE, testing
 
 TRACEBACK = "Traceback (most recent call last)"

@@ -16,7 +16,7 @@ from tlsbench.run import agents, controller
 from tlsbench.cli.run import run_experiment
 from tlsbench.plan.suites import resolve as resolve_suites
 from tlsbench.run.session import start
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 
 S = spec.load()
 OK = S.status.name(S.status.OK)

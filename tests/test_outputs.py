@@ -303,7 +303,7 @@ def test_clean_leaves_a_folder_whose_store_is_being_written_alone(tmp_path):
     stale = tmp_path / "busy" / f".x.csv.{dead_pid()}.0123abcd.partial"
     stale.write_text("half")
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from tlsbench.store.api import locate\n"
+                               "from tlsbench.store.locator import locate\n"
                                "with locate(Path(sys.argv[1])).lock.hold():\n"
                                " print('locked', flush=True); time.sleep(60)",
                                tmp_path / "busy"], stdout=subprocess.PIPE, text=True)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from tlsbench.core import spec
 from tlsbench.run import agents
 from tlsbench.cli import main
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 
 pytestmark = pytest.mark.library_build  # needs the cached openssl@3.5 (tests/test_library_builds.py)
 

@@ -21,7 +21,7 @@ from stores import load_path
 from tlsbench.analysis.questions.primitives import analyze_store
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import DB_FILE
 
 S = spec.load()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tlsbench.schema import TABLES, RepetitionRow, view_of
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import testing
 from tlsbench.store.sqlite.schema import latest, migrations
 

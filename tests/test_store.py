@@ -10,7 +10,8 @@ import pytest
 
 from tlsbench.core import spec
 from tlsbench.schema import ConfigRow, Experiment, RepetitionRow
-from tlsbench.store.api import PlanMismatch, StoreBusy, StoreDamaged, StoreError, locate
+from tlsbench.store.api import PlanMismatch, StoreBusy, StoreDamaged, StoreError
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import errors, lock, testing
 from tlsbench.store.sqlite import store as store_mod
 from tlsbench.store.sqlite.schema import latest

@@ -25,7 +25,7 @@ from stores import reader, writer
 from tlsbench.analysis.derive import derived, statcache
 from tlsbench.analysis.derive.derived import DERIVE_VERSION, STORED_KINDS
 from tlsbench.cli.run import run_experiment
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import DB_FILE, SqliteStore, schema, testing
 
 TRACEBACK = "Traceback (most recent call last)"

@@ -29,7 +29,7 @@ def _locate(path: str | Path) -> "Location":
     """An experiment folder's store, a store file as it is, `sqlite:PATH`, or an experiment
     name under the default plan's output folder (as the command line resolves them)."""
     from tlsbench.plan.model import load as load_plan
-    from tlsbench.store.api import locate
+    from tlsbench.store.locator import locate
 
     return locate(path, load_plan().plan.output)
 

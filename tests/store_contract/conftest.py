@@ -12,7 +12,9 @@ from typing import Callable
 
 import pytest
 
-from tlsbench.store.api import Location, locate
+from tlsbench.store.api import Location
+
+from tlsbench.store.locator import locate
 
 
 @dataclass(frozen=True)

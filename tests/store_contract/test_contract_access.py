@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from store_contract.samples import config, experiment
-from tlsbench.store.api import StoreBusy, StoreDamaged, StoreError, locate
+from tlsbench.store.api import StoreBusy, StoreDamaged, StoreError
+from tlsbench.store.locator import locate
 
 
 def test_the_locator_names_a_sqlite_store_by_scheme_file_or_folder(tmp_path):
@@ -41,7 +42,7 @@ def test_a_postgresql_store_is_recognised_and_refused_in_one_line(name):
 
 def _hold_elsewhere(where) -> subprocess.Popen:
     """Another process holding the writer lock (as a run writing it), finding the store by name."""
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom tlsbench.store.api import locate\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom tlsbench.store.locator import locate\n"
                                "with locate(sys.argv[1]).lock.hold():\n print('held', flush=True); time.sleep(60)",
                                str(where)], stdout=subprocess.PIPE, text=True, env=os.environ)
     assert holder.stdout.readline() == "held\n"

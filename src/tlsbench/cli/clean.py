@@ -12,7 +12,7 @@ import click
 from tlsbench.cli.options import agent_dir_option
 from tlsbench.core.files import remove_stale
 from tlsbench.run.link import remove_orphans
-from tlsbench.store.api import locate
+from tlsbench.store.locator import locate
 
 
 @click.command()

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from tlsbench.run.agents import AGENT_DIR_ENV
 from tlsbench.run.timeouts import TIMEOUT_ENV, Timeouts, parse_timeouts
-from tlsbench.store.api import locate, names_a_scheme
+from tlsbench.store.locator import locate, names_a_scheme
 
 if TYPE_CHECKING:
     from tlsbench.store.api import Location

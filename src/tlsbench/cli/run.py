@@ -46,7 +46,8 @@ from tlsbench.run import metrics
 from tlsbench.run.session import open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store import progress
-from tlsbench.store.api import Location, Sink, locate, plan_mismatch
+from tlsbench.store.api import Location, Sink, plan_mismatch
+from tlsbench.store.locator import locate
 from tlsbench.store.progress import read_repetition
 from tlsbench.store.sqlite import DB_FILE
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What a store is to the rest of the host tool: its roles as protocols, and the locator that
-turns what a user names (`sqlite:PATH`, a path, an experiment folder or name) into one.
+"""What a store is to the rest of the host tool: its roles as protocols (locator.py turns what
+a user names, `sqlite:PATH`, a path, an experiment folder or name, into a Location).
 
 - `Sink`: what a run writes (the controller and its exchanges depend on this protocol, never
   on a store);
@@ -9,7 +9,7 @@ turns what a user names (`sqlite:PATH`, a path, an experiment folder or name) in
   (`DerivedReads` is its reading half: a report never writes);
 - `EnergyWrites`: an imported energy capture;
 - `WriterLock`: one writer per store;
-- `Location`: where a store is, and how it is opened for reading or writing.
+- `Location`: where a store is, and how it is opened for reading or writing (store/locator.py).
 
 store/sqlite/ implements them (one SQLite file per experiment); tests/store_contract/ runs one
 suite of tests against every implementation. The row types are schema's."""
@@ -219,27 +219,3 @@ class Location(Protocol):
     def writer(self, create: bool = True, retry: str = RUN_RETRY) -> Store:
         """Opened for writing (created with `create`, upgraded to the current schema)."""
         ...
-
-
-SQLITE = "sqlite:"
-UNSUPPORTED = ("postgresql://", "postgres://")
-
-
-def names_a_scheme(name: str | Path) -> bool:
-    """Whether a store is named by its scheme (`sqlite:PATH`, `postgresql://...`), not a path."""
-    return str(name).startswith((SQLITE, *UNSUPPORTED))
-
-
-def locate(name: str | Path, output: str | Path | None = None) -> Location:
-    """A store from what a user names: `sqlite:PATH`, a store file, an experiment folder
-    (its tlsbench.db, existing or to be created), or with `output` an experiment's name under
-    that folder. `postgresql://...` is recognised and refused: not supported yet."""
-    from tlsbench.store.sqlite.location import SqliteLocation, find
-
-    text = str(name)
-    if text.startswith(UNSUPPORTED):
-        raise StoreError(f"{text.split('://')[0]}:// stores are not supported yet: name a store file or an "
-                         "experiment folder (or sqlite:PATH)")
-    if text.startswith(SQLITE):
-        return SqliteLocation(Path(text[len(SQLITE):]))
-    return SqliteLocation(find(Path(text), output))

@@ -23,7 +23,7 @@ from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Exp
                              StoredCapture, StoredConfig, StoredRepetition, StoredStats, WindowEnergies)
 from tlsbench.schema.columns import field_names
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, Location, StoreError, device_image, plan_mismatch
-from tlsbench.store.sqlite import sched
+from tlsbench.store.sqlite.sched import read_tables, start_capture, write_batch
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
 from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
 from tlsbench.store.sqlite.errors import cannot_write, damaged
@@ -237,12 +237,12 @@ class SqliteStore:
     def start_sched_capture(self, missing: str | None, facts_json: str) -> int:
         """A run's scheduler capture (sched.py), or why there is none."""
         with self.transaction() as c:
-            return sched.start_capture(c, now_iso(), missing, facts_json)
+            return start_capture(c, now_iso(), missing, facts_json)
 
     def add_sched(self, capture_id: int, batch: SchedBatch, facts_json: str) -> None:
         """A batch's scheduler figures, in one transaction."""
         with self.transaction() as c:
-            sched.write_batch(c, capture_id, batch, facts_json)
+            write_batch(c, capture_id, batch, facts_json)
 
     def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
         """An energy capture and its window energies, replacing the stored one, in one
@@ -288,7 +288,7 @@ class SqliteStore:
             f"SELECT id, {', '.join(names)} FROM repetition{where} ORDER BY id", params)]
 
     def sched_tables(self) -> SchedTables:
-        return sched.read_tables(self.conn)
+        return read_tables(self.conn)
 
     # ------------------------------------------------------------------ StoreReader (store/api.py)
     def _columns(self, table: str) -> set[str]:
