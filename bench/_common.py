@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+# Stores opened as the command line opens them (tests/stores.py).
+from stores import load_path, on, reader, writer  # noqa: E402,F401
 BENCHMARKS_MD = REPO / "docs" / "benchmarks.md"
 TLSBENCH = Path(sys.executable).parent / "tlsbench"
 HEADER = "# Benchmarks of tlsbench itself\n\nEach section is written by the script named in it; rerun it to update.\n"

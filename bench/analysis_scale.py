@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, today, update_section  # noqa: E402
+
+from tlsbench.store.sqlite import testing  # noqa: E402
 
 DEFAULT_RECORDS = 16_000_000  # the default experiment's records on a busy machine (issue 20)
 TARGETS = {16_000_000: (10.0, 1 << 30), 160_000_000: (60.0, 2 << 30)}  # records -> (s, bytes)
@@ -110,56 +111,12 @@ def default_store(work: Path) -> Path:
     return work / "base" / "default" / "tlsbench.db"
 
 
-def grow(base: Path, target_records: int, dest: Path) -> tuple[int, int]:
-    """A copy of `base` whose repetitions are replicated until it holds about
-    `target_records` records; returns (records, repetitions). Derived summaries are dropped."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    src, db = sqlite3.connect(f"file:{base}?mode=ro", uri=True), sqlite3.connect(dest)
-    src.backup(db)
-    src.close()
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'derived_batch'").fetchone():
-        db.execute("DELETE FROM derived_batch")
-    cols = [r[1] for r in db.execute("PRAGMA table_info(repetition)") if r[1] not in ("id", "idx", "round")]
-    trace_cols = [r[1] for r in db.execute("PRAGMA table_info(trace)") if r[1] != "repetition_id"]  # records, encoding
-    max_id, max_idx, max_round = db.execute("SELECT MAX(id), MAX(idx) + 1, MAX(round) + 1 FROM repetition").fetchone()
-    sizes = db.execute("SELECT id, n_events FROM repetition ORDER BY id").fetchall()
-    have = sum(n for _, n in sizes)
-    copy = 1
-    while have < target_records:
-        need, cut = target_records - have, max_id
-        if need < sum(n for _, n in sizes):  # the last copy: a prefix of the repetitions
-            total = 0
-            for rid, n in sizes:
-                total += n
-                if total >= need:
-                    cut = rid
-                    break
-        shift = dict(id=copy * max_id, idx=copy * max_idx, round=copy * max_round, cut=cut)
-        with db:
-            db.execute(f"INSERT INTO repetition (id, idx, round, {', '.join(cols)}) SELECT id + :id, idx + :idx, "
-                       f"round + :round, {', '.join(cols)} FROM repetition WHERE id <= :cut", shift)
-            db.execute(f"INSERT INTO trace (repetition_id, {', '.join(trace_cols)}) SELECT repetition_id + :id, "
-                       f"{', '.join(trace_cols)} FROM trace WHERE repetition_id <= :cut", shift)
-        have += sum(n for rid, n in sizes if rid <= cut)
-        copy += 1
-    records, reps = db.execute("SELECT SUM(n_events), COUNT(*) FROM repetition").fetchone()
-    db.close()
-    return int(records), int(reps)
-
-
 def as_schema_of(tree: Path, store: Path, dest: Path) -> Path:
     """A copy of `store` an earlier tlsbench (source tree `tree`) opens: the migrations it
     does not know (only derived summaries here) undone."""
-    known = max(int(f.name[:3]) for f in (tree / "src" / "tlsbench" / "store" / "migrations").glob("[0-9]*.sql"))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    src, db = sqlite3.connect(f"file:{store}?mode=ro", uri=True), sqlite3.connect(dest)
-    src.backup(db)
-    src.close()
-    db.execute("DROP TABLE IF EXISTS derived_batch")
-    db.execute(f"PRAGMA user_version = {known}")
-    db.commit()
-    db.close()
-    return dest
+    found = [*(tree / "src" / "tlsbench" / "store").glob("migrations/[0-9]*.sql"),
+             *(tree / "src" / "tlsbench" / "store").glob("sqlite/migrations/[0-9]*.sql")]
+    return testing.before_derived(store, dest, max(int(f.name[:3]) for f in found))
 
 
 def gb(n: int) -> str:
@@ -186,7 +143,7 @@ def main() -> int:
             rows.append((factor, f"| {factor}× | skipped: {gb(free)} free on disk | | | | | | | | |"))
             continue
         t0 = time.monotonic()
-        records, reps = grow(base, DEFAULT_RECORDS * factor, store)
+        records, reps = testing.grow(base, DEFAULT_RECORDS * factor, store)
         grown = time.monotonic() - t0
         raw = store.stat().st_size
         print(f"{factor}×: {records} records, {reps} repetitions ({grown:.0f} s to grow)", file=sys.stderr)
@@ -200,8 +157,7 @@ def main() -> int:
         report = timed_then_sized(tlsbench("report", str(store), "--out", str(work / f"x{factor}.html")))
         export = timed_then_sized(tlsbench("export", str(store), "--format", "csv", "--out", str(work / f"x{factor}.csv")))
         derived_bytes = store.stat().st_size - raw
-        with sqlite3.connect(store) as db:
-            db.execute("DELETE FROM derived_stats")  # what a report with other inputs computes itself
+        testing.delete(store, "derived_stats")  # what a report with other inputs computes itself
         cold = child(tlsbench("report", str(store), "--out", str(work / f"x{factor}-cold.html")))
         points.append((records, report.peak_bytes, export.peak_bytes, cold.peak_bytes))
         cell = lambda m: (f"{m.seconds:.1f} s ({m.cpu_seconds:.1f} s CPU), {gb(m.peak_bytes)}"  # noqa: E731

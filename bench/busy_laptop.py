@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import machine, on, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.stats import precision  # noqa: E402
@@ -72,7 +72,7 @@ def main() -> int:
         return 1
     budget_line = next((line for line in run.stdout.splitlines() if "stopped the extra rounds" in line), "")
     swept = re.search(r"stored \d+ repetitions in ([0-9.]+) s", run.stdout)
-    measured = precision.measure(folder / DB_FILE, loaded.plan.seed)
+    measured = on(folder / DB_FILE, precision.measure, loaded.plan.seed)
     widths = np.array([p.half_width_pct for p in measured.values()])
     stored = int(sum(p.stored for p in measured.values()))
     target = loaded.plan.precision.target_ci_percent

@@ -21,10 +21,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import load_path, machine, today, update_section, writer  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
-from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.derive.measures import METRIC  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.analysis.stats.stats import rng_for, summarize  # noqa: E402
@@ -34,7 +33,7 @@ from tlsbench.run.controller import QuietObserver  # noqa: E402
 from tlsbench.run.exchange import StopFlag  # noqa: E402
 from tlsbench.run.placement import choose, controller_on  # noqa: E402
 from tlsbench.run.session import RunHooks, RunSettings, open_run, resolve_plan  # noqa: E402
-from tlsbench.store.sqlite import DB_FILE, Store  # noqa: E402
+from tlsbench.store.sqlite import DB_FILE  # noqa: E402
 
 PLAN = '''name = "coverage"
 libraries = ["openssl"]
@@ -64,7 +63,7 @@ def run_round(loaded: plan.LoadedPlan, folder: Path, per_round: int) -> None:
     with controller_on(settings.placement):
         greeted = resolve_plan(loaded, settings)
         try:
-            with Store.in_folder(folder) as store:
+            with writer(folder) as store:
                 open_run(loaded, greeted, store, settings, RunHooks(StopAfter(per_round, stop), stop,
                                                                     store.stored_indices())).run()
         finally:
@@ -73,7 +72,7 @@ def run_round(loaded: plan.LoadedPlan, folder: Path, per_round: int) -> None:
 
 def intervals(db: Path) -> dict[tuple[str, str], tuple[float, tuple[float, float], tuple[float, float]]]:
     """(config key, peer) -> (median, the report's CI, the CI resampling repetitions)."""
-    analysis = analyze(load(db))
+    analysis = analyze(load_path(db))
     res, voc = analysis.results, vocab()
     out = {}
     for row in res.rows:

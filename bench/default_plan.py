@@ -22,11 +22,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import load_path, machine, on, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.stats import precision  # noqa: E402
-from tlsbench.analysis.derive.load import load  # noqa: E402
 
 
 def timed(args: list[str]) -> float:
@@ -47,8 +46,8 @@ def main() -> int:
     if not args.reuse:
         sweep = timed(["run", "--no-report", "--output", str(output)])
         report = timed(["report", str(folder)])
-    measured = precision.measure(folder / "tlsbench.db", loaded.plan.seed)
-    ds = load(folder / "tlsbench.db")
+    measured = on(folder / "tlsbench.db", precision.measure, loaded.plan.seed)
+    ds = load_path(folder / "tlsbench.db")
     worst_key, worst = max(measured.items(), key=lambda kv: kv[1].half_width_pct)
     widths = np.array([p.half_width_pct for p in measured.values()])
     stored = np.array([p.stored for p in measured.values()])

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -25,11 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, machine, today, update_section  # noqa: E402
+from _common import REPO, load_path, machine, reader, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.questions.device import device_vs_host  # noqa: E402
-from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.builder import firmware  # noqa: E402
 from tlsbench.app.run import run_experiment  # noqa: E402
@@ -60,8 +58,9 @@ def sweep_via_cli(root: Path) -> dict:
     seconds = time.monotonic() - t
     if done.returncode:
         raise SystemExit(f"tlsbench run failed: {done.stderr[-2000:]}")
-    db = sqlite3.connect(root / "sweep" / "tlsbench.db")
-    n, ok, counted = db.execute("SELECT COUNT(*), SUM(status = 'OK'), SUM(repetition_wall_ns) FROM repetition").fetchone()
+    with reader(root / "sweep" / "tlsbench.db") as st:
+        rows = [r for _, r in st.repetition_rows()]
+    n, ok, counted = len(rows), sum(r.status == "OK" for r in rows), sum(r.repetition_wall_ns or 0 for r in rows)
     return {"seconds": seconds, "configs": n, "ok": ok, "instructions": counted}
 
 
@@ -81,7 +80,7 @@ def measured(root: Path, name: str, suites: list[str], reps: int, device: bool):
     text = (f'name = "{name}"\nsuites = {json.dumps(suites)}\nrepetitions = {reps}\n' + PAYLOAD +
             ('[device]\ntarget = "qemu-mps2-an386"\n' if device else ""))
     run_experiment(plan.parse(text, f"{name}.toml"), root)
-    return analyze(load(root / name / "tlsbench.db"))
+    return analyze(load_path(root / name / "tlsbench.db"))
 
 
 def median(a, suite: str, metric: str, peer: str, label: str = "") -> float:

@@ -21,10 +21,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
-from _common import machine, today, update_section  # noqa: E402
+from _common import load_path, machine, today, update_section  # noqa: E402
 from energy_support import Model, run_marked, synthesize, write_joulescope  # noqa: E402
 
-from tlsbench.analysis.derive.load import load  # noqa: E402
 
 RATE = 2e6
 LEADS_S = (0.05, 0.5, 2.0)  # idle capture on each side of the run: 0.2 M to 8 M samples
@@ -51,7 +50,7 @@ def peak_rss(args: list[str]) -> tuple[float, int]:
 def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="tlsbench-energy-"))
     folder, edges = run_marked(PLAN, root, Path(sys.executable).parent)  # agents sit next to the interpreter
-    ds = load(folder / "tlsbench.db")
+    ds = load_path(folder / "tlsbench.db")
     start_s, baseline = peak_rss([])
     rows, worst_rate, worst_bytes = [], float("inf"), 0.0
     for lead in LEADS_S:

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import machine, today, update_section, writer  # noqa: E402
 
 from tlsbench.core import spec  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
-from tlsbench.store.sqlite import ConfigRow, Experiment, RepetitionRow, Store  # noqa: E402
+from tlsbench.schema import ConfigRow, Experiment, RepetitionRow  # noqa: E402
 
 
 def frames(n_reps: int, per_rep: int, config_id: int) -> bytes:
@@ -38,7 +38,7 @@ def ingest(stream: bytes, folder: Path) -> tuple[float, float]:
     """Returns (seconds decode+store, seconds store only)."""
     s = spec.load()
     ok = s.status.name(s.status.OK)
-    with Store.in_folder(folder) as st:
+    with writer(folder) as st:
         st.init_experiment(Experiment("bench", "", "{}", "x", 1, "{}"))
         cid = st.upsert_config(ConfigRow("k", "mbedtls", 1, "S", "K", "A", "C", "M", "V", "V", "default",
                                          "auto", "memory", "none", 0, 1, 1))

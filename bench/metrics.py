@@ -29,9 +29,8 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import load_path, machine, on, today, update_section  # noqa: E402
 
-from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.questions.metrics import analyze_metrics  # noqa: E402
 from tlsbench.builder import tbcount  # noqa: E402
 from tlsbench.run import agents  # noqa: E402
@@ -70,7 +69,7 @@ def identity(work: Path, reps: int) -> tuple[int, int, int]:
 
 def _slices(store: Path) -> dict[tuple, int]:
     """Every slice's count (STOP − START) by (configuration, repetition index, position)."""
-    ds = load(store, kind="instructions")
+    ds = load_path(store, kind="instructions")
     where = {rid: (ds.configs[cid].key, idx) for rid, cid, idx in
              zip(ds.reps.id.tolist(), ds.reps.config_id.tolist(), ds.reps.idx.tolist())}
     out, seen = {}, defaultdict(int)
@@ -135,8 +134,8 @@ def memory(work: Path, reps: int) -> list[tuple]:
                     f'rounds = 1\nwarmup = 0\nmetrics = ["heap", "stack"]\nmetric_repetitions = {reps}\n')
     cli("run", str(plan), "--output", str(work / "memory"), "--no-report")
     store = work / "memory" / "memory" / "tlsbench.db"
-    res = analyze_metrics(store)
-    configs = {c.key: c for c in load(store, kind="memory").configs.values()}
+    res = on(store, analyze_metrics)
+    configs = {c.key: c for c in load_path(store, kind="memory").configs.values()}
     cells: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in res.rows:
         c = configs[f"{r.config_key}|collect:memory"]

@@ -15,7 +15,6 @@ it at 3000 repetitions (rejection sampling: the section says by how much).
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,10 +23,9 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, machine, today, update_section  # noqa: E402
+from _common import REPO, load_path, machine, reader, today, update_section  # noqa: E402
 
 from tlsbench import plan as planmod  # noqa: E402
-from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.plan.libraries import canonical  # noqa: E402
 
@@ -78,8 +76,8 @@ def flights(a, cid: int) -> str:
 def table(a, db: Path, order: dict, wide: list, skipped: dict) -> list[str]:
     """The rows of one analysed store, in the plans' order; refused cells into `skipped`,
     cells above the precision target into `wide`."""
-    with sqlite3.connect(db) as conn:
-        skip = dict(conn.execute("SELECT id, skip_reason FROM config WHERE skip_reason IS NOT NULL"))
+    with reader(db) as st:
+        skip = {c.id: c.skip_reason for c in st.config_rows() if c.skip_reason is not None}
     rows = []
     for cid, conf in sorted(a.configs.items(), key=lambda kv: order.get((canonical(kv[1].library), kv[1].grp,
                                                                          kv[1].credential), 0)):
@@ -116,7 +114,7 @@ def main() -> int:
             wall["pq"] = run(PLAN, output)
     db = args.store or output / plan.name / "tlsbench.db"
     mbedtls_db = output / "pq-tls13-mbedtls" / "tlsbench.db"
-    a, m = analyze(load(db)).results, analyze(load(mbedtls_db)).results
+    a, m = analyze(load_path(db)).results, analyze(load_path(mbedtls_db)).results
     libraries = [*plan.libraries, "mbedtls@3.6"]
     order = {(lib, g, c): i for i, (lib, g, c) in enumerate(
         (lib, g, c) for lib in libraries for g in plan.groups for c in plan.credentials)}

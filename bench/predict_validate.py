@@ -31,12 +31,12 @@ def run_plan(out: Path) -> Path:
 
 
 def checks(store: Path):
-    from tlsbench.analysis.derive.load import load
+    from _common import load_path
     from tlsbench.analysis.models.predict.model import Options
     from tlsbench.analysis.models.predict.results import collect, sources_of
     from tlsbench.analysis.derive.samples import config_labels
 
-    ds = load(store)
+    ds = load_path(store)
     labels = {cid: f"{'RSA' if 'RSA' in c.suite_name else 'ECDSA'} {'DTLS' if c.transport == 'udp' else 'TLS'}"
               for cid, c in ds.configs.items()}
     res = collect(sources_of(ds), labels or config_labels(ds.configs), [],

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import machine, on, today, update_section  # noqa: E402
 
 from tlsbench.plan import experiments  # noqa: E402
 from tlsbench.analysis.questions.primitives import analyze_store  # noqa: E402
@@ -42,7 +42,7 @@ def main() -> int:
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "tlsbench.cli", "primitives", "--output", str(output)], check=True)
         wall = time.monotonic() - started
-    p = analyze_store(output / loaded.plan.name / "tlsbench.db")
+    p = on(output / loaded.plan.name / "tlsbench.db", analyze_store)
     stored = sum(c.stored for c in p.counts)
     results = [r for r in p.results if r.summary.n]
     wide = [r for r in results if r.summary.median_ci_pct > TARGET_CI_PCT]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -34,11 +33,11 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, machine, today, update_section  # noqa: E402
+from _common import REPO, load_path, machine, reader, today, update_section  # noqa: E402
 
 from tlsbench import plan
 from tlsbench.core import spec  # noqa: E402
-from tlsbench.analysis.derive.load import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS, load  # noqa: E402
+from tlsbench.analysis.derive.dataset import DESCHEDULED_FRACTION, DESCHEDULED_MIN_NS  # noqa: E402
 from tlsbench.analysis.derive.slices import decode  # noqa: E402
 from tlsbench.app.run import run_experiment  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
@@ -129,11 +128,11 @@ def sweep(case: Case, workdir: Path, pin: bool) -> Arm:
         summary = run_experiment(plan.parse(text, "quiet.toml"), tmp, pin=pin)
         assert summary.stored == case.reps and summary.failed == 0, summary
         db = summary.folder / "tlsbench.db"
-        with sqlite3.connect(db) as conn:
-            rows = conn.execute("SELECT start_ns, repetition_wall_ns, handshake_wall_ns, handshake_cpu_ns "
-                                "FROM repetition ORDER BY id").fetchall()
-        ds = load(db)
-        arm = Arm(span_rate([r[0] for r in rows], [r[1] for r in rows]), [r[2] for r in rows], [r[3] for r in rows])
+        with reader(db) as st:
+            rows = [r for _, r in st.repetition_rows()]
+        ds = load_path(db)
+        arm = Arm(span_rate([r.start_ns for r in rows], [r.repetition_wall_ns for r in rows]),
+                  [r.handshake_wall_ns for r in rows], [r.handshake_cpu_ns for r in rows])
         arm.descheduled = ds.descheduled_mask().tolist()
     return arm
 

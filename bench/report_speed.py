@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import machine, today, update_section  # noqa: E402
+from _common import machine, reader, today, update_section  # noqa: E402
 
 TARGET_S = 10.0
 SYNTH_EVENTS_PER_REP = 171  # tests/fixtures/synth.py with 4 records of 1000 B
@@ -54,21 +54,19 @@ def real_store(folder: Path, events: int) -> Path:
 
 
 def count(store: Path) -> tuple[int, int]:
-    import sqlite3
-
-    db = sqlite3.connect(store)
-    n_ev, n_rep = db.execute("SELECT SUM(n_events), COUNT(*) FROM repetition").fetchone()
-    return int(n_ev), int(n_rep)
+    with reader(store) as st:
+        cols = st.repetition_columns()
+    return int(cols.n_events.sum()), len(cols)
 
 
 def phases(store: Path) -> dict[str, float]:
-    from tlsbench.analysis.derive.load import load
+    from _common import load_path
     from tlsbench.analysis.pipeline import analyze
     from tlsbench.report.html import build_html
 
     t = {}
     t0 = time.perf_counter()
-    ds = load(store)
+    ds = load_path(store)
     t["load + slices"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     a = analyze(ds)

@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import load_path, machine, reader, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.questions import sched as sched_view  # noqa: E402
-from tlsbench.analysis.derive.load import load  # noqa: E402
 from tlsbench.analysis.pipeline import analyze  # noqa: E402
 from tlsbench.app.run import run_experiment  # noqa: E402
 
@@ -51,16 +49,17 @@ def arm_plan(name: str, traced: bool, cpus: list[int], reps: int) -> plan.Loaded
 
 
 def wall_medians(db: Path) -> dict[str, float]:
-    with sqlite3.connect(db) as conn:
+    with reader(db) as st:
+        suites = {c.id: c.suite_name for c in st.config_rows()}
         got: dict[str, list[int]] = {}
-        for suite, wall in conn.execute("SELECT c.suite_name, r.handshake_wall_ns FROM repetition r JOIN config c "
-                                        "ON c.id = r.config_id WHERE r.status = 'OK'"):
-            got.setdefault(suite, []).append(wall)
+        for _, r in st.repetition_rows():
+            if r.status == "OK":
+                got.setdefault(suites[r.config_id], []).append(r.handshake_wall_ns)
     return {suite: statistics.median(v) for suite, v in got.items()}
 
 
 def sched_figures(db: Path) -> dict[str, dict[str, float]]:
-    analysis = analyze(load(db), include_flagged=True)
+    analysis = analyze(load_path(db), include_flagged=True)
     res = sched_view.collect(analysis)
     assert res is not None and res.measured, f"{db}: nothing traced ({res and res.missing})"
     names = {cid: c.suite_name for cid, c in analysis.ds.configs.items()}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Trace blobs raw vs zstd (store/blobs.py, issue 18): the same store's repetitions in two
+"""Trace blobs raw vs zstd (store/sqlite/blobs.py, issue 18): the same store's repetitions in two
 copies, every blob RAW in one (as stores before migration 012) and ZSTD in the other, both
 vacuumed; bytes per repetition of each, and the time `analysis.load` takes to read each,
 interleaved (raw, zstd, raw, zstd...) on this shared machine; the median of each.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -22,30 +21,18 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, today, update_section  # noqa: E402
+from _common import load_path, machine, reader, today, update_section, writer  # noqa: E402
 
-from tlsbench.analysis.derive.load import load  # noqa: E402
-from tlsbench.store.blobs import RAW, ZSTD, decode_records, encode_records  # noqa: E402
-from tlsbench.store.sqlite import Store  # noqa: E402
+from tlsbench.store.sqlite import testing  # noqa: E402
 
 
-def copy_as(store: Path, folder: Path, encoding: int) -> Path:
-    """A vacuumed copy of the store (migrated) with every blob in one encoding."""
+def copy_as(store: Path, folder: Path, compressed: bool) -> Path:
+    """A vacuumed copy of the store (migrated) with every blob raw or compressed."""
     folder.mkdir(parents=True)
     target = folder / "tlsbench.db"
-    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
-        src.backup(dst)
-    Store.open(target, create=False).close()  # migrated: the encoding columns exist
-    with sqlite3.connect(target) as conn:
-        for table in ("trace", "peer_repetition"):
-            rows = conn.execute(f"SELECT rowid, records, encoding FROM {table}").fetchall()
-            for rowid, blob, enc in rows:
-                raw = decode_records(blob, enc)
-                new, new_enc = (raw, RAW) if encoding == RAW else encode_records(raw)
-                conn.execute(f"UPDATE {table} SET records = ?, encoding = ? WHERE rowid = ?", (new, new_enc, rowid))
-        conn.commit()
-        conn.execute("PRAGMA journal_mode=DELETE")
-        conn.execute("VACUUM")
+    testing.backup(store, target)
+    writer(target, create=False).close()  # migrated: the encoding columns exist
+    testing.recode_traces(target, encode=compressed)
     return target
 
 
@@ -56,17 +43,15 @@ def main() -> int:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tlsbench-blobs-"))
     try:
-        copies = {"raw": copy_as(args.store, work / "raw", RAW), "zstd": copy_as(args.store, work / "zstd", ZSTD)}
-        with sqlite3.connect(copies["raw"]) as conn:
-            reps = conn.execute("SELECT count(*) FROM repetition").fetchone()[0]
-            trace_raw = conn.execute("SELECT sum(length(records)) FROM trace").fetchone()[0]
-        with sqlite3.connect(copies["zstd"]) as conn:
-            trace_zstd = conn.execute("SELECT sum(length(records)) FROM trace").fetchone()[0]
+        copies = {"raw": copy_as(args.store, work / "raw", False), "zstd": copy_as(args.store, work / "zstd", True)}
+        with reader(copies["raw"]) as st:
+            reps = len(st.repetition_columns())
+        trace_raw, trace_zstd = (testing.blob_bytes(copies[name]) for name in ("raw", "zstd"))
         seconds: dict[str, list[float]] = {name: [] for name in copies}
         for _ in range(args.runs):
             for name, db in copies.items():  # interleaved: the machine's load hits both alike
                 started = time.perf_counter()
-                load(db)
+                load_path(db)
                 seconds[name].append(time.perf_counter() - started)
         size = {name: db.stat().st_size for name, db in copies.items()}
         med = {name: float(np.median(v)) for name, v in seconds.items()}

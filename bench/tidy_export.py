@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import machine, today, update_section  # noqa: E402
+from _common import machine, reader, today, update_section  # noqa: E402
 
 DEFAULT_REPS = 15920  # the default plan's stored repetitions (docs/benchmarks.md, "Default plan")
 PAYLOAD = dict(total=10000, size=1000)  # the default plan's: 10 records of 1000 B
@@ -31,9 +31,11 @@ ONE_EXPORT = """
 import json, resource, sys, time
 from pathlib import Path
 from tlsbench.export import tidy
+from tlsbench.store.locator import locate
 store, out, level, fmt = sys.argv[1:5]
 t0 = time.perf_counter()
-rows = tidy.write(store, Path(out), level, fmt)
+with locate(store).reader() as st:
+    rows = tidy.write(st, Path(out), level, fmt)
 seconds = time.perf_counter() - t0
 print(json.dumps({"rows": rows, "seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "bytes": Path(out).stat().st_size}))
@@ -61,11 +63,9 @@ def export_once(store: Path, out: Path, level: str, fmt: str) -> dict:
 
 
 def counts(store: Path) -> tuple[int, int, int]:
-    import sqlite3
-
-    db = sqlite3.connect(store)
-    n_ev, n_rep = db.execute("SELECT SUM(n_events), COUNT(*) FROM repetition").fetchone()
-    return int(n_rep), int(n_ev), store.stat().st_size
+    with reader(store) as st:
+        cols = st.repetition_columns()
+    return len(cols), int(cols.n_events.sum()), store.stat().st_size
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fixtures import synth
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.derive.slices import RECORD_DTYPE
 from tlsbench.analysis.vocab import vocab
@@ -23,7 +23,7 @@ REGEN = os.environ.get("TLSBENCH_REGEN_GOLDEN") == "1"
 @pytest.fixture(scope="session")
 def golden():
     """The analysis of the committed real store (mbed TLS agent + host tool)."""
-    return analyze(load(GOLDEN_DB))
+    return analyze(load_path(GOLDEN_DB))
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +35,7 @@ def synth_db(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def synth_analysis(synth_db):
-    return analyze(load(synth_db))
+    return analyze(load_path(synth_db))
 
 
 class TraceBuilder:
@@ -66,15 +66,13 @@ def golden_csv(name: str, text: str) -> str:
 def store_with_trace(path: Path, blob: bytes, event_cost_ns: float = 5.0, empty_span_ns: float = 10.0) -> Path:
     """A one-repetition store (schema as the host writes it) holding a hand-written trace."""
     import json
-    import sqlite3
+
+    from tlsbench.store.sqlite import testing
 
     synth.make_store(path, reps=1, suites=synth.SUITES[:1])
     hello = dict(synth.HELLO, tracer=dict(synth.HELLO["tracer"], event_cost_ns=event_cost_ns,
                                           empty_span_ns=empty_span_ns))
-    db = sqlite3.connect(path)
-    db.execute("UPDATE trace SET records = ?", (blob,))
-    db.execute("UPDATE repetition SET n_events = ?", (len(blob) // 32,))
-    db.execute("UPDATE agent SET hello_json = ?", (json.dumps(hello),))
-    db.commit()
-    db.close()
+    testing.update(path, "trace", {"records": blob, "encoding": 0})  # stored as it came (uncompressed)
+    testing.update(path, "repetition", {"n_events": len(blob) // 32})
+    testing.update(path, "agent", {"hello_json": json.dumps(hello)})
     return path

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.vocab import vocab
 
 

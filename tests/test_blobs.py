@@ -1,19 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Trace blobs in the store (store/blobs.py): compressed when written, read back exactly,
-and stores written before the encoding existed read as they did."""
+"""Trace blobs in the store (store/sqlite/blobs.py): compressed when written, read back
+exactly, and stores written before the encoding existed read as they did."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tlsbench.analysis.derive.load import load
-from tlsbench.store.blobs import RAW, ZSTD, BlobError, decode_records, encode_records
-from tlsbench.store.sqlite import Store
+from stores import load_path
+from tlsbench.store.locator import locate
+from tlsbench.store.sqlite import testing
+from tlsbench.store.sqlite.blobs import RAW, ZSTD, BlobError, decode_records, encode_records
 from test_store import config, experiment, rep
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden.db"  # written at schema 1: raw blobs, no encoding column
@@ -54,16 +54,16 @@ def old_store(tmp_path: Path) -> Path:
 
 def test_an_old_store_reads_unmigrated_and_migrated(tmp_path):
     db = old_store(tmp_path)
-    with sqlite3.connect(db) as conn:
-        raw = dict(conn.execute("SELECT repetition_id, records FROM trace"))
-    with Store.open_readonly(db) as st:  # never migrated: no encoding column
-        assert "encoding" not in st._columns("trace")
+    raw = {r["repetition_id"]: r["records"] for r in testing.rows(db, "trace")}
+    with locate(db).reader() as st:  # never migrated: no encoding column
+        assert "encoding" not in {c[1] for c in testing.schema(db)["trace"]["columns"]}
         assert dict(st.traces()) == raw
-    with Store.open(db, create=False) as st:  # migrated: every old row is RAW
-        assert {r[0] for r in st.conn.execute("SELECT DISTINCT encoding FROM trace")} == {RAW}
+    with locate(db).writer(create=False) as st:  # migrated: every old row is RAW
+        assert {r["encoding"] for r in testing.rows(st, "trace")} == {RAW}
         assert dict(st.traces()) == raw
-        row, records = st.repetition(*st.conn.execute("SELECT config_id, idx FROM repetition LIMIT 1").fetchone())
-        assert records == raw[row["id"]]
+        rep_id, first = st.repetition_rows()[0]
+        row, records = st.repetition(first.config_id, first.idx)
+        assert records == raw[row["id"]] and row["id"] == rep_id
 
 
 def test_a_compressed_store_reads_back_the_same_records_and_analysis(tmp_path):
@@ -73,28 +73,23 @@ def test_a_compressed_store_reads_back_the_same_records_and_analysis(tmp_path):
     packed_db = tmp_path / "packed" / "tlsbench.db"
     packed_db.parent.mkdir()
     shutil.copy(GOLDEN, packed_db)
-    with Store.open(packed_db, create=False) as st:
+    with locate(packed_db).writer(create=False) as st:
         traces = st.traces()
-        with st.transaction() as c:  # as add_repetitions writes them
-            c.execute("DELETE FROM trace")
-            for rep_id, records in traces:
-                c.execute("INSERT INTO trace (repetition_id, records, encoding) VALUES (?, ?, ?)",
-                          (rep_id, *encode_records(records)))
-        assert {r[0] for r in st.conn.execute("SELECT DISTINCT encoding FROM trace")} == {ZSTD}
-        stored = st.conn.execute("SELECT sum(length(records)) FROM trace").fetchone()[0]
-    assert stored * 4 < sum(len(r) for _, r in traces)
-    with Store.open_readonly(raw_db) as a, Store.open_readonly(packed_db) as b:
+    testing.recode_traces(packed_db, encode=True)  # as add_repetitions writes them
+    assert {r["encoding"] for r in testing.rows(packed_db, "trace")} == {ZSTD}
+    assert testing.blob_bytes(packed_db) * 4 < sum(len(r) for _, r in traces)
+    with locate(raw_db).reader() as a, locate(packed_db).reader() as b:
         assert a.traces() == b.traces()
-    before, after = load(raw_db), load(packed_db)
+    before, after = load_path(raw_db), load_path(packed_db)
     assert np.array_equal(before.slices.dur, after.slices.dur) and np.array_equal(before.slices.label, after.slices.label)
 
 
 def test_add_repetitions_store_compressed_blobs(tmp_path):
     records = b"".join(record(3, i, 1000 * i, 900 * i) for i in range(200))
-    with Store.in_folder(tmp_path) as st:
+    with locate(tmp_path).writer() as st:
         st.init_experiment(experiment())
         cid = st.upsert_config(config())
         st.add_repetition(rep(cid, 0, None), records)
-        blob, encoding = st.conn.execute("SELECT records, encoding FROM trace").fetchone()
-        assert encoding == ZSTD and len(blob) < len(records) // 4
+        (row,) = testing.rows(st, "trace")
+        assert row["encoding"] == ZSTD and len(row["records"]) < len(records) // 4
         assert st.repetition(cid, 0)[1] == records

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from analysis_support import GOLDEN_DB, golden  # noqa: F401
 from fixtures import synth
 from tlsbench.analysis.questions.compare import compare
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.pipeline import analyze
 
 
@@ -22,8 +22,8 @@ def test_an_experiment_against_itself_shows_no_difference(golden):  # noqa: F811
 def test_slower_records_are_detected(tmp_path):
     base = synth.SUITES[:2]
     slow = tuple(dataclasses.replace(s, record_us=s.record_us * 1.2) for s in base)
-    a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
-    b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
+    a = analyze(load_path(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
+    b = analyze(load_path(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
     c = compare(a, b)
     rec = [r for r in c.rows if r.metric == "write_processing_post"]
     assert rec and all(r.ratio.verdict == "slower" and 1.1 < r.ratio.ratio < 1.3 for r in rec)
@@ -54,8 +54,8 @@ def test_a_shift_of_every_configuration_is_called_whole_run(tmp_path):
     base = tuple(dataclasses.replace(s, name=f"{s.name}-{i}", suite_id=s.suite_id + 0x100 * i)
                  for i in range(3) for s in synth.SUITES[:3])
     slow = tuple(dataclasses.replace(s, kex_us=s.kex_us * 1.08, sign_us=s.sign_us * 1.08) for s in base)
-    a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
-    b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
+    a = analyze(load_path(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
+    b = analyze(load_path(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
     c = compare(a, b)
     shift = c.shifts["handshake_processing"]
     assert shift.rows == 18 and 1.05 < shift.ratio < 1.11 and shift.ci[0] > 1.02, shift
@@ -67,6 +67,6 @@ def test_a_shift_of_every_configuration_is_called_whole_run(tmp_path):
 def test_records_only_change_is_not_a_whole_run_shift(tmp_path):
     base = synth.SUITES[:2]
     slow = tuple(dataclasses.replace(s, record_us=s.record_us * 1.2) for s in base)
-    a = analyze(load(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
-    b = analyze(load(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
+    a = analyze(load_path(synth.make_store(tmp_path / "a.db", reps=12, seed=1, suites=base)))
+    b = analyze(load_path(synth.make_store(tmp_path / "b.db", reps=12, seed=2, suites=slow)))
     assert not compare(a, b).warnings

@@ -20,7 +20,8 @@ from tlsbench.run.placement import AGENT_NICE
 from tlsbench.run.session import start
 from tlsbench.run.topologies.single import ONE
 from tlsbench.run.timeouts import Timeouts
-from tlsbench.store.sqlite import PlanMismatch, Store
+from tlsbench.store.api import PlanMismatch
+from tlsbench.store.locator import locate
 
 S = spec.load()
 OK = S.status.name(S.status.OK)
@@ -29,15 +30,15 @@ DIED = S.status.name(S.status.AGENT_DIED)
 
 def stored(folder: Path) -> Counter:
     """(config key, idx) -> how many times stored."""
-    with Store.in_folder(folder, create=False) as st:
-        rows = st.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id")
-        return Counter((k, i) for k, i in rows)
+    with locate(folder).reader() as st:
+        keys = {c.id: c.key for c in st.config_rows()}
+        return Counter((keys[r.config_id], r.idx) for _, r in st.repetition_rows())
 
 
 def assert_complete(folder: Path, loaded: plan.LoadedPlan) -> Counter:
     counts = stored(folder)
-    with Store.in_folder(folder, create=False) as st:
-        keys = [r["key"] for r in st.configs() if not r["skip_reason"]]
+    with locate(folder).reader() as st:
+        keys = [r.key for r in st.config_rows() if not r.skip_reason]
         assert st.integrity_check() == "ok"
     expected = {(k, i) for k in keys for i in range(loaded.plan.repetitions)}
     assert set(counts) >= expected and set(counts.values()) == {1}
@@ -51,27 +52,27 @@ def test_small_plan_end_to_end(tmp_path, agent_path):
     assert summary.folder == folder and not summary.interrupted
     # 3 suites; x25519 applies to the two ECDHE suites only (reported, not silently dropped)
     assert summary.planned == 5 * 4 and summary.stored == 20 and summary.failed == 0
-    with Store.in_folder(folder, create=False) as st:  # named with the experiment
+    with locate(folder).reader() as st:  # named with the experiment
         assert [c.reason for c in st.skipped_cells()] == ["group x25519 does not apply to PSK key exchange"]
     assert_complete(folder, loaded)
-    with Store.in_folder(folder, create=False) as st:
-        reps = st.conn.execute("SELECT r.* FROM repetition r JOIN trace t ON t.repetition_id = r.id").fetchall()
-        assert {r["status"] for r in reps} == {OK}
-        records = dict(st.traces())  # decoded (store/blobs.py)
-        assert all(len(records[r["id"]]) == 32 * r["n_events"] > 0 for r in reps)
-        assert all(r["round"] == schedule.round_of(r["idx"], 4, 2) for r in reps)
-        assert all(r["handshake_wall_ns"] > 0 and r["bytes_c2s"] > 0 for r in reps)
+    with locate(folder).reader() as st:
+        records = dict(st.traces())  # decoded (store/sqlite/blobs.py)
+        reps = [(i, r) for i, r in st.repetition_rows() if i in records]
+        assert {r.status for _, r in reps} == {OK}
+        assert all(len(records[i]) == 32 * r.n_events > 0 for i, r in reps)
+        assert all(r.round == schedule.round_of(r.idx, 4, 2) for _, r in reps)
+        assert all(r.handshake_wall_ns > 0 and r.bytes_c2s > 0 for _, r in reps)
         # protocol 2's counters: one agent plays both peers in memory, nothing is resent
-        assert {r["role"] for r in reps} == {"both"} and {r["retransmissions"] for r in reps} == {0}
-        assert all(r["packets_c2s"] > 0 and r["packets_s2c"] > 0 for r in reps)
-        assert all(r["repetition_wall_ns"] >= r["handshake_wall_ns"] for r in reps)
-        (agent,) = st.agents()
-        assert agent["exit_reason"].startswith("quit") and agent["executable"] == agent_path.name
-        creds = {r["suite_name"]: r["credential"] for r in st.configs()}
+        assert {r.role for _, r in reps} == {"both"} and {r.retransmissions for _, r in reps} == {0}
+        assert all(r.packets_c2s > 0 and r.packets_s2c > 0 for _, r in reps)
+        assert all(r.repetition_wall_ns >= r.handshake_wall_ns for _, r in reps)
+        (agent,) = st.agent_rows()
+        assert agent.exit_reason.startswith("quit") and agent.executable == agent_path.name
+        creds = {r.suite_name: r.credential for r in st.config_rows()}
         assert "auto" not in creds.values()  # resolved to the agent's pick
         # the stored order follows the seeded schedule: round 0 of every config first
-        order = st.conn.execute("SELECT round FROM repetition ORDER BY id").fetchall()
-        assert [o[0] for o in order] == sorted(o[0] for o in order)
+        order = [r.round for _, r in st.repetition_rows()]
+        assert order == sorted(order)
 
     # Running the same plan again resumes: nothing left, nothing stored twice.
     again = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
@@ -110,13 +111,14 @@ def test_agent_killed_mid_sweep_is_recorded_and_survived(tmp_path, agent_path):
     assert killer.killed_pid and summary.agent_deaths == 1
     counts = assert_complete(tmp_path / "small", loaded)
     assert len(counts) == 18  # every (config, idx) exactly once, the dead one included
-    with Store.in_folder(tmp_path / "small", create=False) as st:
-        died = st.conn.execute("SELECT * FROM repetition WHERE status = ?", (DIED,)).fetchall()
-        assert len(died) == 1 and "SIGKILL" in died[0]["error_text"]
-        agents = st.agents()
-        assert len(agents) == 2 and agents[0]["pid"] == killer.killed_pid
-        assert agents[0]["exit_reason"].startswith("died") and died[0]["agent_id"] == agents[0]["id"]
-        assert st.conn.execute("SELECT COUNT(*) FROM repetition WHERE status = ?", (OK,)).fetchone()[0] == 17
+    with locate(tmp_path / "small").reader() as st:
+        rows = [r for _, r in st.repetition_rows()]
+        died = [r for r in rows if r.status == DIED]
+        assert len(died) == 1 and "SIGKILL" in died[0].error_text
+        agents = st.agent_rows()
+        assert len(agents) == 2 and agents[0].pid == killer.killed_pid
+        assert agents[0].exit_reason.startswith("died") and died[0].agent_id == agents[0].id
+        assert sum(r.status == OK for r in rows) == 17
 
 
 class KillOnBatch(controller.QuietObserver):
@@ -133,7 +135,7 @@ class KillOnBatch(controller.QuietObserver):
 
 def test_config_is_given_up_after_consecutive_deaths(tmp_path, agent_path):
     loaded = small_plan(repetitions=6, rounds=2)
-    with Store.in_folder(tmp_path / "small") as st:
+    with locate(tmp_path / "small").writer() as st:
         observer = KillOnBatch(target="")
         ctl = start(loaded, st, agent_path, observer)
         observer.controller = ctl
@@ -143,11 +145,9 @@ def test_config_is_given_up_after_consecutive_deaths(tmp_path, agent_path):
         assert list(summary.skipped_configs) == [observer.target]
         assert "consecutive agent deaths" in summary.skipped_configs[observer.target]
         target_id = ctl.config_ids[observer.target]
-        rows = st.conn.execute("SELECT status FROM repetition WHERE config_id = ?", (target_id,)).fetchall()
-        assert [r[0] for r in rows] == [DIED] * controller.MAX_CONSECUTIVE_DEATHS
-        assert st.conn.execute("SELECT skip_reason FROM config WHERE id = ?", (target_id,)).fetchone()[0]
-        others = st.conn.execute("SELECT COUNT(*) FROM repetition WHERE config_id != ? AND status = ?",
-                                 (target_id, OK)).fetchone()[0]
+        assert [r.status for _, r in st.repetition_rows(target_id)] == [DIED] * controller.MAX_CONSECUTIVE_DEATHS
+        assert next(c for c in st.config_rows() if c.id == target_id).skip_reason
+        others = sum(r.config_id != target_id and r.status == OK for _, r in st.repetition_rows())
         assert others == 2 * 6
 
 
@@ -155,7 +155,7 @@ def test_agent_error_frame_skips_and_reports_the_config(tmp_path, agent_path):
     """A configuration the agent refuses (here: a credential the suite cannot use, which
     the plan resolver would never produce) is skipped with the agent's message."""
     loaded = small_plan(repetitions=2, rounds=1)
-    with Store.in_folder(tmp_path / "small") as st:
+    with locate(tmp_path / "small").writer() as st:
         ctl = start(loaded, st, agent_path)
         ctl.prepare()
         key = next(k for k in ctl.configs if "PSK" in k)
@@ -184,11 +184,11 @@ class Freezer(controller.QuietObserver):
 def test_hung_agent_is_killed_by_the_watchdog(tmp_path, agent_path):
     loaded = small_plan(repetitions=4, rounds=1)
     freezer = Freezer(after=1)
-    with Store.in_folder(tmp_path / "small") as st:
+    with locate(tmp_path / "small").writer() as st:
         summary = start(loaded, st, agent_path, freezer, timeouts=Timeouts(silence=1.0)).run()
-        died = st.conn.execute("SELECT error_text FROM repetition WHERE status = ?", (DIED,)).fetchall()
+        died = [r.error_text for _, r in st.repetition_rows() if r.status == DIED]
     assert summary.agent_deaths == 1 and len(died) == 1
-    assert "killed as hung" in died[0][0]
+    assert "killed as hung" in died[0]
     assert summary.stored == 12
 
 
@@ -199,9 +199,9 @@ def test_run_options_reach_the_agent_and_the_config_key(tmp_path, agent_path):
     loaded = small_plan(repetitions=2, rounds=1, extra=f"options = {names[:1]!r}\n")
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
     assert summary.stored == 6 and summary.failed == 0
-    with Store.in_folder(tmp_path / "small", create=False) as st:
-        rows = st.configs()
-        assert all(r["options"] == S.options.value(names[0]) and r["key"].endswith("|" + names[0]) for r in rows)
+    with locate(tmp_path / "small").reader() as st:
+        rows = st.config_rows()
+        assert all(r.options == S.options.value(names[0]) and r.key.endswith("|" + names[0]) for r in rows)
 
 
 @pytest.mark.parametrize("target, repetitions, expected", [(1e-6, 4, 8), (100.0, 8, 8)])
@@ -216,8 +216,8 @@ def test_precision_target_adds_rounds_until_met_or_max(tmp_path, agent_path, tar
     per_config = Counter(key for key, _ in counts)
     assert set(per_config.values()) == {expected} and set(counts.values()) == {1}
     assert {i for _, i in counts} == set(range(expected))
-    with Store.in_folder(tmp_path / "small", create=False) as st:
-        rounds = {r[0] for r in st.conn.execute("SELECT round FROM repetition")}
+    with locate(tmp_path / "small").reader() as st:
+        rounds = {r.round for _, r in st.repetition_rows()}
     assert max(rounds) == (3 if repetitions < expected else 1)  # 2 planned rounds, then 2 of 2 more
 
 
@@ -229,8 +229,8 @@ def test_agents_and_controller_on_cpus_of_their_own(tmp_path, agent_path, pin):
     before = os.sched_getaffinity(0)
     run_experiment(small_plan(repetitions=2, rounds=1), tmp_path, agent_dir=agent_path.parent, pin=pin)
     assert os.sched_getaffinity(0) == before
-    with Store.in_folder(tmp_path / "small", create=False) as st:
-        placements = [json.loads(a["placement_json"]) for a in st.agents()]
+    with locate(tmp_path / "small").reader() as st:
+        placements = [json.loads(a.placement_json) for a in st.agent_rows()]
     assert placements
     for got in placements:
         if pin and len(before) >= 2:
@@ -246,7 +246,7 @@ def test_agents_and_controller_on_cpus_of_their_own(tmp_path, agent_path, pin):
 def test_clock_checks_after_runs_are_recorded(tmp_path, agent_path):
     """Each agent row holds the clock source its DONEs named and the largest drift checked."""
     run_experiment(small_plan(repetitions=4, rounds=2), tmp_path, agent_dir=agent_path.parent)
-    with Store.in_folder(tmp_path / "small", create=False) as st:
-        rows = [(json.loads(a["hello_json"])["clock"], json.loads(a["clock_json"])) for a in st.agents()]
+    with locate(tmp_path / "small").reader() as st:
+        rows = [(json.loads(a.hello_json)["clock"], json.loads(a.clock_json)) for a in st.agent_rows()]
     for hello, checked in rows:
         assert checked["source"] == hello["source"] and checked["max_drift_ppm"] < 1000

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from tlsbench.core import spec
 from tlsbench.builder import custom as custom_build
 from tlsbench.run import agents
 from tlsbench.cli import main
+from tlsbench.store.locator import locate
 from tlsbench.store.sqlite import DB_FILE
 
 pytestmark = pytest.mark.custom_build
@@ -89,10 +89,11 @@ def test_every_tiny_suite_runs_and_the_store_records_the_config(tiny, tmp_path):
     out = CliRunner().invoke(main, ["run", str(plan_file), "--output", str(tmp_path / "out"), "--no-report"],
                              env={agents.AGENT_DIR_ENV: str(tiny.agents[0].parent)}, catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    db = sqlite3.connect(tmp_path / "out" / "tiny" / DB_FILE)
-    reps = db.execute("SELECT c.suite_name, r.status FROM repetition r JOIN config c ON c.id = r.config_id").fetchall()
-    hello = json.loads(db.execute("SELECT hello_json FROM agent").fetchone()[0])
-    db.close()
+    with locate(tmp_path / "out" / "tiny" / DB_FILE).reader() as st:
+        names = {c.id: c.suite_name for c in st.config_rows()}
+        reps = [(names[r.config_id], r.status) for _, r in st.repetition_rows()]
+        first_agent = st.agent_rows()[0]
+    hello = json.loads(first_agent.hello_json)
     assert {name for name, _ in reps} == TINY_SUITES and len(reps) == 6
     assert {status for _, status in reps} == {S.status.name(S.status.OK)}
     assert hello["build"]["config"]["sha256"] == hashlib.sha256((CONFIGS / "tiny.h").read_bytes()).hexdigest()

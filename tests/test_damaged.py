@@ -19,7 +19,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -29,8 +28,11 @@ from typing import Iterator
 
 import pytest
 
+from stores import load_path, reader
 from tlsbench.run import controller, protocol
-from tlsbench.store.sqlite import DB_FILE
+from tlsbench.store.api import StoreError
+from tlsbench.store.locator import locate
+from tlsbench.store.sqlite import DB_FILE, testing
 
 TRACEBACK = "Traceback (most recent call last)"
 COMMAND_TIMEOUT_S = 120
@@ -103,10 +105,17 @@ def counts():
 def repetitions(db: Path) -> int:
     """Repetitions stored (0 while a run is still creating the store)."""
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-            return conn.execute("SELECT COUNT(*) FROM repetition").fetchone()[0]
-    except sqlite3.OperationalError:
+        with reader(db) as store:
+            return len(store.repetition_columns())
+    except StoreError:
         return 0
+
+
+def distinct_and_stored(db: Path) -> tuple[int, int]:
+    """(configuration and index pairs, repetitions) stored."""
+    with reader(db) as store:
+        cols = store.repetition_columns()
+    return len(set(zip(cols.config_id.tolist(), cols.idx.tolist()))), len(cols)
 
 
 def digest(path: Path) -> str:
@@ -141,18 +150,17 @@ def capture(tmp_path_factory, good) -> Path:
     tests/energy_support.py), so that an import gets as far as writing its energies."""
     from energy_support import Model, synthesize, write_generic
 
-    from tlsbench.analysis.derive.load import load
-
-    synthetic = synthesize(load(good / DB_FILE, experiments=None), Model(sample_rate_hz=2e5))
+    synthetic = synthesize(load_path(good / DB_FILE, experiments=None), Model(sample_rate_hz=2e5))
     return write_generic(synthetic, tmp_path_factory.mktemp("capture") / "capture.csv")
 
 
 # ---------------------------------------------------------------------- damaged stores
 def _breaks_it(db: Path) -> bool:
+    """Whether the store's own check refuses it."""
     try:
-        with contextlib.closing(sqlite3.connect(db)) as conn:
-            return conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"
-    except sqlite3.DatabaseError:
+        locate(db).stored_experiment()
+        return False
+    except StoreError:
         return True
 
 
@@ -173,16 +181,12 @@ def overwrite_a_middle_page(db: Path) -> None:
 
 def _foreign(db: Path) -> None:
     db.unlink()
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        conn.execute("CREATE TABLE notes (text TEXT)")
-        conn.commit()
+    testing.foreign_database(db)
 
 
 def _newer(db: Path) -> None:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        conn.execute("PRAGMA user_version = 999")
-        conn.commit()
-        conn.execute("PRAGMA journal_mode = DELETE")  # everything in the file itself
+    testing.set_pragma(db, "user_version", 999)
+    testing.single_file(db)  # everything in the file itself
 
 
 DAMAGES = {
@@ -375,10 +379,9 @@ def test_disk_full_during_a_run_then_resume(tmp_path, agent_path):
         subprocess.run(["mount", "-o", "remount,size=16m", str(tmp_path / "disk")], check=True)
         result = cli("run", plan, "--output", tmp_path / "disk", "--no-report", agent_dir=agent_path.parent)
         assert result.rc == 0, result.text
-        with contextlib.closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("SELECT COUNT(DISTINCT config_id || '/' || idx), COUNT(*) FROM repetition"
-                                ).fetchone() == (1200, 1200)
-            reasons = [r[0] for r in conn.execute("SELECT exit_reason FROM agent ORDER BY id")]
+        assert distinct_and_stored(db) == (1200, 1200)
+        with reader(db) as store:
+            reasons = [a.exit_reason for a in store.agent_rows()]
         # The first agent's row is ended by its own run (the small update fits where the batch
         # did not) or, when even that failed, by the second run as left open.
         assert None not in reasons and (reasons[0] == controller.STALE_AGENT_REASON or reasons[0].startswith("quit"))
@@ -588,11 +591,11 @@ def test_agent_that_breaks_during_batches(tmp_path, fake_agents, fake, why, extr
                  "--no-report", agent_dir=fake_agents, timeout=90)
     refused(result, "given up because the agent kept dying", "tlsbench status")
     assert why in result.out
-    with contextlib.closing(sqlite3.connect(tmp_path / "out" / "fake" / DB_FILE)) as conn:
-        statuses = [r[0] for r in conn.execute("SELECT status FROM repetition")]
-        assert statuses == ["AGENT_DIED"] * controller.MAX_CONSECUTIVE_DEATHS
-        assert all(r[0] and why in r[0] for r in conn.execute("SELECT error_text FROM repetition"))
-        assert conn.execute("SELECT COUNT(*) FROM agent WHERE ended_at IS NULL").fetchone()[0] == 0
+    with reader(tmp_path / "out" / "fake" / DB_FILE) as store:
+        rows = [r for _, r in store.repetition_rows()]
+        assert [r.status for r in rows] == ["AGENT_DIED"] * controller.MAX_CONSECUTIVE_DEATHS
+        assert all(r.error_text and why in r.error_text for r in rows)
+        assert all(a.ended_at is not None for a in store.agent_rows())
 
 
 def _children(pid: int) -> list[int]:
@@ -665,16 +668,15 @@ def test_two_runs_on_one_folder_and_a_killed_host(tmp_path, agent_path):
         first.kill()
         first.wait()
     assert agents and _wait_gone(agents) == [], "an agent outlived the killed host"
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM agent WHERE ended_at IS NULL").fetchone()[0] >= 1
+    with reader(db) as store:
+        assert sum(a.ended_at is None for a in store.agent_rows()) >= 1
     result = cli("run", plan, "--output", tmp_path / "out", "--resume", "--no-report", agent_dir=agent_path.parent)
     assert result.rc == 0, result.text
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("SELECT COUNT(DISTINCT config_id || '/' || idx), COUNT(*) FROM repetition"
-                            ).fetchone() == (2 * reps, 2 * reps)
-        open_rows = conn.execute("SELECT COUNT(*) FROM agent WHERE ended_at IS NULL").fetchone()[0]
-        stale = conn.execute("SELECT COUNT(*) FROM agent WHERE exit_reason = ?",
-                             (controller.STALE_AGENT_REASON,)).fetchone()[0]
+    assert distinct_and_stored(db) == (2 * reps, 2 * reps)
+    with reader(db) as store:
+        agents = store.agent_rows()
+    open_rows = sum(a.ended_at is None for a in agents)
+    stale = sum(a.exit_reason == controller.STALE_AGENT_REASON for a in agents)
     assert open_rows == 0 and stale >= 1
 
 
@@ -687,10 +689,10 @@ def test_unexpected_error_is_one_line_and_a_traceback_file(tmp_path, good, monke
     from tlsbench import cli as cli_module
     from tlsbench.store import progress as status
 
-    def boom(folder):
+    def boom(store, folder):
         raise RuntimeError("boom [x] [red]not markup[/]")
 
-    monkeypatch.setattr(status, "read_status", boom)
+    monkeypatch.setattr(status, "status_of", boom)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
 

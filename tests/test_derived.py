@@ -8,7 +8,6 @@ import dataclasses
 import hashlib
 import math
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,17 +17,19 @@ import pytest
 
 from analysis_support import GOLDEN_DB
 from conftest import small_plan
+from stores import load_path, reader, writer
 from tlsbench.analysis.derive import derived, statcache
-from tlsbench.analysis.derive.load import load
+from tlsbench.analysis.derive.cache import derive_summaries
 from tlsbench.analysis.pipeline import analyze, representative_rep
 from tlsbench.app.run import run_experiment
-from tlsbench.store.sqlite import DB_FILE, Store
+from tlsbench.store.sqlite import DB_FILE, testing
 
 
 def reference(path: Path):
     """The pipeline as it was: every trace decoded and paired at once, measures over all slices."""
-    ids = [int(r) for (r,) in sqlite3.connect(path).execute("SELECT id FROM repetition ORDER BY id")]
-    ds = load(path, rep_ids=ids)
+    with reader(path) as store:
+        ids = store.repetition_columns().id.tolist()
+    ds = load_path(path, rep_ids=ids)
     return analyze(ds)
 
 
@@ -62,8 +63,8 @@ def assert_same_numbers(ref, new) -> None:
 def derived_copy(src: Path, folder: Path) -> Path:
     path = folder / DB_FILE
     shutil.copy(src, path)
-    with Store.open(path, create=False) as store:
-        derived.derive_store(store)
+    with writer(path, create=False) as store:
+        derive_summaries(store, store)
     return path
 
 
@@ -79,15 +80,15 @@ def small_run(tmp_path_factory, agent_path) -> Path:
 def test_golden_store_numbers_match_the_whole_trace_pipeline(tmp_path, monkeypatch):
     monkeypatch.setattr(derived, "BATCH_RECORDS", 700)  # many batches of a few repetitions
     stored = derived_copy(GOLDEN_DB, tmp_path)
-    assert sqlite3.connect(stored).execute("SELECT COUNT(*) FROM derived_batch").fetchone()[0] > 5
+    assert len(testing.rows(stored, "derived_batch")) > 5
     ref = reference(GOLDEN_DB)
-    assert_same_numbers(ref, analyze(load(stored)))
-    assert_same_numbers(ref, analyze(load(GOLDEN_DB)))  # no summaries stored: derived in memory
+    assert_same_numbers(ref, analyze(load_path(stored)))
+    assert_same_numbers(ref, analyze(load_path(GOLDEN_DB)))  # no summaries stored: derived in memory
 
 
 def test_a_real_run_stores_its_summaries_and_reports_the_same_numbers(small_run):
     """`tlsbench run` derives what it stored when the sweep ends."""
-    ds = load(small_run)
+    ds = load_path(small_run)
     assert ds.derived_now == 0 and len(ds.reps) == 24
     assert_same_numbers(reference(small_run), analyze(ds))
 
@@ -96,28 +97,28 @@ def test_derive_adds_only_what_is_missing_and_a_report_derives_the_rest(small_ru
     monkeypatch.setattr(derived, "BATCH_RECORDS", 1000)
     path = tmp_path / DB_FILE
     shutil.copy(small_run, path)
-    with Store.open(path, create=False) as store:  # as a derive killed after its second batch
-        derived.derive_store(store, rebuild=True)
-        second = store.conn.execute("SELECT id FROM derived_batch ORDER BY id LIMIT 1 OFFSET 1").fetchone()[0]
-        store.conn.execute("DELETE FROM derived_batch WHERE id != ?", (second,))
-    ds = load(path)
+    with writer(path, create=False) as store:  # as a derive killed after its second batch
+        derive_summaries(store, store, rebuild=True)
+    batches = testing.rows(path, "derived_batch", order="id")
+    for batch in batches[:1] + batches[2:]:  # all but the second
+        testing.delete(path, "derived_batch", {"id": batch["id"]})
+    ds = load_path(path)
     assert 0 < ds.derived_now < len(ds.reps)
     assert_same_numbers(reference(small_run), analyze(ds))
-    with Store.open(path, create=False) as store:
-        n, _ = derived.derive_store(store)
+    with writer(path, create=False) as store:
+        n, _ = derive_summaries(store, store)
     assert n == ds.derived_now
-    assert load(path).derived_now == 0
+    assert load_path(path).derived_now == 0
 
 
 def test_another_version_is_ignored_then_rebuilt(small_run, tmp_path, monkeypatch):
     path = tmp_path / DB_FILE
     shutil.copy(small_run, path)
     monkeypatch.setattr(derived, "DERIVE_VERSION", derived.DERIVE_VERSION + 1)
-    assert load(path).derived_now == 24  # the stored batches are of another version
-    with Store.open(path, create=False) as store:
-        assert derived.derive_store(store)[0] == 24
-    versions = sqlite3.connect(path).execute("SELECT DISTINCT version FROM derived_batch").fetchall()
-    assert versions == [(derived.DERIVE_VERSION,)]
+    assert load_path(path).derived_now == 24  # the stored batches are of another version
+    with writer(path, create=False) as store:
+        assert derive_summaries(store, store)[0] == 24
+    assert {b["version"] for b in testing.rows(path, "derived_batch")} == {derived.DERIVE_VERSION}
 
 
 def test_a_report_never_writes_the_store(tmp_path):
@@ -148,19 +149,19 @@ def test_derive_command_rebuilds_and_says_what_it_did(tmp_path):
 def test_stored_statistics_are_those_a_report_computes(small_run):
     """`tlsbench run` stored every configuration's statistics and the group-bys; a report
     that takes them shows what one that computes them shows."""
-    ds = load(small_run)
+    ds = load_path(small_run)
     seed = int(ds.experiment["seed"])
     current = statcache.digests(ds, ds.excluded_mask(), seed)
     assert statcache.known(ds, current).keys() == set(current) and len(current) == 3
     assert statcache.known_groups(ds, current) is not None
     cached = analyze(ds)
-    computed = analyze(dataclasses.replace(load(small_run), stats={}))
+    computed = analyze(dataclasses.replace(load_path(small_run), stats={}))
     assert_same_numbers(computed, cached)
     assert repr(computed.results.groups) == repr(cached.results.groups)  # repr: every float exactly, NaN too
 
 
 def test_stored_statistics_hold_only_for_their_own_inputs(small_run):
-    ds = load(small_run)
+    ds = load_path(small_run)
     seed = int(ds.experiment["seed"])
     current = statcache.digests(ds, ds.excluded_mask(), seed)
     assert not statcache.known(ds, statcache.digests(ds, ds.excluded_mask(), seed + 1))
@@ -168,9 +169,9 @@ def test_stored_statistics_hold_only_for_their_own_inputs(small_run):
     other[0] = not other[0]  # one repetition left out or taken in: its configuration is computed again
     assert len(statcache.known(ds, statcache.digests(ds, other, seed))) == len(current) - 1
     assert statcache.known_groups(ds, statcache.digests(ds, other, seed)) is None
-    flagged = analyze(load(small_run), include_flagged=True)  # other inputs: computed, never written
+    flagged = analyze(load_path(small_run), include_flagged=True)  # other inputs: computed, never written
     assert [r.summary.n for r in flagged.results.rows] == [r.summary.n for r in analyze(
-        dataclasses.replace(load(small_run), stats={}), include_flagged=True).results.rows]
+        dataclasses.replace(load_path(small_run), stats={}), include_flagged=True).results.rows]
 
 
 @pytest.mark.parametrize("last_ids", [[6, 7], [3, 6]], ids=["disjoint", "overlapping"])

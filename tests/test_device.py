@@ -21,13 +21,12 @@ import pytest
 from tlsbench import plan
 from tlsbench.core import spec
 from tlsbench.analysis.questions.device import identity
-from tlsbench.analysis.derive.load import load
+from stores import load_path, reader
 from tlsbench.builder import firmware
 from tlsbench.app.run import run_experiment
 from tlsbench.run.endpoints.firmware import DeviceError
 from tlsbench.run.exchange import AgentRef
 from tlsbench.run.timeouts import Timeouts
-from tlsbench.store.sqlite import Store
 
 S = spec.load()
 OK, DIED = S.status.name(S.status.OK), S.status.name(S.status.AGENT_DIED)
@@ -58,7 +57,7 @@ def test_device_plan_through_store_and_report(tmp_path, images, agent_path):
     # 2 suites x (TLS, DTLS) x (counting, memory) on the device + the same 4 on the host
     assert summary.failed == 0 and summary.stored == 12 * 3
     db = tmp_path / "a" / "dev" / "tlsbench.db"
-    with Store.open_readonly(db) as st:
+    with reader(db) as st:
         devices = {d.variant: d for d in st.devices()}
         assert set(devices) == {"counting", "memory"}
         counting = devices["counting"]
@@ -74,7 +73,7 @@ def test_device_plan_through_store_and_report(tmp_path, images, agent_path):
     from tlsbench.report.energy import html_section
 
     # The host's few repetitions share 2 busy cores: keep the descheduled ones, for this check of layout.
-    analysis = analyze(load(db), include_flagged=True)
+    analysis = analyze(load_path(db), include_flagged=True)
     assert analysis.ds.unit.name == UNIT and analysis.ds.target == "qemu-mps2-an386"
     assert len(analysis.ds.configs) == 4 and len(analysis.ds.host.configs) == 4  # counts and times kept apart
     assert {r.unit for r in analysis.results.rows if r.metric == "step"} == {UNIT}
@@ -100,7 +99,7 @@ def test_two_runs_count_the_same(tmp_path, images):
     loaded = device_plan("twice", [PSK], 'target = "qemu-mps2-an386"\nprotocols = ["tls", "dtls"]', repetitions=2)
     for run in ("a", "b"):
         assert run_experiment(loaded, tmp_path / run).failed == 0
-    a, b = (load(tmp_path / run / "twice" / "tlsbench.db") for run in ("a", "b"))
+    a, b = (load_path(tmp_path / run / "twice" / "tlsbench.db") for run in ("a", "b"))
     same = identity(a, b)
     assert same.repetitions == 4 and same.values > 1000 and same.differing == 0, same.examples
     # What the check reports when counts do differ: one record's value changed in run b.
@@ -146,13 +145,13 @@ def test_a_hung_target_costs_one_repetition_and_the_sweep_goes_on(tmp_path, imag
     observer = FreezeBeforeFirstBatch()
     summary = run_experiment(loaded, tmp_path, observer=observer, timeouts=Timeouts(silence=6))
     assert observer.frozen and summary.agent_deaths == 1 and summary.stored == 4
-    with Store.open_readonly(tmp_path / "hang" / "tlsbench.db") as st:
-        reps = st.conn.execute("SELECT idx, status, error_text FROM repetition ORDER BY idx").fetchall()
+    with reader(tmp_path / "hang" / "tlsbench.db") as st:
+        reps = sorted((r for _, r in st.repetition_rows()), key=lambda r: r.idx)
         agents = st.agent_rows()
-    died = [r for r in reps if r["status"] == DIED]
-    assert len(died) == 1 and [r["status"] for r in reps if r["idx"] > died[0]["idx"]] == [OK] * (3 - died[0]["idx"])
-    assert "target hung: no frame for 6 s (QEMU was stopped (SIGSTOP)" in died[0]["error_text"]
-    assert "killed by SIGKILL" in died[0]["error_text"]
+    died = [r for r in reps if r.status == DIED]
+    assert len(died) == 1 and [r.status for r in reps if r.idx > died[0].idx] == [OK] * (3 - died[0].idx)
+    assert "target hung: no frame for 6 s (QEMU was stopped (SIGSTOP)" in died[0].error_text
+    assert "killed by SIGKILL" in died[0].error_text
     assert len(agents) == 2 and agents[0].pid == observer.frozen and agents[0].exit_reason.startswith("died: target hung")
     assert agents[1].exit_reason == "quit (QEMU exit status 0: QUIT)"
 
@@ -203,7 +202,7 @@ def test_a_board_on_a_serial_line(tmp_path, images):
                                              f'firmware = "{images.image("counting").path}"', repetitions=2)
         summary = run_experiment(loaded, tmp_path, timeouts=Timeouts(greeting=30))
         assert summary.stored == 2 and summary.failed == 0
-        with Store.open_readonly(tmp_path / "board" / "tlsbench.db") as st:
+        with reader(tmp_path / "board" / "tlsbench.db") as st:
             agents = st.agent_rows()
             assert [(a.pid, a.target, a.counter_unit) for a in agents] == [(None, "qemu-mps2-an386", UNIT)]
             assert {c.target for c in st.config_rows()} == {"qemu-mps2-an386"}
@@ -214,7 +213,8 @@ def test_a_board_on_a_serial_line(tmp_path, images):
 
 def test_the_hang_wait_follows_the_largest_repetition_of_a_configuration():
     """No QEMU: the derivation alone (run/endpoints/firmware.py hang_seconds)."""
-    from tlsbench.plan.configs import ConfigRow, Configuration
+    from tlsbench.plan.configs import Configuration
+    from tlsbench.schema import ConfigRow
     from tlsbench.run.endpoints.firmware import hang_seconds
 
     def config(group: str, total: int = 0) -> Configuration:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from analysis_support import TraceBuilder, store_with_trace
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
 from tlsbench.analysis.models.energy import profiles as P
@@ -62,7 +62,7 @@ def analysis(tmp_path_factory):
     b.ev("SERVER_HELLO", "STOP", "client", 6500)                                          # processing 400
     b.ev("HANDSHAKE", "STOP", "none", 7000).ev("REPETITION", "STOP", "none", 8000)
     path = store_with_trace(tmp_path_factory.mktemp("est") / "tlsbench.db", b.blob(), 0.0, 0.0)
-    return analyze(load(path))
+    return analyze(load_path(path))
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_every_estimate_is_labelled(analysis, profile):
 
 
 def test_cli_estimate_exports_carry_the_label(analysis, profile):
-    db = str(analysis.ds.path)
+    db = str(analysis.ds.reader.location)
     out = CliRunner().invoke(main, ["energy", "estimate", db, "--profile", str(profile), "--format", "csv"])
     assert out.exit_code == 0, out.output
     header, *rows = [r.split(",") for r in out.output.splitlines()]

@@ -7,7 +7,6 @@ estimated, each table under its source."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_support import Model, run_marked, synthesize, write_joulescope
-from tlsbench.analysis.derive.load import load
+from stores import load_path, reader
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
 
@@ -40,19 +39,17 @@ def folder(mixed, tmp_path) -> Path:
 
 @pytest.fixture(scope="module")
 def truth(mixed):
-    return synthesize(load(mixed[0] / "tlsbench.db", experiments=None), Model(sample_rate_hz=RATE),
+    return synthesize(load_path(mixed[0] / "tlsbench.db", experiments=None), Model(sample_rate_hz=RATE),
                       marker_ns=mixed[1])
 
 
 def stored_groups(folder: Path) -> dict[tuple[int, int], tuple[float, int]]:
     """(repetition, group index) -> (J, Σ window ns) of the stored USER_GROUP energies."""
-    db = sqlite3.connect(folder / "tlsbench.db")
-    try:
-        return {(r, g): (e, d) for r, g, e, d in db.execute(
-            "SELECT repetition_id, group_index, energy_j, duration_ns FROM energy WHERE label = ?",
-            (vocab().role_label("user_group"),))}
-    finally:
-        db.close()
+    with reader(folder / "tlsbench.db") as st:
+        e = st.window_energies(st.energy_capture().id)
+    group = vocab().role_label("user_group")
+    return {(r, g): (j, d) for r, g, lab, j, d in
+            zip(e.repetition_id, e.group_index, e.label, e.energy_j, e.duration_ns) if lab == group}
 
 
 def test_every_stored_repetition_is_marked(mixed):

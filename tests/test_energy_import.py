@@ -6,7 +6,6 @@ Mismatched or incomplete captures are refused and leave the store as it was."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +15,9 @@ from click.testing import CliRunner
 
 from energy_support import (Model, Synthetic, run_marked, synthesize, write_generic, write_joulescope,
                             write_ppk2)
-from tlsbench.analysis.derive.load import load
+from stores import load_path, reader
+from tlsbench.schema import StoredCapture
+from tlsbench.store.sqlite import testing
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
 from tlsbench.cli import main
@@ -47,7 +48,7 @@ def folder(experiment, tmp_path) -> Path:
 @pytest.fixture(scope="module")
 def truth(experiment) -> dict[float, Synthetic]:
     """Synthetic captures per sample rate, with the agent's real marker edges."""
-    ds = load(experiment[0] / "tlsbench.db")
+    ds = load_path(experiment[0] / "tlsbench.db")
     return {rate: synthesize(ds, Model(sample_rate_hz=rate), marker_ns=experiment[1]) for rate in (1e5, 2e6, 1e7)}
 
 
@@ -56,28 +57,23 @@ def energy_import(folder: Path, capture: Path, *args: str):
 
 
 def dump(folder: Path) -> str:
-    db = sqlite3.connect(folder / "tlsbench.db")
-    try:
-        return f"{db.execute('PRAGMA user_version').fetchone()[0]}\n" + "\n".join(db.iterdump())
-    finally:
-        db.close()
+    return testing.dump(folder / "tlsbench.db")
+
+
+def capture(folder: Path) -> StoredCapture:
+    with reader(folder / "tlsbench.db") as st:
+        return st.energy_capture()
 
 
 def stored(folder: Path) -> dict[tuple[int, int, int], float]:
     voc = vocab()
-    db = sqlite3.connect(folder / "tlsbench.db")
-    try:
-        return {(r, voc.peers[p], lab): e for r, p, lab, e in db.execute("SELECT repetition_id, peer, label, energy_j FROM energy")}
-    finally:
-        db.close()
+    with reader(folder / "tlsbench.db") as st:
+        e = st.window_energies(st.energy_capture().id)
+    return {(r, voc.peers[p], lab): j for r, p, lab, j in zip(e.repetition_id, e.peer, e.label, e.energy_j)}
 
 
 def residual_max(folder: Path) -> float:
-    db = sqlite3.connect(folder / "tlsbench.db")
-    try:
-        return db.execute("SELECT residual_max_s FROM energy_capture").fetchone()[0]
-    finally:
-        db.close()
+    return capture(folder).residual_max_s
 
 
 def test_the_agent_marks_stored_repetitions_only(experiment):
@@ -126,11 +122,9 @@ def test_per_step_energy_matches_the_truth(fmt, folder, truth, tmp_path):
 def test_alignment_recovers_offset_and_drift(folder, truth, tmp_path):
     s = truth[2e6]
     assert energy_import(folder, write_joulescope(s, tmp_path / "js.csv")).exit_code == 0
-    db = sqlite3.connect(folder / "tlsbench.db")
-    offset, rate, rms, mx, base = db.execute(
-        "SELECT offset_s, rate, residual_rms_s, residual_max_s, baseline_a FROM energy_capture").fetchone()
-    db.close()
-    windows, _ = repetition_windows(load(folder / "tlsbench.db"))
+    c = capture(folder)
+    offset, rate, rms, mx, base = c.offset_s, c.rate, c.residual_rms_s, c.residual_max_s, c.baseline_a
+    windows, _ = repetition_windows(load_path(folder / "tlsbench.db"))
     span = (windows.stop[-1] - windows.start[0]) * 1e-9
     # The map is right to within what the edges tell: their residuals and the sampling.
     bound = 2 * mx + 1 / s.model.sample_rate_hz
@@ -151,10 +145,9 @@ def test_reimport_is_idempotent_and_replacing_needs_replace(folder, truth, tmp_p
     assert other.exit_code == 1 and "--replace" in other.output and dump(folder) == before
     replaced = energy_import(folder, gen, "--replace")
     assert replaced.exit_code == 0 and "replaced" in replaced.output
-    db = sqlite3.connect(folder / "tlsbench.db")
-    assert db.execute("SELECT file_name FROM energy_capture").fetchall() == [("gen.csv",)]
-    assert db.execute("SELECT COUNT(DISTINCT capture_id) FROM energy").fetchone()[0] == 1
-    db.close()
+    db = folder / "tlsbench.db"
+    assert [c["file_name"] for c in testing.rows(db, "energy_capture")] == ["gen.csv"]
+    assert len({e["capture_id"] for e in testing.rows(db, "energy")}) == 1
 
 
 def _refused(folder: Path, capture: Path, *needles: str, args: tuple[str, ...] = ()) -> None:
@@ -180,7 +173,7 @@ def test_pulses_at_the_wrong_times_are_refused(folder, truth, tmp_path):
     s = truth[2e6]
     edges = np.flatnonzero(np.diff(s.marker) != 0)
     marker = s.marker.copy()
-    windows, _ = repetition_windows(load(folder / "tlsbench.db"))
+    windows, _ = repetition_windows(load_path(folder / "tlsbench.db"))
     k = int(np.argmin(windows.slack))  # the pulse of the least disturbed repetition ...
     early = int((windows.slack[k] * 1e-9 + 150e-6) * s.model.sample_rate_hz)
     marker[edges[2 * k + 1] - early:edges[2 * k + 1] + 1] = 0  # ... ends 150 µs (+ what it lost) early
@@ -192,7 +185,7 @@ def test_pulses_at_the_wrong_times_are_refused(folder, truth, tmp_path):
 def test_a_capture_that_does_not_cover_the_run_is_refused(where, folder, experiment, tmp_path):
     rising, falling = experiment[1]
     end = (rising[-1] + falling[-1]) // 2 if where.startswith("inside") else (falling[1] + rising[2]) // 2
-    cut = synthesize(load(folder / "tlsbench.db"), Model(), end_ns=int(end), marker_ns=experiment[1])
+    cut = synthesize(load_path(folder / "tlsbench.db"), Model(), end_ns=int(end), marker_ns=experiment[1])
     _refused(folder, write_ppk2(cut, tmp_path / "c.csv"), "does not cover", args=("--voltage", "3.3"))
 
 
@@ -225,9 +218,8 @@ def test_report_shows_measured_and_estimated_energy_labelled(folder, truth, tmp_
 
 def test_report_says_when_the_run_went_on_after_the_import(folder, truth, tmp_path):
     assert energy_import(folder, write_joulescope(truth[2e6], tmp_path / "js.csv")).exit_code == 0
-    db = sqlite3.connect(folder / "tlsbench.db")
-    db.execute("DELETE FROM energy WHERE repetition_id = (SELECT MAX(repetition_id) FROM energy)")
-    db.commit()
-    db.close()
-    res = collect(analyze(load(folder / "tlsbench.db")))
+    db = folder / "tlsbench.db"
+    last = max(e["repetition_id"] for e in testing.rows(db, "energy"))
+    testing.delete(db, "energy", {"repetition_id": last})
+    res = collect(analyze(load_path(folder / "tlsbench.db")))
     assert any("covers 3 of the 4 stored repetitions" in w for w in res.warnings)

@@ -14,10 +14,10 @@ import tomli_w
 from tlsbench import plan
 from tlsbench.app.run import run_experiment
 from tlsbench.run import agents
-from tlsbench.analysis.derive.load import load
+from stores import load_path, reader
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.report.html import build_html
-from tlsbench.store.sqlite import DB_FILE, Store
+from tlsbench.store.sqlite import DB_FILE
 
 PLAN = Path(__file__).resolve().parents[1] / "plans" / "example-experiment.toml"
 EXAMPLE = "example"
@@ -44,13 +44,13 @@ def test_the_shipped_example_plan_runs_end_to_end(tmp_path, example_dir):
     summary = run_experiment(loaded, tmp_path, agent_dir=example_dir)
     assert not summary.interrupted and not summary.skipped_configs and summary.stored == 8 * 6
     db = tmp_path / loaded.plan.name / DB_FILE
-    with Store.open(db, create=False) as st:
-        rows = {r["key"]: r for r in st.configs()}
+    with reader(db) as st:
+        rows = {r.key: r for r in st.config_rows()}
     sensor = rows["example|experiment|sensor-json|1024"]
-    assert json.loads(sensor["experiment_groups"]) == ["encode", "crc32"] and sensor["experiment_source"] == "user"
-    assert rows["example|experiment|sha256|64"]["experiment_source"] == "primitive"
+    assert json.loads(sensor.experiment_groups) == ["encode", "crc32"] and sensor.experiment_source == "user"
+    assert rows["example|experiment|sha256|64"].experiment_source == "primitive"
 
-    a = analyze(load(db))
+    a = analyze(load_path(db))
     p = a.results.primitives
     assert p.libraries == [EXAMPLE] and {m.name for m in p.experiments} == {"sensor-json", "sha256"}
     groups = {(r.experiment, r.size, r.group) for r in p.results if r.summary.n}
@@ -68,7 +68,7 @@ def test_a_size_the_experiments_setup_refuses_is_skipped_with_its_reason(tmp_pat
     (key,) = summary.skipped_configs
     assert key == "example|experiment|sensor-json|8" and "unsupported" in summary.skipped_configs[key]
     assert summary.stored == 6  # the 64-byte configuration ran
-    p = analyze(load(tmp_path / "example-refusal" / DB_FILE)).results.primitives
+    p = analyze(load_path(tmp_path / "example-refusal" / DB_FILE)).results.primitives
     (refused,) = [c for c in p.counts if c.skip_reason]
     assert refused.size == 8 and refused.stored == 0
     assert any("sensor-json at 8 B was not measured" in w for w in p.warnings)

@@ -70,14 +70,14 @@ def test_checker_rejects_bad_nesting():
 
 def test_perfetto_of_an_unbalanced_trace_is_still_balanced(tmp_path):
     from analysis_support import TraceBuilder, store_with_trace
-    from tlsbench.analysis.derive.load import load
+    from stores import load_path
     from tlsbench.analysis.pipeline import analyze
 
     b = TraceBuilder()
     b.ev("HANDSHAKE", "START", "none", 0).ev("CLIENT_HELLO", "START", "client", 5)
     b.ev("SEND", "START", "client", 6).ev("SEND", "STOP", "client", 9, 100)
     b.ev("SERVER_KEY_EXCHANGE", "START", "client", 20).ev("PK_VERIFY", "START", "client", 25)
-    a = analyze(load(store_with_trace(tmp_path / "u.db", b.blob())), include_flagged=True)
+    a = analyze(load_path(store_with_trace(tmp_path / "u.db", b.blob())), include_flagged=True)
     check_trace_events(json.loads(exporter("perfetto").export(a, [1])))
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sqlite3
 import struct
 import subprocess
 import sys
@@ -313,13 +312,10 @@ def test_ctrl_c_while_a_plan_is_read(tmp_path):
 
 def test_ctrl_c_of_derive_says_derive_again_not_resume(experiment):
     """derive waits for another writer's transaction (SQLite's busy wait): Ctrl-C there."""
-    other = sqlite3.connect(experiment / "tlsbench.db", isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    try:
+    from tlsbench.store.sqlite import testing
+
+    with testing.write_locked(experiment / "tlsbench.db"):
         result = _interrupted(["derive", experiment, "--rebuild"])
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
     _stopped(result, "what it stored stays valid: run derive again to finish")
 
 

@@ -22,7 +22,6 @@ import json
 import math
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -36,14 +35,14 @@ from conftest import small_plan
 from tlsbench import plan
 from tlsbench.core import spec
 from tlsbench.analysis.questions.compare import CompareRow, Comparison, Shift, judge, run_shift, worse_beyond
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.stats.stats import Ratio
 from tlsbench.builder import custom as custom_build
 from tlsbench.builder import firmware
 from tlsbench.cli import main
 from tlsbench.cli.report import GATE_EXIT
 from tlsbench.app.run import run_experiment
-from tlsbench.store.sqlite import DB_FILE
+from tlsbench.store.sqlite import DB_FILE, testing
 
 SUITES = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256",
           "TLS-PSK-WITH-AES-128-GCM-SHA256", "TLS-PSK-WITH-AES-256-GCM-SHA384", "TLS-PSK-WITH-CHACHA20-POLY1305-SHA256",
@@ -96,14 +95,13 @@ def burner(on: bool):
 
 def config_ids(store: Path, kind: str = "handshakes") -> dict[str, int]:
     """Suite name -> configuration id of a one-library plan's store (of its instruction twins: kind)."""
-    return {c.suite_name: cid for cid, c in load(store / DB_FILE, kind=kind).configs.items()}
+    return {c.suite_name: cid for cid, c in load_path(store / DB_FILE, kind=kind).configs.items()}
 
 
 def fail_every_repetition(store: Path, config_id: int) -> None:
     """Marks one configuration's repetitions failed, as a run whose every one of them failed leaves it."""
-    with contextlib.closing(sqlite3.connect(store / DB_FILE)) as db, db:
-        db.execute("UPDATE repetition SET status = ? WHERE config_id = ?",
-                   (S.status.name(S.status.HANDSHAKE_FAILED), config_id))
+    testing.update(store / DB_FILE, "repetition", {"status": S.status.name(S.status.HANDSHAKE_FAILED)},
+                   {"config_id": config_id})
 
 
 @pytest.fixture(scope="module")

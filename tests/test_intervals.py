@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -16,19 +15,22 @@ import pytest
 
 from fixtures import synth
 from tlsbench.analysis.stats.exclusions import DESCHEDULED
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.export.csv import CsvExporter
 from tlsbench.export.json import JsonExporter
 from tlsbench.export.markdown import MarkdownExporter
 from tlsbench.report.html import build_html
+from tlsbench.store.sqlite import testing
 
 REPS = 12
 
 
-def sql(db: Path, statement: str) -> Path:
-    with sqlite3.connect(db) as conn:
-        conn.execute(statement)
+def failed(db: Path, config_id: int, from_idx: int = 0) -> Path:
+    """Marks a configuration's repetitions from `from_idx` on failed."""
+    for r in testing.rows(db, "repetition", {"config_id": config_id}):
+        if r["idx"] >= from_idx:
+            testing.update(db, "repetition", {"status": "HANDSHAKE_FAILED"}, {"id": r["id"]})
     return db
 
 
@@ -36,13 +38,13 @@ def sql(db: Path, statement: str) -> Path:
 def thin(tmp_path_factory) -> Path:
     """Suite 2: every repetition failed; suite 3: one usable repetition left."""
     db = synth.make_store(tmp_path_factory.mktemp("thin") / "tlsbench.db", reps=REPS, seed=5)
-    sql(db, "UPDATE repetition SET status = 'HANDSHAKE_FAILED' WHERE config_id = 2")
-    return sql(db, "UPDATE repetition SET status = 'HANDSHAKE_FAILED' WHERE config_id = 3 AND idx > 0")
+    failed(db, 2)
+    return failed(db, 3, from_idx=1)
 
 
 @pytest.fixture(scope="module")
 def thin_analysis(thin):
-    return analyze(load(thin))
+    return analyze(load_path(thin))
 
 
 def test_a_configuration_without_data_stays_and_says_why(thin_analysis):
@@ -86,7 +88,7 @@ def test_heavy_load_is_reported_per_configuration(tmp_path):
     out, counted per configuration, and the report says what to do."""
     db = synth.make_store(tmp_path / "tlsbench.db", reps=REPS, seed=2,
                           wait_ns=lambda rid, cid: 5_000_000 if cid == 1 and rid % 3 == 0 else 1_000)
-    analysis = analyze(load(db))
+    analysis = analyze(load_path(db))
     res = analysis.results
     lost = res.exclusions[1].reasons.get(DESCHEDULED, 0)
     assert lost > 0 and all(DESCHEDULED not in res.exclusions[c].reasons for c in (2, 3, 4))
@@ -102,20 +104,20 @@ def test_descheduling_is_seen_in_two_process_runs(tmp_path):
     waits = synth.make_store(tmp_path / "w.db", reps=REPS, wait_ns=lambda rid, cid: 900_000 if rid % 4 == 0 else 0)
     plain = synth.make_store(tmp_path / "p.db", reps=REPS)
     for db in (waits, plain):
-        sql(db, "UPDATE config SET transport = 'tcp'")
-    flagged = load(waits).descheduled_mask()
+        testing.update(db, "config", {"transport": "tcp"})
+    flagged = load_path(waits).descheduled_mask()
     assert flagged.sum() == len([rid for rid in range(1, 4 * REPS + 1) if rid % 4 == 0])
-    assert not load(plain).descheduled_mask().any()
+    assert not load_path(plain).descheduled_mask().any()
 
 
 def test_a_machine_that_changes_speed_between_rounds_is_reported(tmp_path):
     shifted = synth.make_store(tmp_path / "s.db", reps=REPS, seed=3, slow_rounds=(3, 4, 8), slow=1.5)
     steady = synth.make_store(tmp_path / "q.db", reps=REPS, seed=3)
-    res = analyze(load(shifted)).results
+    res = analyze(load_path(shifted)).results
     assert res.round_shift is not None and res.round_shift.slow_rounds == (4, 5, 9)
     assert 40 < res.round_shift.gap_pct < 60
     assert any(w.startswith("Round-level shift (handshakes)") for w in res.warnings)
-    assert analyze(load(steady)).results.round_shift is None
+    assert analyze(load_path(steady)).results.round_shift is None
 
 
 def _speed_factors_one_batch_at_a_time(config, rounds, order, values):

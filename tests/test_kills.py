@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -28,8 +27,10 @@ import pytest
 
 from tlsbench.core.processes import alive
 from tlsbench.run.link import Namespaces, link_binary, owned_name
-from tlsbench.store.lock import writer
-from tlsbench.store.sqlite import DB_FILE
+from stores import reader
+from tlsbench.store.api import StoreError
+from tlsbench.store.locator import locate
+from tlsbench.store.sqlite import DB_FILE, testing
 
 TRACEBACK = "Traceback (most recent call last)"
 SUITES = '["TLS-PSK-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", ' \
@@ -84,20 +85,24 @@ def started_agents(pid: int) -> bool:
     return any(b"tlsbench-agent-" in table[p][2] for p in descendants(pid, table) if p in table)
 
 
+def writer(folder: Path) -> str | None:
+    """The PID holding the store's writer lock."""
+    return locate(folder).lock.holder()
+
+
 def repetitions(db: Path) -> int:
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
-            return conn.execute("SELECT COUNT(*) FROM repetition").fetchone()[0]
-    except sqlite3.Error:
+        with reader(db) as store:
+            return len(store.repetition_columns())
+    except StoreError:
         return 0
 
 
 def intact(db: Path) -> None:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        stored, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT config_id || '/' || idx) FROM repetition"
-                                        ).fetchone()
-    assert stored == distinct, "a repetition stored twice"
+    with reader(db) as store:
+        assert store.integrity_check() == "ok"
+        cols = store.repetition_columns()
+    assert len(cols) == len(set(zip(cols.config_id.tolist(), cols.idx.tolist()))), "a repetition stored twice"
     assert writer(db.parent) is None, "the writer lock outlived its writer"
 
 
@@ -236,9 +241,9 @@ def capture(experiment, tmp_path_factory) -> Path:
     """A current capture that aligns with the experiment (tests/energy_support.py's model)."""
     from energy_support import Model, synthesize, write_generic
 
-    from tlsbench.analysis.derive.load import load
+    from stores import load_path
 
-    synthetic = synthesize(load(experiment / DB_FILE, experiments=None), Model(sample_rate_hz=2e5))
+    synthetic = synthesize(load_path(experiment / DB_FILE, experiments=None), Model(sample_rate_hz=2e5))
     return write_generic(synthetic, tmp_path_factory.mktemp("capture") / "capture.csv")
 
 
@@ -254,8 +259,7 @@ def test_energy_import_killed_holding_the_lock_and_writing(tmp_path, experiment,
     said = completes(*importing)  # the second kill may have come after the commit: then nothing is left to do
     assert "imported capture.csv" in said or "already imported" in said, said
     intact(db)
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM energy_capture").fetchone()[0] == 1
+    assert len(testing.rows(db, "energy_capture")) == 1
 
 
 def test_primitives_killed_mid_sweep_resume(tmp_path, agent_path):

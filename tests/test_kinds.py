@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Configuration kinds are declared once (plan/kinds.py): the kind a configuration's columns
+"""Configuration kinds are declared once (schema/kinds.py): the kind a configuration's columns
 make in Python, the store's SQL selection of the same columns and the route its batches take
 all come from that table, so they cannot disagree."""
 from __future__ import annotations
@@ -9,10 +9,13 @@ import dataclasses
 import pytest
 
 from tlsbench.core import spec
-from tlsbench.plan.configs import ConfigRow, Configuration
-from tlsbench.plan.kinds import COLUMNS, SELECTIONS, ConfigKind
+from tlsbench.plan.configs import Configuration
+from tlsbench.schema.kinds import COLUMNS, SELECTIONS, ConfigKind
 from tlsbench.run.topologies import ON_DEVICE, OVER_NETWORK, host_agent, route
-from tlsbench.store.sqlite import Experiment, Store, _all_of, _any_of
+from tlsbench.schema import ConfigRow, Experiment
+from tlsbench.store.sqlite.store import _all_of, _any_of
+
+from stores import writer
 
 BASE = ConfigRow("k", "mbedtls", 0xC02B, "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "ECDHE", "ECDSA", "AES-128-GCM",
                  "SHA256", "TLS1.2", "TLS1.2", "default", "ecdsa-p256", "memory", "none", 0, 1024, 10)
@@ -35,7 +38,7 @@ def test_every_kind_has_an_example_and_reads_back():
 
 
 def test_the_stores_selections_hold_the_kinds_they_name(tmp_path):
-    with Store.in_folder(tmp_path / "exp") as st:
+    with writer(tmp_path / "exp") as st:
         st.init_experiment(Experiment("exp", "", "{}", "h", 1, "{}"))
         for row in ROWS.values():
             st.upsert_config(row)

@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """The stages of the host tool import only their own stage and earlier ones (docs/host.md):
 
-    core < plan < run < store < analysis < report | export < app < cli;   builder < app, cli;   export < api
+    core < schema < plan < run < store < analysis < report | export < app < cli;   builder < app, cli;   export < api
 
 report and export are siblings: both read analysis results and share nothing else. api.py
 (the Python API, `tlsbench.open`) is a stage of its own beside cli; the package root's
-`tlsbench.open` hands over to it (lazily), the one import of a later stage it makes. Inside
-a stage, modules import each other without a circle. A short walk over every module's syntax
-tree (late imports inside functions included); no tool to install, and the rule it checks is
-this table. app/ is the application (run, resume, derive, device setup as plain functions):
-cli/ parses options, calls it and hands results to views and exporters."""
+`tlsbench.open` hands over to it (lazily), the one import of a later stage it makes. The run
+writes through a protocol, store/api.py's Sink, the one module of a later stage it may
+import (protocols only: the store implements them, run never opens one). Inside a stage,
+modules import each other without a circle. Only store/ speaks SQL: no other module imports
+sqlite3 or touches a connection (`.conn`). app/ is the application (run, resume, derive,
+device setup as plain functions): cli/ parses options, calls it and hands results to views
+and exporters. A short walk over every module's syntax tree (late imports inside functions
+included); no tool to install, and the rule it checks is this table."""
 from __future__ import annotations
 
 import ast
@@ -20,18 +23,21 @@ CORE = "core"  # errors, files, validation, the spec reader: what every stage st
 ALLOWED = {
     CORE: {CORE},
     "builder": {CORE, "builder"},
-    "plan": {CORE, "plan"},
-    "run": {CORE, "plan", "run"},
-    "store": {CORE, "plan", "run", "store"},
-    "analysis": {CORE, "plan", "run", "store", "analysis"},
-    "report": {CORE, "plan", "run", "store", "analysis", "report"},
-    "export": {CORE, "plan", "run", "store", "analysis", "export"},
-    "app": {CORE, "plan", "run", "store", "analysis", "report", "export", "builder", "app"},
-    "cli": {CORE, "plan", "run", "store", "analysis", "report", "export", "builder", "app", "cli"},
-    "api": {CORE, "plan", "run", "store", "analysis", "export", "api"},
+    "schema": {CORE, "schema"},
+    "plan": {CORE, "schema", "plan"},
+    "run": {CORE, "schema", "plan", "run"},
+    "store": {CORE, "schema", "plan", "store"},
+    "analysis": {CORE, "schema", "plan", "run", "store", "analysis"},
+    "report": {CORE, "schema", "plan", "run", "store", "analysis", "report"},
+    "export": {CORE, "schema", "plan", "run", "store", "analysis", "export"},
+    "app": {CORE, "schema", "plan", "run", "store", "analysis", "report", "export", "builder", "app"},
+    "cli": {CORE, "schema", "plan", "run", "store", "analysis", "report", "export", "builder", "app", "cli"},
+    "api": {CORE, "schema", "plan", "run", "store", "analysis", "export", "api"},
 }
 ROOT_STAGE = {"tlsbench": CORE, "tlsbench.api": "api"}  # the package root, and the api beside cli
 FACADE = ("tlsbench", "api")  # the package root may hand tlsbench.open over to the api stage
+PROTOCOLS = {"tlsbench.store.api": {"run"}}  # a later stage's protocols, and the stages that may import them
+SQL_STAGE = "store"
 
 
 def stage(module: str) -> str:
@@ -74,7 +80,8 @@ def test_stages_import_only_their_own_and_earlier_stages():
         mine = stage(module_name(path))
         for line, name in imported(path):
             theirs = stage(name)
-            if theirs not in ALLOWED[mine] and (module_name(path), theirs) != FACADE:
+            if (theirs not in ALLOWED[mine] and (module_name(path), theirs) != FACADE
+                    and mine not in PROTOCOLS.get(name, ())):
                 problems.append(f"{path.relative_to(PACKAGE)}:{line}: {mine} imports {name} ({theirs})")
     assert not problems, "\n".join(problems)
 
@@ -86,3 +93,28 @@ def test_the_check_sees_a_late_import_of_a_later_stage(tmp_path):
     code = "def f():\n    from tlsbench.report import html\n"
     tree_imports = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.ImportFrom)]
     assert tree_imports and stage(f"{tree_imports[0].module}.html") == "report" not in ALLOWED["analysis"]
+
+
+def test_the_protocols_a_run_writes_through_are_protocols_only():
+    """store/api.py is what run/ may import of the store: it must not pull an implementation
+    (or run/) in at import time."""
+    api = PACKAGE / "store" / "api.py"
+    top = [n for n in ast.parse(api.read_text()).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = [a.name if isinstance(n, ast.Import) else n.module or "" for n in top for a in n.names]
+    assert all(stage(n) in {CORE, "schema"} for n in names if n.startswith("tlsbench")), names
+
+
+def test_only_the_store_speaks_sql():
+    """No sqlite3 import and no `.conn` (a store's connection) outside store/."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if stage(module_name(path)) == SQL_STAGE:
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "sqlite3" for a in node.names) or \
+                    isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "sqlite3":
+                problems.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: imports sqlite3")
+            elif isinstance(node, ast.Attribute) and node.attr == "conn":
+                problems.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: .conn")
+    assert not problems, "\n".join(problems)

@@ -16,7 +16,7 @@ from tlsbench.run import agents, controller
 from tlsbench.app.run import run_experiment
 from tlsbench.plan.suites import resolve as resolve_suites
 from tlsbench.run.session import start
-from tlsbench.store.sqlite import Store
+from tlsbench.store.locator import locate
 
 S = spec.load()
 OK = S.status.name(S.status.OK)
@@ -167,8 +167,9 @@ TWO_LIBS = f'libraries = ["openssl", "wolfssl"]\nsuites = ["{TLS13_AES128}"]\ngr
 
 
 def stored_keys(folder: Path) -> Counter:
-    with Store.in_folder(folder, create=False) as st:
-        return Counter(st.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id"))
+    with locate(folder).reader() as st:
+        keys = {c.id: c.key for c in st.config_rows()}
+        return Counter((keys[r.config_id], r.idx) for _, r in st.repetition_rows())
 
 
 @pytest.fixture(scope="module")
@@ -180,21 +181,21 @@ def two_library_run(tmp_path_factory, agent_dir) -> Path:
 
 
 def test_two_libraries_end_to_end(two_library_run):
-    with Store.in_folder(two_library_run, create=False) as st:
-        configs = st.configs()
-        assert sorted(r["library"] for r in configs) == list(PAIR)
-        assert {r["suite_id"] for r in configs} == {0x1301}
-        by_lib = {r["library"]: r["id"] for r in configs}
-        agent_rows = st.agents()
-        assert sorted(a["library"] for a in agent_rows) == list(PAIR)  # one agent process per library
-        assert all(a["exit_reason"].startswith("quit") for a in agent_rows)
-        reps = st.conn.execute("SELECT r.config_id, r.round, r.status, a.library FROM repetition r "
-                               "JOIN agent a ON a.id = r.agent_id ORDER BY r.id").fetchall()
-        assert {r["status"] for r in reps} == {OK}
-        assert all(by_lib[r["library"]] == r["config_id"] for r in reps)  # each library's agent ran its configs
+    with locate(two_library_run).reader() as st:
+        configs = st.config_rows()
+        assert sorted(r.library for r in configs) == list(PAIR)
+        assert {r.suite_id for r in configs} == {0x1301}
+        by_lib = {r.library: r.id for r in configs}
+        agent_rows = st.agent_rows()
+        assert sorted(a.library for a in agent_rows) == list(PAIR)  # one agent process per library
+        assert all(a.exit_reason.startswith("quit") for a in agent_rows)
+        library = {a.id: a.library for a in agent_rows}
+        reps = [r for _, r in st.repetition_rows()]
+        assert {r.status for r in reps} == {OK}
+        assert all(by_lib[library[r.agent_id]] == r.config_id for r in reps)  # each library's agent ran its configs
         # rounds interleave the libraries: round 0 of both before round 1 of either
-        assert [r["round"] for r in reps] == [0, 0, 0, 0, 1, 1, 1, 1]
-        assert {r["library"] for r in reps[:4]} == set(PAIR)
+        assert [r.round for r in reps] == [0, 0, 0, 0, 1, 1, 1, 1]
+        assert {library[r.agent_id] for r in reps[:4]} == set(PAIR)
 
 
 class StopAfter(controller.QuietObserver):
@@ -213,7 +214,7 @@ def test_resume_across_two_libraries(tmp_path, agent_dir):
     loaded = parse(TWO_LIBS.replace('groups = "x25519"', 'groups = ["x25519", "secp256r1"]'), "resume")
     paths = agents.locate_agents(loaded, agent_dir)
     stop = controller.StopFlag()
-    with Store.in_folder(tmp_path / "resume") as st:
+    with locate(tmp_path / "resume").writer() as st:
         first = start(loaded, st, paths, StopAfter(5, stop), stop).run()
     # The stop takes effect after the batch being stored (the observer hears of a batch at once).
     assert first.interrupted and 5 <= first.stored < 16
@@ -222,19 +223,19 @@ def test_resume_across_two_libraries(tmp_path, agent_dir):
     counts = stored_keys(tmp_path / "resume")
     assert len(counts) == 16 and set(counts.values()) == {1}  # every (config, idx) exactly once
     assert {k.split("|")[0] for k, _ in counts} == set(PAIR)
-    with Store.in_folder(tmp_path / "resume", create=False) as st:
-        rows = st.agents()
-    assert [a["library"] for a in rows] == list(PAIR) * 2  # each run started one agent per library
-    assert [a["exit_reason"] for a in rows[:2]] == ["interrupted"] * 2
+    with locate(tmp_path / "resume").reader() as st:
+        rows = st.agent_rows()
+    assert [a.library for a in rows] == list(PAIR) * 2  # each run started one agent per library
+    assert [a.exit_reason for a in rows[:2]] == ["interrupted"] * 2
 
 
 # ---------------------------------------------------------------------- analysis and report
 @pytest.fixture(scope="module")
 def two_library_analysis(two_library_run):
-    from tlsbench.analysis.derive.load import load
+    from stores import load_path
     from tlsbench.analysis.pipeline import analyze
 
-    return analyze(load(two_library_run / "tlsbench.db"))
+    return analyze(load_path(two_library_run / "tlsbench.db"))
 
 
 def section(html: str, anchor: str) -> str:
@@ -305,11 +306,11 @@ def test_report_cli_winners_option(two_library_run, tmp_path):
 
 def test_one_library_report_has_no_library_sections():
     from analysis_support import GOLDEN_DB
-    from tlsbench.analysis.derive.load import load
+    from stores import load_path
     from tlsbench.analysis.pipeline import analyze
     from tlsbench.report.html import build_html
 
-    html = build_html(analyze(load(GOLDEN_DB)))
+    html = build_html(analyze(load_path(GOLDEN_DB)))
     assert 'id="winners"' in html  # with one library, --winners both shows the overall table only
     for anchor in ("winners-per-library", "libraries", "libraries-compared", "fig-libraries_handshake"):
         assert f'id="{anchor}"' not in html

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from analysis_support import TraceBuilder, golden, store_with_trace, synth_analysis, synth_db  # noqa: F401
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.derive.measures import METRIC, measures, slice_costs
 from tlsbench.analysis.vocab import vocab
 
@@ -29,7 +29,7 @@ def handshake(tmp_path):
     b.ev("PK_VERIFY", "START", "client", 420).ev("PK_VERIFY", "STOP", "client", 1420)  # 1000 ns
     b.ev("SERVER_KEY_EXCHANGE", "STOP", "client", 1500)
     b.ev("HANDSHAKE", "STOP", "none", 2000)
-    ds = load(store_with_trace(tmp_path / "t.db", b.blob(), C, E))
+    ds = load_path(store_with_trace(tmp_path / "t.db", b.blob(), C, E))
     return ds, measures(ds)
 
 
@@ -59,7 +59,7 @@ def test_no_calibration_subtracts_nothing(tmp_path):
     b = TraceBuilder()
     b.ev("CLIENT_HELLO", "START", "client", 0).ev("SEND", "START", "client", 50)
     b.ev("SEND", "STOP", "client", 80, 120).ev("CLIENT_HELLO", "STOP", "client", 100)
-    ds = load(store_with_trace(tmp_path / "t.db", b.blob(), 0.0, 0.0))
+    ds = load_path(store_with_trace(tmp_path / "t.db", b.blob(), 0.0, 0.0))
     assert _one(measures(ds), "step", "client").tolist() == [70]
 
 
@@ -77,7 +77,7 @@ def _records(tmp_path):
     b.ev("RECV", "START", "server", 2010).ev("RECV", "STOP", "server", 2050, 5)
     b.ev("RECV", "START", "server", 2060).ev("RECV", "STOP", "server", 2100, 536)  # L2' = 2100
     b.ev("RECORD_READ", "STOP", "server", 2900, 512)                                 # L3' = 2900
-    return load(store_with_trace(tmp_path / "r.db", b.blob(), C, E))
+    return load_path(store_with_trace(tmp_path / "r.db", b.blob(), C, E))
 
 
 def test_record_write_latency_types(tmp_path):
@@ -125,7 +125,7 @@ def test_descheduled_repetitions_are_excluded_and_counted(tmp_path, cpu_ns, desc
     b.ev("REPETITION", "START", "none", 0, cpu=cpu0)
     b.ev("HANDSHAKE", "START", "none", 10).ev("HANDSHAKE", "STOP", "none", 999_990)
     b.ev("REPETITION", "STOP", "none", 1_000_000, cpu=cpu0 + cpu_ns)
-    ds = load(store_with_trace(tmp_path / "d.db", b.blob()))
+    ds = load_path(store_with_trace(tmp_path / "d.db", b.blob()))
     assert ds.descheduled_mask().tolist() == [descheduled]
     assert ds.excluded_mask().tolist() == [descheduled]
     assert ds.excluded_mask(include_flagged=True).tolist() == [False]
@@ -145,14 +145,13 @@ def test_slice_costs_vectorised_matches_a_loop(golden):  # noqa: F811
 @pytest.mark.parametrize("target, warned", [(1e-9, True), (None, False)])
 def test_configurations_above_the_plans_precision_target_are_named(tmp_path, target, warned):
     import json
-    import sqlite3
 
     from fixtures import synth
     from tlsbench.analysis.pipeline import analyze
+    from tlsbench.store.sqlite import testing
 
     db = synth.make_store(tmp_path / "p.db", reps=6, suites=synth.SUITES[:1])
     plan = {"precision": {"target_ci_percent": target, "max_repetitions": 6}} if target else {}
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE experiment SET plan_json = ?", (json.dumps(plan),))
-    text = "\n".join(analyze(load(db)).results.warnings)
+    testing.update(db, "experiment", {"plan_json": json.dumps(plan)})
+    text = "\n".join(analyze(load_path(db)).results.warnings)
     assert ("above the plan's" in text and "medians of its rounds span" in text) == warned

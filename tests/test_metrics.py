@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tlsbench.core import spec as specmod
-from tlsbench.analysis.derive.load import load
+from stores import load_path, on, reader
 from tlsbench.analysis.questions.metrics import analyze_metrics
 from tlsbench.run import agents
 
@@ -51,7 +51,7 @@ def test_instruction_counts_are_identical_in_two_runs(tmp_path: Path) -> None:
     assert sorted({key.split("|")[0] for key, _ in a}) == sorted(LIBRARIES)
     differing = sum(1 for k in a for x, y in zip(a[k], b[k]) if x != y)
     assert differing == 0
-    res = analyze_metrics(stores[0])
+    res = on(stores[0], analyze_metrics)
     assert res.instructions_unit.startswith("instructions (x86-64, valgrind tbcount")
     handshakes = [r for r in res.of("instructions") if r.slice == "handshake"]
     assert len(handshakes) == 2 * len(LIBRARIES) and all(r.summary.median > 100_000 for r in handshakes)
@@ -60,7 +60,7 @@ def test_instruction_counts_are_identical_in_two_runs(tmp_path: Path) -> None:
 def _traces(store: Path) -> dict[tuple[str, int], list[tuple]]:
     """Every record of every instruction repetition, as (label, kind, peer, seq, counter,
     cpu, value) tuples, by (configuration key, index): what must not differ between runs."""
-    ds = load(store, kind="instructions")
+    ds = load_path(store, kind="instructions")
     ok = ds.reps.status == "OK"
     where = {rid: (ds.configs[cid].key, idx) for rid, cid, idx, good
              in zip(ds.reps.id.tolist(), ds.reps.config_id.tolist(), ds.reps.idx.tolist(), ok.tolist()) if good}
@@ -75,7 +75,7 @@ def test_heap_and_stack_hold_together(tmp_path: Path) -> None:
     plan = _plan(tmp_path, "memory", '["heap", "stack"]')
     done = _run(plan, tmp_path / "out")
     assert done.returncode == 0, done.stdout + done.stderr
-    res = analyze_metrics(tmp_path / "out" / "memory" / "tlsbench.db")
+    res = on(tmp_path / "out" / "memory" / "tlsbench.db", analyze_metrics)
     for library in LIBRARIES:
         for peer in ("client", "server"):
             def value(metric: str, slice_: str) -> float:
@@ -102,10 +102,10 @@ def test_no_valgrind_is_one_warning_and_the_run_goes_on(tmp_path: Path) -> None:
     assert "not measured (instructions: valgrind is not available here" in output  # the twin, named at the end
     assert "Traceback" not in output
     store = tmp_path / "out" / "novg" / "tlsbench.db"
-    with sqlite3.connect(store) as conn:
-        collects = dict(conn.execute("SELECT COALESCE(collect, 'time'), COUNT(*) FROM config GROUP BY 1").fetchall())
+    with reader(store) as st:
+        collects = Counter(c.collect or "time" for c in st.config_rows())
     assert collects == {"time": 1, "memory": 1}  # no instruction configuration, not even an empty one
-    res = analyze_metrics(store)
+    res = on(store, analyze_metrics)
     assert "instructions" in res.missing and not res.of("instructions") and res.of("heap_peak")
 
 

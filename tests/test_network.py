@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -17,17 +16,19 @@ import numpy as np
 import pytest
 
 from conftest import small_plan
+from stores import load_path, reader
 from tlsbench import plan
 from tlsbench.core import spec
 from tlsbench.run import protocol
-from tlsbench.analysis.derive import load, measures
+from tlsbench.analysis.derive import measures
 from tlsbench.analysis.questions.network import network_results
 from tlsbench.app.run import run_experiment
 from tlsbench.run.link import PACKET, Window, attribute
 from tlsbench.run.placement import choose
 from tlsbench.run.records import pair_outcome
 from tlsbench.plan.network import variants
-from tlsbench.store.sqlite import PeerRepetition
+from tlsbench.schema import PeerRepetition
+from tlsbench.store.sqlite import testing
 from tlsbench.app.report import report_after_run
 
 SUITE = '["TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]'
@@ -39,12 +40,15 @@ def network_plan(name: str, network: str, repetitions: int = 4) -> plan.LoadedPl
     return small_plan(name, repetitions=repetitions, rounds=2, suites=SUITE, extra=network)
 
 
-def rows(folder, query: str) -> list[tuple]:
-    db = sqlite3.connect(folder / "tlsbench.db")
-    try:
-        return db.execute(query).fetchall()
-    finally:
-        db.close()
+def stored_pairs(folder: Path) -> list[tuple]:
+    """Each repetition, by id: (its configuration, its row, its records, its peer agent's
+    peer_repetition row or None, what the link carried or None)."""
+    db = folder / "tlsbench.db"
+    with reader(db) as st:
+        configs, traces, traffic = {c.id: c for c in st.config_rows()}, dict(st.traces()), st.link_traffic()
+        reps = st.repetition_rows()
+    peers = {p["repetition_id"]: p for p in testing.rows(db, "peer_repetition")}
+    return [(configs[r.config_id], r, traces.get(i), peers.get(i), traffic.get(i)) for i, r in reps]
 
 
 # ---------------------------------------------------------------------- the plan section
@@ -146,14 +150,13 @@ def test_tls_and_dtls_over_loopback_pair_two_agents(tmp_path, agent_path):
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
     assert summary.stored == 4 * 4 and summary.failed == 0 and not summary.skipped_configs
     folder = summary.folder
-    paired = rows(folder, "SELECT c.transport, c.device_role, r.role, p.role, length(t.records), length(p.records) "
-                          "FROM repetition r JOIN config c ON c.id = r.config_id JOIN peer_repetition p "
-                          "ON p.repetition_id = r.id JOIN trace t ON t.repetition_id = r.id")
+    paired = [(c.transport, c.device_role, r.role, p["role"], len(records), len(p["records"]))
+              for c, r, records, p, _ in stored_pairs(folder) if p is not None and records is not None]
     assert len(paired) == 16
     for transport, device_role, role, peer_role, n_dev, n_peer in paired:
         assert role == device_role and peer_role != role  # the device's REP is the row, the peer's is beside it
         assert n_dev > 0 and n_peer > 0
-    ds = load.load(folder / "tlsbench.db")
+    ds = load_path(folder / "tlsbench.db")
     results = network_results(ds, measures.measures(ds), seed=1)
     assert {(r.protocol, r.device_role) for r in results} == {(p, d) for p in ("TLS", "DTLS") for d in ("client", "server")}
     for r in results:
@@ -205,7 +208,7 @@ def test_descheduling_is_seen_in_two_process_runs(tmp_path, agent_path):
             h.kill()
             h.wait()
     assert summary.stored == 6
-    ds = load.load(summary.folder / "tlsbench.db")
+    ds = load_path(summary.folder / "tlsbench.db")
     assert ds.runqueue_wait_known().all()
     assert ds.descheduled_mask().any()
 
@@ -223,10 +226,8 @@ def test_tls_and_dtls_through_the_emulator_count_the_wire(tmp_path, agent_path):
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
     assert summary.stored == 2 * 4 and summary.failed == 0
     assert namespaces() == before  # the run removed its namespaces
-    traffic = rows(summary.folder, "SELECT c.transport, r.bytes_c2s + r.bytes_s2c, l.d2p_bytes + l.p2d_bytes, "
-                                   "l.d2p_packets, l.p2d_packets, l.d2p_lost + l.p2d_lost, r.flags "
-                                   "FROM repetition r JOIN config c ON c.id = r.config_id "
-                                   "JOIN link_traffic l ON l.repetition_id = r.id")
+    traffic = [(c.transport, r.bytes_c2s + r.bytes_s2c, t.d2p_bytes + t.p2d_bytes, t.d2p_packets, t.p2d_packets,
+                t.d2p_lost + t.p2d_lost, r.flags) for c, r, _, _, t in stored_pairs(summary.folder) if t is not None]
     assert len(traffic) == 8  # every repetition's connection was found in the packet log
     for transport, tls_bytes, wire_bytes, d2p, p2d, lost, flags in traffic:
         headers = 40 if transport == "tcp" else 28  # IPv4 + TCP / UDP, per packet at least
@@ -239,11 +240,10 @@ def test_forced_loss_flags_retransmitted_repetitions(tmp_path, agent_path):
     loaded = network_plan("loss", '[network]\ntransports = ["tcp", "udp"]\ndtls = { timeout_min_ms = 200 }\n'
                                   '[[network.links]]\npreset = "none"\nloss = 30\ndelay = 1\n', repetitions=6)
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
-    flagged = rows(summary.folder, "SELECT c.transport, count(*) FROM repetition r JOIN config c "
-                                   "ON c.id = r.config_id WHERE r.status = 'OK' AND (r.flags & 2) != 0 "
-                                   "AND r.retransmissions > 0 GROUP BY c.transport")
-    assert dict(flagged).keys() == {"tcp", "udp"}  # with 30% loss, both transports retransmit
-    ds = load.load(summary.folder / "tlsbench.db")
+    flagged = {c.transport for c, r, _, _, _ in stored_pairs(summary.folder)
+               if r.status == "OK" and r.flags & 2 and r.retransmissions > 0}
+    assert flagged == {"tcp", "udp"}  # with 30% loss, both transports retransmit
+    ds = load_path(summary.folder / "tlsbench.db")
     for r in network_results(ds, measures.measures(ds), seed=1):
         assert r.retransmitted > 0
         assert r.duration.n == r.n  # stop–start: every successful repetition
@@ -263,11 +263,11 @@ def test_a_lossy_link_never_stores_a_mispaired_repetition(tmp_path, agent_path):
                  '[[network.links]]\npreset = "none"\nloss = 20\ndelay = 2\n')
     summary = run_experiment(plan.parse(plan_text, "lossy.toml"), tmp_path, agent_dir=agent_path.parent)
     assert summary.stored == 4 * 6 and not summary.skipped_configs
-    stored = rows(summary.folder, "SELECT c.transport, c.device_role, r.idx, r.status, r.error_text, "
-                                  "r.client_port, r.server_port, p.client_port, p.server_port, p.status "
-                                  "FROM repetition r JOIN config c ON c.id = r.config_id "
-                                  "LEFT JOIN peer_repetition p ON p.repetition_id = r.id")
-    retransmitted = rows(summary.folder, "SELECT count(*) FROM repetition WHERE retransmissions > 0")[0][0]
+    pairs = stored_pairs(summary.folder)
+    stored = [(c.transport, c.device_role, r.idx, r.status, r.error_text, r.client_port, r.server_port,
+               *((p["client_port"], p["server_port"], p["status"]) if p else (None, None, None)))
+              for c, r, _, p, _ in pairs]
+    retransmitted = sum((r.retransmissions or 0) > 0 for _, r, _, _, _ in pairs)
     assert retransmitted > 0  # the loss did reach the handshakes
     for transport, role, idx, status, why, cport, sport, peer_cport, peer_sport, peer_status in stored:
         where = f"{transport} device {role} repetition {idx}"

@@ -303,8 +303,9 @@ def test_clean_leaves_a_folder_whose_store_is_being_written_alone(tmp_path):
     stale = tmp_path / "busy" / f".x.csv.{dead_pid()}.0123abcd.partial"
     stale.write_text("half")
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from tlsbench.store.lock import writer_lock\n"
-                               "with writer_lock(Path(sys.argv[1])):\n print('locked', flush=True); time.sleep(60)",
+                               "from tlsbench.store.locator import locate\n"
+                               "with locate(Path(sys.argv[1])).lock.hold():\n"
+                               " print('locked', flush=True); time.sleep(60)",
                                tmp_path / "busy"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "locked\n"

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tlsbench.store.blobs import decode_records
 from tlsbench.core import spec
 from tlsbench.run import agents
 from tlsbench.cli import main
-from tlsbench.store.sqlite import Store
+from tlsbench.store.locator import locate
 
 pytestmark = pytest.mark.library_build  # needs the cached openssl@3.5 (tests/test_library_builds.py)
 
@@ -80,13 +79,12 @@ def run_folder(tmp_path_factory, agent_dir) -> Path:
 def stored(run_folder) -> dict[tuple[str, str], list[dict]]:
     """(group, credential) -> its stored repetitions, each with its decoded spans."""
     cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    with Store.in_folder(run_folder, create=False) as st:
-        rows = st.conn.execute(
-            "SELECT c.grp, c.credential, r.status, r.bytes_c2s, r.bytes_s2c, t.records, t.encoding FROM repetition r "
-            "JOIN config c ON c.id = r.config_id JOIN trace t ON t.repetition_id = r.id").fetchall()
-    for grp, cred, status, c2s, s2c, blob, encoding in rows:
-        cells[(grp, cred)].append({"status": status, "c2s": c2s, "s2c": s2c,
-                                   "spans": spans_in_steps(decode_records(blob, encoding))})
+    with locate(run_folder).reader() as st:
+        configs, traces = {c.id: c for c in st.config_rows()}, dict(st.traces())
+        rows = [(configs[r.config_id], r, traces[i]) for i, r in st.repetition_rows() if i in traces]
+    for c, r, records in rows:
+        cells[(c.grp, c.credential)].append({"status": r.status, "c2s": r.bytes_c2s, "s2c": r.bytes_s2c,
+                                             "spans": spans_in_steps(records)})
     return cells
 
 
@@ -146,10 +144,10 @@ GROUP_KINDS = {"x25519": "classical", "X25519MLKEM768": "hybrid", "MLKEM768": "p
 def analysis(run_folder):
     """Every stored repetition counted (flagged and descheduled too): with 4 per cell, a busy
     machine could otherwise leave a cell without statistics."""
-    from tlsbench.analysis.derive.load import load
+    from stores import load_path
     from tlsbench.analysis.pipeline import analyze
 
-    return analyze(load(run_folder / "tlsbench.db"), include_flagged=True)
+    return analyze(load_path(run_folder / "tlsbench.db"), include_flagged=True)
 
 
 @pytest.fixture(scope="module")

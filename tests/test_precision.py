@@ -12,10 +12,10 @@ from scipy import stats
 from analysis_support import GOLDEN_DB
 from conftest import small_plan
 from tlsbench.analysis.stats import precision
-from tlsbench.analysis.derive.load import load
+from stores import load_path, on
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.app.run import run_experiment
-from tlsbench.store.sqlite import DB_FILE
+from tlsbench.store.sqlite import DB_FILE, testing
 from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.derive.samples import split_samples
 
@@ -40,8 +40,8 @@ def round_bootstrap_half_width_pct(x: np.ndarray, rounds: np.ndarray, seed: int,
 
 
 def test_precision_of_stored_experiment_matches_a_round_bootstrap():
-    measured = precision.measure(GOLDEN_DB, seed=7)
-    ds = load(GOLDEN_DB)
+    measured = on(GOLDEN_DB, precision.measure, seed=7)
+    ds = load_path(GOLDEN_DB)
     samples = split_samples(ds, measures(ds))
     for config_id, config in ds.configs.items():
         widths = [round_bootstrap_half_width_pct(np.asarray(v, float), samples.rounds[key], seed=config_id)
@@ -56,7 +56,7 @@ def shown_half_widths(source, seed: int) -> dict[str, float]:
     """What the report shows: per configuration, the widest of its peers' handshake-processing
     intervals (± % of the median); where it shows no interval (too few usable repetitions), the
     rule's "not met yet" (inf)."""
-    res = analyze(load(source), seed).results
+    res = analyze(load_path(source), seed).results
     widths = {res.configs[cid].key: max(r.summary.median_ci_pct for r in res.rows
                                         if r.config_id == cid and r.metric == precision.TARGET_METRIC)
               for cid in res.configs}
@@ -65,7 +65,7 @@ def shown_half_widths(source, seed: int) -> dict[str, float]:
 
 def test_the_stopping_rule_decides_on_the_interval_the_report_shows():
     """One seed, one key, one function: not "about the same", the same number."""
-    measured = precision.measure(GOLDEN_DB, seed=7)
+    measured = on(GOLDEN_DB, precision.measure, seed=7)
     assert {k: p.half_width_pct for k, p in measured.items()} == shown_half_widths(GOLDEN_DB, 7)
 
 
@@ -78,7 +78,7 @@ def test_a_run_stops_exactly_where_its_report_says_the_target_is_met(tmp_path, a
                         extra=f"[precision]\ntarget_ci_percent = {target}\nmax_repetitions = {most}\n")
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_path.parent)
     db = summary.folder / DB_FILE
-    measured = precision.measure(db, loaded.plan.seed)
+    measured = on(db, precision.measure, loaded.plan.seed)
     shown = shown_half_widths(db, loaded.plan.seed)
     assert {k: p.half_width_pct for k, p in measured.items()} == shown
     for key, p in measured.items():
@@ -92,23 +92,20 @@ def test_needing_more_respects_target_and_cap():
 
 
 def test_a_sample_too_small_has_unknown_precision(tmp_path):
-    import sqlite3
-
     from fixtures import synth
 
     db = synth.make_store(tmp_path / "s.db", reps=2, suites=synth.SUITES[:1])
-    (p,) = precision.measure(db, seed=1).values()
+    (p,) = on(db, precision.measure, seed=1).values()
     assert p.half_width_pct == float("inf") and p.stored == 2
-    with sqlite3.connect(db) as conn:  # nothing usable at all: still unknown, still counted
-        conn.execute("UPDATE repetition SET status = 'HANDSHAKE_FAILED'")
-    (p,) = precision.measure(db, seed=1).values()
+    testing.update(db, "repetition", {"status": "HANDSHAKE_FAILED"})  # nothing usable: still unknown, still counted
+    (p,) = on(db, precision.measure, seed=1).values()
     assert p.half_width_pct == float("inf") and p.used == 0 and p.stored == 2
 
 
 def test_measuring_some_configurations_gives_their_figures_alone():
-    everything = precision.measure(GOLDEN_DB, seed=7)
+    everything = on(GOLDEN_DB, precision.measure, seed=7)
     key = sorted(everything)[0]
-    assert precision.measure(GOLDEN_DB, seed=7, only=[key]) == {key: everything[key]}
+    assert on(GOLDEN_DB, precision.measure, seed=7, only=[key]) == {key: everything[key]}
 
 
 def budget_plan(budget: float):
@@ -131,11 +128,11 @@ def test_a_spent_time_budget_stops_the_precision_rounds_and_says_how_precise(tmp
     stop = summary.budget
     assert stop is not None and stop.round == loaded.plan.rounds and stop.budget_s == 0.001
     assert stop.above and stop.configs == summary.planned // planned
-    measured = precision.measure(summary.folder / DB_FILE, loaded.plan.seed)
+    measured = on(summary.folder / DB_FILE, precision.measure, loaded.plan.seed)
     assert all(p.stored == planned for p in measured.values())  # no extra round ran
     assert stop.above == {k: p.half_width_pct for k, p in measured.items() if p.half_width_pct > 0.001}
     console = Console(record=True, width=400)
-    print_summary(console, summary, "tlsbench run --resume", read_coverage(summary.folder / DB_FILE))
+    print_summary(console, summary, "tlsbench run --resume", on(summary.folder / DB_FILE, read_coverage))
     text = console.export_text()
     assert "time budget (0.001 s" in text and f"{len(stop.above)} of {stop.configs} configuration(s) above" in text
 

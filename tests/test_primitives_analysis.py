@@ -13,7 +13,7 @@ import pytest
 from fixtures import synth_experiments as se
 from tlsbench.core import spec
 from tlsbench.run import protocol
-from tlsbench.analysis.derive.load import load
+from stores import load_path, on
 from tlsbench.analysis.questions.primitives import analyze_store, merged_order
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.export import exporter
@@ -31,7 +31,7 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def analysis(store):
-    return analyze(load(store))
+    return analyze(load_path(store))
 
 
 def test_a_discarded_rep_is_decoded_and_stored_as_such(tmp_path):
@@ -43,7 +43,7 @@ def test_a_discarded_rep_is_decoded_and_stored_as_such(tmp_path):
 
 
 def test_discarded_repetitions_are_stored_counted_and_excluded(store, analysis):
-    ds = load(store, experiments=True)
+    ds = load_path(store, experiments=True)
     assert np.count_nonzero(ds.reps.status == DISCARDED) == 8 * 3  # every 10th of 30, 8 configurations
     p = analysis.results.primitives
     assert p.discarded == 24 and all(c.discarded == 3 and c.used == 27 for c in p.counts)
@@ -79,12 +79,12 @@ def test_libraries_are_compared_with_the_fastest(analysis):
 
 def test_handshake_analysis_never_sees_experiment_configurations(store, analysis):
     assert not analysis.results.configs and not analysis.results.rows and not analysis.results.winners
-    assert len(load(store).reps) == 0 and len(load(store, experiments=True).reps) == 8 * 30
+    assert len(load_path(store).reps) == 0 and len(load_path(store, experiments=True).reps) == 8 * 30
 
 
 def test_a_store_from_before_experiments_has_none():
     from analysis_support import GOLDEN_DB
-    assert analyze_store(GOLDEN_DB) is None and len(load(GOLDEN_DB, experiments=True).configs) == 0
+    assert on(GOLDEN_DB, analyze_store) is None and len(load_path(GOLDEN_DB, experiments=True).configs) == 0
 
 
 def test_report_shows_the_primitives_section_and_no_empty_handshake_sections(analysis):

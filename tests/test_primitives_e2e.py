@@ -17,11 +17,12 @@ from tlsbench.core import spec
 from tlsbench.app.run import run_experiment
 from tlsbench.run import agents, controller
 from tlsbench.run.session import start
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.analysis.questions.primitives import analyze_store
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.cli import main
-from tlsbench.store.sqlite import DB_FILE, Store
+from tlsbench.store.locator import locate
+from tlsbench.store.sqlite import DB_FILE
 
 S = spec.load()
 OK = S.status.name(S.status.OK)
@@ -37,9 +38,9 @@ def agent_dir() -> Path:
 
 
 def stored_once(db: Path) -> Counter:
-    with Store.open(db, create=False) as st:
-        rows = st.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id")
-        return Counter((key, idx) for key, idx in rows)
+    with locate(db).reader() as st:
+        keys = {c.id: c.key for c in st.config_rows()}
+        return Counter((keys[r.config_id], r.idx) for _, r in st.repetition_rows())
 
 
 def test_tlsbench_primitives_on_a_subset_of_three_libraries(tmp_path, agent_dir):
@@ -49,18 +50,19 @@ def test_tlsbench_primitives_on_a_subset_of_three_libraries(tmp_path, agent_dir)
     assert out.exit_code == 0, out.output
     (folder,) = tmp_path.iterdir()
     assert folder.name.startswith("primitives-mbedtls-openssl-wolfssl-6reps-subset-")
-    with Store.in_folder(folder, create=False) as st:
-        configs = st.configs()
-        reps = st.conn.execute("SELECT status, n_events FROM repetition").fetchall()
-    assert sorted(c["key"] for c in configs) == sorted(
+    with locate(folder).reader() as st:
+        configs = st.config_rows()
+        reps = [r for _, r in st.repetition_rows()]
+    assert sorted(c.key for c in configs) == sorted(
         f"{lib}|experiment|{name}|{size}" for lib in LIBRARIES for name, size in
         (("sha256", 16), ("sha256", 64), ("ecdsa-p256", 0)))
-    groups = {c["experiment"]: json.loads(c["experiment_groups"]) for c in configs}
+    groups = {c.experiment: json.loads(c.experiment_groups) for c in configs}
     assert groups == {"sha256": ["hash"], "ecdsa-p256": ["sign", "verify"]}
-    assert {c["experiment_source"] for c in configs} == {"primitive"} and not any(c["skip_reason"] for c in configs)
-    assert len(reps) == 9 * 6 and {r["status"] for r in reps} == {OK} and all(r["n_events"] >= 6 for r in reps)
+    assert {c.experiment_source for c in configs} == {"primitive"} and not any(c.skip_reason for c in configs)
+    assert len(reps) == 9 * 6 and {r.status for r in reps} == {OK} and all(r.n_events >= 6 for r in reps)
 
-    p = analyze_store(folder / DB_FILE)
+    with locate(folder).reader() as st:
+        p = analyze_store(st, st)
     assert p.libraries == list(LIBRARIES) and len(p.results) == 3 * (2 + 2) and not p.missing
     for r in p.results:
         lo, hi = r.summary.median_ci
@@ -103,7 +105,7 @@ def test_an_interrupted_experiment_run_resumes_exactly_once(tmp_path, agent_dir)
     loaded = plan.parse(EXPERIMENTS_ONLY, "resume.toml")
     paths = agents.locate_agents(loaded, agent_dir)
     stop = controller.StopFlag()
-    with Store.in_folder(tmp_path / "resume-primitives") as st:
+    with locate(tmp_path / "resume-primitives").writer() as st:
         first = start(loaded, st, paths, StopAfter(stop, 7), stop).run()
     assert first.interrupted and 7 <= first.stored < 4 * 6  # the stop lands after the batch being stored
     again = run_experiment(loaded, tmp_path, resume=True, agent_dir=agent_dir)
@@ -118,7 +120,7 @@ def test_handshakes_and_experiments_in_one_plan_are_analysed_apart(tmp_path, age
                         '[experiments]\ninclude = "aes128-gcm"\nsizes = 1024\n', "mixed.toml")
     summary = run_experiment(loaded, tmp_path, agent_dir=agent_dir)
     assert summary.stored == 2 * 4 and summary.failed == 0
-    a = analyze(load(tmp_path / "mixed" / DB_FILE))
+    a = analyze(load_path(tmp_path / "mixed" / DB_FILE))
     assert [c.suite_name for c in a.results.configs.values()] == ["TLS-PSK-WITH-AES-128-GCM-SHA256"]
     assert {r.metric for r in a.results.rows} >= {"handshake_processing", "step"}
     p = a.results.primitives
@@ -143,7 +145,8 @@ def test_scenarios_take_the_hash_and_signature_as_parameters(tmp_path, agent_dir
     out = CliRunner().invoke(main, args, env={"TLSBENCH_AGENT_DIR": str(agent_dir)})
     assert out.exit_code == 0, out.output
     (folder,) = tmp_path.iterdir()
-    p = analyze_store(folder / DB_FILE)
+    with locate(folder).reader() as st:
+        p = analyze_store(st, st)
     measured = {(r.library, r.experiment, r.group) for r in p.results if r.summary.n > 0}  # descheduled ones are left out
     sha3 = {f"sender-sha3-256-{sig}" for sig in ("ecdsa-p256", "ecdsa-secp256k1", "ed25519")}
     for lib in ("openssl", "wolfssl"):  # both have SHA3-256, secp256k1 and Ed25519

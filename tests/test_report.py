@@ -124,10 +124,10 @@ def test_cli_report_writes_the_file(tmp_path):
 @pytest.fixture(scope="module")
 def missed_target(golden):  # noqa: F811
     """The golden experiment as if its plan asked for ±0.5%: every configuration misses it."""
-    from tlsbench.analysis.derive.load import load
+    from stores import load_path
     from tlsbench.analysis.pipeline import analyze
 
-    ds = load(GOLDEN_DB)
+    ds = load_path(GOLDEN_DB)
     ds.experiment["plan_json"] = json.dumps({"rounds": 3, "precision": {"target_ci_percent": 0.5,
                                                                          "max_repetitions": 100}})
     analysis = analyze(ds, seed=7)

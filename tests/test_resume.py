@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from stores import reader
 from tlsbench import plan
+from tlsbench.store.api import StoreError
 from tlsbench.store.sqlite import DB_FILE
 
 PLAN = '''
@@ -34,11 +35,12 @@ def cli(*args: str, agent_dir: Path, **kw) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True, **kw)
 
 
-def count(db: Path, sql: str = "SELECT COUNT(*) FROM repetition") -> int:
+def count(db: Path) -> int:
+    """Repetitions stored (0 while the store is not created yet)."""
     try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-            return conn.execute(sql).fetchone()[0]
-    except sqlite3.OperationalError:  # not created yet
+        with reader(db) as store:
+            return len(store.repetition_columns())
+    except StoreError:
         return 0
 
 
@@ -51,8 +53,8 @@ def wait_for(db: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> N
 
 
 def agent_pids(db: Path) -> list[int]:
-    with sqlite3.connect(db) as conn:
-        return [r[0] for r in conn.execute("SELECT pid FROM agent")]
+    with reader(db) as store:
+        return [a.pid for a in store.agent_rows()]
 
 
 def alive(pid: int) -> bool:
@@ -64,14 +66,11 @@ def alive(pid: int) -> bool:
 
 
 def check_exactly_once(db: Path) -> None:
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        dup = conn.execute("SELECT COUNT(*) FROM (SELECT config_id, idx FROM repetition "
-                           "GROUP BY config_id, idx HAVING COUNT(*) > 1)").fetchone()[0]
-        assert dup == 0
-        assert conn.execute("SELECT COUNT(*) FROM repetition").fetchone()[0] == PLANNED
-        assert conn.execute("SELECT COUNT(*) FROM repetition r LEFT JOIN trace t ON t.repetition_id = r.id "
-                            "WHERE t.repetition_id IS NULL").fetchone()[0] == 0
+    with reader(db) as store:
+        assert store.integrity_check() == "ok"
+        rows = store.repetition_rows()
+        assert len({(r.config_id, r.idx) for _, r in rows}) == len(rows) == PLANNED
+        assert {i for i, _ in rows} == {i for i, _ in store.traces()}  # each with its trace
 
 
 @pytest.fixture
@@ -105,10 +104,9 @@ def test_kill_9_of_the_controller_then_resume(tmp_path, plan_file, agent_path):
 
 def stored_rows(db: Path) -> dict[tuple[int, int], tuple]:
     """(config, idx) -> everything stored about the repetition, its trace included."""
-    with sqlite3.connect(db) as conn:
-        return {(r[0], r[1]): r[2:] for r in conn.execute(
-            "SELECT r.config_id, r.idx, r.id, r.status, r.agent_id, r.start_ns, r.handshake_wall_ns, t.records "
-            "FROM repetition r JOIN trace t ON t.repetition_id = r.id")}
+    with reader(db) as store:
+        traces = dict(store.traces())
+        return {(r.config_id, r.idx): (i, r, traces[i]) for i, r in store.repetition_rows() if i in traces}
 
 
 @pytest.mark.parametrize("pin", ["--pin", "--no-pin"])
@@ -149,10 +147,10 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path, plan_file, agent_
     text = proc.communicate(timeout=30)[0]
     assert proc.returncode == 130, text
     assert "interrupted" in text and "--resume" in text
-    with sqlite3.connect(db) as conn:
-        (reason,) = conn.execute("SELECT exit_reason FROM agent").fetchone()
-        assert reason == "interrupted"
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with reader(db) as store:
+        (agent,) = store.agent_rows()
+        assert agent.exit_reason == "interrupted"
+        assert store.integrity_check() == "ok"
     assert not any(alive(pid) for pid in agent_pids(db)), "the agent outlived the controller"
     assert count(db) < PLANNED
 

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from conftest import small_plan
+from stores import reader
 from tlsbench.cli import main
 from tlsbench.app.run import run_experiment
 from tlsbench.plan.model import PlanError
 from tlsbench.run import tracefs as sched
 from tlsbench.run.controller import QuietObserver
 from tlsbench.run.placement import PlacementError
+from tlsbench.schema import AgentRow, RepetitionRow, SchedTables
 
 SCHED = 'metrics = ["time", "sched"]\n'
 LAST_CPU = max(os.sched_getaffinity(0))
@@ -36,9 +37,10 @@ class Notes(QuietObserver):
         self.notes.append(message)
 
 
-def rows(db: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql).fetchall()
+def stored(db: Path) -> tuple[SchedTables, list[RepetitionRow], list[AgentRow]]:
+    """The scheduler's tables, the repetitions and the agents of a store."""
+    with reader(db) as st:
+        return st.sched_tables(), [r for _, r in st.repetition_rows()], st.agent_rows()
 
 
 def test_metrics_and_cpus_are_validated_and_absent_by_default():
@@ -59,7 +61,7 @@ def test_cpus_this_machine_lacks_are_refused_in_one_line(tmp_path, agent_path):
 def test_the_agents_run_on_the_plans_cpus(tmp_path, agent_path):
     run_experiment(small_plan(repetitions=2, rounds=1, extra=f"cpus = [{LAST_CPU}]\n"), tmp_path,
                    agent_dir=agent_path.parent)
-    placements = [json.loads(p) for (p,) in rows(tmp_path / "small" / "tlsbench.db", "SELECT placement_json FROM agent")]
+    placements = [json.loads(a.placement_json) for a in stored(tmp_path / "small" / "tlsbench.db")[2]]
     assert placements and all(p["cpus"] == [LAST_CPU] and p["cpus_from_plan"] == [LAST_CPU] for p in placements)
 
 
@@ -72,10 +74,11 @@ def test_without_tracefs_one_warning_and_the_rest_is_measured(tmp_path, agent_pa
     db = summary.folder / "tlsbench.db"
     warnings = [n for n in notes.notes if "sched" in n]
     assert len(warnings) == 1 and f"no tracefs at {empty}" in warnings[0] and "mount -t tracefs" in warnings[0]
-    assert rows(db, "SELECT count(*) FROM sched_repetition") == [(0,)]  # nothing presented as a value
-    assert rows(db, "SELECT missing IS NOT NULL FROM sched_capture") == [(1,)]
-    assert rows(db, "SELECT count(*) FROM repetition WHERE status = 'OK'")[0][0] == summary.planned
-    assert rows(db, "SELECT count(*) FROM sched_agent WHERE run_ns > 0")[0][0] >= 1  # /proc needs no tracefs
+    tables, reps, _ = stored(db)
+    assert tables.repetitions == []  # nothing presented as a value
+    assert [c.missing is not None for c in tables.captures] == [True]
+    assert sum(r.status == "OK" for r in reps) == summary.planned
+    assert sum(a.run_ns > 0 for a in tables.agents) >= 1  # /proc needs no tracefs
     report = CliRunner().invoke(main, ["report", str(summary.folder), "--out", str(tmp_path / "r.html")])
     assert report.exit_code == 0, report.output
     assert "it is missing: no tracefs at" in (tmp_path / "r.html").read_text().replace("&#39;", "'")
@@ -88,17 +91,16 @@ def test_traced_repetitions_carry_the_schedulers_view(tmp_path, agent_path):
                              agent_dir=agent_path.parent, observer=notes)
     db = summary.folder / "tlsbench.db"
     assert not [n for n in notes.notes if "sched" in n]
-    assert rows(db, "SELECT missing, json_extract(facts_json, '$.cpus') FROM sched_capture") == [(None, f"[{LAST_CPU}]")]
-    traced = rows(db, "SELECT wall_ns, busy_ns, idle_ns, longest_run_ns, runs, steps, steps_interrupted, cpus "
-                      "FROM sched_repetition JOIN repetition USING (config_id, idx) WHERE status = 'OK'")
-    ok = rows(db, "SELECT count(*) FROM repetition WHERE status = 'OK'")[0][0]
-    lost = rows(db, "SELECT json_extract(facts_json, '$.lost') FROM sched_capture")[0][0]
-    assert lost or len(traced) == ok  # a batch in which the kernel lost events has no figures
-    for wall, busy, idle, longest, runs, steps, interrupted, cpus in traced:
-        assert 0 < busy <= wall and 0 <= idle <= wall * cpus and 0 < longest <= busy
-        assert runs >= 1 and steps > 0 and 0 <= interrupted <= steps
-    assert not [(lab, peer) for lab, peer in rows(db, "SELECT label, peer FROM sched_step")
-                if peer not in ("client", "server")]
+    tables, reps, _ = stored(db)
+    assert [(c.missing, json.loads(c.facts_json).get("cpus")) for c in tables.captures] == [(None, [LAST_CPU])]
+    ok = {(r.config_id, r.idx) for r in reps if r.status == "OK"}
+    traced = [r for r in tables.repetitions if (r.config_id, r.idx) in ok]
+    lost = json.loads(tables.captures[0].facts_json).get("lost")
+    assert lost or len(traced) == len(ok)  # a batch in which the kernel lost events has no figures
+    for r in traced:
+        assert 0 < r.busy_ns <= r.wall_ns and 0 <= r.idle_ns <= r.wall_ns * r.cpus and 0 < r.longest_run_ns <= r.busy_ns
+        assert r.runs >= 1 and r.steps > 0 and 0 <= r.steps_interrupted <= r.steps
+    assert not [(s.label, s.peer) for s in tables.steps if s.peer not in ("client", "server")]
     csv = CliRunner().invoke(main, ["export", str(summary.folder), "--format", "csv"])
     assert csv.exit_code == 0 and "sched.busy_share" in csv.output and "sched.longest_run_us" in csv.output
     report = CliRunner().invoke(main, ["report", str(summary.folder), "--out", str(tmp_path / "r.html")])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tlsbench.analysis.derive.load import load
+from stores import load_path
 from tlsbench.run import agents
 from tlsbench.run.placement import choose
 from tlsbench.store.sqlite import DB_FILE
@@ -93,7 +93,7 @@ def silent(tmp_path_factory, agent_path) -> tuple[Path, Outcome]:
 def used(folder: Path) -> int:
     """Repetitions left for the statistics (a busy machine may deschedule every one of the
     other configuration's: then nothing is)."""
-    return int((~load(folder / DB_FILE).excluded_mask()).sum())
+    return int((~load_path(folder / DB_FILE).excluded_mask()).sum())
 
 
 def test_the_run_names_what_it_did_not_measure(silent):
@@ -113,7 +113,7 @@ def test_status_names_them_after_the_run(silent):
     status = cli("status", folder)
     assert status.rc == 0
     text = flat(status.out)
-    ds = load(folder / DB_FILE)
+    ds = load_path(folder / DB_FILE)
     excluded, descheduled = int(ds.excluded_mask().sum()), int(ds.descheduled_mask().sum())
     unmeasured = 2 + (not used(folder))
     # configs, not measured, stored, planned, failed, flagged, excluded
@@ -157,7 +157,7 @@ def test_a_run_that_produced_no_data_fails_and_keeps_what_it_stored(tmp_path, ag
     line = one_line(run)
     assert "the run produced no data: all 2 stored repetitions were excluded (TRACE_OVERFLOW 2)" in line
     assert f"mbedtls|{PSK}|default|psk|memory|c2s|40000|1" in flat(run.out)
-    assert len(load(tmp_path / "nodata" / DB_FILE).reps) == 2
+    assert len(load_path(tmp_path / "nodata" / DB_FILE).reps) == 2
 
 
 def test_a_configuration_its_agent_refuses_is_named(tmp_path):
@@ -206,7 +206,7 @@ def test_descheduled_repetitions_are_counted_everywhere(tmp_path, agent_path):
             h.kill()
             h.wait()
     folder = tmp_path / "busy"
-    descheduled = int(load(folder / DB_FILE).descheduled_mask().sum())
+    descheduled = int(load_path(folder / DB_FILE).descheduled_mask().sum())
     assert descheduled, "no repetition was descheduled: make the busy processes busier"
     assert f"descheduled {descheduled}" in flat(run.out)
     assert f"descheduled {descheduled}" in flat(cli("status", folder).out)

@@ -1,12 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
+"""The SQLite store (store/sqlite/): what is particular to it (its file, pragmas, migrations,
+lock file); what every store must do is tests/store_contract/."""
 import random
+import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from tlsbench.core import spec
-from tlsbench.store import sqlite as store_mod
-from tlsbench.store.sqlite import ConfigRow, Experiment, PlanMismatch, RepetitionRow, Store, StoreError
+from tlsbench.schema import ConfigRow, Experiment, RepetitionRow
+from tlsbench.store.api import PlanMismatch, StoreBusy, StoreDamaged, StoreError
+from tlsbench.store.locator import locate
+from tlsbench.store.sqlite import errors, lock, testing
+from tlsbench.store.sqlite import store as store_mod
+from tlsbench.store.sqlite.schema import latest
+
+GOLDEN_DB = Path(__file__).parent / "fixtures" / "golden.db"
 
 S = spec.load()
 OK = S.status.name(S.status.OK)
@@ -27,10 +37,10 @@ def rep(config_id: int, idx: int, agent_id: int, status: str = OK, n: int = 3) -
 
 
 def test_schema_version_pragmas_and_round_trip(tmp_path):
-    with Store.in_folder(tmp_path / "exp") as st:
-        assert st.conn.execute("PRAGMA user_version").fetchone()[0] == store_mod.migrations()[-1][0]
-        assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert st.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    with locate(tmp_path / "exp").writer() as st:
+        assert testing.pragma(st, "user_version") == latest()
+        assert testing.pragma(st, "journal_mode") == "wal"
+        assert testing.pragma(st, "foreign_keys") == 1
         st.init_experiment(experiment())
         agent = st.add_agent("mbedtls", "tlsbench-agent-mbedtls", 123, "{}", "{}")
         cid = st.upsert_config(config())
@@ -38,27 +48,27 @@ def test_schema_version_pragmas_and_round_trip(tmp_path):
         records = bytes(range(96))
         st.add_repetition(rep(cid, 0, agent), records)
         st.add_repetition(rep(cid, 1, agent, S.status.name(S.status.HANDSHAKE_FAILED)), bytes(96))
-    with Store.in_folder(tmp_path / "exp", create=False) as st:  # reopened: nothing re-migrated
+    with locate(tmp_path / "exp").writer(create=False) as st:  # reopened: nothing re-migrated
         row, blob = st.repetition(cid, 0)
         assert blob == records and row["status"] == OK and row["agent_id"] == agent
-        assert st.done() == {cid: {0, 1}}
+        assert st.stored_indices() == {"k1": {0, 1}}
         assert st.repetition_counts(OK) == {cid: {"stored": 2, "failed": 1, "flagged": 0}}
         assert st.experiment().seed == 7
         assert st.integrity_check() == "ok"
 
 
 def test_a_repetition_is_stored_exactly_once(tmp_path):
-    with Store.in_folder(tmp_path) as st:
+    with locate(tmp_path).writer() as st:
         st.init_experiment(experiment())
         cid = st.upsert_config(config())
         st.add_repetition(rep(cid, 0, None), b"")
         with pytest.raises(sqlite3.IntegrityError):
             st.add_repetition(rep(cid, 0, None), b"x" * 32)
-        assert st.conn.execute("SELECT COUNT(*) FROM trace").fetchone()[0] == 1  # rolled back as a whole
+        assert len(st.traces()) == 1  # rolled back as a whole
 
 
 def test_another_plan_is_refused(tmp_path):
-    with Store.in_folder(tmp_path) as st:
+    with locate(tmp_path).writer() as st:
         st.init_experiment(experiment("h1"))
         assert st.init_experiment(experiment("h1")).plan_hash == "h1"
         with pytest.raises(PlanMismatch, match="another plan"):
@@ -69,67 +79,66 @@ def test_unwritable_output_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(StoreError, match="cannot write the store"):
-        Store.in_folder(blocker / "exp")
+        locate(blocker / "exp").writer()
 
 
 def test_missing_store_is_not_created_by_readers(tmp_path):
     with pytest.raises(StoreError, match="no experiment store"):
-        Store.in_folder(tmp_path / "absent", create=False)
+        locate(tmp_path / "absent").writer(create=False)
     assert not (tmp_path / "absent").exists()
 
 
 def test_full_disk_loses_nothing_stored(tmp_path):
-    with Store.in_folder(tmp_path) as st:
+    with locate(tmp_path).writer() as st:
         st.init_experiment(experiment())
         cid = st.upsert_config(config())
         st.add_repetition(rep(cid, 0, None), bytes(32))
-        pages = st.conn.execute("PRAGMA page_count").fetchone()[0]
-        st.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the "disk" is now nearly full
+        testing.nearly_full(st)  # the "disk" is now nearly full
         with pytest.raises(StoreError, match="full.*safe"):
             for i in range(1, 50):
                 st.add_repetition(rep(cid, i, None), random.randbytes(32 * 1000))  # random: zstd cannot shrink it
-        stored = st.done()[cid]
-    with Store.in_folder(tmp_path, create=False) as st:
-        assert st.done()[cid] == stored and 0 in stored
+        stored = st.stored_indices()["k1"]
+    with locate(tmp_path).writer(create=False) as st:
+        assert st.stored_indices()["k1"] == stored and 0 in stored
         assert st.integrity_check() == "ok"
 
 
-def test_a_store_of_an_older_schema_is_migrated_and_keeps_its_data(tmp_path):
-    import shutil
-    from pathlib import Path
+def _counts(st) -> tuple[int, int]:
+    cols = st.repetition_columns()
+    return len(cols), int(cols.n_events.sum())
 
-    old = tmp_path / "tlsbench.db"
-    shutil.copy(Path(__file__).parent / "fixtures" / "golden.db", old)
-    with sqlite3.connect(old) as conn:
-        before = conn.execute("SELECT count(*), sum(n_events) FROM repetition").fetchone()
-        conn.execute("PRAGMA user_version = 1")  # as stores written before migration 002
-        assert "packets_c2s" not in {r[1] for r in conn.execute("PRAGMA table_info(repetition)")}
-    with Store.open(old, create=False) as st:
-        assert st.conn.execute("PRAGMA user_version").fetchone()[0] == store_mod.migrations()[-1][0]
-        cols = {r[1] for r in st.conn.execute("PRAGMA table_info(repetition)")}
+
+def test_a_store_of_an_older_schema_is_migrated_and_keeps_its_data(tmp_path):
+    old = shutil.copy(GOLDEN_DB, tmp_path / "tlsbench.db")
+    assert testing.pragma(old, "user_version") == 1  # as stores written before migration 002
+    assert "packets_c2s" not in {c[1] for c in testing.schema(old)["repetition"]["columns"]}
+    with locate(old).reader() as st:
+        before = _counts(st)
+    with locate(old).writer(create=False) as st:
+        assert testing.pragma(st, "user_version") == latest()
+        cols = {c[1] for c in testing.schema(st)["repetition"]["columns"]}
         assert {"packets_c2s", "packets_s2c", "retransmissions", "role", "repetition_wall_ns"} <= cols
-        assert tuple(st.conn.execute("SELECT count(*), sum(n_events) FROM repetition").fetchone()) == tuple(before)
+        assert _counts(st) == before
 
 
 def test_a_damaged_file_is_refused_and_never_written(tmp_path):
     db = tmp_path / "tlsbench.db"
-    with Store.open(db) as st:
+    with locate(db).writer() as st:
         st.init_experiment(experiment())
     data = db.read_bytes()
     db.write_bytes(data[:4096] + b"\xff" * (len(data) - 4096))  # every page after the header page
-    with pytest.raises(store_mod.StoreDamaged, match=r"\.recover"):
-        Store.open(db)
-    with pytest.raises(store_mod.StoreDamaged, match="left untouched"):
-        store_mod.open_readonly(db)
+    with pytest.raises(StoreDamaged, match=r"\.recover"):
+        locate(db).writer()
+    with pytest.raises(StoreDamaged, match="left untouched"):
+        locate(db).reader()
     assert db.read_bytes() == data[:4096] + b"\xff" * (len(data) - 4096)
 
 
 def test_a_foreign_sqlite_file_is_not_a_store(tmp_path):
     db = tmp_path / "tlsbench.db"
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE notes (text TEXT)")
-    with pytest.raises(store_mod.StoreDamaged, match="without an experiment table.*notes"):
-        Store.open(db)
+    testing.foreign_database(db)
+    with pytest.raises(StoreDamaged, match="without an experiment table.*notes"):
+        locate(db).writer()
 
 
 def test_an_empty_file_is_an_empty_store(tmp_path):
@@ -137,37 +146,31 @@ def test_an_empty_file_is_an_empty_store(tmp_path):
     writer may start in it."""
     db = tmp_path / "tlsbench.db"
     db.write_bytes(b"")
-    assert store_mod.stored_experiment(db) is None
+    assert locate(db).stored_experiment() is None
     with pytest.raises(StoreError, match="holds no experiment yet"):
-        store_mod.open_readonly(db)
-    with Store.open(db) as st:
+        locate(db).reader()
+    with locate(db).writer() as st:
         assert st.init_experiment(experiment()).name == "exp"
 
 
 def test_readers_do_not_migrate(tmp_path):
-    import shutil
-    from pathlib import Path
-
-    old = tmp_path / "tlsbench.db"
-    shutil.copy(Path(__file__).parent / "fixtures" / "golden.db", old)
-    with sqlite3.connect(old) as conn:
-        conn.execute("PRAGMA user_version = 1")
-    with Store.open_readonly(old) as st:
+    old = shutil.copy(GOLDEN_DB, tmp_path / "tlsbench.db")
+    assert testing.pragma(old, "user_version") == 1
+    with locate(old).reader() as st:
         assert st.experiment() is not None
-    with sqlite3.connect(old) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert testing.pragma(old, "user_version") == 1
 
 
 def test_stale_agent_rows_are_closed(tmp_path):
-    with Store.in_folder(tmp_path) as st:
+    with locate(tmp_path).writer() as st:
         st.init_experiment(experiment())
         done = st.add_agent("mbedtls", "a", 1, "{}", "{}")
         st.end_agent(done, "quit (exit code 0)")
         st.add_agent("mbedtls", "a", 2, "{}", "{}")  # its host was killed
         assert st.close_stale_agents("host ended without closing it") == 1
-        reasons = [r["exit_reason"] for r in st.agents()]
+        reasons = [r.exit_reason for r in st.agent_rows()]
         assert reasons == ["quit (exit code 0)", "host ended without closing it"]
-        assert all(r["ended_at"] for r in st.agents())
+        assert all(r.ended_at for r in st.agent_rows())
 
 
 def test_one_writer_per_folder(tmp_path):
@@ -175,17 +178,15 @@ def test_one_writer_per_folder(tmp_path):
     first one's PID; the lock goes with the first holder and a leftover file blocks nobody."""
     import os
 
-    from tlsbench.store import lock
-
     assert lock.writer(tmp_path) is None
     with lock.writer_lock(tmp_path):
         assert (tmp_path / lock.LOCK_FILE).read_text().strip() == str(os.getpid())
         assert lock.writer(tmp_path) is None  # this process's own reads are no other writer's
         lock._HELD.clear()  # as seen from another process
         assert lock.writer(tmp_path) == str(os.getpid())
-        with pytest.raises(lock.StoreBusy, match=f"PID {os.getpid()}"):
+        with pytest.raises(StoreBusy, match=f"PID {os.getpid()}"):
             lock.refuse_if_busy(tmp_path)
-        with pytest.raises(lock.StoreBusy, match="another tlsbench"):
+        with pytest.raises(StoreBusy, match="another tlsbench"):
             with lock.writer_lock(tmp_path):
                 pass
     assert (tmp_path / lock.LOCK_FILE).exists() and lock.writer(tmp_path) is None
@@ -196,19 +197,19 @@ def test_one_writer_per_folder(tmp_path):
 def test_write_errors_name_the_cause(tmp_path):
     import errno
 
-    full = store_mod.cannot_write(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x.db")
-    read_only = store_mod.cannot_write(OSError(errno.EROFS, "Read-only file system"), tmp_path / "x.db")
+    full = errors.cannot_write(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x.db")
+    read_only = errors.cannot_write(OSError(errno.EROFS, "Read-only file system"), tmp_path / "x.db")
     assert "disk is full" in str(full) and "run the same command again" in str(full)
     assert "read-only" in str(read_only) and "--output" in str(read_only)
     corrupt = sqlite3.DatabaseError("database disk image is malformed")
     corrupt.sqlite_errorname = "SQLITE_CORRUPT"  # as SQLite sets it
-    assert isinstance(store_mod.cannot_write(corrupt, tmp_path / "x.db"), store_mod.StoreDamaged)
+    assert isinstance(errors.cannot_write(corrupt, tmp_path / "x.db"), StoreDamaged)
 
 
 def test_repetition_columns_are_the_rows_in_id_order_across_reads(tmp_path, monkeypatch):
     """Columns read as text chunks hold each row's values, NULL as −1, in id order."""
     monkeypatch.setattr(store_mod, "_REPETITIONS_PER_READ", 4)  # several reads, the last one short
-    with Store.in_folder(tmp_path / "exp") as st:
+    with locate(tmp_path / "exp").writer() as st:
         st.init_experiment(experiment())
         agent = st.add_agent("mbedtls", "tlsbench-agent-mbedtls", 123, "{}", "{}")
         cids = [st.upsert_config(config(f"k{i}")) for i in range(2)]
@@ -217,9 +218,9 @@ def test_repetition_columns_are_the_rows_in_id_order_across_reads(tmp_path, monk
                 failed = S.status.name(S.status.HANDSHAKE_FAILED)
                 st.add_repetition(rep(cid, idx, agent if idx % 2 else None, OK if idx != 2 else failed, n=idx), b"")
         cols = st.repetition_columns()
-        rows = st.conn.execute("SELECT id, config_id, idx, agent_id, status, n_events FROM repetition ORDER BY id").fetchall()
-    assert cols.id.tolist() == [r["id"] for r in rows] and len(rows) == 10
-    assert cols.config_id.tolist() == [r["config_id"] for r in rows] and cols.idx.tolist() == [r["idx"] for r in rows]
-    assert cols.agent_id.tolist() == [-1 if r["agent_id"] is None else r["agent_id"] for r in rows]
-    assert cols.status.tolist() == [r["status"] for r in rows] and cols.n_events.tolist() == [r["n_events"] for r in rows]
+        ids, rows = zip(*st.repetition_rows())
+    assert cols.id.tolist() == list(ids) and len(rows) == 10
+    assert cols.config_id.tolist() == [r.config_id for r in rows] and cols.idx.tolist() == [r.idx for r in rows]
+    assert cols.agent_id.tolist() == [-1 if r.agent_id is None else r.agent_id for r in rows]
+    assert cols.status.tolist() == [r.status for r in rows] and cols.n_events.tolist() == [r.n_events for r in rows]
     assert cols.id.dtype == "int64" and -1 in cols.agent_id

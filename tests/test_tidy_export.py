@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import duckdb
@@ -20,7 +19,7 @@ from click.testing import CliRunner
 from analysis_support import GOLDEN_DB, golden  # noqa: F401
 from conftest import small_plan
 from fixtures import synth_experiments
-from tlsbench.analysis.derive.load import load
+from stores import load_path, reader
 from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.pipeline import analyze
 from tlsbench.analysis.vocab import vocab
@@ -54,23 +53,16 @@ def sql(query: str):
     return duckdb.connect().execute(query)
 
 
-def store_count(store: Path, query: str) -> int:
-    db = sqlite3.connect(store)
-    try:
-        return db.execute(query).fetchone()[0]
-    finally:
-        db.close()
-
-
 def test_repetitions_as_parquet_read_by_duckdb_and_pandas_match_the_store(real_run, tmp_path):
     db = real_run / "tlsbench.db"
     path = export(real_run, tmp_path / "reps.parquet", "repetition", "parquet")
-    n = store_count(db, "SELECT count(*) FROM repetition")
+    with reader(db) as st:
+        n = len(st.repetition_columns())
     assert sql(f"SELECT count(*) FROM '{path}'").fetchone()[0] == n == 18
     per_suite = dict(sql(f"SELECT suite_name, count(*) FROM '{path}' GROUP BY suite_name").fetchall())
     assert set(per_suite.values()) == {6} and len(per_suite) == 3
     frame = pd.read_parquet(path)
-    ds = load(db)
+    ds = load_path(db)
     table = measures(ds)
     # Each repetition's measures are the analysis' own values, to the last bit.
     sel = (table.metric == METRIC["handshake_processing"]) & (table.peer == vocab().peers["server"])
@@ -99,7 +91,7 @@ def test_slices_in_both_formats_sum_to_the_repetition_measures(real_run, tmp_pat
     from_csv = sql(f"SELECT * FROM read_csv_auto('{text}')").df()
     assert len(from_csv) == len(frame) > 0
     assert np.allclose(from_csv.processing.fillna(-1), frame.processing.fillna(-1), rtol=0, atol=0)
-    ds = load(db)
+    ds = load_path(db)
     voc = vocab()
     steps = (ds.slices.category == voc.role_cat("step")) & ~ds.slices.open
     assert (frame.slice_kind == "step").sum() == steps.sum()
@@ -118,16 +110,18 @@ def test_slices_in_both_formats_sum_to_the_repetition_measures(real_run, tmp_pat
 
 
 def test_chunks_do_not_change_the_table(real_run):
-    whole = pd.concat(b.to_pandas() for b in tidy.batches(real_run / "tlsbench.db", "slice", size=1000))
-    small = pd.concat(b.to_pandas() for b in tidy.batches(real_run / "tlsbench.db", "slice", size=4))
+    with reader(real_run / "tlsbench.db") as st:
+        whole = pd.concat(b.to_pandas() for b in tidy.batches(st, "slice", size=1000))
+        small = pd.concat(b.to_pandas() for b in tidy.batches(st, "slice", size=4))
     pd.testing.assert_frame_equal(whole.reset_index(drop=True).astype(str), small.reset_index(drop=True).astype(str))
 
 
 def test_experiment_groups_are_slices_named_by_their_group(tmp_path):
     store = synth_experiments.make_store(tmp_path, libraries=("mbedtls", "openssl"), reps=5)
-    frame = tidy.read_table(store, "slice").to_pandas()
+    with reader(store) as st:
+        frame = tidy.read_table(st, "slice").to_pandas()
     groups = frame[frame.slice_kind == "group"]
-    ds = load(store, experiments=True)
+    ds = load_path(store, experiments=True)
     spans = (ds.slices.label == vocab().role_label("user_group")) & ~ds.slices.open
     assert len(groups) == spans.sum() > 0
     assert set(groups.label) <= {g for c in ds.configs.values() for g in json.loads(c.experiment_groups)}

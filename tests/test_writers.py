@@ -10,11 +10,9 @@ checked through `tlsbench export --format csv`, which lays out the report's stat
 configuration's n plus its excluded repetitions is what the store holds, once."""
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import os
-import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -23,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from conftest import small_plan
+from stores import reader, writer
 from tlsbench.analysis.derive import derived, statcache
 from tlsbench.analysis.derive.derived import DERIVE_VERSION, STORED_KINDS
 from tlsbench.app.run import run_experiment
-from tlsbench.store import sqlite as store_sqlite
-from tlsbench.store.lock import writer_lock
-from tlsbench.store.sqlite import DB_FILE, Store
+from tlsbench.store.locator import locate
+from tlsbench.store.sqlite import DB_FILE, SqliteStore, schema, testing
 
 TRACEBACK = "Traceback (most recent call last)"
 BUSY = "being written by another tlsbench"
@@ -51,8 +49,7 @@ def finished(tmp_path_factory, agent_path) -> Path:
 def _copy(db: Path, folder: Path) -> Path:
     """The store in a folder of its own (SQLite's backup: the WAL's commits included)."""
     folder.mkdir(parents=True)
-    with contextlib.closing(sqlite3.connect(db)) as src, contextlib.closing(sqlite3.connect(folder / DB_FILE)) as dst:
-        src.backup(dst)
+    testing.backup(db, folder / DB_FILE)
     return folder / DB_FILE
 
 
@@ -69,14 +66,14 @@ def _ended(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 def _batches(db: Path) -> Counter:
     """Stored derived batches of this version per (kind, configuration)."""
-    with Store.open_readonly(db) as store:
+    with reader(db) as store:
         return Counter((b.kind, b.config_id) for kind in STORED_KINDS
                        for b in store.derived_batches(kind, DERIVE_VERSION, measures=False))
 
 
 def _stored_per_config(db: Path) -> Counter:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return Counter(dict(conn.execute("SELECT config_id, COUNT(*) FROM repetition GROUP BY config_id")))
+    with reader(db) as store:
+        return Counter(store.repetition_columns().config_id.tolist())
 
 
 def _handshake_n(db: Path) -> dict[tuple[int, str], int]:
@@ -111,7 +108,7 @@ def _assert_one_line_or_won(code: int, out: str, err: str) -> bool:
 def test_a_derive_while_another_writer_holds_the_store_is_one_line(finished, tmp_path):
     db = _copy(finished, tmp_path / "held")
     before = _batches(db)
-    with writer_lock(db.parent):
+    with locate(db).lock.hold():
         code, out, err = _ended(_cli("derive", db.parent, "--rebuild"))
     assert not _assert_one_line_or_won(code, out, err) and f"PID {os.getpid()}" in err
     assert _batches(db) == before  # nothing written
@@ -124,7 +121,7 @@ def test_two_derives_at_once_leave_one_copy(finished, tmp_path, rebuild):
     configuration ends with one batch, and its n in the statistics is its repetitions once."""
     db = _copy(finished, tmp_path / "two")
     if not rebuild:
-        with writer_lock(db.parent), Store.open(db, create=False) as store:
+        with locate(db).lock.hold(), writer(db, create=False) as store:
             store.drop_derived()  # the summaries and statistics: a store as a run killed before its end leaves it
         assert not _batches(db)
     args = ["derive", db.parent] + (["--rebuild"] if rebuild else [])
@@ -139,18 +136,20 @@ def test_a_store_two_old_derives_doubled_is_read_right_and_repaired(tmp_path, ag
     of then counted every value twice). A report of it counts each repetition once (those
     copies and their statistics are not used); a plain `derive` drops the copies and the
     statistics, and stores them again."""
-    old = store_sqlite.migrations()
+    old = schema.migrations()
     with monkeypatch.context() as m:
-        m.setattr(store_sqlite, "migrations", lambda: [v for v in old if v[0] <= BEFORE_UNIQUE_KEY])
-        m.setattr(Store, "set_skipped_cells", lambda self, cells: None)  # migration 016's table: not there yet
+        (tmp_path / "old").mkdir()
+        testing.at_migration(tmp_path / "old" / DB_FILE, BEFORE_UNIQUE_KEY)  # as that tlsbench created it
+        m.setattr(schema, "migrations", lambda: [v for v in old if v[0] <= BEFORE_UNIQUE_KEY])
+        m.setattr(SqliteStore, "set_skipped_cells", lambda self, cells: None)  # migration 016's table: not there yet
         db = run_experiment(small_plan("old", repetitions=6), tmp_path, agent_dir=agent_path.parent).folder / DB_FILE
-        with Store.open(db, create=False) as store:
+        with writer(db, create=False) as store:
             batches = list(store.derived_batches("handshakes", DERIVE_VERSION))
             store.drop_derived()
             store.add_derived_batches(batches)  # the first derive
             store.add_derived_batches(batches)  # the second, at the same time
             m.setattr(derived, "stored_twice", lambda ids: False)  # the reader of then
-            statcache.store_stats(store)
+            statcache.store_stats(store, store)
             doubled = {cid: statcache.decode(s) for cid, s in store.derived_stats("handshakes").items()
                        if cid != statcache.GROUPS}
     assert set(_batches(db).values()) == {2}
@@ -160,6 +159,5 @@ def test_a_store_two_old_derives_doubled_is_read_right_and_repaired(tmp_path, ag
 
     code, out, err = _ended(_cli("derive", db.parent))
     assert code == 0, err
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == old[-1][0]
+    assert testing.pragma(db, "user_version") == old[-1][0]
     _assert_counted_once(db)

@@ -22,34 +22,31 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tlsbench.analysis.results import Analysis
+    from tlsbench.store.api import Location
 
 
-def _store(path: str | Path) -> Path:
-    """An experiment folder's store, a store file as it is, or an experiment name under the
-    default plan's output folder (as the command line resolves them)."""
+def _locate(path: str | Path) -> "Location":
+    """An experiment folder's store, a store file as it is, `sqlite:PATH`, or an experiment
+    name under the default plan's output folder (as the command line resolves them)."""
     from tlsbench.plan.model import load as load_plan
-    from tlsbench.store.progress import find_experiment
-    from tlsbench.store.sqlite import DB_FILE
+    from tlsbench.store.locator import locate
 
-    given = Path(path)
-    return given if given.is_file() else find_experiment(given, load_plan().plan.output) / DB_FILE
+    return locate(path, load_plan().plan.output)
 
 
 class Experiment:
     """One experiment's results (`tlsbench.open`)."""
 
     def __init__(self, path: str | Path, include_flagged: bool = False, profile: str | None = None):
-        from tlsbench.analysis.derive.load import reading
-
-        self.path = _store(path)
+        self.location = _locate(path)
         self.include_flagged = include_flagged  # statistics: keep failed and flagged repetitions
         self.profile = profile  # statistics: add energy estimates from this power profile
-        with reading(self.path) as store:  # a missing or foreign file fails here, in one line
+        with self.location.reader() as store:  # a missing or foreign file fails here, in one line
             row = store.experiment()
-        self.name = row.name if row else self.path.parent.name
+        self.name = row.name if row else self.location.folder.name
 
     def __repr__(self) -> str:
-        return f"<tlsbench experiment {self.name!r} at {self.path}>"
+        return f"<tlsbench experiment {self.name!r} at {self.location}>"
 
     @cached_property
     def configurations(self) -> "pd.DataFrame":
@@ -57,7 +54,8 @@ class Experiment:
         from tlsbench.analysis.derive.load import load
         from tlsbench.export.tidy import config_table
 
-        table, _ = config_table(load(self.path, rep_ids=[], kind="all"))
+        with self.location.reader() as store:
+            table, _ = config_table(load(store, store, rep_ids=[], kind="all"))
         return table.to_pandas().astype({c: str for c in table.column_names
                                          if str(table.schema.field(c).type).startswith("dictionary")})
 
@@ -66,7 +64,8 @@ class Experiment:
         """One row per repetition; names are categoricals (memory), times in `counter_unit`."""
         from tlsbench.export.tidy import read_table
 
-        return read_table(self.path, "repetition").to_pandas()
+        with self.location.reader() as store:
+            return read_table(store, "repetition").to_pandas()
 
     @cached_property
     def slices(self) -> "pd.DataFrame":
@@ -74,7 +73,8 @@ class Experiment:
         --format parquet` and pandas.read_parquet(columns=...) read a part of it)."""
         from tlsbench.export.tidy import read_table
 
-        return read_table(self.path, "slice").to_pandas()
+        with self.location.reader() as store:
+            return read_table(store, "slice").to_pandas()
 
     @cached_property
     def analysis(self) -> "Analysis":
@@ -82,7 +82,8 @@ class Experiment:
         from tlsbench.analysis.derive.load import load
         from tlsbench.analysis.pipeline import analyze
 
-        return analyze(load(self.path), include_flagged=self.include_flagged)
+        with self.location.reader() as store:
+            return analyze(load(store, store), include_flagged=self.include_flagged)
 
     @cached_property
     def statistics(self) -> "pd.DataFrame":

@@ -14,7 +14,7 @@ from tlsbench.analysis.questions.postquantum import kex_tables
 from tlsbench.analysis.questions.device import device_results
 from tlsbench.analysis.stats.drift import RoundShift, round_shift
 from tlsbench.analysis.stats.exclusions import exclusions, load_warning
-from tlsbench.analysis.derive.load import Dataset, ok_status
+from tlsbench.analysis.derive.dataset import Dataset, ok_status
 from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, MeasureTable
 from tlsbench.analysis.results import Analysis, Context, PrecisionCheck, PrecisionMiss, Results
 from tlsbench.analysis.questions.answers import SHOWN, Answers
@@ -79,7 +79,7 @@ def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
         descheduled=int(np.count_nonzero(ds.descheduled_mask())),
         include_flagged=include_flagged, unbalanced_reps=int(np.count_nonzero(ds.facts.unbalanced)),
         orphan_stops=int(ds.facts.orphan_stops.sum()),
-        dropped_events=int(ds.reps.dropped.sum()), incomplete_records=table.incomplete_records,
+        dropped_events=int(ds.reps.dropped_events.sum()), incomplete_records=table.incomplete_records,
         unit=ds.unit.name, target=ds.target,
     )
 

@@ -17,7 +17,7 @@ from tlsbench.analysis.stats.exclusions import Exclusions
 from tlsbench.analysis.questions.groups import GroupTable
 from tlsbench.analysis.questions.libraries import Libraries
 from tlsbench.analysis.questions.postquantum import KexTable
-from tlsbench.analysis.derive.load import Config
+from tlsbench.analysis.derive.dataset import Config
 from tlsbench.analysis.questions.primitives import Primitives
 from tlsbench.analysis.derive.samples import Measured, Row
 from tlsbench.analysis.questions.winners import Winner

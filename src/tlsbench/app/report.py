@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from tlsbench.store.sqlite import DB_FILE
+from tlsbench.store.api import Location
+from tlsbench.store.locator import locate
 
 Note = Callable[[str], None]  # where a line for the user goes
 DERIVE_HINT_REPS = 1000  # fewer derive in well under a second: not worth a line
@@ -17,37 +18,37 @@ def quiet(message: str) -> None:
     pass
 
 
-def load_experiment(path: Path, name: str, note: Note = quiet):  # -> Dataset
-    """An experiment's store loaded (one visit to it); past DERIVE_HINT_REPS repetitions that
-    had no stored summaries, `note` says how to store them (`name`: the experiment as the
-    user named it)."""
+def load_experiment(where: Location, name: str, note: Note = quiet):  # -> Dataset
+    """An experiment's store loaded (one visit to it, read-only: the reader is its derived
+    cache too); past DERIVE_HINT_REPS repetitions that had no stored summaries, `note` says
+    how to store them (`name`: the experiment as the user named it)."""
     from tlsbench.analysis.derive.load import load
 
-    ds = load(path)
+    with where.reader() as reader:
+        ds = load(reader, reader)
     if ds.derived_now >= DERIVE_HINT_REPS:
         note(f"note: {ds.derived_now} repetitions had no stored summaries and were derived from their records now; "
              f"`tlsbench derive {name}` stores them for the next report.")
     return ds
 
 
-def analyze_experiment(path: Path, name: str, include_flagged: bool, note: Note = quiet):  # -> Analysis
+def analyze_experiment(where: Location, name: str, include_flagged: bool, note: Note = quiet):  # -> Analysis
     """An experiment loaded and analysed."""
     from tlsbench.analysis.pipeline import analyze
 
-    return analyze(load_experiment(path, name, note), include_flagged=include_flagged)
+    return analyze(load_experiment(where, name, note), include_flagged=include_flagged)
 
 
-def report_after_run(store: Path, note: Note = quiet) -> Path:
+def report_after_run(store: Location | Path, note: Note = quiet) -> Path:
     """The report `tlsbench run` writes when a sweep ends: report.html next to the store
     (with predicted vs measured when the plan ran emulated links and their reference).
-    `store`: the store file, or its experiment folder."""
+    `store`: its location, a store file or its experiment folder."""
     from tlsbench.report.html import write_html
-    from tlsbench.store.progress import find_experiment
 
-    path = store if store.is_file() else find_experiment(store, store.parent) / DB_FILE
-    analysis = analyze_experiment(path, str(store), False, note)
-    return write_html(analysis, store.parent / "report.html",
-                      where=f"the store is complete: `tlsbench report {store.parent} --out FILE`",
+    where = locate(store) if isinstance(store, Path) else store
+    analysis = analyze_experiment(where, str(where), False, note)
+    return write_html(analysis, where.folder / "report.html",
+                      where=f"the store is complete: `tlsbench report {where.folder} --out FILE`",
                       predictions=predictions_for(analysis, (), None, None))
 
 

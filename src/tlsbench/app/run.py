@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
-from tlsbench.app.derive import derive_into
 from tlsbench.app.device import setup_for
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
@@ -32,8 +31,8 @@ from tlsbench.run.precision import Precision
 from tlsbench.run.session import RunHooks, RunSettings, open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.run.tracefs import Recorder, missing_warning
-from tlsbench.store.lock import refuse_if_busy, writer_lock
-from tlsbench.store.sqlite import DB_FILE, Store, plan_mismatch, stored_experiment
+from tlsbench.store.api import Location, Sink, plan_mismatch
+from tlsbench.store.locator import locate
 
 # Library versions the library cache builds (docs/libraries.md): a plan naming one whose agent
 # is missing is told how to build it.
@@ -55,12 +54,12 @@ def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
 def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir: str | Path | None) -> None:
     """What can be refused without an agent, refused before any is started: another writer,
     nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
-    refuse_if_busy(folder)
-    db = folder / DB_FILE
-    stored = stored_experiment(db) if db.exists() else None  # raises for a damaged or foreign file
+    where = locate(folder)
+    where.lock.refuse_if_busy()
+    stored = where.stored_experiment()  # raises for a damaged or foreign file
     if resume and stored is None:
-        why = f"{db} holds no experiment (an empty store: a start that stored nothing)" if db.exists() else \
-            f"there is no {db}"
+        why = f"{where} holds no experiment (an empty store: a start that stored nothing)" if where.exists() else \
+            f"there is no {where}"
         raise ControllerError(f"nothing to resume in {folder}: {why}; run without --resume to start it")
     if stored is not None and stored.plan_hash != loaded.plan.hash():
         raise plan_mismatch(folder, stored, loaded.plan.hash())
@@ -68,16 +67,17 @@ def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir
         check_links(loaded.plan.network.links, agent_dir, loaded.source)
 
 
-def _precision_of(db: Path, seed: int):  # -> MeasurePrecision
+def _precision_of(where: Location, seed: int):  # -> MeasurePrecision
     def measure(only: Collection[str] | None) -> dict[str, Precision]:
         from tlsbench.analysis.stats import precision  # the analysis (numpy, scipy): loaded when a plan asks for it
 
-        return precision.measure(db, seed, only)
+        with where.reader() as reader:
+            return precision.measure(reader, reader, seed, only)
     return measure
 
 
 @contextlib.contextmanager
-def scheduler_view(loaded: LoadedPlan, store: Store, placement: Placement,
+def scheduler_view(loaded: LoadedPlan, store: Sink, placement: Placement,
                    observer: Observer) -> Iterator[Recorder | None]:
     """The scheduler's capture of a plan that asks for it (metrics "sched"), on the agents'
     CPUs; one warning when it cannot be had, and the run goes on."""
@@ -121,7 +121,7 @@ class LiveReport:
         self.inner.batch(config, round, first_index, count)
         if self.child is not None and self.child.poll() is not None:
             self._finished()
-        if self.child is None and time.monotonic() - self.last >= self.every and (self.folder / DB_FILE).exists():
+        if self.child is None and time.monotonic() - self.last >= self.every and locate(self.folder).exists():
             self.last = time.monotonic()
             self.errors.seek(0)
             self.errors.truncate()
@@ -172,13 +172,15 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     try:
         with controller_on(settings.placement):
             greeted = resolve_plan(loaded, settings)
-            with writer_lock(folder), Store.in_folder(folder) as store, \
+            where = locate(folder)
+            with where.lock.hold(), where.writer() as store, \
                     scheduler_view(loaded, store, settings.placement, observer) as sched:
-                hooks = RunHooks(observer, stop, store.stored_indices(), _precision_of(store.path, loaded.plan.seed),
-                                 sched)
+                hooks = RunHooks(observer, stop, store.stored_indices(), _precision_of(where, loaded.plan.seed), sched)
                 summary = open_run(loaded, greeted, store, settings, hooks).run()
-                if not summary.interrupted:  # the sweep's summaries and statistics, once
-                    derive_into(store)
+                if not summary.interrupted:  # the sweep's summaries and statistics, once (analysis/derive/cache.py)
+                    from tlsbench.analysis.derive.cache import derive  # numpy loads here
+
+                    derive(store, store)
         summary.folder = folder
         return summary
     finally:

@@ -12,7 +12,7 @@ import click
 from tlsbench.cli.options import agent_dir_option
 from tlsbench.core.files import remove_stale
 from tlsbench.run.link import remove_orphans
-from tlsbench.store.lock import writer
+from tlsbench.store.locator import locate
 
 
 @click.command()
@@ -24,7 +24,7 @@ def clean(folder: str, agent_dir: str | None) -> None:
     link runs; say what was removed."""
     done = []
     for here, subfolders, _ in os.walk(folder):
-        pid = writer(Path(here))
+        pid = locate(Path(here)).lock.holder()
         if pid is not None:
             done.append(f"left {here} alone: its store is being written by PID {pid}")
             subfolders.clear()

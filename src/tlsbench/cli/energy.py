@@ -20,7 +20,7 @@ import click
 
 from tlsbench.analysis.models.energy import EnergyError
 from tlsbench.analysis.models.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
-from tlsbench.cli.options import EXPERIMENT_HELP, analyze_experiment, flagged_option, output_option, store_path
+from tlsbench.cli.options import EXPERIMENT_HELP, analyze_experiment, flagged_option, output_option, store_location
 
 TABLE_FORMATS = ("table", "csv", "json")
 
@@ -140,29 +140,29 @@ def import_command(capture: Path, experiment: str, fmt: str, marker: str | None,
     from tlsbench.analysis.models.energy import capture as cap
     from tlsbench.analysis.models.energy import measure, stored
     from tlsbench.analysis.derive.load import load
-    from tlsbench.store.lock import AGAIN, writer_lock
-    from tlsbench.store.sqlite import Store
+    from tlsbench.store.api import AGAIN
 
     cap.check_file(capture)
-    db = store_path(experiment, output)
+    where = store_location(experiment, output)
     opts = measure.ImportOptions(fmt, marker, voltage, None if baseline_ma is None else baseline_ma * 1e-3,
                                  cap.Units(time_unit, current_unit, voltage_unit),
                                  None if max_residual_us is None else max_residual_us * 1e-6)
-    with writer_lock(db.parent, stored.RETRY, AGAIN):  # one writer per store: a run, a derive, or this import
-        with Store.open_readonly(db) as reader:
+    with where.lock.hold(stored.RETRY, AGAIN):  # one writer per store: a run, a derive, or this import
+        with where.reader() as reader:
             before = stored.prior(reader, stored.file_sha256(capture), opts, replace)
             if before == stored.UNCHANGED:
-                click.echo(f"{capture.name} is already imported into {db.parent.name} with these options: "
+                click.echo(f"{capture.name} is already imported into {where.folder.name} with these options: "
                            "nothing to do")
                 return
             # Every stored repetition has its marker pulse: handshakes and experiments alike.
-            m = measure.measure(load(reader, experiments=None), cap.read(capture, fmt, opts.units, marker), opts)
-        stored.save(db, m, opts)
-        with Store.open_readonly(db) as reader:
-            saved = reader.energy_capture()
+            m = measure.measure(load(reader, reader, experiments=None), cap.read(capture, fmt, opts.units, marker),
+                                opts)
+        with where.writer(create=False, retry=stored.RETRY) as store:
+            stored.save(store, m, opts)
+            saved = store.energy_capture()
     verb = "replaced the stored capture with" if before == stored.REPLACE else "imported"
     reps = int((m.windows.label == _repetition_label()).sum())
-    click.echo(f"{verb} {capture.name} into {db.parent.name}: {reps} repetitions, {len(m.windows.rep)} step, phase and group "
+    click.echo(f"{verb} {capture.name} into {where.folder.name}: {reps} repetitions, {len(m.windows.rep)} step, phase and group "
                "energies stored")
     click.echo(_capture_lines(saved))
 

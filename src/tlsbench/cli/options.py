@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import TYPE_CHECKING, NoReturn, Sequence
 
 import click
 from rich.console import Console
@@ -13,10 +13,12 @@ from rich.text import Text
 
 from tlsbench.run.agents import AGENT_DIR_ENV
 from tlsbench.run.timeouts import TIMEOUT_ENV, Timeouts, parse_timeouts
-from tlsbench.store.progress import find_experiment
-from tlsbench.store.sqlite import DB_FILE
+from tlsbench.store.locator import locate, names_a_scheme
 
-EXPERIMENT_HELP = "An experiment folder or name, or a tlsbench.db file."
+if TYPE_CHECKING:
+    from tlsbench.store.api import Location
+
+EXPERIMENT_HELP = "An experiment folder or name, a tlsbench.db file, or sqlite:PATH."
 err_console = Console(stderr=True)
 
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=AGENT_DIR_ENV,
@@ -50,12 +52,11 @@ def default_output() -> str:
     return load_plan().plan.output
 
 
-def store_path(experiment: str, output: str | None) -> Path:
-    """A store file given directly, or the experiment folder's store."""
-    path = Path(experiment)
-    if path.is_file():
-        return path
-    return find_experiment(experiment, output or default_output()) / DB_FILE
+def store_location(experiment: str, output: str | None) -> "Location":
+    """The store an EXPERIMENT argument names: a store file or `sqlite:PATH` as it is, else an
+    experiment folder, or a name under the output folder (the default plan's without --output)."""
+    named = Path(experiment).is_file() or names_a_scheme(experiment)
+    return locate(experiment, None if named else output or default_output())
 
 
 def note_line(message: str) -> None:
@@ -67,14 +68,14 @@ def load_experiment(experiment: str, output: str | None):  # -> Dataset
     """An experiment loaded (one visit to its store); numpy and scipy load here."""
     from tlsbench.app.report import load_experiment as load
 
-    return load(store_path(experiment, output), experiment, note_line)
+    return load(store_location(experiment, output), experiment, note_line)
 
 
 def analyze_experiment(experiment: str, output: str | None, include_flagged: bool):  # -> Analysis
     """An experiment loaded and analysed."""
     from tlsbench.app.report import analyze_experiment as analyze
 
-    return analyze(store_path(experiment, output), experiment, include_flagged, note_line)
+    return analyze(store_location(experiment, output), experiment, include_flagged, note_line)
 
 
 def say_error(message: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from tlsbench.cli.energy import FINITE_POSITIVE
-from tlsbench.cli.options import output_option, store_path
+from tlsbench.cli.options import output_option, store_location
 
 FORMATS = ("table", "csv", "json")
 
@@ -107,7 +107,8 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
     for text in links:
         parse_link(text)  # a wrong link fails before the experiment is read
     lo, hi = _range(sweep_range)
-    ds = load(store_path(experiment, output))
+    with store_location(experiment, output).reader() as reader:
+        ds = load(reader, reader)
     opts = options_from(profile, device, nagle, mtu, dtls_min, dtls_max, draws, seed, device_scale, waiting,
                         int(ds.experiment.get("seed") or 1))
     res = collect(sources_of(ds), config_labels(ds.configs), links, opts, sweep, (lo, hi, points),

@@ -10,7 +10,7 @@ import click
 
 from tlsbench.app.report import predictions_for
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
-                                  store_path)
+                                  store_location)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
@@ -58,7 +58,7 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
     analysis = analyze_experiment(experiment, output, include_flagged)
     other_analysis = analyze_experiment(other, output, include_flagged) if other else None
     predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
-    target = write_html(analysis, Path(out) if out else store_path(experiment, output).parent / "report.html",
+    target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
                         other_analysis, winners, profile, predictions=predictions)
     click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
     for folder, formats, option in folders:
@@ -89,10 +89,10 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     bootstrap again; the raw records stay as they are."""
     from tlsbench.app.derive import derive as derive_experiment
 
-    path = store_path(experiment, output)
-    done = derive_experiment(path, rebuild)
+    where = store_location(experiment, output)
+    done = derive_experiment(where, rebuild)
     click.echo(f"derived: {done.repetitions} repetition(s) in {done.batches} batch(es), the statistics of "
-               f"{done.configs} configuration(s): {path}")
+               f"{done.configurations} configuration(s): {where}")
 
 
 @click.command()
@@ -151,7 +151,8 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
         raise click.UsageError(f"--level {level} is written as {' or '.join(tidy.TIDY_FORMATS)}, not {fmt}")
     if fmt == "parquet" and not out:
         raise click.UsageError("parquet is a binary file: give --out FILE (or --out - for standard output)")
-    rows = tidy.write(store_path(experiment, output), out or STDOUT, level, fmt)
+    with store_location(experiment, output).reader() as store:
+        rows = tidy.write(store, out or STDOUT, level, fmt)
     if out and out != STDOUT:
         click.echo(f"{fmt}: {out} ({rows} rows, one per {level})", err=True)
 

@@ -19,7 +19,7 @@ from tlsbench.app.device import query_device
 from tlsbench.app.report import report_after_run
 from tlsbench.app.run import BUILDABLE, LiveReport, experiment_folder, run_experiment
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.cli.options import (agent_dir_option, default_output, fail, note_line, output_option, pin_option,
+from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, store_location,
                                   timeout_option)
 from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
@@ -30,8 +30,8 @@ from tlsbench.run.agents import query_suites
 from tlsbench.run.controller import RunSummary
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store import progress
-from tlsbench.store.progress import find_experiment, read_repetition
-from tlsbench.store.sqlite import DB_FILE
+from tlsbench.store.locator import locate
+from tlsbench.store.progress import read_repetition
 
 console = Console()
 LIBRARY_HELP = (f"A library: {', '.join(LIBRARIES)} (Debian 12's builds), name@version ({', '.join(RECIPES)}), "
@@ -104,7 +104,7 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "the run")
     if report:
-        console.print(f"report: {report_after_run(summary.folder / DB_FILE, note_line)}", highlight=False, markup=False)
+        console.print(f"report: {report_after_run(summary.folder, note_line)}", highlight=False, markup=False)
 
 
 @click.command()
@@ -140,9 +140,9 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
         sys.exit(130)
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "tlsbench primitives")
-    store = summary.folder / DB_FILE
-    report = report_after_run(store, note_line)
-    results = analyze_store(store)
+    report = report_after_run(summary.folder, note_line)
+    with locate(summary.folder).reader() as store:
+        results = analyze_store(store, store)
     if results:
         Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
     console.print(f"report: {report}", highlight=False, markup=False)
@@ -174,7 +174,8 @@ def _fail_if_given_up(summary: RunSummary) -> None:
 
 def _closing_lines(summary: RunSummary, resume_command: str) -> Coverage:
     """Prints what the run stored, what it did not measure and why; returns the store's coverage."""
-    coverage = read_coverage(summary.folder / DB_FILE)
+    with locate(summary.folder).reader() as store:
+        coverage = read_coverage(store, store)
     views.print_summary(console, summary, resume_command, coverage)
     return coverage
 
@@ -201,8 +202,10 @@ def _resume_command(plan_file: str | None, output: Path) -> str:
 def status_command(experiment: str | None, output: str | None, all_configs: bool) -> None:
     """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
     default = load_plan().plan
-    folder = find_experiment(experiment or default.name, output or default.output)
-    for table in views.status_tables(progress.read_status(folder), all_configs, read_coverage(folder / DB_FILE)):
+    where = locate(experiment or default.name, output or default.output)
+    with where.reader() as store:
+        status, coverage = progress.status_of(store, where.folder), read_coverage(store, store)
+    for table in views.status_tables(status, all_configs, coverage):
         console.print(table)
 
 
@@ -221,8 +224,8 @@ def trace_show(experiment: str, config: str | None, rep: int, output: str | None
     from tlsbench.analysis.derive.slices import format_blob  # numpy is only loaded when needed
     from tlsbench.analysis.units import Unit
 
-    folder = find_experiment(experiment, output or default_output())
-    stored = read_repetition(folder, config, rep)
+    with store_location(experiment, output).reader() as store:
+        stored = read_repetition(store, config, rep)
     row = stored.row
     console.print(f"{stored.config_key}  repetition {rep}  status {row['status']}"
                   + (f"  error {row['error_text']}" if row["error_text"] else ""), highlight=False, markup=False)

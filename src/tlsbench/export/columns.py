@@ -1,15 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """The configuration as key columns: one declaration shared by every tabular export (the
 statistics CSV, the tidy repetition and slice tables, the Python API). Each field is its
-own column; the report's display name stays as the extra column `config`."""
+own column; the report's display name stays as the extra column `config`. A column that is
+a stored one takes its meaning from the store's declaration (schema/tables.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tlsbench.analysis.derive.load import Config, Dataset
+from tlsbench.schema import CONFIG, Table
+
+from tlsbench.analysis.derive.dataset import Config, Dataset
 from tlsbench.analysis.questions.primitives import scenario_parameters
-from tlsbench.plan.kinds import ConfigKind
+from tlsbench.schema.kinds import ConfigKind
+
+TYPES = {int: "int", str: "str", float: "float", bytes: "bytes"}
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,18 @@ class Column:
     meaning: str
 
 
+def stored(table: Table, column: str, name: str | None = None, note: str = "") -> Column:
+    """An exported column that is a stored one (named `name` in exports), with the store's
+    meaning and type."""
+    c = table.column(column)
+    return Column(name or column, TYPES[c.type], c.meaning + note)
+
+
+def _of_config(column: str, name: str | None = None) -> tuple[str, str, str]:
+    c = stored(CONFIG, column, name)
+    return c.name, c.type, c.meaning
+
+
 def protocol_of(c: Config) -> str:
     """TLS or DTLS: a device configuration names it, a network one by its transport."""
     if c.protocol:
@@ -28,7 +45,7 @@ def protocol_of(c: Config) -> str:
     return "DTLS" if c.transport == "udp" else "TLS"
 
 
-# The exported `kind`: the configuration kinds (plan/kinds.py) an export tells apart.
+# The exported `kind`: the configuration kinds (schema/kinds.py) an export tells apart.
 EXPORTED_KINDS = {ConfigKind.EXPERIMENT: "experiment", ConfigKind.FOOTPRINT: "footprint"}
 
 
@@ -56,54 +73,46 @@ def versions(ds: Dataset) -> Versions:
 
 # name, type, meaning, value of (configuration, display name, versions)
 _CONFIG: tuple[tuple[str, str, str, Callable[[Config, str, Versions], Any]], ...] = (
-    ("config_id", "int", "The store's configuration id.", lambda c, d, v: c.id),
-    ("config_key", "str", "The configuration's key: stable across resumes and between experiments of one plan.",
-     lambda c, d, v: c.key),
+    (*_of_config("id", "config_id"), lambda c, d, v: c.id),
+    (*_of_config("key", "config_key"), lambda c, d, v: c.key),
     ("config", "str", "The report's display name (suite plus the fields that vary).", lambda c, d, v: d),
     ("kind", "str", "handshake, experiment (crypto primitives, user experiments) or footprint (a device's memory image).",
      lambda c, d, v: kind_of(c)),
-    ("library", "str", "The agent's library as the plan names it (mbedtls, openssl, wolfssl, name@version).",
-     lambda c, d, v: c.library),
+    (*_of_config("library"), lambda c, d, v: c.library),
     ("library_version", "str", "The library's version as its agent reports it (HELLO library_version).",
      lambda c, d, v: v.version.get(c.library, "")),
-    ("suite_id", "int", "IANA cipher suite id (0 for experiments).", lambda c, d, v: c.suite_id),
-    ("suite_name", "str", "Cipher suite name (an experiment's name for experiments).", lambda c, d, v: c.suite_name),
-    ("key_exchange", "str", "Key exchange of the suite (ECDHE, PSK, ...).", lambda c, d, v: c.key_exchange),
-    ("authentication", "str", "Authentication of the suite (ECDSA, RSA, PSK, ...).", lambda c, d, v: c.authentication),
-    ("cipher", "str", "Bulk cipher of the suite.", lambda c, d, v: c.cipher),
-    ("mac", "str", "MAC / PRF hash of the suite.", lambda c, d, v: c.mac),
-    ("min_version", "str", "Lowest protocol version offered.", lambda c, d, v: c.min_version),
-    ("max_version", "str", "Highest protocol version offered.", lambda c, d, v: c.max_version),
-    ("group", "str", "Key-exchange group (curve or KEM).", lambda c, d, v: c.grp),
-    ("credential", "str", "Server credential (certificate key type, or PSK).", lambda c, d, v: c.credential),
-    ("transport", "str", "memory, tcp or udp.", lambda c, d, v: c.transport),
+    (*_of_config("suite_id"), lambda c, d, v: c.suite_id),
+    (*_of_config("suite_name"), lambda c, d, v: c.suite_name),
+    (*_of_config("key_exchange"), lambda c, d, v: c.key_exchange),
+    (*_of_config("authentication"), lambda c, d, v: c.authentication),
+    (*_of_config("cipher"), lambda c, d, v: c.cipher),
+    (*_of_config("mac"), lambda c, d, v: c.mac),
+    (*_of_config("min_version"), lambda c, d, v: c.min_version),
+    (*_of_config("max_version"), lambda c, d, v: c.max_version),
+    (*_of_config("grp", "group"), lambda c, d, v: c.grp),
+    (*_of_config("credential"), lambda c, d, v: c.credential),
+    (*_of_config("transport"), lambda c, d, v: c.transport),
     ("protocol", "str", "TLS or DTLS.", lambda c, d, v: protocol_of(c)),
-    ("direction", "str", "Application data direction: c2s, s2c or both.", lambda c, d, v: c.direction),
-    ("total_bytes", "int", "Application bytes per direction (an experiment's payload size).",
-     lambda c, d, v: c.total_bytes),
-    ("record_size", "int", "Application record size in bytes.", lambda c, d, v: c.record_size),
-    ("planned_repetitions", "int", "Repetitions the plan asked for (before precision rounds).",
-     lambda c, d, v: c.repetitions),
-    ("role", "str", "Two-process configurations: the device agent's role (client or server); empty otherwise.",
-     lambda c, d, v: c.device_role or ""),
-    ("peer_library", "str", "Two-process configurations: the peer agent's library.", lambda c, d, v: c.peer_library or ""),
+    (*_of_config("direction"), lambda c, d, v: c.direction),
+    (*_of_config("total_bytes"), lambda c, d, v: c.total_bytes),
+    (*_of_config("record_size"), lambda c, d, v: c.record_size),
+    (*_of_config("repetitions", "planned_repetitions"), lambda c, d, v: c.repetitions),
+    (*_of_config("device_role", "role"), lambda c, d, v: c.device_role or ""),
+    (*_of_config("peer_library"), lambda c, d, v: c.peer_library or ""),
     ("link", "str", "Two-process configurations: the link (loopback, or the emulated link's label).",
      lambda c, d, v: c.link_label or ("loopback" if c.network_json else "")),
-    ("network", "str", "Two-process configurations: the network variant as JSON (link parameters, MTU, ...).",
-     lambda c, d, v: c.network_json or ""),
-    ("target", "str", "The device the configuration ran on; empty on the host.", lambda c, d, v: c.target or ""),
-    ("image", "str", "A device's firmware image: counting or memory; empty on the host.", lambda c, d, v: c.image or ""),
-    ("experiment", "str", "Experiment name (crypto primitive or user experiment); empty for handshakes.",
-     lambda c, d, v: c.experiment or ""),
-    ("experiment_source", "str", "primitive or user; empty for handshakes.", lambda c, d, v: c.experiment_source or ""),
+    (*_of_config("network_json", "network"), lambda c, d, v: c.network_json or ""),
+    (*_of_config("target"), lambda c, d, v: c.target or ""),
+    (*_of_config("image"), lambda c, d, v: c.image or ""),
+    (*_of_config("experiment"), lambda c, d, v: c.experiment or ""),
+    (*_of_config("experiment_source"), lambda c, d, v: c.experiment_source or ""),
     ("scenario_hash", "str", "Sender/receiver scenarios: the hash (sha256, sha3-256); empty otherwise.",
      lambda c, d, v: (scenario_parameters(c.experiment) or ("", ""))[0]),
     ("scenario_signature", "str", "Sender/receiver scenarios: the signature (ecdsa-p256, ecdsa-secp256k1, ed25519, "
      "rsa2048); empty otherwise.", lambda c, d, v: (scenario_parameters(c.experiment) or ("", ""))[1]),
     ("counter_unit", "str", "The counter unit of every time column of this configuration: ns on a host, the device's "
      "count (instructions, cycles) on a device.", lambda c, d, v: v.unit.get((c.library, c.target or ""), "ns")),
-    ("skip_reason", "str", "Why the controller stopped running it (agent refused), empty otherwise.",
-     lambda c, d, v: c.skip_reason or ""),
+    (*_of_config("skip_reason"), lambda c, d, v: c.skip_reason or ""),
 )
 
 CONFIG_COLUMNS: tuple[Column, ...] = tuple(Column(n, t, m) for n, t, m, _ in _CONFIG)

@@ -24,15 +24,17 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from tlsbench.analysis.derive.load import Dataset, Reps, load, reading
+from tlsbench.analysis.derive.dataset import Dataset, Reps
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import (METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts, measures, slice_costs)
 from tlsbench.analysis.derive.samples import config_labels
 from tlsbench.analysis.derive.slices import build_slices, decode_many
 from tlsbench.analysis.vocab import vocab
 from tlsbench.core.files import open_output
-from tlsbench.run.records import LinkTraffic
-from tlsbench.store.reader import StoreReader
-from tlsbench.export.columns import CONFIG_COLUMNS, Column, config_records
+from tlsbench.schema import LINK_TRAFFIC, REPETITION
+from tlsbench.store.api import StoreReader
+from tlsbench.export.columns import CONFIG_COLUMNS, Column, config_records, stored
 
 LEVELS = ("repetition", "slice")
 TIDY_FORMATS = ("parquet", "csv")
@@ -43,18 +45,18 @@ TEXT = pa.dictionary(pa.int32(), pa.string())  # repeated names: stored once per
 
 # ------------------------------------------------------------------ the schema
 REPETITION_COLUMNS: tuple[Column, ...] = (
-    Column("round", "int", "The round (interleaved pass over every configuration) it ran in, from 0."),
-    Column("index", "int", "Its index among its configuration's repetitions."),
-    Column("agent_id", "int", "The agent process that ran it (the store's agent id)."),
-    Column("status", "str", "OK, or why it failed (spec [status]: HANDSHAKE_FAILED, DISCARDED, ...)."),
-    Column("flags", "int", "Flag bits (spec [flags]); each flag also has a flag_<name> column."),
-    Column("error_code", "int", "The library's error code of a failed repetition, 0 otherwise."),
-    Column("dropped_events", "int", "Trace records dropped for lack of buffer space."),
+    stored(REPETITION, "round"),
+    stored(REPETITION, "idx", "index"),
+    stored(REPETITION, "agent_id"),
+    stored(REPETITION, "status"),
+    stored(REPETITION, "flags", note=" Each flag also has a flag_<name> column."),
+    stored(REPETITION, "error_code"),
+    stored(REPETITION, "dropped_events"),
     Column("excluded", "bool", "Left out of the statistics by default: status not OK, TRACE_OVERFLOW or "
                                "RETRANSMITTED, or descheduled (`--include-flagged` keeps them)."),
     Column("descheduled", "bool", "Another process ran in the middle of it (run-queue wait or wall above CPU time)."),
 )
-REPETITION_ID = Column("repetition_id", "int", "The store's repetition id (ascending: the order they ran in).")
+REPETITION_ID = stored(REPETITION, "id", "repetition_id")
 
 
 def flag_columns() -> tuple[Column, ...]:
@@ -96,9 +98,8 @@ STORED_COLUMNS: tuple[Column, ...] = (
     Column("runqueue_wait", "float", "Time the agent waited for a CPU during the repetition, where it recorded it [ns]."),
 )
 LINK_COLUMNS: tuple[Column, ...] = tuple(
-    Column(f"link_{f.name}", "int", f"The emulated link's {f.name.replace('_', ' ')} for this repetition's "
-                                    "connection (d2p: device to peer); empty without a link.")
-    for f in dataclasses.fields(LinkTraffic))
+    stored(LINK_TRAFFIC, name, f"link_{name}", " For this repetition's connection; empty without an emulated link.")
+    for name in LINK_TRAFFIC.row_names)
 
 SLICE_COLUMNS: tuple[Column, ...] = (
     Column("slice_kind", "str", "step (one occurrence of a handshake step), crypto (one operation), "
@@ -142,7 +143,7 @@ def _take(reps: Reps, sel: slice) -> Reps:
 def chunks(store: StoreReader, size: int = CHUNK_REPETITIONS) -> Iterator[Dataset]:
     """The store's repetitions (every kind) as small datasets of `size` repetitions, each with
     its traces decoded into slices."""
-    base = load(store, rep_ids=[], kind="all")
+    base = load(store, store, rep_ids=[], kind="all")  # no summaries: the traces themselves
     for start in range(0, len(base.reps), size):
         reps = _take(base.reps, slice(start, start + size))
         traces = store.traces("all", reps.id.tolist())
@@ -210,9 +211,9 @@ def _link(ds: Dataset) -> dict[str, pa.Array]:
     ids = ds.reps.id.tolist()
     have = np.array([i in ds.link_traffic for i in ids], dtype=bool)
     out = {}
-    for f in dataclasses.fields(LinkTraffic):
-        values = np.array([getattr(ds.link_traffic[i], f.name) if h else 0 for i, h in zip(ids, have)], dtype=np.int64)
-        out[f"link_{f.name}"] = _optional(values, ~have, "int")
+    for name in LINK_TRAFFIC.row_names:
+        values = np.array([getattr(ds.link_traffic[i], name) if h else 0 for i, h in zip(ids, have)], dtype=np.int64)
+        out[f"link_{name}"] = _optional(values, ~have, "int")
     return out
 
 
@@ -230,7 +231,7 @@ def _rep_columns(ds: Dataset, pos: np.ndarray | None = None) -> dict[str, pa.Arr
     return {"round": pa.array(pick(r.round)), "index": pa.array(pick(r.idx)),
             "agent_id": _optional(agent, agent < 0, "int"), "status": _strings(pick(r.status)),
             "flags": pa.array(pick(r.flags)), "error_code": pa.array(pick(r.error_code)),
-            "dropped_events": pa.array(pick(r.dropped)), "excluded": pa.array(pick(ds.excluded_mask())),
+            "dropped_events": pa.array(pick(r.dropped_events)), "excluded": pa.array(pick(ds.excluded_mask())),
             "descheduled": pa.array(pick(ds.descheduled_mask()))}
 
 
@@ -367,17 +368,16 @@ def slice_batch(ds: Dataset, configs: pa.Table, ids: np.ndarray) -> pa.RecordBat
 BATCHES = {"repetition": repetition_batch, "slice": slice_batch}
 
 
-def batches(source: str | Path | StoreReader, level: str, size: int = CHUNK_REPETITIONS) -> Iterator[pa.RecordBatch]:
+def batches(store: StoreReader, level: str, size: int = CHUNK_REPETITIONS) -> Iterator[pa.RecordBatch]:
     """The level's table of a store, a chunk of repetitions at a time."""
-    with reading(source) as store:
-        configs: tuple[pa.Table, np.ndarray] | None = None
-        for ds in chunks(store, size):
-            configs = configs or config_table(ds)
-            yield BATCHES[level](ds, *configs)
+    configs: tuple[pa.Table, np.ndarray] | None = None
+    for ds in chunks(store, size):
+        configs = configs or config_table(ds)
+        yield BATCHES[level](ds, *configs)
 
 
 # ------------------------------------------------------------------ writing
-def write(source: str | Path | StoreReader, out: str | Path, level: str, fmt: str,
+def write(store: StoreReader, out: str | Path, level: str, fmt: str,
           size: int = CHUNK_REPETITIONS) -> int:
     """Writes the level's table as Parquet or CSV into `out` (`-`: standard output; a file
     appears complete or not at all, a device or FIFO is written through: files.open_output),
@@ -390,7 +390,7 @@ def write(source: str | Path | StoreReader, out: str | Path, level: str, fmt: st
         writer = (pq.ParquetWriter(sink, schema(level), compression="zstd") if fmt == "parquet"
                   else pacsv.CSVWriter(sink, schema(level), write_options=pacsv.WriteOptions(quoting_style="needed")))
         try:
-            for batch in batches(source, level, size):
+            for batch in batches(store, level, size):
                 writer.write_batch(batch)
                 rows += batch.num_rows
         except BaseException:
@@ -401,7 +401,7 @@ def write(source: str | Path | StoreReader, out: str | Path, level: str, fmt: st
     return rows
 
 
-def read_table(source: str | Path | StoreReader, level: str) -> pa.Table:
+def read_table(store: StoreReader, level: str) -> pa.Table:
     """The whole table in memory (the Python API's DataFrames)."""
-    parts = list(batches(source, level))
+    parts = list(batches(store, level))
     return pa.Table.from_batches(parts, schema=schema(level))

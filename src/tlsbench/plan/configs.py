@@ -1,64 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What a resolved plan is: configurations, each a `config` row of the store plus the RUN
-fields it maps to. Handshake configurations come from plan/suites.py, experiment
-configurations from plan/experiments.py; plan/resolve.py joins both."""
+"""What a resolved plan is: configurations, each a `config` row of the store (schema's
+ConfigRow) plus the RUN fields it maps to. Handshake configurations come from
+plan/suites.py, experiment configurations from plan/experiments.py; plan/resolve.py joins
+both."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 
 from tlsbench.core.errors import UserError
-from tlsbench.plan.kinds import ConfigKind, kind_of
+from tlsbench.schema.kinds import ConfigKind
 from tlsbench.plan.network import Variant
-
-
-@dataclass(frozen=True)
-class ConfigRow:
-    """A `config` row (without id and skip_reason); `key` identifies it across resumes."""
-
-    key: str
-    library: str
-    suite_id: int
-    suite_name: str
-    key_exchange: str
-    authentication: str
-    cipher: str
-    mac: str
-    min_version: str
-    max_version: str
-    grp: str
-    credential: str
-    transport: str
-    direction: str
-    total_bytes: int
-    record_size: int
-    repetitions: int
-    options: int = 0  # RUN options bits (spec [options])
-    network_json: str | None = None  # two-process configurations (003_network.sql)
-    device_role: str | None = None
-    peer_library: str | None = None
-    link_label: str | None = None
-    # Experiment configurations only (migration 004; None on handshakes). total_bytes is the
-    # payload size (0: the experiment takes none); suite_name repeats the experiment's name.
-    experiment: str | None = None  # HELLO experiments[].name
-    experiment_groups: str | None = None  # JSON array of group names (USER_GROUP START value = index)
-    experiment_source: str | None = None  # "primitive" or "user"
-    experiment_description: str | None = None
-    # Migration 007 (plan/device.py): None on the host. A device configuration names the device
-    # (HELLO device.target) and the firmware image it runs on ("counting" or "memory");
-    # protocol "dtls" for DTLS over the memory transport (None: TLS, or the network variant's).
-    target: str | None = None
-    image: str | None = None
-    protocol: str | None = None
-    # Migration 011 (docs/metrics.md): what the configuration's agent collects besides order
-    # (spec [collect]): None = time; "instructions" or "memory" = the twin of a time
-    # configuration whose repetitions carry that metric instead.
-    collect: str | None = None
-
-    @property
-    def kind(self) -> ConfigKind:
-        """What it measures and where its peers run, as its columns say (plan/kinds.py)."""
-        return kind_of(vars(self))
+from tlsbench.schema import ConfigRow, SkippedCell
 
 
 @dataclass(frozen=True)
@@ -83,15 +36,6 @@ class Configuration:
     @property
     def kind(self) -> ConfigKind:
         return self.row.kind
-
-
-@dataclass(frozen=True)
-class SkippedCell:
-    """A cell of the plan's matrix that is not measured, and why; stored with the experiment
-    (migration 016), so `status` and the report name it after the run."""
-
-    cell: str  # what it would have measured: a configuration key, or its leading fields
-    reason: str
 
 
 @dataclass

@@ -19,10 +19,11 @@ from typing import Any, Mapping, Sequence
 import tomli_w
 
 from tlsbench.core import spec as specmod
-from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
+from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, ExperimentSelection, LoadedPlan, parse, validate
 from tlsbench.plan.select import Catalog, select
+from tlsbench.schema import ConfigRow
 
 PRIMITIVES_PLAN = "primitives.toml"  # package data: src/tlsbench/plans/ (`tlsbench primitives`)
 UNSIZED = 0  # the RUN size of an experiment that takes none

@@ -11,11 +11,12 @@ import json
 from typing import Any, Mapping, Sequence
 
 from tlsbench.core import spec as specmod
-from tlsbench.plan.configs import ConfigRow, Configuration, Resolution
+from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.libraries import agent_name
 from tlsbench.plan.model import ALL, LoadedPlan, SuiteSelection
 from tlsbench.plan.network import NetworkPlan, Variant, variants
 from tlsbench.plan.select import Catalog, select
+from tlsbench.schema import ConfigRow
 
 Suite = Mapping[str, Any]  # one entry of an agent's SUITES list (docs/protocol.md)
 # Suite filters of a plan -> the SUITES entry key each one reads. `protocol` is the version

@@ -29,7 +29,7 @@ from tlsbench.analysis.questions.compare import Comparison, compare
 from tlsbench.analysis.questions.coverage import excluded_by_reason, reasons_text, unmeasured
 from tlsbench.analysis.questions.device import device_vs_host, identity
 from tlsbench.analysis.questions.libraries import GRANULARITY_MEANING
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.derive.measures import METRICS
 from tlsbench.analysis.derive.parallel import map_ordered
 from tlsbench.analysis.results import Analysis
@@ -91,15 +91,14 @@ class Partial:
 
 def partial_state(ds: Dataset) -> Partial | None:
     """None when the store holds every planned repetition and nobody writes it."""
-    from tlsbench.store.lock import writer
     from tlsbench.store.progress import status_of
 
     try:
         with ds.store() as store:
-            status = status_of(store, ds.path.parent)
+            status = status_of(store, store.location.folder)
     except (UserError, KeyError):
         return None  # not an experiment folder of a plan's run (a copied or synthetic store): nothing to say
-    pid = writer(ds.path.parent)
+    pid = ds.reader.location.lock.holder()
     stored_planned = sum(min(c.stored, c.planned) for c in status.configs if not c.skip_reason)
     planned = sum(c.planned for c in status.configs if not c.skip_reason)
     if pid is None and stored_planned >= planned:

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.questions.metrics import HANDSHAKE, MetricResults, MetricRow, metrics_of
 from tlsbench.analysis.units import identical, identity_text
 

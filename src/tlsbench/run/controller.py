@@ -28,7 +28,8 @@ from tlsbench.run.endpoints import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
-from tlsbench.run.records import StoredRepetition, died_row, repetition_row
+from tlsbench.run.records import died_row, repetition_row
+from tlsbench.schema import StoredRepetition
 from tlsbench.run.topologies import Route
 from tlsbench.run.tracefs import Measured, Recorder
 

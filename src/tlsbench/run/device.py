@@ -17,7 +17,7 @@ from tlsbench.core import spec as specmod
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 from tlsbench.run.endpoints.qemu import REBUILD_QEMU, QemuEndpoint, QemuTarget
 from tlsbench.run.endpoints.serial import REBUILD_BOARD, SerialEndpoint
-from tlsbench.run.records import DeviceFacts
+from tlsbench.schema import DeviceFacts
 from tlsbench.run.timeouts import Timeouts
 
 COUNTING, MEMORY = "counting", "memory"  # the firmware's images (plan/device.py IMAGES)

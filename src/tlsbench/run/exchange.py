@@ -9,19 +9,21 @@ AgentRejected (run/endpoints/: the agent refused the configuration). It owns its
 (run/topologies/): SingleAgent (both peers in one agent: a host agent, or the device's
 firmware) and AgentPair (two agents over a network).
 
-A Sink takes what a run records (run/records.py); the store implements it, so run/ never
-imports the store."""
+A Sink (store/api.py: a protocol, with the row types of schema/) takes what a run records;
+the store implements it, so run/ never imports a store."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Protocol, Sequence
+from typing import Iterator, Mapping, Protocol
 
-from tlsbench.plan.configs import ConfigRow, Configuration, SkippedCell
+from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
-from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
-                                  StoredRepetition)
-from tlsbench.run.tracefs import SchedBatch
 from tlsbench.run.schedule import Batch
+from tlsbench.schema import LinkTraffic, PeerRepetition
+from tlsbench.store.api import Sink
+
+__all__ = ["AgentDied", "AgentRef", "BatchTraffic", "Exchange", "Outcome", "Repetition", "Sink", "StopFlag",
+           "run_request"]
 
 
 @dataclass(frozen=True)
@@ -93,25 +95,6 @@ class Exchange(Protocol):
     def close(self, reason: str = "") -> None:
         """Stops every process (their `agent` rows end with `reason`, or their exit code)."""
         ...
-
-
-class Sink(Protocol):
-    """Where a run's records go (store/sqlite.py's Store), each write its own transaction."""
-
-    def init_experiment(self, exp: Experiment) -> Experiment: ...
-    def close_stale_agents(self, reason: str) -> int: ...
-    def add_agent(self, library: str, executable: str, pid: int | None, hello_json: str, suites_json: str,
-                  device: DeviceFacts | None = None, placement_json: str = "") -> int: ...
-    def set_agent_clock(self, agent_id: int, clock_json: str) -> None: ...
-    def end_agent(self, agent_id: int, reason: str) -> None: ...
-    def upsert_config(self, row: ConfigRow) -> int: ...
-    def set_skip_reason(self, config_id: int, reason: str | None) -> None: ...
-    def set_skipped_cells(self, cells: Sequence[SkippedCell]) -> None: ...
-    def add_repetition(self, rep: RepetitionRow, records: bytes) -> int: ...
-    def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None: ...
-    def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None: ...
-    def start_sched_capture(self, missing: str | None, facts_json: str) -> int: ...
-    def add_sched(self, capture_id: int, batch: SchedBatch, facts_json: str) -> None: ...
 
 
 class StopFlag:

@@ -30,7 +30,7 @@ from tlsbench.plan.model import PlanError
 from tlsbench.plan.network import Link
 from tlsbench.run.agents import find_program
 from tlsbench.run.endpoints import AgentError
-from tlsbench.run.records import LinkTraffic
+from tlsbench.schema import LinkTraffic
 
 LINK_BINARY = "tlsbench-link"
 LINK_BUILD_DIR = Path(__file__).resolve().parents[3] / "build" / "link"  # `make link` in a source checkout

@@ -1,116 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What a run records: the experiment, one row per repetition (with the peer agent's REP
-and the link's traffic in two-process runs). The controller builds these from REP frames
-and hands them to its Sink (run/exchange.py); the store writes them as they are."""
+"""What a run records of a REP frame: its repetition row (with the peer agent's REP in
+two-process runs). The row types are the store's tables (schema/tables.py); the controller
+hands them to its Sink (store/api.py), which writes them as they are."""
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from tlsbench.core import spec as specmod
 from tlsbench.run import protocol
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """The `experiment` row."""
-
-    name: str
-    plan_toml: str  # the plan as written
-    plan_json: str  # the resolved plan
-    plan_hash: str  # sha256 of plan_json
-    seed: int
-    host_json: str
-    created_at: str = ""
-
-
-@dataclass(frozen=True)
-class DeviceFacts:
-    """What an `agent` row records of one boot of a firmware (migration 007): the device, the
-    unit its counter counts in, and the image (its SHA-256; variant, sizes, library and config
-    as JSON)."""
-
-    target: str
-    counter_unit: str
-    firmware_sha256: str
-    firmware_json: str
-
-
-@dataclass(frozen=True)
-class RepetitionRow:
-    """A `repetition` row; names (status, failed_peer) are spec names."""
-
-    config_id: int
-    idx: int
-    round: int
-    agent_id: int | None
-    status: str
-    failed_peer: str | None
-    error_code: int
-    error_text: str | None
-    flags: int
-    bytes_c2s: int | None
-    bytes_s2c: int | None
-    start_ns: int | None
-    handshake_wall_ns: int | None
-    handshake_cpu_ns: int | None
-    n_events: int
-    dropped_events: int
-    packets_c2s: int | None = None
-    packets_s2c: int | None = None
-    retransmissions: int | None = None
-    role: str | None = None  # spec [role] name
-    repetition_wall_ns: int | None = None
-    client_port: int | None = None  # two-process mode: the connection this REP names (006)
-    server_port: int | None = None
-
-
-@dataclass(frozen=True)
-class PeerRepetition:
-    """A `peer_repetition` row: the other agent's REP of a two-process repetition."""
-
-    agent_id: int | None
-    role: str
-    status: str
-    error_code: int
-    flags: int
-    bytes_c2s: int
-    bytes_s2c: int
-    packets_c2s: int
-    packets_s2c: int
-    retransmissions: int
-    start_ns: int
-    handshake_wall_ns: int
-    repetition_wall_ns: int
-    records: bytes
-    client_port: int | None = None  # the connection the peer agent's REP names (006)
-    server_port: int | None = None
-    error_text: str | None = None  # the peer agent's failure reason
-
-
-@dataclass(frozen=True)
-class StoredRepetition:
-    """One repetition as the controller stores it with the rest of its batch: the row, its
-    raw trace records and, in a two-process run, the peer agent's REP."""
-
-    row: RepetitionRow
-    records: bytes
-    peer: PeerRepetition | None = None
-
-
-@dataclass(frozen=True)
-class LinkTraffic:
-    """A `link_traffic` row: what the emulated link carried for one repetition."""
-
-    d2p_packets: int
-    d2p_bytes: int
-    d2p_fragments: int
-    d2p_lost: int
-    p2d_packets: int
-    p2d_bytes: int
-    p2d_fragments: int
-    p2d_lost: int
-    first_ns: int
-    last_ns: int
+from tlsbench.schema import PeerRepetition, RepetitionRow
 
 
 def pair_outcome(spec: specmod.Spec, device: protocol.Rep,

@@ -12,6 +12,8 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from tlsbench.plan.rounds import round_bounds
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -25,17 +27,6 @@ class Batch:
     @property
     def indices(self) -> range:
         return range(self.first_index, self.first_index + self.count)
-
-
-def round_bounds(repetitions: int, rounds: int) -> list[tuple[int, int]]:
-    """[start, stop) of each round's slice of 0..repetitions-1; sizes differ by at most one."""
-    base, extra = divmod(repetitions, rounds)
-    bounds, start = [], 0
-    for r in range(rounds):
-        stop = start + base + (1 if r < extra else 0)
-        bounds.append((start, stop))
-        start = stop
-    return bounds
 
 
 def round_of(index: int, repetitions: int, rounds: int) -> int:

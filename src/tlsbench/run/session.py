@@ -27,7 +27,7 @@ from tlsbench.run.endpoints.process import ProcessEndpoint
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
-from tlsbench.run.records import Experiment
+from tlsbench.schema import Experiment
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.run.topologies import ON_DEVICE, OVER_NETWORK, Route, host_agent, route
 from tlsbench.run.topologies.pair import AgentPair

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterable, Protocol, Sequence
 
 from tlsbench.core import spec as specmod
+from tlsbench.schema import SchedAgent, SchedBatch, SchedRepetition, SchedStep
 
 TRACEFS_ENV = "TLSBENCH_TRACEFS"  # another tracefs mount (tests point it at an empty folder)
 DEFAULT_TRACEFS = "/sys/kernel/tracing"
@@ -172,65 +173,7 @@ def interval(tl: Timeline, a: int, b: int, alive: Sequence[int]) -> Interval:
                     max((e - s for s, e in inside), default=0), len(inside), inferred)
 
 
-# ---------------------------------------------------------------------- rows
-@dataclass(frozen=True)
-class StepRow:
-    """A step the scheduler interrupted (switched away from, or left runnable but waiting)."""
-
-    config_id: int
-    idx: int
-    peer: str
-    label: str
-    occurrence: int  # 1 for the label's first span of that peer in the repetition
-    voluntary: int
-    involuntary: int
-    wait_ns: int
-    longest_run_ns: int
-
-
-@dataclass(frozen=True)
-class RepetitionRow:
-    config_id: int
-    idx: int
-    wall_ns: int
-    busy_ns: int
-    idle_ns: int  # idle time summed over the traced CPUs
-    cpus: int
-    voluntary: int
-    involuntary: int
-    wait_ns: int
-    longest_run_ns: int
-    runs: int
-    inferred: int
-    steps: int
-    steps_interrupted: int
-    softirq_agent_ns: int | None  # network softirqs run in an agent's context (part of its busy time)
-    softirq_other_ns: int | None  # ... in any other context on the agents' CPUs (None: not traced)
-
-
-@dataclass(frozen=True)
-class AgentTotals:
-    """An agent process's totals from /proc (no root needed), cumulative since it started."""
-
-    agent_id: int
-    run_ns: int
-    wait_ns: int
-    timeslices: int
-    voluntary: int
-    involuntary: int
-
-
-@dataclass
-class SchedBatch:
-    """What one batch adds to the store."""
-
-    repetitions: list[RepetitionRow] = field(default_factory=list)
-    steps: list[StepRow] = field(default_factory=list)
-    agents: list[AgentTotals] = field(default_factory=list)
-    events: int = 0
-    lost: int = 0
-
-
+# ---------------------------------------------------------------------- rows (schema/tables.py SCHED_*)
 @dataclass(frozen=True)
 class Measured:
     """A repetition to attribute: its key, the agent that ran it and its raw records."""
@@ -271,7 +214,7 @@ def _ints(path: Path) -> list[int]:
         return []
 
 
-def agent_totals(agent_id: int, pid: int, proc: Path = Path("/proc")) -> AgentTotals | None:
+def agent_totals(agent_id: int, pid: int, proc: Path = Path("/proc")) -> SchedAgent | None:
     """Run, run-queue wait and timeslices summed over the agent's threads (schedstat), and its
     switches (status); None when it is gone."""
     run = wait = slices = 0
@@ -286,7 +229,7 @@ def agent_totals(agent_id: int, pid: int, proc: Path = Path("/proc")) -> AgentTo
             run, wait, slices = run + values[0], wait + values[1], slices + values[2]
     switches = {k.strip(): int(v) for k, v in (line.split(":", 1) for line in status.splitlines() if ":" in line)
                 if k.endswith("ctxt_switches") and v.strip().isdigit()}
-    return AgentTotals(agent_id, run, wait, slices, switches.get("voluntary_ctxt_switches", 0),
+    return SchedAgent(agent_id, run, wait, slices, switches.get("voluntary_ctxt_switches", 0),
                        switches.get("nonvoluntary_ctxt_switches", 0))
 
 
@@ -473,7 +416,7 @@ class Capture:
             interrupted = self._steps(m, tl, steps, alive, spec)
             batch.steps.extend(interrupted)
             agent_softirq, other_softirq = self.softirq_ns(a, b)
-            batch.repetitions.append(RepetitionRow(
+            batch.repetitions.append(SchedRepetition(
                 m.config_id, m.idx, whole.wall_ns, whole.busy_ns, self.idle_ns(a, b, runs_of(tl, b, alive)[0]),
                 len(self.cpus), whole.voluntary,
                 whole.involuntary, whole.wait_ns, whole.longest_run_ns, whole.runs, whole.inferred, len(steps),
@@ -482,14 +425,14 @@ class Capture:
         return batch
 
     def _steps(self, m: Measured, tl: Timeline, steps: list[tuple[int, int, int, int]], alive: list[int],
-               spec: specmod.Spec) -> list[StepRow]:
+               spec: specmod.Spec) -> list[SchedStep]:
         rows, seen = [], {}
         for lab, peer, s, e in steps:
             key = (lab, peer)
             seen[key] = seen.get(key, 0) + 1
             view = interval(tl, s, e, alive)
             if view.voluntary or view.involuntary or view.wait_ns:
-                rows.append(StepRow(m.config_id, m.idx, spec.peers.name(peer) if peer in spec.peers.by_value else "none",
+                rows.append(SchedStep(m.config_id, m.idx, spec.peers.name(peer) if peer in spec.peers.by_value else "none",
                                     spec.label_by_id[lab].name, seen[key], view.voluntary, view.involuntary,
                                     view.wait_ns, view.longest_run_ns))
         return rows

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
-from tlsbench.run import schedule
 from tlsbench.core import spec as specmod
-from tlsbench.store.sqlite import DB_FILE, Store, StoreError
+from tlsbench.plan.rounds import round_bounds
+from tlsbench.schema import StoredConfig
+from tlsbench.store.api import StoreError, StoreReader
 
 
 @dataclass(frozen=True)
@@ -65,47 +66,30 @@ class ExperimentStatus:
         return sum(c.flagged for c in self.configs)
 
 
-def find_experiment(experiment: str | Path, output: str | Path) -> Path:
-    """An experiment folder given as a path (or its store file), or as a name under the output folder."""
-    if Path(experiment).name == DB_FILE and Path(experiment).is_file():
-        return Path(experiment).parent
-    for candidate in (Path(experiment), Path(output) / experiment):
-        if (candidate / DB_FILE).exists():
-            return candidate
-    raise StoreError(f"no experiment {str(experiment)!r} (looked for {DB_FILE} in {experiment} and "
-                     f"{Path(output) / experiment}); `tlsbench run` creates it")
-
-
-def read_status(folder: Path) -> ExperimentStatus:
-    with Store.open_readonly(folder / DB_FILE) as store:  # a checked store with an experiment
-        return status_of(store, folder)
-
-
-def status_of(store: Store, folder: Path) -> ExperimentStatus:
+def status_of(store: StoreReader, folder: Path) -> ExperimentStatus:
     """The progress of the experiment in `folder`, read from its open `store`."""
     s = specmod.load()
     exp = store.experiment()
     assert exp is not None
     plan = json.loads(exp.plan_json)
     counts = store.repetition_counts(s.status.name(s.status.OK))
-    status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agents()))
-    for row in store.configs():
-        c = counts.get(row["id"], {"stored": 0, "failed": 0, "flagged": 0})
-        payload = (row["direction"] if not row["total_bytes"]
-                   else f"{row['direction']} {row['total_bytes']}/{row['record_size']}")
-        if "experiment" in row.keys() and row["experiment"]:  # its payload is its size (migration 004)
-            payload = f"{row['total_bytes']} B" if row["total_bytes"] else "-"
-        status.configs.append(ConfigProgress(row["id"], row["key"], row["library"], row["suite_name"], row["grp"],
-                                             row["credential"], payload, row["repetitions"], c["stored"],
-                                             c["failed"], c["flagged"], row["skip_reason"]))
+    status = ExperimentStatus(folder, exp.name, exp.created_at, exp.seed, len(store.agent_rows()))
+    for row in store.config_rows():
+        c = counts.get(row.id, {"stored": 0, "failed": 0, "flagged": 0})
+        payload = row.direction if not row.total_bytes else f"{row.direction} {row.total_bytes}/{row.record_size}"
+        if row.experiment:  # its payload is its size
+            payload = f"{row.total_bytes} B" if row.total_bytes else "-"
+        status.configs.append(ConfigProgress(row.id, row.key, row.library, row.suite_name, row.grp, row.credential,
+                                             payload, row.repetitions, c["stored"], c["failed"], c["flagged"],
+                                             row.skip_reason))
     per_round = store.stored_per_round()
     # Metric twins (docs/metrics.md) run metric_repetitions in at most that many rounds.
     twin_reps = int(plan.get("metric_repetitions", 0))
     twins = sum(1 for c in status.configs if not c.skip_reason and "|collect:" in c.key)
     timed = sum(1 for c in status.configs if not c.skip_reason) - twins
-    planned = [timed * (stop - start) for start, stop in schedule.round_bounds(plan["repetitions"], plan["rounds"])]
+    planned = [timed * (stop - start) for start, stop in round_bounds(plan["repetitions"], plan["rounds"])]
     if twins and twin_reps:
-        for r, (start, stop) in enumerate(schedule.round_bounds(twin_reps, min(plan["rounds"], twin_reps))):
+        for r, (start, stop) in enumerate(round_bounds(twin_reps, min(plan["rounds"], twin_reps))):
             planned[r] += twins * (stop - start)
     status.rounds = [RoundProgress(r, per_round.get(r, 0), n) for r, n in enumerate(planned)]
     return status
@@ -117,33 +101,32 @@ class StoredRepetition:
 
     config_key: str
     idx: int
-    row: sqlite3.Row
+    row: Mapping[str, Any]  # the repetition's columns by name
     records: bytes
     counter_unit: str = "ns"  # of its agent (a firmware's: migration 007)
 
 
-def pick_config(store: Store, wanted: str | None) -> sqlite3.Row:
+def pick_config(store: StoreReader, wanted: str | None) -> StoredConfig:
     """A config by exact key, else by suite name (case-insensitive, fnmatch patterns allowed)."""
-    rows = store.configs()
+    rows = store.config_rows()
     if not rows:
         raise StoreError("the experiment has no configuration yet")
     if wanted is None:
         return rows[0]
-    exact = [r for r in rows if r["key"] == wanted]
-    matches = exact or [r for r in rows if fnmatch.fnmatchcase(r["suite_name"].upper(), wanted.upper())]
+    exact = [r for r in rows if r.key == wanted]
+    matches = exact or [r for r in rows if fnmatch.fnmatchcase(r.suite_name.upper(), wanted.upper())]
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise StoreError(f"no configuration matches {wanted!r}; `tlsbench status` lists them")
-    keys = "\n  ".join(r["key"] for r in matches[:20])
+    keys = "\n  ".join(r.key for r in matches[:20])
     raise StoreError(f"{wanted!r} matches {len(matches)} configurations; give a key:\n  {keys}")
 
 
-def read_repetition(folder: Path, config: str | None, idx: int) -> StoredRepetition:
-    with Store.open_readonly(folder / DB_FILE) as store:
-        row = pick_config(store, config)
-        found = store.repetition(row["id"], idx)
-        if found is None:
-            raise StoreError(f"repetition {idx} of {row['key']} is not stored (yet)")
-        units = {a.id: a.counter_unit for a in store.agent_rows()}
-        return StoredRepetition(row["key"], idx, found[0], found[1], units.get(found[0]["agent_id"]) or "ns")
+def read_repetition(store: StoreReader, config: str | None, idx: int) -> StoredRepetition:
+    row = pick_config(store, config)
+    found = store.repetition(row.id, idx)
+    if found is None:
+        raise StoreError(f"repetition {idx} of {row.key} is not stored (yet)")
+    units = {a.id: a.counter_unit for a in store.agent_rows()}
+    return StoredRepetition(row.key, idx, found[0], found[1], units.get(found[0]["agent_id"]) or "ns")

@@ -9,35 +9,29 @@ repetition (its REPETITION span, its run-queue wait, whether its trace was balan
 measure is a function of one repetition's records, so a batch's rows are the rows the whole
 dataset would give for those repetitions, bit for bit, in the same order within each sample.
 
-`tlsbench derive` stores them in the store (migrations 012 and 013: one row per configuration
-and batch, each column a little-endian array); `tlsbench run` derives what it stored when a
-sweep ends. A report reads the facts of every repetition at once and the measure rows one
-configuration at a time (`StoredSummaries`), so its memory does not grow with the records;
-what its version did not store it derives in memory, a batch at a time (a store written
-before, or a read-only one, stays unwritten).
+`tlsbench derive` stores them in the store's derived cache (schema DERIVED_BATCH: one row per
+configuration and batch, each column a little-endian array; analysis/derive/cache.py);
+`tlsbench run` derives what it stored when a sweep ends. A report reads the facts of every
+repetition at once and the measure rows one configuration at a time (`StoredSummaries`), so
+its memory does not grow with the records; what its version did not store it derives in
+memory, a batch at a time (a store written before, or a read-only one, stays unwritten).
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
-from tlsbench.plan.kinds import SELECTIONS
-from tlsbench.store.reader import DerivedBatch, Kind
+from tlsbench.schema import DerivedBatch, RepetitionColumns
+from tlsbench.schema.columns import field_names
+from tlsbench.store.api import DerivedReads, Kind
+from tlsbench.schema.kinds import SELECTIONS
 
-from tlsbench.analysis.derive.measures import MeasureTable, measures, slice_costs
-from tlsbench.analysis.derive.runs import runs
-from tlsbench.analysis.derive.slices import Slices, build_slices, decode_many
+from tlsbench.analysis.derive.measures import MeasureTable, Traced, measures, slice_costs
+from tlsbench.analysis.derive.slices import Events, Slices, build_slices, decode_many
 from tlsbench.analysis.vocab import vocab
-
-if TYPE_CHECKING:
-    from tlsbench.store.reader import StoreReader
-    from tlsbench.store.sqlite import Store
-
-    from tlsbench.analysis.derive.load import Dataset
 
 # Bump whenever slices.py or measures.py change what a repetition's summaries are, or how
 # they are stored: stored batches of another version are then ignored by reports and rebuilt
@@ -76,7 +70,7 @@ class Derived:
 
 def _columns(arrays: dict[str, np.ndarray], layout: Sequence[tuple[str, str]]) -> bytes:
     """Columns one after the other, each column's bytes grouped by their position in a value
-    (alike bytes together), compressed with zstd (as store/blobs.py stores records)."""
+    (alike bytes together), compressed with zstd (as store/sqlite/blobs.py stores records)."""
     parts = [np.ascontiguousarray(arrays[name], dtype=dt).view(np.uint8).reshape(-1, np.dtype(dt).itemsize).T
              for name, dt in layout]
     return codec()[0].compress(b"".join(np.ascontiguousarray(p).tobytes() for p in parts))
@@ -124,17 +118,21 @@ def facts_of(slices: Slices, rep_ids: np.ndarray) -> RepFacts:
     return RepFacts(rep_ids, dur, cpu, wait, orphans, unbalanced, np.isin(rep_ids, slices.rep))
 
 
-def derive_dataset(ds: "Dataset") -> Derived:
+class Batchable(Traced, Protocol):
+    """A dataset whose repetitions can be measured a batch at a time (a Dataset)."""
+
+    def with_traces(self, reps: RepetitionColumns, events: Events, slices: Slices) -> Traced: ...
+
+
+def derive_dataset(ds: Traced) -> Derived:
     """The summaries of a dataset whose slices are in memory (decoded as they are)."""
     return Derived(facts_of(ds.slices, ds.reps.id), measures(ds, slice_costs(ds)))
 
 
-def derive_batch(ds: "Dataset", positions: np.ndarray, traces: Sequence[tuple[int, bytes]]) -> Derived:
+def derive_batch(ds: Batchable, positions: np.ndarray, traces: Sequence[tuple[int, bytes]]) -> Derived:
     """The summaries of the repetitions at `positions` of ds.reps (ascending), from their traces."""
-    from tlsbench.analysis.derive.load import Reps  # load imports this module
-
     events = decode_many([t[1] for t in traces], [t[0] for t in traces])
-    reps = Reps(**{f: getattr(ds.reps, f)[positions] for f in Reps.__dataclass_fields__})
+    reps = RepetitionColumns(**{f: getattr(ds.reps, f)[positions] for f in field_names(RepetitionColumns)})
     sub = ds.with_traces(reps, events, build_slices(events))
     return Derived(facts_of(sub.slices, reps.id), measures(sub, slice_costs(sub)))
 
@@ -151,7 +149,7 @@ def _batches(n_events: np.ndarray) -> Iterator[np.ndarray]:
         yield np.arange(start, len(n_events))
 
 
-def derive_missing(ds: "Dataset", positions: np.ndarray, read_traces: Callable[[list[int]], list[tuple[int, bytes]]],
+def derive_missing(ds: Batchable, positions: np.ndarray, read_traces: Callable[[list[int]], list[tuple[int, bytes]]],
                    n_events: np.ndarray) -> Iterator[Derived]:
     """The summaries of the repetitions at `positions` (ascending), a batch at a time."""
     for batch in _batches(n_events[positions]):
@@ -159,17 +157,8 @@ def derive_missing(ds: "Dataset", positions: np.ndarray, read_traces: Callable[[
         yield derive_batch(ds, pos, read_traces(ds.reps.id[pos].tolist()))
 
 
-def _by_config(config_ids: np.ndarray, todo: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-    """(configuration, positions of its repetitions in `todo`, ascending) for each configuration."""
-    positions = np.flatnonzero(todo)
-    order = np.argsort(config_ids[positions], kind="stable")
-    cfg = config_ids[positions[order]]
-    for start, end in zip(*runs(cfg)):
-        yield int(cfg[start]), positions[order[start:end]]
-
-
 # ---------------------------------------------------------------- stored batches
-STORED_KINDS: tuple[Kind, ...] = tuple(SELECTIONS)  # disjoint: each kind in one (plan/kinds.py)
+STORED_KINDS: tuple[Kind, ...] = tuple(SELECTIONS)  # disjoint: each kind in one (schema/kinds.py)
 
 
 def to_stored(derived: Derived, kind: Kind, config_id: int) -> DerivedBatch:
@@ -259,10 +248,10 @@ def _aligned(facts: RepFacts, rep_ids: np.ndarray) -> RepFacts:
     return RepFacts(**out)
 
 
-def stored_rep_ids(store: "StoreReader", kind: Kind) -> np.ndarray:
+def stored_rep_ids(cache: DerivedReads, kind: Kind) -> np.ndarray:
     """The repetitions whose summaries of this version are stored."""
     ids = [_uncolumns(b.reps, b.n_reps, FACT_COLUMNS)["id"]
-           for b in store.derived_batches(kind, DERIVE_VERSION, measures=False)]
+           for b in cache.derived_batches(kind, DERIVE_VERSION, measures=False)]
     return np.concatenate(ids) if ids else np.empty(0, np.int64)
 
 
@@ -280,7 +269,7 @@ class StoredSummaries:
     the measure rows a configuration at a time (`config_tables`), from the store where this
     version stored them, else from those derived in memory (`fresh`)."""
 
-    path: Path
+    cache: DerivedReads   # where they are stored
     kind: Kind
     facts: RepFacts       # aligned with the dataset's repetitions
     stored: np.ndarray    # bool per repetition: its rows are in the store (else in `fresh`)
@@ -291,14 +280,12 @@ class StoredSummaries:
     def config_tables(self, config_ids: np.ndarray, wanted: Sequence[int]) -> Iterator[tuple[int, MeasureTable]]:
         """(configuration, its measure rows) for each of `wanted` (ascending), each in the
         order a whole-dataset derivation gives its rows; `config_ids` per repetition. The
-        store is opened for these reads alone (a forked worker opens its own)."""
-        from tlsbench.store.sqlite import Store
-
+        cache is opened again for these reads alone (a forked worker opens its own)."""
         fresh_cfg = config_ids[np.searchsorted(self.facts.id, self.fresh.table.rep)] if len(self.fresh.table) else None
-        with Store.reopen_readonly(self.path) as store:
+        with self.cache.reopened() as cache:
             for cid in wanted:
                 mine = config_ids == cid
-                table = stored_table(store.derived_batches(self.kind, DERIVE_VERSION, int(cid)),
+                table = stored_table(cache.derived_batches(self.kind, DERIVE_VERSION, int(cid)),
                                      self.facts.id[mine & self.stored])
                 if fresh_cfg is not None and np.any(mine & ~self.stored):
                     table = merged(table, take_rows(self.fresh.table, np.flatnonzero(fresh_cfg == cid)))
@@ -317,28 +304,3 @@ def merged(*tables: MeasureTable) -> MeasureTable:
     rows = {name: np.concatenate([getattr(t, name) for t in tables]) for name, _ in MEASURE_COLUMNS}
     table = MeasureTable(**rows, incomplete_records=sum(t.incomplete_records for t in tables))
     return take_rows(table, np.lexsort((table.rep, table.metric)))
-
-
-def derive_store(store: "Store", rebuild: bool = False) -> tuple[int, int]:
-    """Stores the summaries of every repetition that has none of this version (all of them
-    with `rebuild`), a batch per transaction (a killed derive keeps what it wrote); returns
-    (repetitions derived, batches written)."""
-    from tlsbench.analysis.derive.load import load_tables
-
-    store.drop_derived(keep_version=None if rebuild else DERIVE_VERSION)
-    derived = written = 0
-    for kind in STORED_KINDS:
-        if not store.has(kind):
-            continue
-        ds = load_tables(store, kind)
-        stored = stored_rep_ids(store, kind)
-        if stored_twice(stored):
-            store.drop_derived(kind=kind)
-            stored = stored[:0]
-        todo = ~np.isin(ds.reps.id, stored)
-        for cid, positions in _by_config(ds.reps.config_id, todo):
-            for part in derive_missing(ds, positions, lambda ids, k=kind: store.traces(k, ids), ds.reps.n_events):
-                store.add_derived_batches([to_stored(part, kind, cid)])
-                written += 1
-        derived += int(np.count_nonzero(todo))
-    return derived, written

@@ -13,15 +13,25 @@ Everything is vectorised over all repetitions at once; the result is one long ta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Mapping, Protocol
 
 import numpy as np
 
 from tlsbench.analysis.derive.slices import Slices
 from tlsbench.analysis.vocab import Vocab, vocab
+from tlsbench.schema import RepetitionColumns
 
-if TYPE_CHECKING:
-    from tlsbench.analysis.derive.load import Dataset  # load reads measures derived by this module
+
+class Traced(Protocol):
+    """What measures are taken from: repetitions with their slices and their agents'
+    calibrations (a Dataset, analysis/derive/dataset.py, or a batch of one)."""
+
+    reps: RepetitionColumns
+    calib: Mapping[int, Any]  # agent id -> its Calibration (empty_span_ns, event_cost_ns)
+
+    @property
+    def slices(self) -> Slices: ...
+    def rep_index(self, rep_ids: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -111,7 +121,7 @@ def _ancestor_walk(parent: np.ndarray, start: np.ndarray):
         cur = parent[cur]
 
 
-def slice_costs(ds: Dataset, voc: Vocab | None = None) -> SliceCosts:
+def slice_costs(ds: Traced, voc: Vocab | None = None) -> SliceCosts:
     voc = voc or vocab()
     slices = ds.slices
     n = len(slices)
@@ -267,7 +277,7 @@ def _records(slices: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
     return incomplete
 
 
-def measures(ds: Dataset, costs: SliceCosts | None = None, voc: Vocab | None = None) -> MeasureTable:
+def measures(ds: Traced, costs: SliceCosts | None = None, voc: Vocab | None = None) -> MeasureTable:
     """All measures of all repetitions of a dataset."""
     voc = voc or vocab()
     slices = ds.slices

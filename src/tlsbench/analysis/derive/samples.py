@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from tlsbench.analysis.derive.derived import EMPTY_TABLE, merged, take_rows
-from tlsbench.analysis.derive.load import Config, Dataset
+from tlsbench.analysis.derive.dataset import Config, Dataset
 from tlsbench.analysis.derive.parallel import map_ordered
 from tlsbench.analysis.questions.answers import QUESTION_CODES, Answer, Answers, Question, answers_of
 from tlsbench.analysis.derive.runs import runs

@@ -15,23 +15,22 @@ import dataclasses
 import functools
 import hashlib
 import json
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
 from tlsbench import __version__
-from tlsbench.store.reader import StoredStats
+from tlsbench.schema import StoredStats
+from tlsbench.store.api import DerivedCache, StoreReader
 
-from tlsbench.analysis.derive.derived import DERIVE_VERSION, codec, derive_store
+from tlsbench.analysis.derive.derived import DERIVE_VERSION, codec
 from tlsbench.analysis.questions.groups import GroupRow, GroupTable, default_group_tables
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.runs import runs
 from tlsbench.analysis.derive.samples import Row, summarize_dataset
 from tlsbench.analysis.stats.stats import Summary
 from tlsbench.analysis.questions.answers import Answers, Question
-
-if TYPE_CHECKING:
-    from tlsbench.store.sqlite import Store
 
 # Bump whenever stats.py or samples.py change what a row of statistics holds.
 STATS_VERSION = 1
@@ -114,7 +113,7 @@ def encode_groups(current: dict[int, str], tables: list[GroupTable]) -> StoredSt
     return StoredStats(GROUPS, groups_digest(current), len(tables), codec()[0].compress(json.dumps(plain).encode()))
 
 
-def store_stats(store: "Store") -> int:
+def store_stats(store: StoreReader, cache: DerivedCache) -> int:
     """Computes and stores the statistics a report with the defaults (the experiment's seed,
     flagged repetitions excluded) shows, of every configuration whose stored ones are not
     those, and the group-by tables; returns how many configurations were computed."""
@@ -122,7 +121,7 @@ def store_stats(store: "Store") -> int:
     for kind in CACHED_KINDS:
         if not store.has(kind):
             continue
-        ds = load(store, kind=kind)
+        ds = load(store, cache, kind=kind)
         seed = int(ds.experiment.get("seed", 0) or 0)
         current = digests(ds, ds.excluded_mask(), seed)
         grouped = known_groups(ds, current) is not None
@@ -130,13 +129,6 @@ def store_stats(store: "Store") -> int:
         stats = [encode(cid, current[cid], rows) for cid, rows in summarized.computed.items()]
         if not grouped:
             stats.append(encode_groups(current, default_group_tables(ds, summarized.samples.answers, seed)))
-        store.put_derived_stats(kind, stats)
+        cache.put_derived_stats(kind, stats)
         done += len(summarized.computed)
     return done
-
-
-def derive_all(store: "Store", rebuild: bool = False) -> tuple[int, int, int]:
-    """What `tlsbench derive` stores: every repetition's summaries, then the statistics;
-    returns (repetitions derived, batches written, configurations' statistics computed)."""
-    derived, batches = derive_store(store, rebuild)
-    return derived, batches, store_stats(store)

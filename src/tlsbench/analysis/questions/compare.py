@@ -27,7 +27,8 @@ from tlsbench.core import spec as specmod
 from tlsbench.core.errors import UserError
 
 from tlsbench.analysis.stats.exclusions import exclusions
-from tlsbench.analysis.derive.load import Dataset, load
+from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import METRIC, METRICS, label_text
 from tlsbench.analysis.questions.metrics import memory_values, time_key
 from tlsbench.analysis.derive.samples import Measured, config_labels, measured
@@ -209,7 +210,8 @@ _ABSENT = {INSTRUCTIONS: "no instruction counts (a plan's metrics = [\"time\", \
 def _twins(ds: Dataset, kind: str) -> Dataset:
     """The dataset of a store's repetitions of their own for `kind` (docs/metrics.md)."""
     for stored in _KINDS[kind]:
-        found = load(ds.path, kind=stored)
+        with ds.reopened() as (store, cache):
+            found = load(store, cache, kind=stored)
         if found.configs:
             return found
     raise CompareError(f"{ds.name} holds {_ABSENT[kind]}: run a plan that measures them (docs/metrics.md), or "

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping, Sequence
 
-from tlsbench.plan.configs import SkippedCell
-from tlsbench.store.sqlite import Store
+from tlsbench.schema import SkippedCell
+from tlsbench.store.api import DerivedReads, StoreReader
 
 from tlsbench.analysis.derive.derived import STORED_KINDS
 from tlsbench.analysis.stats.exclusions import Exclusions, exclusions
-from tlsbench.analysis.derive.load import Config, load_tables, summaries
+from tlsbench.analysis.derive.dataset import Config
+
+# The kinds whose statistics leave descheduled repetitions out (analysis/pipeline.py and
+from tlsbench.analysis.derive.load import load_tables, summaries
 
 # The kinds whose statistics leave descheduled repetitions out (analysis/pipeline.py and
 # primitives.py); exact counts and the memory image keep them (metrics.py, device.py).
@@ -81,21 +83,20 @@ class Coverage:
         return excluded_by_reason(self.found)
 
 
-def read_coverage(path: Path) -> Coverage:
+def read_coverage(store: StoreReader, cache: DerivedReads) -> Coverage:
     """The coverage of a store, from its tables and the stored summaries alone (as cheap as a
     status must be while a run writes): a repetition without summaries is not judged
     descheduled, and counted as such."""
     out = Coverage()
     configs: dict[int, Config] = {}
-    with Store.open_readonly(path) as store:
-        cells = store.skipped_cells()
-        for kind in STORED_KINDS:
-            if not store.has(kind):
-                continue
-            ds = load_tables(store, kind, path)
-            ds.stored, missing = summaries(store, ds, derive=False)
-            out.found |= exclusions(ds, descheduling=kind in TIMED_KINDS)
-            out.unjudged += missing if kind in TIMED_KINDS else 0
-            configs |= ds.configs
+    cells = store.skipped_cells()
+    for kind in STORED_KINDS:
+        if not store.has(kind):
+            continue
+        ds = load_tables(store, cache, kind)
+        ds.stored, missing = summaries(store, cache, ds, derive=False)
+        out.found |= exclusions(ds, descheduling=kind in TIMED_KINDS)
+        out.unjudged += missing if kind in TIMED_KINDS else 0
+        configs |= ds.configs
     out.unmeasured = unmeasured(cells, configs, out.found)
     return out

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tlsbench.store.reader import DeviceImage
+from tlsbench.store.api import DeviceImage
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.derive.measures import METRIC, METRICS, NO_LABEL, label_text
 from tlsbench.analysis.derive.samples import Measured
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.derive.parallel import map_ordered
 from tlsbench.analysis.questions.answers import QUESTIONS, Answers, Question
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tlsbench.analysis.questions.compare import Comparison, compare_pairs
-from tlsbench.analysis.derive.load import Config
+from tlsbench.analysis.derive.dataset import Config
 from tlsbench.analysis.derive.samples import Measured
 from tlsbench.analysis.questions.winners import Winner, find_winners
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
 from tlsbench.core import spec as specmod
+from tlsbench.store.api import DerivedReads, StoreReader
 
-from tlsbench.analysis.derive.load import Dataset, load, reading
+from tlsbench.analysis.derive.dataset import Dataset
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import METRIC
 from tlsbench.analysis.derive.samples import config_labels
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
@@ -69,33 +70,30 @@ def time_key(key: str) -> str:
     return key.split("|collect:")[0]
 
 
-def analyze_metrics(source: Any, seed: int = 0) -> MetricResults | None:
+def analyze_metrics(store: StoreReader, cache: DerivedReads, seed: int = 0) -> MetricResults | None:
     """The metrics beyond time a store holds (None when its plan chose none and it has none)."""
-    with reading(source) as store:
-        plan = json.loads((store.experiment().plan_json if store.experiment() else None) or "{}")
-        chosen = list(plan.get("metrics") or ["time"])
-        present = {c: store.has(kind) for c, kind in _KINDS.items()}
-        if len(chosen) <= 1 and not any(present.values()):
-            return None
-        out = MetricResults(chosen)
-        spec = specmod.load()
-        for name in chosen:
-            collect = next((m.collect for m in spec.metrics.values() if m.plan == name), "time")
-            if collect in present and not present[collect]:
-                out.missing[name] = _NOT_MEASURED
-        if present["instructions"]:
-            _instructions(load(store, kind="instructions"), seed, out)
-        if present["memory"]:
-            _memory(load(store, kind="memory"), seed, out)
+    plan = json.loads((store.experiment().plan_json if store.experiment() else None) or "{}")
+    chosen = list(plan.get("metrics") or ["time"])
+    present = {c: store.has(kind) for c, kind in _KINDS.items()}
+    if len(chosen) <= 1 and not any(present.values()):
+        return None
+    out = MetricResults(chosen)
+    spec = specmod.load()
+    for name in chosen:
+        collect = next((m.collect for m in spec.metrics.values() if m.plan == name), "time")
+        if collect in present and not present[collect]:
+            out.missing[name] = _NOT_MEASURED
+    if present["instructions"]:
+        _instructions(load(store, cache, kind="instructions"), seed, out)
+    if present["memory"]:
+        _memory(load(store, cache, kind="memory"), seed, out)
     return out
 
 
 def metrics_of(ds: Dataset, seed: int) -> MetricResults | None:
     """The metrics beyond time of a loaded dataset's store, read without checking it again."""
-    if not ds.path:
-        return None
-    with ds.store() as store:
-        return analyze_metrics(store, seed)
+    with ds.reopened() as (store, cache):
+        return analyze_metrics(store, cache, seed)
 
 
 def _usable(ds: Dataset) -> set[int]:

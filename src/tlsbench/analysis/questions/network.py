@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset, excluding_flags, ok_status
+from tlsbench.analysis.derive.dataset import Dataset, excluding_flags, ok_status
 from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, MeasureTable
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.vocab import vocab

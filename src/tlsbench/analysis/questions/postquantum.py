@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tlsbench.core import spec as specmod
-from tlsbench.analysis.derive.load import Config
+from tlsbench.analysis.derive.dataset import Config
 from tlsbench.analysis.stats.stats import Summary
 
 PEERS = ("client", "server")

@@ -16,15 +16,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from tlsbench.core import spec as specmod
-from tlsbench.store.reader import StoreReader
+from tlsbench.store.api import DerivedReads, StoreReader
 from tlsbench.analysis.stats.drift import RoundShift, round_shift
 from tlsbench.analysis.stats.exclusions import exclusions
-from tlsbench.analysis.derive.load import Dataset, load, reading
+from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import slice_costs
 from tlsbench.analysis.stats.stats import Ratio, Summary, ratio_of_medians, rng_for, summarize
 from tlsbench.analysis.vocab import vocab
@@ -330,7 +330,7 @@ def _warnings(p: Primitives) -> list[str]:
 
 
 def analyze_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> Primitives:
-    """The primitives section of a dataset loaded with `load(path, experiments=True)`."""
+    """The primitives section of a dataset loaded with `load(..., experiments=True)`."""
     order = _library_order(ds)
     experiments = _experiments(ds)
     gv = group_values(ds, include_flagged)
@@ -342,12 +342,11 @@ def analyze_dataset(ds: Dataset, seed: int, include_flagged: bool = False) -> Pr
     return p
 
 
-def analyze_store(source: str | Path | StoreReader, seed: int | None = None,
+def analyze_store(store: StoreReader, cache: DerivedReads, seed: int | None = None,
                   include_flagged: bool = False) -> Primitives | None:
     """The experiments of a store, or None when it holds none (a handshake-only store)."""
-    with reading(source) as store:
-        if not store.has_experiments():
-            return None
-        ds = load(store, experiments=True)
+    if not store.has_experiments():
+        return None
+    ds = load(store, cache, experiments=True)
     seed = int(ds.experiment.get("seed", 0) or 0) if seed is None else seed
     return analyze_dataset(ds, seed, include_flagged)

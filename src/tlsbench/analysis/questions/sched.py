@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from tlsbench.store import sched as sched_store
+from tlsbench.schema import SchedRepetition, SchedStep, SchedTables
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.results import Analysis
 
 
@@ -77,9 +76,9 @@ def plan_metrics(experiment: dict) -> list[str]:
         return ["time"]
 
 
-def _rows(ds: Dataset) -> dict[str, list[sqlite3.Row]]:
+def _tables(ds: Dataset) -> SchedTables:
     with ds.store() as store:
-        return {table: sched_store.read_table(store.conn, table) for table in sched_store.SCHED_TABLES}
+        return store.sched_tables()
 
 
 def _median(values: list[float]) -> float:
@@ -90,54 +89,54 @@ def collect(analysis: Analysis) -> SchedResults | None:
     """The scheduler section's figures; None when the plan did not ask and nothing was stored."""
     ds, labels = analysis.ds, analysis.results.config_labels
     asked = "sched" in plan_metrics(ds.experiment)
-    tables = _rows(ds)
-    if not asked and not tables["sched_capture"]:
+    tables = _tables(ds)
+    if not asked and not tables.captures:
         return None
-    captures = tables["sched_capture"]
-    facts = [json.loads(c["facts_json"] or "{}") for c in captures]
-    res = SchedResults(asked, sorted({c["missing"] for c in captures if c["missing"]}),
+    captures = tables.captures
+    facts = [json.loads(c.facts_json or "{}") for c in captures]
+    res = SchedResults(asked, sorted({c.missing for c in captures if c.missing}),
                        cpus=sorted({tuple(f.get("cpus", [])) for f in facts if f.get("cpus")}),  # type: ignore[arg-type]
                        lost_events=sum(int(f.get("lost", 0)) for f in facts))
     res.cpus = [list(c) for c in res.cpus]
     stored = Counter(int(c) for c in ds.reps.config_id)
-    by_config: dict[int, list[sqlite3.Row]] = defaultdict(list)
-    for row in tables["sched_repetition"]:
-        by_config[row["config_id"]].append(row)
+    by_config: dict[int, list[SchedRepetition]] = defaultdict(list)
+    for row in tables.repetitions:
+        by_config[row.config_id].append(row)
     for cid in sorted(by_config, key=lambda c: labels.get(c, str(c))):
         if cid in labels:
             res.configs.append(_config(cid, labels[cid], by_config[cid], stored.get(cid, 0)))
-    res.steps = _steps(tables["sched_step"], labels)
-    res.agents = [dict(r) for r in tables["sched_agent"]]
+    res.steps = _steps(tables.steps, labels)
+    res.agents = [asdict(r) for r in tables.agents]
     return res
 
 
-def _config(cid: int, name: str, rows: list[sqlite3.Row], stored: int) -> ConfigSched:
-    wall = [max(r["wall_ns"], 1) for r in rows]
+def _config(cid: int, name: str, rows: list[SchedRepetition], stored: int) -> ConfigSched:
+    wall = [max(r.wall_ns, 1) for r in rows]
     n = len(rows)
-    softirq = [r for r in rows if r["softirq_agent_ns"] is not None]
-    steps = sum(r["steps"] for r in rows)
+    softirq = [r for r in rows if r.softirq_agent_ns is not None]
+    steps = sum(r.steps for r in rows)
     return ConfigSched(
         cid, name, n, stored,
-        busy_share=_median([r["busy_ns"] / w for r, w in zip(rows, wall)]),
-        idle_share=_median([r["idle_ns"] / (w * max(r["cpus"], 1)) for r, w in zip(rows, wall)]),
-        voluntary=sum(r["voluntary"] for r in rows) / n, involuntary=sum(r["involuntary"] for r in rows) / n,
-        preempted_share=sum(1 for r in rows if r["involuntary"]) / n,
-        wait_us=_median([r["wait_ns"] / 1e3 for r in rows]), wait_max_us=max(r["wait_ns"] for r in rows) / 1e3,
-        longest_run_us=_median([r["longest_run_ns"] / 1e3 for r in rows]),
-        shortest_longest_run_us=min(r["longest_run_ns"] for r in rows) / 1e3,
-        steps_interrupted_share=sum(r["steps_interrupted"] for r in rows) / steps if steps else math.nan,
-        softirq_agent_us=_median([r["softirq_agent_ns"] / 1e3 for r in softirq]),
-        softirq_other_us=_median([r["softirq_other_ns"] / 1e3 for r in softirq]))
+        busy_share=_median([r.busy_ns / w for r, w in zip(rows, wall)]),
+        idle_share=_median([r.idle_ns / (w * max(r.cpus, 1)) for r, w in zip(rows, wall)]),
+        voluntary=sum(r.voluntary for r in rows) / n, involuntary=sum(r.involuntary for r in rows) / n,
+        preempted_share=sum(1 for r in rows if r.involuntary) / n,
+        wait_us=_median([r.wait_ns / 1e3 for r in rows]), wait_max_us=max(r.wait_ns for r in rows) / 1e3,
+        longest_run_us=_median([r.longest_run_ns / 1e3 for r in rows]),
+        shortest_longest_run_us=min(r.longest_run_ns for r in rows) / 1e3,
+        steps_interrupted_share=sum(r.steps_interrupted for r in rows) / steps if steps else math.nan,
+        softirq_agent_us=_median([r.softirq_agent_ns / 1e3 for r in softirq]),
+        softirq_other_us=_median([r.softirq_other_ns / 1e3 for r in softirq]))
 
 
-def _steps(rows: list[sqlite3.Row], labels: dict[int, str]) -> list[StepSched]:
+def _steps(rows: list[SchedStep], labels: dict[int, str]) -> list[StepSched]:
     """Interrupted step labels, most interrupted first."""
-    grouped: dict[tuple[int, str, str], list[sqlite3.Row]] = defaultdict(list)
+    grouped: dict[tuple[int, str, str], list[SchedStep]] = defaultdict(list)
     for r in rows:
-        if r["config_id"] in labels:
-            grouped[(r["config_id"], r["peer"], r["label"])].append(r)
-    out = [StepSched(labels[cid], peer, label, len(g), sum(r["involuntary"] for r in g),
-                     sum(r["voluntary"] for r in g), sum(r["wait_ns"] for r in g) / 1e3)
+        if r.config_id in labels:
+            grouped[(r.config_id, r.peer, r.label)].append(r)
+    out = [StepSched(labels[cid], peer, label, len(g), sum(r.involuntary for r in g),
+                     sum(r.voluntary for r in g), sum(r.wait_ns for r in g) / 1e3)
            for (cid, peer, label), g in grouped.items()]
     return sorted(out, key=lambda s: (-s.interrupted, s.config, s.peer, s.label))
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset, excluding_flags, ok_status
+from tlsbench.analysis.derive.dataset import Dataset, excluding_flags, ok_status
 from tlsbench.analysis.vocab import vocab
 
 DESCHEDULED = "descheduled"

@@ -11,13 +11,14 @@ target."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Collection
 
 from tlsbench.run.precision import MIN_SAMPLE, Precision, needing_more
-from tlsbench.store.reader import StoreReader
+from tlsbench.store.api import DerivedReads, StoreReader
 
-from tlsbench.analysis.derive.load import Dataset, load, reading
+from tlsbench.analysis.derive.dataset import Dataset
+
+from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.derive.measures import METRIC, measures
 from tlsbench.analysis.questions.primitives import analyze_dataset
 from tlsbench.analysis.derive.samples import split_samples, summarize_group
@@ -28,13 +29,13 @@ TARGET_METRIC = "handshake_processing"
 __all__ = ["MIN_SAMPLE", "Precision", "TARGET_METRIC", "measure", "needing_more"]
 
 
-def measure(source: str | Path | StoreReader, seed: int, only: Collection[str] | None = None) -> dict[str, Precision]:
+def measure(store: StoreReader, cache: DerivedReads, seed: int,
+            only: Collection[str] | None = None) -> dict[str, Precision]:
     """Configuration key -> its precision, from everything stored so far; with `only`, just
     those configurations (only their traces are decoded: the rest of the store is not read)."""
-    with reading(source) as store:
-        rep_ids = None if only is None else store.repetition_ids(list(only))
-        handshakes = load(store, rep_ids=rep_ids)
-        experiments = load(store, rep_ids=rep_ids, experiments=True) if store.has_experiments() else None
+    rep_ids = None if only is None else store.repetition_ids(list(only))
+    handshakes = load(store, cache, rep_ids=rep_ids)
+    experiments = load(store, cache, rep_ids=rep_ids, experiments=True) if store.has_experiments() else None
     found = _handshakes(handshakes, seed) | (_experiments(experiments, seed) if experiments else {})
     return {key: p for key, p in found.items() if only is None or key in only}
 

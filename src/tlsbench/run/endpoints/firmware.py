@@ -17,7 +17,7 @@ from tlsbench.run.endpoints.inbox import Listened
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
-    from tlsbench.run.records import DeviceFacts
+    from tlsbench.schema import DeviceFacts
     from tlsbench.run.timeouts import Timeouts
 
 

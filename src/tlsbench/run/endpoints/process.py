@@ -26,7 +26,7 @@ from tlsbench.run.timeouts import Timeouts
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
-    from tlsbench.run.records import DeviceFacts
+    from tlsbench.schema import DeviceFacts
 
 STDERR_TAIL_BYTES = 2000
 REBUILD_AGENT = "rebuild it with make"

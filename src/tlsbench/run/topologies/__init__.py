@@ -5,7 +5,7 @@
                a metric twin under its counting runner), or the device's firmware
     pair.py    two host agents over a network, maybe through the link emulator (run/link.py)
 
-A configuration's kind (plan/kinds.py) gives its Route, a value; run/session.py opens one
+A configuration's kind (schema/kinds.py) gives its Route, a value; run/session.py opens one
 exchange per route. A device peer against a host peer over a link will be a third topology."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from tlsbench.plan.configs import Configuration
-from tlsbench.plan.kinds import ConfigKind
+from tlsbench.schema.kinds import ConfigKind
 
 
 class Topology(Enum):

@@ -5,7 +5,7 @@
   always labelled "estimate (profile X)";
 - measured from a power analyzer's current capture (capture.py, align.py, measure.py):
   aligned to the trace by the agent's marker pulses, integrated per step, stored in the
-  experiment's store (stored.py decides what is written; store/energy.py writes it).
+  experiment's store (stored.py decides what is written; the store writes it).
 
 results.py collects both for an analysed experiment; report/energy.py is the report's
 energy section, cli/energy.py is `tlsbench energy`.

@@ -12,12 +12,12 @@ import json
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.questions.primitives import GroupValues, group_values
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.models.energy.estimate import cpu_joules_per_unit
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
-from tlsbench.store.energy import StoredCapture
+from tlsbench.schema import StoredCapture
 from tlsbench.analysis.models.energy.stored import measured_groups
 from tlsbench.analysis.models.energy.table import EnergyRow
 

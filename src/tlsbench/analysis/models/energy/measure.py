@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.vocab import vocab
 from tlsbench.analysis.models.energy import EnergyError
 from tlsbench.analysis.models.energy.align import Fit, Windows, fit, pulses

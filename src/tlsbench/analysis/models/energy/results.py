@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tlsbench.store.energy import StoredCapture
+from tlsbench.schema import StoredCapture
 from tlsbench.analysis.results import Analysis
 from tlsbench.analysis.models.energy.estimate import estimate
 from tlsbench.analysis.models.energy.experiments import group_energies

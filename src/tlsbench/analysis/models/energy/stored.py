@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tlsbench.store.energy import StoredCapture, WindowEnergies
-from tlsbench.store.reader import StoreReader
-from tlsbench.store.sqlite import Store
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.schema import StoredCapture, WindowEnergies
+from tlsbench.store.api import EnergyWrites, StoreReader
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.derive.measures import NO_LABEL
 from tlsbench.analysis.vocab import vocab
 from tlsbench.analysis.models.energy import EnergyError
@@ -41,12 +40,12 @@ def prior(store: StoreReader, sha256: str, opts: ImportOptions, replace: bool) -
         return UNCHANGED
     if not replace:
         what = "this capture with other options" if old.sha256 == sha256 else f"capture {old.file_name}"
-        raise EnergyError(f"{store.path.parent.name} already holds {what} (imported {old.imported_at}); "
+        raise EnergyError(f"{store.location.folder.name} already holds {what} (imported {old.imported_at}); "
                           "pass --replace to replace it")
     return REPLACE
 
 
-def save(store_path: Path, m: Measurement, opts: ImportOptions) -> int:
+def save(store: EnergyWrites, m: Measurement, opts: ImportOptions) -> int:
     """Writes the capture and its energies in one transaction (replacing a stored capture);
     returns the new capture id."""
     c, f, w = m.capture, m.fit, m.windows
@@ -56,8 +55,7 @@ def save(store_path: Path, m: Measurement, opts: ImportOptions) -> int:
                             f.edges, f.edges_skipped, "")
     energies = WindowEnergies(w.rep.tolist(), [vocab().peer_name(p) for p in w.peer], w.label.tolist(),
                               w.group.tolist(), w.energy_j.tolist(), w.duration_ns.tolist(), w.occurrences.tolist())
-    with Store.open(store_path, create=False, retry=RETRY) as store:
-        return store.save_capture(capture, energies)
+    return store.save_capture(capture, energies)
 
 
 def measured_table(ds: Dataset) -> tuple[StoredCapture, EnergyTable] | None:
@@ -66,7 +64,7 @@ def measured_table(ds: Dataset) -> tuple[StoredCapture, EnergyTable] | None:
     if ds.capture is None or ds.energies is None:
         return None
     voc, e = vocab(), ds.energies
-    rep = np.array(e.rep, np.int64)
+    rep = np.array(e.repetition_id, np.int64)
     peer = np.array([voc.peers.get(p, -1) for p in e.peer], np.int64)
     label = np.array(e.label, np.int64)
     value = np.array(e.energy_j, np.float64)
@@ -87,4 +85,5 @@ def measured_groups(ds: Dataset) -> tuple[StoredCapture, dict[tuple[int, int], f
     if ds.capture is None or ds.energies is None:
         return None
     e, group_label = ds.energies, vocab().role_label("user_group")
-    return ds.capture, {(r, g): j for r, g, lab, j in zip(e.rep, e.group, e.label, e.energy_j) if lab == group_label}
+    return ds.capture, {(r, g): j for r, g, lab, j in zip(e.repetition_id, e.group_index, e.label, e.energy_j)
+                        if lab == group_label}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.derive.measures import NO_LABEL, NO_PEER
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.vocab import vocab

@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
-from tlsbench.analysis.derive.load import Config, Dataset
+from tlsbench.analysis.derive.dataset import Config, Dataset
 from tlsbench.analysis.stats.stats import Summary, cis_overlap, rng_for, summarize
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link, unmodelled

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from tlsbench.analysis.derive.load import Dataset
+from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link, parse_link
@@ -101,10 +101,8 @@ def collect(sources: Sources, labels: dict[int, str], link_texts: Sequence[str],
 def sources_of(ds: Dataset) -> Sources:
     """A loaded experiment with its peer agents' traces (read from its store only when it
     has two-process configurations)."""
-    from tlsbench.analysis.derive.load import reading
-
     traces = []
     if any(c.network_json for c in ds.configs.values()):
-        with reading(ds.path) as store:
+        with ds.store() as store:
             traces = store.peer_traces()
     return Sources.of(ds, traces)

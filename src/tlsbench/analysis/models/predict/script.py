@@ -29,9 +29,9 @@ from typing import Sequence
 
 import numpy as np
 
-from tlsbench.store.reader import PeerTrace
+from tlsbench.schema import PeerTrace
 
-from tlsbench.analysis.derive.load import Dataset, Reps
+from tlsbench.analysis.derive.dataset import Dataset, Reps
 from tlsbench.analysis.derive.measures import SliceCosts, slice_costs
 from tlsbench.analysis.derive.slices import build_slices, decode_many
 from tlsbench.analysis.vocab import vocab

@@ -314,7 +314,7 @@ class Packet:
 class TcpEnd:
     """One side of a TCP connection: its sending and its receiving half (Linux behaviour)."""
 
-    conn: "Tcp"
+    connection: "Tcp"
     app: App
     wire: Wire  # the direction it sends on
     # sender
@@ -349,29 +349,29 @@ class TcpEnd:
     established: bool = False
 
     def __post_init__(self) -> None:
-        s = self.conn.stack
+        s = self.connection.stack
         self.cwnd = float(s.initial_window)
         self.rto = s.rto_initial_ms * MS
-        self.retx_timer = Timer(self.conn.sim, self.on_retx_timer)
-        self.reo_timer = Timer(self.conn.sim, self.on_reo_timer)
-        self.delack = Timer(self.conn.sim, self.on_delack)
+        self.retx_timer = Timer(self.connection.sim, self.on_retx_timer)
+        self.reo_timer = Timer(self.connection.sim, self.on_reo_timer)
+        self.delack = Timer(self.connection.sim, self.on_delack)
         self.rto_deadline = math.inf
         self.probing = False
         self.last_delivered: Segment | None = None
 
     @property
     def sim(self) -> Sim:
-        return self.conn.sim
+        return self.connection.sim
 
     @property
     def other(self) -> "TcpEnd":
-        return self.conn.ends[1] if self is self.conn.ends[0] else self.conn.ends[0]
+        return self.connection.ends[1] if self is self.connection.ends[0] else self.connection.ends[0]
 
     # ---- RTT and timers (tcp_rtt_estimator, __tcp_set_rto)
     def rtt_sample(self, m: float) -> None:
         """Linux's estimator: mdev is kept at 4x the mean deviation (mdev_us), rttvar is its
         maximum over the last round trip, never below the minimum RTO; RTO = srtt + rttvar."""
-        s = self.conn.stack
+        s = self.connection.stack
         self.min_rtt = min(self.min_rtt, m)
         rto_min = s.rto_min_ms * MS
         if not self.srtt:
@@ -412,7 +412,7 @@ class TcpEnd:
             self.retx_timer.cancel()
             self.rto_deadline = math.inf
             return
-        now, s = self.sim.now, self.conn.stack
+        now, s = self.sim.now, self.connection.stack
         if restart_rto or self.rto_deadline == math.inf:
             self.rto_deadline = now + self.rto + s.timer_lag
         self.probing = False
@@ -435,7 +435,7 @@ class TcpEnd:
         segment again; then the retransmission timeout restarts from now (tcp_send_loss_probe)."""
         self.tlp_out = True
         if self.pending:
-            self.new_segment(min(self.pending, self.conn.stack.effective_mss))
+            self.new_segment(min(self.pending, self.connection.stack.effective_mss))
         else:
             self.transmit(self.outstanding()[-1])
         self.arm_timers(restart_rto=True)
@@ -445,7 +445,7 @@ class TcpEnd:
         for g in self.outstanding():
             g.lost = True
         self.cwnd = 1
-        self.rto = min(self.rto * 2, self.conn.stack.rto_max_ms * MS)
+        self.rto = min(self.rto * 2, self.connection.stack.rto_max_ms * MS)
         self.tlp_out = False
         self.retransmit_lost()
         self.arm_timers(restart_rto=True)
@@ -462,11 +462,11 @@ class TcpEnd:
         self.push(force=True)
 
     def push(self, force: bool = False) -> None:
-        mss = self.conn.stack.effective_mss
+        mss = self.connection.stack.effective_mss
         sent = False
         while self.pending and (self.in_flight() < self.cwnd or force):
             size = min(self.pending, mss)
-            if size < mss and not force and self.conn.stack.nagle and self.small_end > self.snd_una:
+            if size < mss and not force and self.connection.stack.nagle and self.small_end > self.snd_una:
                 break  # Nagle: a small segment waits while an earlier small one is unacknowledged
             self.new_segment(size, fin=self.fin_wanted and self.pending == size)
             sent = True
@@ -480,7 +480,7 @@ class TcpEnd:
         g = Segment(self.snd_nxt, size, fin)
         self.snd_nxt = g.end
         self.pending -= size
-        if 0 < size < self.conn.stack.effective_mss:
+        if 0 < size < self.connection.stack.effective_mss:
             self.small_end = self.snd_nxt
         self.segments.append(g)
         self.transmit(g)
@@ -488,11 +488,11 @@ class TcpEnd:
     def transmit(self, g: Segment) -> None:
         if g.tx:
             self.retrans += 1
-            self.conn.retransmitted_at.append(self.sim.now)
+            self.connection.retransmitted_at.append(self.sim.now)
         g.tx += 1
         g.sent_at = self.sim.now
         g.lost = False
-        if g.length and self.sim.now - self.last_rcv < self.conn.stack.delack_ms * MS:
+        if g.length and self.sim.now - self.last_rcv < self.connection.stack.delack_ms * MS:
             self.pingpong = True  # it answered within the delayed-ACK time: an interactive connection
         self.send_packet(Packet(g.seq, g.length, g.fin, self.rcv_nxt, self.sack_blocks()))
 
@@ -520,7 +520,7 @@ class TcpEnd:
         self.send_packet(Packet(self.snd_nxt, 0, False, self.rcv_nxt, dsack + self.sack_blocks()))
 
     def sack_blocks(self) -> tuple[tuple[int, int], ...]:
-        if not self.conn.stack.sack or not self.out_of_order:
+        if not self.connection.stack.sack or not self.out_of_order:
             return ()
         blocks: list[list[int]] = []
         for seq in sorted(self.out_of_order):
@@ -540,14 +540,14 @@ class TcpEnd:
     # ---- receiving
     def receive(self, p: Packet) -> None:
         if not self.established:
-            self.conn.accepted(self)
+            self.connection.accepted(self)
         if p.ack > self.snd_una or p.sack or (p.ack == self.snd_una and not p.length and not p.fin):
             self.on_ack(p)
         if p.length or p.fin:
             self.on_data(p)
 
     def on_data(self, p: Packet) -> None:
-        now, s = self.sim.now, self.conn.stack
+        now, s = self.sim.now, self.connection.stack
         end = p.seq + p.length + (1 if p.fin else 0)
         if end <= self.rcv_nxt:
             # a duplicate (a spurious retransmission): quick-ack mode again, and an ACK at once
@@ -585,8 +585,8 @@ class TcpEnd:
     def advance(self, seq: int, length: int, fin: bool) -> None:
         self.rcv_nxt = max(self.rcv_nxt, seq + length + (1 if fin else 0))
         self.fin_in = self.fin_in or fin
-        if fin and all(e.fin_in for e in self.conn.ends):
-            self.conn.closed_at = min(self.conn.closed_at, self.sim.now)
+        if fin and all(e.fin_in for e in self.connection.ends):
+            self.connection.closed_at = min(self.connection.closed_at, self.sim.now)
 
     def readable(self) -> int:
         return self.rcv_nxt - (1 if self.fin_in else 0)
@@ -628,7 +628,7 @@ class TcpEnd:
         """RACK with SACK (a segment sent before one that arrived is lost once a reordering
         window of min_rtt/4 has passed; at once with three SACKed behind it); three duplicate
         ACKs without."""
-        s, now = self.conn.stack, self.sim.now
+        s, now = self.connection.stack, self.sim.now
         if not s.sack:
             if self.dupacks >= 3:
                 head = next((g for g in self.segments if g.tx and not g.acked), None)
@@ -663,27 +663,27 @@ class Opening:
     """A SYN or a SYN-ACK: sent again on its own timer (1 s, doubling) until its side of the
     connection is established."""
 
-    def __init__(self, conn: "Tcp", end: TcpEnd, deliver: Callable[[], None]):
-        self.conn, self.end, self.deliver = conn, end, deliver
+    def __init__(self, connection: "Tcp", end: TcpEnd, deliver: Callable[[], None]):
+        self.connection, self.end, self.deliver = connection, end, deliver
         self.sent = math.nan
-        self.rto = conn.stack.rto_initial_ms * MS
-        self.timer = Timer(conn.sim, self.send)
+        self.rto = connection.stack.rto_initial_ms * MS
+        self.timer = Timer(connection.sim, self.send)
 
     def send(self) -> None:
         if self.end.established:
             return
         if not math.isnan(self.sent):
-            self.conn.retransmitted_at.append(self.conn.sim.now)
+            self.connection.retransmitted_at.append(self.connection.sim.now)
             self.rto *= 2
-        self.sent = self.conn.sim.now
+        self.sent = self.connection.sim.now
         self.end.wire.send(SYN_BYTES, self.deliver)
-        self.timer.set(self.sent + self.rto + self.conn.stack.timer_lag)
+        self.timer.set(self.sent + self.rto + self.connection.stack.timer_lag)
 
     def established(self) -> None:
         """Its answer arrived: the side is up, with its first RTT sample."""
         self.end.established = True
         self.timer.cancel()
-        self.end.rtt_sample(self.conn.sim.now - self.sent)
+        self.end.rtt_sample(self.connection.sim.now - self.sent)
 
 
 class Tcp(Transport):
@@ -751,7 +751,7 @@ class Tcp(Transport):
 class DtlsEnd:
     """One peer's datagrams: what it sent (by index in its stream) and what it received."""
 
-    conn: "Dtls"
+    connection: "Dtls"
     app: App
     wire: Wire
     sizes: list[int] = field(default_factory=list)  # its datagrams, in stream order
@@ -768,12 +768,12 @@ class DtlsEnd:
     closed: bool = False  # the socket is closed (the client agent closes it after its close_notify)
 
     def __post_init__(self) -> None:
-        self.timer = Timer(self.conn.sim, self.on_timer)
-        self.timeout = self.conn.stack.dtls_min_ms * MS
+        self.timer = Timer(self.connection.sim, self.on_timer)
+        self.timeout = self.connection.stack.dtls_min_ms * MS
 
     @property
     def other(self) -> "DtlsEnd":
-        return self.conn.ends[1] if self is self.conn.ends[0] else self.conn.ends[0]
+        return self.connection.ends[1] if self is self.connection.ends[0] else self.connection.ends[0]
 
     def send(self, n: int) -> None:
         if not self.open_flight:
@@ -787,8 +787,8 @@ class DtlsEnd:
         """One datagram as IP packets: fragments of the interface MTU when it does not fit."""
         self.copies += 1
         size = self.sizes[d] + UDP_HEADER
-        room = (self.conn.stack.iface_mtu - IP_HEADER) // 8 * 8
-        parts = [size] if size + IP_HEADER <= self.conn.stack.iface_mtu else \
+        room = (self.connection.stack.iface_mtu - IP_HEADER) // 8 * 8
+        parts = [size] if size + IP_HEADER <= self.connection.stack.iface_mtu else \
             [min(room, size - k) for k in range(0, size, room)]
         for part in parts:
             self.wire.send(part + IP_HEADER, self.other.on_fragment, d, self.copies, len(parts), part + IP_HEADER)
@@ -798,17 +798,17 @@ class DtlsEnd:
         self.open_flight = False
         if not in_handshake:
             return
-        self.timeout = self.conn.stack.dtls_min_ms * MS
-        theirs = self.conn.flight_ends(self.other)
+        self.timeout = self.connection.stack.dtls_min_ms * MS
+        theirs = self.connection.flight_ends(self.other)
         self.answers = next((k for k, e in enumerate(theirs) if e > self.app.consumed), -1)
         if self.answers >= 0:
-            self.timer.set(self.conn.sim.now + self.timeout)
+            self.timer.set(self.connection.sim.now + self.timeout)
 
     def on_timer(self) -> None:
         self.retrans += 1
         self.resend()
-        self.timeout = min(self.timeout * 2, self.conn.stack.dtls_max_ms * MS)
-        self.timer.set(self.conn.sim.now + self.timeout)
+        self.timeout = min(self.timeout * 2, self.connection.stack.dtls_max_ms * MS)
+        self.timer.set(self.connection.sim.now + self.timeout)
 
     def resend(self) -> None:
         if self.flights:
@@ -837,7 +837,8 @@ class DtlsEnd:
         while self.prefix < len(self.received) and self.received[self.prefix]:
             self.readable_bytes += sizes[self.prefix]
             self.prefix += 1
-        if self.timer.armed and self.answers >= 0 and self.readable_bytes >= self.conn.flight_ends(self.other)[self.answers]:
+        if (self.timer.armed and self.answers >= 0
+                and self.readable_bytes >= self.connection.flight_ends(self.other)[self.answers]):
             self.timer.cancel()
         if math.isnan(self.app.start):
             self.app.begin()  # the server's handshake starts with the ClientHello's datagram
@@ -857,7 +858,7 @@ class DtlsEnd:
 
     def sent_after(self, their_flight: int) -> bool:
         """Whether this peer's last flight answers the other's flight `their_flight`."""
-        ends = self.conn.flight_ends(self.other)
+        ends = self.connection.flight_ends(self.other)
         return their_flight < len(ends) and self.app.consumed >= ends[their_flight]
 
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tlsbench.analysis.derive.load import Config, ok_status
+from tlsbench.analysis.derive.dataset import Config, ok_status
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.models.predict.links import Link, from_plan
 from tlsbench.analysis.models.predict.model import Options, Prediction, predict

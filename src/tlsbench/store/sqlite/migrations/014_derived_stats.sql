@@ -5,7 +5,7 @@
 -- the versions of the derivation and the statistics): a report whose inputs differ computes
 -- them anew and never writes here.
 CREATE TABLE derived_stats (
-    kind       TEXT NOT NULL,     -- store/reader.py Kind
+    kind       TEXT NOT NULL,     -- store/api.py Kind
     config_id  INTEGER NOT NULL,
     digest     TEXT NOT NULL,     -- sha256 of the inputs (analysis/statcache.py)
     n_rows     INTEGER NOT NULL,

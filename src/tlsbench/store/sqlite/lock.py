@@ -12,28 +12,20 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from tlsbench.store.sqlite import RUN_RETRY, StoreError, cannot_write
+from tlsbench.store.api import ELSEWHERE, RUN_RETRY, StoreBusy
+from tlsbench.store.sqlite.errors import cannot_write
 
 LOCK_FILE = "tlsbench.lock"
 _HELD: set[Path] = set()  # folders this process holds the lock of (its own reads are not another writer's)
 
 
-class StoreBusy(StoreError):
-    """Another process writes this store."""
-
-
 def _pid(fd: int) -> str:
     os.lseek(fd, 0, os.SEEK_SET)
     return os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-
-
-# What a second writer can do besides waiting: a run writes elsewhere; a command that adds to
-# the store (derive, energy import) runs again once the writer has ended.
-ELSEWHERE = "or choose another --output"
-AGAIN = "then run the same command again"
 
 
 def _busy(folder: Path, pid: str, instead: str = ELSEWHERE) -> StoreBusy:
@@ -96,3 +88,19 @@ def _write_pid(fd: int) -> None:
     with contextlib.suppress(OSError):
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+
+
+@dataclass(frozen=True)
+class FolderLock:
+    """The writer lock of the store in `folder` (store/api.py WriterLock)."""
+
+    folder: Path
+
+    def holder(self) -> str | None:
+        return writer(self.folder)
+
+    def hold(self, retry: str = RUN_RETRY, instead: str = ELSEWHERE) -> contextlib.AbstractContextManager[None]:
+        return writer_lock(self.folder, retry, instead)
+
+    def refuse_if_busy(self) -> None:
+        refuse_if_busy(self.folder)

@@ -7,7 +7,7 @@
 CREATE TABLE derived_batch (
     id                  INTEGER PRIMARY KEY,
     version             INTEGER NOT NULL,  -- analysis/derived.py DERIVE_VERSION that wrote it
-    kind                TEXT NOT NULL,     -- the configurations it covers: store/reader.py Kind
+    kind                TEXT NOT NULL,     -- the configurations it covers: store/api.py Kind
     first_rep           INTEGER NOT NULL,  -- the repetition ids it covers, inclusive
     last_rep            INTEGER NOT NULL,
     n_reps              INTEGER NOT NULL,

@@ -1,58 +1,34 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The SQLite store of one experiment: `<output>/<experiment name>/tlsbench.db`.
+"""The SQLite store of one experiment: `<output>/<experiment name>/tlsbench.db`. It implements
+every role of store/api.py (Sink, StoreReader, DerivedCache, EnergyWrites).
 
-Schema: the ordered files of migrations/ (`NNN_name.sql`), applied by `PRAGMA user_version`.
-WAL + synchronous=NORMAL: a commit costs no fsync, yet a crash of the controller (kill -9)
-never corrupts the file and loses at most the repetition in flight, because every
-repetition is written in one transaction with its trace."""
+Schema: schema/tables.py, created or brought up to date by schema.py here. WAL +
+synchronous=NORMAL: a commit costs no fsync, yet a crash of the controller (kill -9) never
+corrupts the file and loses at most the batch in flight, because every batch of repetitions
+is written in one transaction with its traces."""
 from __future__ import annotations
 
 import contextlib
 import datetime
-import functools
-import errno
-import re
-import shutil
 import sqlite3
 from collections import defaultdict
-from dataclasses import astuple, fields
+from dataclasses import astuple, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from tlsbench.core import inputs
-from tlsbench.core.errors import UserError
-from tlsbench.plan.configs import ConfigRow, SkippedCell
-from tlsbench.plan.kinds import COLUMNS, SELECTIONS, Is
-from tlsbench.run.records import (DeviceFacts, Experiment, LinkTraffic, PeerRepetition, RepetitionRow,
-                                  StoredRepetition)
-from tlsbench.store.blobs import decode_records, encode_records
-from tlsbench.store.energy import StoredCapture, WindowEnergies, read_capture, read_energies, write_capture
-from tlsbench.store import sched
-from tlsbench.store.reader import (AgentRow, DerivedBatch, DeviceImage, Kind, PeerTrace, RepetitionColumns, StoredConfig,
-                                   StoredStats, device_image)
-
-DB_FILE = "tlsbench.db"
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-_MIGRATION_NAME = re.compile(r"^(\d+)_.*\.sql$")
-
-
-class StoreError(UserError, RuntimeError):
-    """The store cannot be opened or written; what is already committed is intact."""
-
-
-class PlanMismatch(StoreError):
-    """The experiment folder holds another plan's results."""
-
-
-class StoreDamaged(StoreError):
-    """The file is not a tlsbench store, or SQLite finds it damaged: nothing writes to it."""
-
-
-SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
-# Where else to write after a failed write, per command that writes (the default: run, primitives).
-RUN_RETRY = "choose another --output"
+from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic, PeerRepetition,
+                             PeerTrace, RepetitionColumns, RepetitionRow, SchedBatch, SchedTables, SkippedCell,
+                             StoredCapture, StoredConfig, StoredRepetition, StoredStats, WindowEnergies)
+from tlsbench.schema.columns import field_names
+from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
+from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, Location, StoreError, device_image, plan_mismatch
+from tlsbench.store.sqlite.sched import read_tables, start_capture, write_batch
+from tlsbench.store.sqlite.blobs import decode_records, encode_records
+from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
+from tlsbench.store.sqlite.errors import cannot_write, damaged
+from tlsbench.store.sqlite.files import experiment_row
 
 
 def now_iso() -> str:
@@ -63,14 +39,15 @@ def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
     return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-_INSERT_PEER = _insert("peer_repetition", ["repetition_id"] + [f.name for f in fields(PeerRepetition)] + ["encoding"])
-_RECORDS_AT = [f.name for f in fields(PeerRepetition)].index("records")
+_INSERT_PEER = _insert("peer_repetition", ["repetition_id", *field_names(PeerRepetition), "encoding"])
+_RECORDS_AT = field_names(PeerRepetition).index("records")
 _INSERT_TRACE = "INSERT INTO trace (repetition_id, records, encoding) VALUES (?, ?, ?)"
-_INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(f.name for f in fields(LinkTraffic))}) "
-                f"SELECT id, {', '.join('?' * len(fields(LinkTraffic)))} FROM repetition WHERE config_id = ? AND idx = ?")
-_CONFIG_COLUMNS = [f.name for f in fields(ConfigRow)]
-_REP_COLUMNS = [f.name for f in fields(RepetitionRow)] + ["stored_at"]
-_INSERT_REP = f"INSERT INTO repetition ({', '.join(_REP_COLUMNS)}) VALUES ({', '.join('?' * len(_REP_COLUMNS))})"
+_INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(field_names(LinkTraffic))}) "
+                f"SELECT id, {', '.join('?' * len(field_names(LinkTraffic)))} FROM repetition "
+                "WHERE config_id = ? AND idx = ?")
+_INSERT_CONFIG = _insert("config", field_names(ConfigRow))
+_INSERT_REP = _insert("repetition", [*field_names(RepetitionRow), "stored_at"])
+_INSERT_EXPERIMENT = _insert("experiment", ["id", *field_names(Experiment)])
 
 
 # Which configurations a kind covers (a fixed condition, never a value), per schema: handshakes
@@ -83,7 +60,7 @@ _REPETITIONS_PER_READ = 250_000  # a read's text per column: a few MB
 def _test_sql(column: str, test: Is) -> str:
     if test.value is None:
         return f"{column} IS {'NOT ' if test.negate else ''}NULL"
-    assert "'" not in str(test.value)  # a constant of plan/kinds.py
+    assert "'" not in str(test.value)  # a constant of schema/kinds.py
     return f"{column} {'IS NOT' if test.negate else '='} '{test.value}'"
 
 
@@ -106,54 +83,6 @@ def _any_of(conditions: Sequence[str | None]) -> str:
     return " OR ".join(f"({c})" for c in found) if len(found) > 1 else (found[0] if found else "0")
 
 
-def migrations() -> list[tuple[int, Path]]:
-    """(version, file) of every migration, in order."""
-    found = [(int(m.group(1)), p) for p in MIGRATIONS_DIR.iterdir() if (m := _MIGRATION_NAME.match(p.name))]
-    return sorted(found)
-
-
-# Why a write failed -> what the user can do, by SQLite result code (prefix) and errno.
-FULL, READ_ONLY, IO = "full", "read-only", "io"
-_SQLITE_CAUSES = {"SQLITE_FULL": FULL, "SQLITE_READONLY": READ_ONLY, "SQLITE_CANTOPEN": READ_ONLY,
-                  "SQLITE_PERM": READ_ONLY, "SQLITE_AUTH": READ_ONLY, "SQLITE_IOERR": IO}
-_ERRNO_CAUSES = {errno.ENOSPC: FULL, errno.EDQUOT: FULL, errno.EROFS: READ_ONLY, errno.EACCES: READ_ONLY,
-                 errno.EPERM: READ_ONLY}
-_ADVICE = {FULL: "the disk is full: free disk space and run the same command again, or {retry}",
-           READ_ONLY: "the folder is read-only or not writable by this user: make it writable, or {retry}",
-           IO: "the disk reported an I/O error: check it (dmesg), or {retry}"}
-_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
-
-
-ALMOST_FULL_BYTES = 1 << 20  # an I/O error with less free space than this is a full disk
-
-
-def _cause(exc: BaseException, path: Path) -> str | None:
-    """FULL, READ_ONLY, IO, or None when the error says nothing about the disk. SQLite
-    reports a full disk as an I/O error when it hits its shared-memory file: the free space
-    tells them apart."""
-    if isinstance(exc, sqlite3.Error):
-        name = getattr(exc, "sqlite_errorname", "") or ""
-        cause = next((cause for prefix, cause in _SQLITE_CAUSES.items() if name.startswith(prefix)), None)
-    else:
-        cause = _ERRNO_CAUSES.get(getattr(exc, "errno", None) or -1)
-    if cause == IO:
-        with contextlib.suppress(OSError):
-            if shutil.disk_usage(path.parent).free < ALMOST_FULL_BYTES:
-                return FULL
-    return cause
-
-
-def cannot_write(exc: Exception, path: Path, retry: str = RUN_RETRY) -> StoreError:
-    """A failed open or write as one line: the damaged-file advice when SQLite finds the file
-    damaged, else what the disk said and what to do about it."""
-    if isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorname", "") or "").startswith(_DAMAGED):
-        return _damaged(path, str(exc))
-    cause = _cause(exc, path)
-    advice = _ADVICE[cause].format(retry=retry) if cause else retry
-    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return StoreError(f"cannot write the store {path}: {detail}. Everything already stored is safe; {advice}")
-
-
 def _words(text: str) -> np.ndarray:
     """A comma-separated text's words, each distinct word one object (a status per repetition
     would otherwise cost a string of its own: 50 bytes)."""
@@ -161,134 +90,10 @@ def _words(text: str) -> np.ndarray:
     return words[where.reshape(-1)]
 
 
-def _damaged(path: Path, why: str) -> StoreDamaged:
-    return StoreDamaged(f"{path} is damaged or not a tlsbench store ({why}); it was left untouched. "
-                        f"Recover what it holds with `sqlite3 {path} .recover | sqlite3 recovered.db`, or restore "
-                        "a backup; move the file away (or choose another --output) to start afresh")
-
-
-# ---------------------------------------------------------------------- checking a file
-def _connect_ro(path: Path) -> sqlite3.Connection:
-    """A read-only connection. A WAL reader needs a shared-memory file next to the store; in
-    a read-only folder or on a full disk SQLite cannot create it, and the store is then
-    opened immutable, which is exact as long as nobody writes it and its write-ahead log
-    holds nothing (else one line says what to do)."""
-    uri = path.resolve().as_uri()
-    try:
-        conn = sqlite3.connect(uri + "?mode=ro", uri=True)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.OperationalError as exc:
-        if not (getattr(exc, "sqlite_errorname", "") or "").startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")):
-            raise
-        from tlsbench.store.lock import writer  # the lock module builds on this one
-
-        wal = path.with_name(path.name + "-wal")
-        pid = writer(path.parent)
-        if pid is not None or (wal.exists() and wal.stat().st_size):
-            why = f"tlsbench PID {pid} is writing it" if pid else f"its write-ahead log {wal.name} holds commits"
-            raise StoreError(f"cannot read {path}: SQLite cannot create its shared-memory file next to it (a "
-                             f"read-only folder or a full disk) and {why}; free space, or copy the experiment "
-                             "folder somewhere writable and read it there") from None
-        conn = sqlite3.connect(uri + "?immutable=1", uri=True)
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def _verify(conn: sqlite3.Connection, path: Path) -> Experiment | None:
-    """The experiment row of a checked store (None: none yet); raises StoreDamaged."""
-    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
-    if problems != ["ok"]:
-        raise _damaged(path, "SQLite finds: " + "; ".join(p.replace("\n", " ") for p in problems))
-    tables = _tables(conn)
-    if not tables:  # an empty database: a start that failed before creating the schema
-        return None
-    if "experiment" not in tables:
-        raise _damaged(path, f"a SQLite file without an experiment table (its tables: {', '.join(sorted(tables))})")
-    version, known = conn.execute("PRAGMA user_version").fetchone()[0], migrations()[-1][0]
-    if version > known:
-        raise StoreError(f"{path} was written by a newer tlsbench (schema {version}, this one knows up to {known}): "
-                         "upgrade tlsbench to read it")
-    row = conn.execute("SELECT * FROM experiment WHERE id = 1").fetchone()
-    return Experiment(**{f.name: row[f.name] for f in fields(Experiment)}) if row else None
-
-
-def _checked(path: Path) -> tuple[sqlite3.Connection | None, Experiment | None]:
-    """A read-only connection to a checked store and its experiment (None for both: an
-    empty file). Raises StoreError when there is no file, StoreDamaged for anything that is
-    not a healthy tlsbench store; never writes."""
-    if path.exists() and not path.is_file():  # a FIFO would block the read below for ever
-        raise StoreError(f"{path} {inputs.what_is(path)}, not an experiment store: name an experiment folder, or "
-                         f"the {DB_FILE} file in one")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
-        raise StoreError(f"no experiment store at {path}") from None
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
-    if not head:
-        return None, None
-    if head != SQLITE_HEADER:
-        raise _damaged(path, "not a SQLite file: its first bytes are not the SQLite header")
-    conn = None
-    try:
-        conn = _connect_ro(path)
-        return conn, _verify(conn, path)
-    except sqlite3.Error as exc:
-        if conn is not None:
-            conn.close()
-        if (getattr(exc, "sqlite_errorname", "") or "").startswith(_DAMAGED):
-            raise _damaged(path, str(exc)) from None
-        raise StoreError(f"cannot read {path}: {exc}") from None
-    except StoreError:
-        if conn is not None:
-            conn.close()
-        raise
-
-
-def stored_experiment(path: Path) -> Experiment | None:
-    """The experiment a store file holds, None when it holds none yet (an empty file, or a
-    start that failed before writing its experiment). Only reads; raises StoreDamaged for a
-    file that is not a healthy tlsbench store."""
-    conn, exp = _checked(path)
-    if conn is not None:
-        conn.close()
-    return exp
-
-
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """A checked read-only connection to a store that holds an experiment (readers: status,
-    report, export...). Works while a run writes it, and in a read-only folder."""
-    conn, exp = _checked(path)
-    if exp is None:
-        if conn is not None:
-            conn.close()
-        raise StoreError(f"{path} holds no experiment yet (an empty store, left by a start that stored "
-                         "nothing): `tlsbench run` starts it")
-    assert conn is not None
-    return conn
-
-
-def plan_mismatch(folder: Path, stored: Experiment, plan_hash: str) -> PlanMismatch:
-    return PlanMismatch(f"{folder} holds experiment {stored.name!r} run with another plan "
-                        f"(plan hash {stored.plan_hash[:12]} vs {plan_hash[:12]}): "
-                        "use another --output folder or experiment name, or run the stored plan "
-                        "(`tlsbench plan show` of the same file) to resume")
-
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls))
-
-
 def _values(row: Any) -> tuple[Any, ...]:
     """A record's fields in order, as they are: `astuple` deep-copies every value (half the
     host's time per repetition when a batch of fast handshakes is stored)."""
-    return tuple(getattr(row, name) for name in _field_names(type(row)))
+    return tuple(getattr(row, name) for name in field_names(type(row)))
 
 
 def _peer_trace(row: Sequence[Any]) -> PeerTrace:
@@ -301,65 +106,25 @@ def _trace_row(rep_id: int, records: bytes) -> tuple[int, bytes, int]:
 
 
 def _peer_row(rep_id: int, peer: PeerRepetition) -> tuple[Any, ...]:
-    """A peer_repetition row, its records encoded (store/blobs.py) and their encoding last."""
+    """A peer_repetition row, its records encoded (blobs.py) and their encoding last."""
     values = list(_values(peer))
     values[_RECORDS_AT], encoding = encode_records(peer.records)
     return (rep_id, *values, encoding)
 
 
-class Store:
-    """One open experiment database."""
+class SqliteStore:
+    """One open experiment database (store/api.py: a Store opened for writing, or a
+    StoreReader opened read-only), opened by its location (location.py)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, retry: str = RUN_RETRY):
+    def __init__(self, conn: sqlite3.Connection, path: Path, location: Location, retry: str = RUN_RETRY):
         self.conn = conn
         self.path = path
+        self.location = location
         self.retry = retry  # what to do after a failed write (the end of its error message)
 
-    # ------------------------------------------------------------------ opening
-    @classmethod
-    def open(cls, path: Path, create: bool = True, retry: str = RUN_RETRY) -> "Store":
-        """Opens (and with `create`, creates) the database file at `path` and migrates it.
-        An existing file is checked first (read-only): a damaged one is never written to."""
-        if path.exists() or not create:
-            stored_experiment(path)  # raises for a missing (not create), damaged or foreign file
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # autocommit mode: transactions are explicit (BEGIN ... COMMIT) below.
-            conn = sqlite3.connect(path, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            store = cls(conn, path, retry)
-            store._migrate()
-        except (OSError, sqlite3.Error) as exc:
-            raise cannot_write(exc, path, retry) from exc
-        return store
-
-    @classmethod
-    def in_folder(cls, folder: Path, create: bool = True) -> "Store":
-        return cls.open(folder / DB_FILE, create)
-
-    @classmethod
-    def open_readonly(cls, path: Path) -> "Store":
-        """A checked store that holds an experiment, for reading only (never migrated)."""
-        return cls(open_readonly(path), path)
-
-    @classmethod
-    def reopen_readonly(cls, path: Path) -> "Store":
-        """The store again, for reading only, without checking it again (the check reads all
-        of it): for a reader that opened it with open_readonly before."""
-        try:
-            return cls(_connect_ro(path), path)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot read {path}: {exc}") from None
-
-    def _migrate(self) -> None:
-        current = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        for version, file in migrations():
-            if version > current:
-                # executescript runs the whole file + the version bump as one transaction.
-                self.conn.executescript(f"BEGIN;\n{file.read_text()}\nPRAGMA user_version = {version};\nCOMMIT;")
+    def reopened(self) -> "SqliteStore":
+        """For reading only, without checking the file again (the check reads all of it)."""
+        return self.location.reader(check=False)  # type: ignore[return-value]
 
     def close(self) -> None:
         self.conn.close()
@@ -386,10 +151,7 @@ class Store:
 
     # ------------------------------------------------------------------ writing
     def experiment(self) -> Experiment | None:
-        row = self.conn.execute("SELECT * FROM experiment WHERE id = 1").fetchone()
-        if row is None:
-            return None
-        return Experiment(**{f.name: row[f.name] for f in fields(Experiment)})
+        return experiment_row(self.conn)
 
     def init_experiment(self, exp: Experiment) -> Experiment:
         """Creates the experiment row, or checks that the stored one has the same plan."""
@@ -399,9 +161,7 @@ class Store:
                 raise plan_mismatch(self.path.parent, stored, exp.plan_hash)
             return stored
         with self.transaction() as c:
-            c.execute("INSERT INTO experiment (id, name, created_at, plan_toml, plan_json, plan_hash, seed, host_json)"
-                      " VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
-                      (exp.name, now_iso(), exp.plan_toml, exp.plan_json, exp.plan_hash, exp.seed, exp.host_json))
+            c.execute(_INSERT_EXPERIMENT, (1, *_values(replace(exp, created_at=now_iso()))))
         return self.experiment()  # type: ignore[return-value]
 
     def add_agent(self, library: str, executable: str, pid: int | None, hello_json: str, suites_json: str,
@@ -444,8 +204,7 @@ class Store:
         if found:
             return int(found[0])
         with self.transaction() as c:
-            cur = c.execute(f"INSERT INTO config ({', '.join(_CONFIG_COLUMNS)}) VALUES "
-                            f"({', '.join('?' * len(_CONFIG_COLUMNS))})", astuple(row))
+            cur = c.execute(_INSERT_CONFIG, _values(row)[:len(field_names(ConfigRow))])
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def set_skip_reason(self, config_id: int, reason: str | None) -> None:
@@ -491,38 +250,28 @@ class Store:
             c.executemany(_INSERT_LINK, [astuple(t) + (config_id, idx) for idx, t in sorted(traffic.items())])
 
     def start_sched_capture(self, missing: str | None, facts_json: str) -> int:
-        """A run's scheduler capture (store/sched.py), or why there is none."""
+        """A run's scheduler capture (sched.py), or why there is none."""
         with self.transaction() as c:
-            return sched.start_capture(c, now_iso(), missing, facts_json)
+            return start_capture(c, now_iso(), missing, facts_json)
 
-    def add_sched(self, capture_id: int, batch: "sched.SchedBatch", facts_json: str) -> None:
+    def add_sched(self, capture_id: int, batch: SchedBatch, facts_json: str) -> None:
         """A batch's scheduler figures, in one transaction."""
         with self.transaction() as c:
-            sched.write_batch(c, capture_id, batch, facts_json)
+            write_batch(c, capture_id, batch, facts_json)
 
     def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
         """An energy capture and its window energies, replacing the stored one, in one
-        transaction (store/energy.py); returns the capture id."""
+        transaction (energy.py); returns the capture id."""
         with self.transaction() as c:
             return write_capture(c, capture, energies, now_iso())
 
     # ------------------------------------------------------------------ reading
-    def configs(self) -> list[sqlite3.Row]:
-        return self.conn.execute("SELECT * FROM config ORDER BY id").fetchall()
-
     def stored_indices(self) -> dict[str, set[int]]:
         """config key -> repetition indices already stored: what a resume skips."""
         out: dict[str, set[int]] = defaultdict(set)
         for key, idx in self.conn.execute("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id"):
             out[key].add(idx)
         return dict(out)
-
-    def done(self) -> dict[int, set[int]]:
-        """config id -> repetition indices already stored."""
-        out: dict[int, set[int]] = defaultdict(set)
-        for config_id, idx in self.conn.execute("SELECT config_id, idx FROM repetition"):
-            out[config_id].add(idx)
-        return out
 
     def repetition_counts(self, ok_status: str) -> dict[int, dict[str, int]]:
         """Per config: stored, failed (status other than ok_status), flagged (flags != 0)."""
@@ -534,8 +283,8 @@ class Store:
     def stored_per_round(self) -> dict[int, int]:
         return dict(self.conn.execute("SELECT round, COUNT(*) FROM repetition GROUP BY round").fetchall())
 
-    def repetition(self, config_id: int, idx: int) -> tuple[sqlite3.Row, bytes] | None:
-        """One repetition row and its raw trace records."""
+    def repetition(self, config_id: int, idx: int) -> tuple[Mapping[str, Any], bytes] | None:
+        """One repetition row (by column name) and its raw trace records."""
         row = self.conn.execute(
             f"SELECT r.*, t.records, {self._encoding('trace', 't')} AS encoding FROM repetition r"
             " LEFT JOIN trace t ON t.repetition_id = r.id WHERE r.config_id = ? AND r.idx = ?",
@@ -544,19 +293,28 @@ class Store:
             return None
         return row, decode_records(row["records"], row["encoding"])
 
-    def agents(self) -> list[sqlite3.Row]:
-        return self.conn.execute("SELECT * FROM agent ORDER BY id").fetchall()
+    def repetition_rows(self, config_id: int | None = None) -> list[tuple[int, RepetitionRow]]:
+        """(id, row) of every repetition (of one configuration), by id; an older store's
+        missing columns read as their defaults."""
+        columns = self._columns("repetition")
+        names = [n if n in columns else "NULL" for n in field_names(RepetitionRow)]
+        where, params = (" WHERE config_id = ?", (config_id,)) if config_id is not None else ("", ())
+        return [(r[0], RepetitionRow(*r[1:])) for r in self.conn.execute(
+            f"SELECT id, {', '.join(names)} FROM repetition{where} ORDER BY id", params)]
 
-    # ------------------------------------------------------------------ StoreReader (store/reader.py)
+    def sched_tables(self) -> SchedTables:
+        return read_tables(self.conn)
+
+    # ------------------------------------------------------------------ StoreReader (store/api.py)
     def _columns(self, table: str) -> set[str]:
         return {col["name"] for col in self.conn.execute("SELECT name FROM pragma_table_info(?)", (table,))}
 
     def _encoding(self, table: str, alias: str) -> str:
-        """The blob encoding column of a table (store/blobs.py); 0 (RAW) before migration 010."""
+        """The blob encoding column of a table (blobs.py); 0 (RAW) before migration 010."""
         return f"{alias}.encoding" if "encoding" in self._columns(table) else "0"
 
     def _kind_filter(self, kind: Kind) -> str:
-        """A fixed condition on `config` for a selection of kinds (plan/kinds.py: never a value,
+        """A fixed condition on `config` for a selection of kinds (schema/kinds.py: never a value,
         a choice among constants); "" holds for every row, "0" for none."""
         if kind == "all":
             return ""
@@ -614,7 +372,7 @@ class Store:
             chunk = [_words(text) if name == "status" else np.fromstring(text, dtype=np.int64, sep=",")
                      for name, text in zip(names, columns)]
             if any(len(column) != n for column in chunk):
-                raise _damaged(self.path, "its repetition table holds values tlsbench does not write")
+                raise damaged(self.path, "its repetition table holds values tlsbench does not write")
             chunks.append(chunk)
         merged = [np.concatenate([c[i] for c in chunks]) if chunks else np.empty(0, object if name == "status" else np.int64)
                   for i, name in enumerate(names)]
@@ -737,7 +495,7 @@ class Store:
     def integrity_check(self) -> str:
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> "SqliteStore":
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- One derived batch per (kind, version, configuration, first repetition): a second derivation
--- of the same repetitions replaces the first (store/sqlite.py add_derived_batches) instead of
+-- of the same repetitions replaces the first (store/sqlite/store.py add_derived_batches) instead of
 -- adding to it. Two `tlsbench derive` at once, before derive took the writer lock, stored
 -- every batch twice, and statistics computed from them counted every value twice. Such a
 -- store's copies are dropped here (the first stored kept: both were derived from the same
