@@ -31,6 +31,7 @@ from pathlib import Path
 
 from tlsbench.builder.libraries import STAMP, _locked, default_cache
 from tlsbench.builder.shell import BuildError, query, require_config, run
+from tlsbench.core import libraries as declared
 
 REPO = Path(__file__).resolve().parents[3]
 REVISION = 1            # bump when the steps change in a way the key does not show
@@ -90,9 +91,11 @@ def _debian12_mbedtls_fetch(cache: Path, log: Path) -> Path:
     return tree
 
 
-CROSS_SOURCES = {s.spec: s for s in (
-    CrossSource("mbedtls@2.28", "mbedtls", _debian12_mbedtls_version, _debian12_mbedtls_fetch),
-)}
+# Where a device build's source comes from, by its spec/libraries.toml source (only mbed TLS
+# runs on a device today: agent/firmware/backends/).
+FETCHERS = {declared.DEBIAN12: (_debian12_mbedtls_version, _debian12_mbedtls_fetch)}
+CROSS_SOURCES = {lib.spec: CrossSource(lib.spec, lib.name, *FETCHERS[lib.source])
+                 for lib in declared.load().all if lib.device}
 
 
 def cross_source(spec: str) -> CrossSource:

@@ -28,6 +28,7 @@ from pathlib import Path
 from tlsbench.builder import libraries
 from tlsbench.builder.debian import upstream_version
 from tlsbench.builder.shell import BuildError, require_config, run
+from tlsbench.core import libraries as declared
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "agent"
@@ -40,7 +41,12 @@ class CustomRecipe:
     """How one library version is built with a user's config and its agent configured."""
     spec: str                                         # "mbedtls@3.6"
     library_steps: Callable[[Path, Path, Path, Path, int, Path], None]  # source, config, work, prefix, jobs, log
-    agent_options: Callable[[Path, Path, str], list[str]]               # prefix, config, name -> cmake -D...
+    cmake: str                                        # the agent build's variable stem (spec/libraries.toml)
+
+    def agent_options(self, prefix: Path, config: Path, name: str) -> list[str]:
+        """The agent build pointed at the custom library, named after the build, with its config."""
+        return [f"-D{self.cmake}_PREFIX={prefix}", f"-D{self.cmake}_BUILD_NAME={name}",
+                f"-D{self.cmake}_CONFIG_FILE={config}"]
 
     def plan_name(self, name: str) -> str:
         """How a plan names the build: mbedtls@3.6-<name> (docs/plan-format.md)."""
@@ -68,14 +74,12 @@ def _mbedtls3_library(source: Path, config: Path, work: Path, prefix: Path, jobs
     shutil.copyfile(config, prefix / "include" / "mbedtls" / "mbedtls_config.h")
 
 
-def _mbedtls3_agent(prefix: Path, config: Path, name: str) -> list[str]:
-    return [f"-DTB_MBEDTLS36_PREFIX={prefix}", f"-DTB_MBEDTLS36_BUILD_NAME={name}",
-            f"-DTB_MBEDTLS36_CONFIG_FILE={config}"]
-
-
-CUSTOM_RECIPES: dict[str, CustomRecipe] = {r.spec: r for r in (
-    CustomRecipe("mbedtls@3.6", _mbedtls3_library, _mbedtls3_agent),
-)}
+# The library's compile steps with a user's config, by backend; which versions have custom
+# builds: spec/libraries.toml (`custom` on a `debian13` build).
+LIBRARY_STEPS = {"mbedtls3": _mbedtls3_library}
+CUSTOM_RECIPES: dict[str, CustomRecipe] = {
+    lib.spec: CustomRecipe(lib.spec, LIBRARY_STEPS[lib.backend], lib.cmake)
+    for lib in declared.load().from_source(declared.DEBIAN13) if lib.custom}
 
 
 @dataclass(frozen=True)

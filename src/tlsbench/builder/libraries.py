@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Current TLS libraries built from Debian 13 source packages into a cache outside the
-repository (docs/libraries.md).
+repository (docs/libraries.md); the versions are spec/libraries.toml's `debian13` builds.
 
     mbedtls@3.6 | openssl@3.5 | wolfssl@5.7
       -> Debian 13 source package, fetched once       <cache>/src/<package>_<debian version>/
@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tlsbench.builder.debian import SourceArchive, compare_versions, system_mirror, upstream_version
 from tlsbench.builder.shell import BuildError, query, run
+from tlsbench.core import libraries as declared
 
 CACHE_ENV = "TLSBENCH_CACHE"
 STAMP = "build.json"        # written last: its presence means the entry is complete
@@ -218,14 +219,18 @@ WOLFSSL_OPTIONS = (
     "--disable-ech",
 )
 
-RECIPES: dict[str, Recipe] = {r.spec: r for r in (
-    Recipe("mbedtls", "3.6", "mbedtls", MBEDTLS_OPTIONS, ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
-           ("-pthread",), (), MBEDTLS_PROBE, _mbedtls_steps),
-    Recipe("openssl", "3.5", "openssl", OPENSSL_OPTIONS, ("libssl.a", "libcrypto.a"),
-           ("-ldl", "-pthread"), ("openssl",), OPENSSL_PROBE, _openssl_steps),
-    Recipe("wolfssl", "5.7", "wolfssl", WOLFSSL_OPTIONS, ("libwolfssl.a",),
-           ("-lm", "-ldl", "-pthread"), (), WOLFSSL_PROBE, _wolfssl_steps),
-)}
+# How each library is built from its Debian 13 source: options, archives (link order), the
+# system libraries after them, programs, probe, steps. Which versions: spec/libraries.toml.
+ARCHIVES = {"mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),  # every version's, link order
+            "openssl": ("libssl.a", "libcrypto.a"), "wolfssl": ("libwolfssl.a",)}
+BUILDS = {
+    "mbedtls": (MBEDTLS_OPTIONS, ARCHIVES["mbedtls"], ("-pthread",), (), MBEDTLS_PROBE, _mbedtls_steps),
+    "openssl": (OPENSSL_OPTIONS, ARCHIVES["openssl"], ("-ldl", "-pthread"), ("openssl",), OPENSSL_PROBE,
+                _openssl_steps),
+    "wolfssl": (WOLFSSL_OPTIONS, ARCHIVES["wolfssl"], ("-lm", "-ldl", "-pthread"), (), WOLFSSL_PROBE, _wolfssl_steps),
+}
+RECIPES: dict[str, Recipe] = {lib.spec: Recipe(lib.name, lib.series, lib.package, *BUILDS[lib.name])
+                              for lib in declared.load().from_source(declared.DEBIAN13)}
 
 
 def recipe(spec: str | Recipe) -> Recipe:
