@@ -59,7 +59,7 @@ def test_a_cached_version_is_found_without_network(tmp_path):
     """An entry that looks finished (build.json, archives) is a lookup: no apt at all."""
     rec = libraries.recipe("mbedtls@3.6")
     version = "3.6.0-1"
-    prefix = tmp_path / "libs" / libraries.entry_name(rec, version)
+    prefix = tmp_path / "libs" / rec.entry(version)
     (prefix / "lib").mkdir(parents=True)
     for archive in rec.archives:
         (prefix / "lib" / archive).write_bytes(b"!<arch>\n")

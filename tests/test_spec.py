@@ -115,3 +115,21 @@ def test_a_library_declaration_that_contradicts_itself_is_refused(text, message)
 
     with pytest.raises(ValueError, match=message):
         declared.parse(text)
+
+
+def test_the_declared_targets_are_what_plans_take_and_the_run_boots(tmp_path):
+    """spec/targets.toml is the one list of targets: a plan's [device] target takes the emulated
+    ones, and each one's QEMU command line and image kind are what run/device.py boots."""
+    from tlsbench.core import targets
+    from tlsbench.plan.device import TARGETS
+    from tlsbench.run import device
+
+    declared = targets.load()
+    assert TARGETS == tuple(declared.emulated) == ("qemu-mps2-an386",)
+    for name, target in declared.emulated.items():
+        image = tmp_path / "fw.elf"
+        assert target.command(image) == device.TARGETS[name].command(image)
+        assert (target.elf, target.machine) == (device.TARGETS[name].elf, device.TARGETS[name].machine)
+    default = declared.default
+    assert default.attributes == ("Tag_CPU_arch: v7E-M", "Tag_ABI_VFP_args: VFP registers") and default.has_fpu
+    assert default.counter.units_per_tick * default.counter.clock_hz == 10**9  # 1 ns per instruction: 40 x 25 MHz

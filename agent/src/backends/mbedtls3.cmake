@@ -2,7 +2,7 @@
 # The mbed TLS 3.6 backend: tlsbench-agent-mbedtls-3.6(-notrace), linked statically against
 # a library cache entry (tlsbench libs path mbedtls@3.6; cached_libraries.cmake includes this
 # file when TB_MBEDTLS36_PREFIX is set) so --wrap can trace its crypto operations
-# (mbedtls3_wrap.h is the one list). A custom build (`python -m tlsbench.build.custom_version`)
+# (mbedtls3_wrap.h is the one list). A custom build (`python -m tlsbench.builder.custom_version`)
 # points the prefix at its own library and sets the two variables below:
 # tlsbench-agent-mbedtls-3.6-<name>.
 set(TB_MBEDTLS3_DIR ${CMAKE_CURRENT_LIST_DIR})

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -111,10 +110,9 @@ def _stamp(rec: libraries.Recipe, version: str, config: Path, prefix: Path) -> N
     """build.json, as a cache entry has it: the agent build reads the archives and version
     from it, and the options say which config the library was compiled with."""
     digest = hashlib.sha256(config.read_bytes()).hexdigest()
-    entry = libraries.CachedLibrary(prefix, rec.spec, rec.name, upstream_version(version), version,
-                                    (f"MBEDTLS_CONFIG_FILE={config.name} sha256:{digest}",), rec.archives,
-                                    rec.system_libs)
-    (prefix / libraries.STAMP).write_text(json.dumps(entry.to_json(), indent=2) + "\n")
+    libraries.CachedLibrary(prefix, rec.spec, rec.name, upstream_version(version), version,
+                            (f"MBEDTLS_CONFIG_FILE={config.name} sha256:{digest}",), rec.archives,
+                            rec.system_libs).stamp()
 
 
 def _build_agent(rec: CustomRecipe, prefix: Path, config: Path, name: str, folder: Path, install_dir: Path,

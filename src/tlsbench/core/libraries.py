@@ -15,7 +15,8 @@ from tlsbench.core.spec import SPEC_DIR
 
 LIBRARIES_FILE = "libraries.toml"
 DEBIAN12, DEBIAN13 = "debian12", "debian13"  # Debian 12's installed package; Debian 13's source
-SOURCES = (DEBIAN12, DEBIAN13)
+SUITES = {DEBIAN12: "bookworm", DEBIAN13: "trixie"}  # a source's Debian suite
+SOURCES = tuple(SUITES)
 SPEC_NAME = re.compile(r"^(?P<name>[a-z0-9]+)@(?P<series>[0-9]+\.[0-9]+)$")
 
 
