@@ -28,7 +28,6 @@ from pathlib import Path
 
 from tlsbench.builder import cross
 from tlsbench.builder.shell import BuildError, query, run
-from tlsbench.core import libraries as declared
 from tlsbench.core import targets
 from tlsbench.core.image import ImageSizes
 
@@ -138,8 +137,9 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
     progress(f"building tlsbench-firmware-{req.image_name} for {board.name}")
     t = time.monotonic()
     _forget_other_toolchain(folder, board.toolchain)
+    backend = cross.cross_source(lib.spec).library.backend  # agent/firmware/backends/<backend>.cmake
     run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), *board.toolchain.cmake_options(),
-         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={board.target}", f"-DTB_FW_LIBRARY={_backend(lib.spec)}",
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={board.target}", f"-DTB_FW_LIBRARY={backend}",
          f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}",
          f"-DTB_FW_NAME={req.image_name}"], "configuring the firmware", log=log)
     run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
@@ -151,13 +151,6 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
-
-
-def _backend(spec: str) -> str:
-    """The firmware's backend of a library build: agent/firmware/backends/<backend>.cmake."""
-    found = declared.load().get(spec)
-    assert found is not None  # cross.ensure built it
-    return found.backend
 
 
 def _config_file(folder: Path, config: Path) -> Path:
