@@ -119,19 +119,9 @@ class Targets:
         return self.all[0]
 
     @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self.all)
-
-    @property
     def emulated(self) -> dict[str, Target]:
         """The targets the host boots itself under QEMU, by name."""
         return {t.name: t for t in self.all if t.qemu is not None}
-
-    def get(self, name: str) -> Target | None:
-        return next((t for t in self.all if t.name == name), None)
-
-    def of_board(self, board: str) -> Target | None:
-        return next((t for t in self.all if t.board == board), None)
 
 
 def _arch(name: str, raw: Mapping[str, Any]) -> Arch:
