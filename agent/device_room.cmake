@@ -1,31 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 # What the host build (agent/CMakeLists.txt) and a device's firmware build
-# (agent/firmware/CMakeLists.txt) share, declared once: the device room's sources, the
-# generated spec headers and the reader of a backend's wrapped-symbol list.
+# (agent/firmware/CMakeLists.txt) share, declared once: the core's sources (the device room),
+# the generated spec headers and the reader of a backend's wrapped-symbol list.
 # Needs TB_SPEC_DIR, TB_GEN_DIR and Python3::Interpreter (3.11: tomllib).
 set(TB_AGENT_DIR ${CMAKE_CURRENT_LIST_DIR})
 
-# What a device runs (docs/agent.md): portable C with nothing but the standard library (a test
-# checks). none.c and no_primitives.c each define only an empty experiment table: as archive
+# What a device runs (docs/agent.md): the folder src/core/, portable C that includes nothing but
+# the C standard library (the test device_sources_portable checks every file of it). The host
+# build compiles it with the posix port (src/posix/), a firmware build with an arch
+# (arch/<arch>/), a board (boards/<board>/) and its transport table (firmware/transports.c).
+# experiments/none.c and no_primitives.c each define only an empty experiment table: as archive
 # members they are linked only when no object of the agent defines the table (a backend's
 # src/primitives/<library>.c, a user's experiment file), so every agent links either way.
-set(TB_DEVICE_SOURCES
-  src/trace.c
-  src/json.c
-  src/protocol.c
-  src/messages.c
-  src/serve.c
-  src/suites.c
-  src/runner.c
-  src/footprint.c
-  src/experiment.c
-  src/runner_experiment.c
-  src/experiments/none.c
-  src/experiments/no_primitives.c
-  src/transports/memory.c)
-list(TRANSFORM TB_DEVICE_SOURCES PREPEND ${TB_AGENT_DIR}/ OUTPUT_VARIABLE TB_DEVICE_SOURCE_PATHS)
-# A device agent's transport table: memory only (the posix one, registry.c, adds tcp and udp).
-set(TB_DEVICE_REGISTRY src/transports/registry_memory.c)
+file(GLOB_RECURSE TB_CORE_SOURCES CONFIGURE_DEPENDS RELATIVE ${TB_AGENT_DIR} ${TB_AGENT_DIR}/src/core/*.c)
+list(TRANSFORM TB_CORE_SOURCES PREPEND ${TB_AGENT_DIR}/ OUTPUT_VARIABLE TB_CORE_SOURCE_PATHS)
 
 # spec_gen.h (enumerations, labels, layout sizes and offsets, group families) and
 # layout_gen.h (pack/unpack of the byte layouts), from spec/*.toml: target tb_spec_gen.

@@ -126,7 +126,7 @@ code built with tracing compiled out, in {BLOCKS} alternating block pairs; the r
 over pairs of the ratio of the pair's medians (the machine's speed drifts between blocks, a pair
 sees one state). "Corrected" subtracts the calibrated cost of the events recorded inside the
 handshake. TLS 1.3 rows: x25519, ECDSA P-256. The posix port's clock is the invariant TSC
-converted to CLOCK_MONOTONIC's time line (src/port/posix_clock.c); the vDSO column is the same
+converted to CLOCK_MONOTONIC's time line (src/posix/posix_clock.c); the vDSO column is the same
 agent with TLSBENCH_CLOCK=monotonic (CLOCK_MONOTONIC read directly, the clock before issue 17).
 
 Cost of one trace event (start-up calibration, median over the agents): **{cost:.1f} ns** with the

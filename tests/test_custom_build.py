@@ -129,14 +129,14 @@ def test_a_name_with_a_dash_is_refused():
 
 def test_deb_src_twins_keep_mirror_suites_components_and_key():
     entries = custom_build._one_line_entries(
-        "deb [arch=amd64 signed-by=/k.gpg] http://deb.debian.org/debian bookworm main contrib\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://mirror.invalid/debian bookworm main contrib\n"
         "deb https://packages.example.com/apt stable main\n")
-    entries += custom_build._deb822_stanzas("Types: deb\nURIs: http://deb.debian.org/debian-security\n"
+    entries += custom_build._deb822_stanzas("Types: deb\nURIs: http://mirror.invalid/debian-security\n"
                                             "Suites: bookworm-security\nComponents: main\n\n# a comment\n")
     text = custom_build.deb_src_stanzas(entries)
-    assert text == ("Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\n"
+    assert text == ("Types: deb-src\nURIs: http://mirror.invalid/debian\nSuites: bookworm\n"
                     "Components: main contrib\nSigned-By: /k.gpg\n\n"
-                    "Types: deb-src\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\n"
+                    "Types: deb-src\nURIs: http://mirror.invalid/debian-security\nSuites: bookworm-security\n"
                     "Components: main\n")
 
 

@@ -2,22 +2,28 @@
 """The firmware builder (tlsbench.builder.firmware, docs/porting.md) and the cross-built library
 cache under it (tlsbench.builder.cross): cache keys follow config and toolchain, an archive built
 for another CPU or float ABI is refused, the warm cache answers without building, image sizes
-are read from the ELF, bad input is one line. The images themselves run in ctest
-(agent/tests/device_smoke.py), built by `make firmware`."""
+are read from the ELF, bad input is one line, a config header that includes its base is built
+as the whole configuration, the target's board header and memory map are generated from
+spec/targets.toml. The images themselves run in ctest (agent/tests/device_smoke.py), built by
+`make firmware`."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tlsbench.builder import cross, firmware
+from tlsbench.builder import cross, firmware, libraries
 from tlsbench.builder.shell import BuildError
+from tlsbench.core import targets
 
-TC = cross.CORTEX_M4
+TC = cross.DEFAULT_TOOLCHAIN
+REPO = cross.REPO
 needs_toolchain = pytest.mark.skipif(shutil.which(TC.compiler) is None,
                                      reason="arm-none-eabi-gcc missing: scripts/install-deps.sh installs it")
 CPU = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
@@ -34,16 +40,27 @@ def _archive(tmp: Path, name: str, flags: list[str]) -> Path:
 
 
 def test_cache_key_follows_version_config_and_toolchain():
-    src = cross.cross_source("mbedtls@2.28")
-    tc = {"name": "cortex-m4", "file": "x.cmake", "file_sha256": "a", "compiler": "gcc 12.2"}
-    base = cross.entry_name(src, "2.28.3-1", b"#define A\n", tc)
-    assert base.startswith("mbedtls-2.28.3_1-cortex-m4-")
-    assert base == cross.entry_name(src, "2.28.3-1", b"#define A\n", dict(tc))
-    others = {cross.entry_name(src, "2.28.3-2", b"#define A\n", tc),
-              cross.entry_name(src, "2.28.3-1", b"#define B\n", tc),
-              cross.entry_name(src, "2.28.3-1", b"#define A\n", {**tc, "compiler": "gcc 13.1"}),
-              cross.entry_name(src, "2.28.3-1", b"#define A\n", {**tc, "file_sha256": "b"})}
-    assert base not in others and len(others) == 4
+    """One key function for every entry: a cross build's follows the Debian version, the config
+    and the toolchain; a host build's name is what it was before cross builds joined the cache
+    (so a user's cached Debian 13 builds stay valid)."""
+    tc = {"name": "cortex-m4", "file": "x.cmake", "file_sha256": "a", "cpu": "cortex-m4", "compiler": "gcc 12.2"}
+    config_a, config_b = cross.config_options(b"#define A\n"), cross.config_options(b"#define B\n")
+    base = libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_a, cross.REVISION, tc)
+    assert base.startswith("mbedtls-2.28.3-")
+    assert base == libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_a, cross.REVISION, dict(tc))
+    others = {libraries.entry_name("mbedtls", "mbedtls", "2.28.3-2", config_a, cross.REVISION, tc),
+              libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_b, cross.REVISION, tc),
+              libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_a, cross.REVISION, {**tc, "compiler": "13"}),
+              libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_a, cross.REVISION, {**tc, "cpu": "cortex-m0"}),
+              libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_a, cross.REVISION + 1, tc),
+              libraries.entry_name("mbedtls", "mbedtls", "2.28.3-1", config_a, cross.REVISION)}
+    assert base not in others and len(others) == 6
+    rec = libraries.recipe("openssl@3.5")
+    before = json.dumps({"package": "openssl", "debian_version": "3.5.7-1~deb13u2", "options": rec.options,
+                         "revision": libraries.REVISION}, sort_keys=True)
+    assert rec.entry("3.5.7-1~deb13u2") == f"openssl-3.5.7-{hashlib.sha256(before.encode()).hexdigest()[:10]}"
+    layout = cross.cross_source("mbedtls@2.28").layout(Path("/c"), TC)
+    assert layout.prefix(base) == Path("/c/libs/cortex-m4") / base and rec.layout(Path("/c")).libs == Path("/c/libs")
 
 
 @needs_toolchain
@@ -59,20 +76,19 @@ def test_archive_for_another_cpu_or_float_abi_is_refused(tmp_path):
 
 
 def test_entry_without_stamp_or_of_another_revision_is_invisible(tmp_path):
-    prefix = tmp_path / "mbedtls-2.28.3_1-cortex-m4-0123456789"
+    prefix = tmp_path / "cortex-m4" / "mbedtls-2.28.3-0123456789"
     (prefix / "lib").mkdir(parents=True)
-    for a in cross.ARCHIVES:
+    archives = libraries.ARCHIVES["mbedtls"]
+    for a in archives:
         (prefix / "lib" / a).write_bytes(b"!<arch>\n")
-    assert cross.CrossLibrary.load(prefix) is None  # no build.json: a build that did not finish
-    entry = cross.CrossLibrary(prefix, "mbedtls@2.28", "mbedtls", "2.28.3", "2.28.3-1", "c.h", "ab",
-                               {"name": "cortex-m4"})
-    (prefix / cross.STAMP).write_text(json.dumps(entry.to_json()))
-    assert cross.CrossLibrary.load(prefix) == entry
-    (prefix / cross.STAMP).write_text(json.dumps({**entry.to_json(), "revision": cross.REVISION + 1}))
-    assert cross.CrossLibrary.load(prefix) is None
-    (prefix / cross.STAMP).write_text(json.dumps(entry.to_json()))
-    (prefix / "lib" / cross.ARCHIVES[0]).unlink()
-    assert cross.CrossLibrary.load(prefix) is None
+    assert libraries.CachedLibrary.load(prefix, cross.REVISION) is None  # no build.json: a build that did not finish
+    entry = libraries.CachedLibrary(prefix, "mbedtls@2.28", "mbedtls", "2.28.3", "2.28.3-1", ("c",), archives, (),
+                                    toolchain={"name": "cortex-m4"}, config={"name": "c.h", "sha256": "ab"},
+                                    revision=cross.REVISION).stamp()
+    assert libraries.CachedLibrary.load(prefix, cross.REVISION) == entry
+    assert libraries.CachedLibrary.load(prefix, cross.REVISION + 1) is None
+    (prefix / "lib" / archives[0]).unlink()
+    assert libraries.CachedLibrary.load(prefix, cross.REVISION) is None
 
 
 @needs_toolchain
@@ -81,13 +97,14 @@ def test_the_library_is_built_once_for_the_board_config():
     its archives are for the Cortex-M4, its entry names the config and the compiler, and a
     second call is a lookup that returns the same entry."""
     lib = cross.ensure("mbedtls@2.28", firmware.DEFAULT_CONFIG, TC)
-    assert lib.version.startswith("2.28.")
-    assert lib.config_name == "device-mps2.h" and lib.toolchain["compiler"].startswith("arm-none-eabi-gcc")
+    assert lib.version.startswith("2.28.") and lib.prefix.parent.name == TC.name
+    assert lib.config["name"] == "device-mps2.h" and lib.toolchain["compiler"].startswith("arm-none-eabi-gcc")
+    assert lib.toolchain["cpu"] == "cortex-m4" and lib.debian_suite == "bookworm"
     assert (lib.include / cross.CONFIG_HEADER).read_bytes() == firmware.DEFAULT_CONFIG.read_bytes()
     cross.check_attributes(TC, lib.archive_paths())
-    stamp = (lib.prefix / cross.STAMP).stat().st_mtime_ns
+    stamp = (lib.prefix / libraries.STAMP).stat().st_mtime_ns
     assert cross.ensure("mbedtls@2.28", firmware.DEFAULT_CONFIG, TC) == lib
-    assert (lib.prefix / cross.STAMP).stat().st_mtime_ns == stamp
+    assert (lib.prefix / libraries.STAMP).stat().st_mtime_ns == stamp
 
 
 @needs_toolchain
@@ -115,3 +132,54 @@ def test_image_name_and_folder_follow_library_and_config(tmp_path):
     req = firmware.FirmwareRequest(config=Path("configs/mbedtls/tiny.h"), build_root=tmp_path)
     assert req.image_name == "mbedtls-tiny" and req.folder == tmp_path / "mbedtls-tiny"
     assert dataclasses.replace(req, name="mine").image_name == "mine"
+
+
+def test_a_config_that_includes_its_base_is_the_whole_configuration(tmp_path):
+    """configs/mbedtls/device-mps2-small.h is device-mps2.h plus four lines: what is built,
+    keyed and recorded is the expanded header, so a change to the base rebuilds the small one."""
+    small = REPO / "configs" / "mbedtls" / "device-mps2-small.h"
+    text = cross.config_text(small)
+    base = firmware.DEFAULT_CONFIG.read_bytes()
+    assert base in text and b'#include "device-mps2.h"' not in text and b'#include "mbedtls/check_config.h"' in text
+    assert text.index(b"#define MBEDTLS_SSL_MAX_CONTENT_LEN 4096") < text.index(base)
+    (tmp_path / "base.h").write_text("#define A 1\n")
+    (tmp_path / "small.h").write_text('#define B 2\n#include "base.h"\n#include <stdint.h>\n')
+    first = cross.config_options(cross.config_text(tmp_path / "small.h"))
+    assert cross.config_text(tmp_path / "small.h") == b'#define B 2\n#define A 1\n#include <stdint.h>\n'
+    (tmp_path / "base.h").write_text("#define A 3\n")
+    assert cross.config_options(cross.config_text(tmp_path / "small.h")) != first
+    (tmp_path / "base.h").write_text('#include "small.h"\n')
+    with pytest.raises(BuildError, match="includes itself"):
+        cross.config_text(tmp_path / "small.h")
+
+
+def test_the_board_header_and_memory_map_come_from_the_target(tmp_path):
+    """agent/tools/gentarget.py (run by the firmware build) writes what targets.toml declares;
+    an unknown target is one line naming the declared ones."""
+    target = targets.load().default
+    tool, spec = REPO / "agent" / "tools" / "gentarget.py", REPO / "spec" / "targets.toml"
+    subprocess.run([sys.executable, str(tool), str(spec), target.name, str(tmp_path)], check=True)
+    header = (tmp_path / "board.h").read_text()
+    for line in (f'#define TB_BOARD_NAME "{target.name}"', f"#define TB_BOARD_FPU {int(target.has_fpu)}",
+                 f"#define TB_BOARD_UNITS_PER_TICK {target.counter.units_per_tick}u",
+                 f'#define TB_BOARD_COUNTER_UNIT "{target.counter.unit}"', "#define TB_BOARD_UART_BASE 0x40004000u"):
+        assert line in header, line
+    memory = (tmp_path / "board_memory.ld").read_text()
+    assert "FLASH (rx)  : ORIGIN = 0x00000000, LENGTH = 0x400000" in memory
+    assert "RAM   (rwx) : ORIGIN = 0x20000000, LENGTH = 0x400000" in memory and ": 0x10000;" in memory
+    assert f"set(TB_BOARD {target.board})" in (tmp_path / "target.cmake").read_text()
+    bad = subprocess.run([sys.executable, str(tool), str(spec), "nrf52840", str(tmp_path)], capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.strip().endswith(f"declared: {target.name}")
+
+
+def test_every_target_names_what_exists():
+    """Each target's arch, board, toolchain file and default library build exist, and the
+    library can be built for a device; the builders' boards are the targets' boards."""
+    from tlsbench.core import libraries as declared
+
+    for t in targets.load().all:
+        assert (REPO / "agent" / "arch" / t.arch.name / "arch.cmake").is_file(), t.name
+        assert (REPO / "agent" / "boards" / t.board / f"{t.board}.ld").is_file(), t.name
+        assert cross.toolchain(t).file.is_file() and t.config.is_file(), t.name
+        assert declared.load().get(t.library).device, t.name
+        assert firmware.BOARDS[t.board].target == t.name

@@ -109,7 +109,7 @@ def test_agent_builds_against_the_cached_openssl(tmp_path):
 def test_entry_without_stamp_is_invisible(tmp_path):
     """A build killed before build.json was written leaves a folder nothing uses."""
     rec = libraries.recipe("wolfssl@5.7")
-    partial = tmp_path / "libs" / libraries.entry_name(rec, "5.7.2-0.1+deb13u2")
+    partial = tmp_path / "libs" / rec.entry("5.7.2-0.1+deb13u2")
     (partial / "lib").mkdir(parents=True)
     (partial / "lib" / "libwolfssl.a").write_bytes(b"!<arch>\n")
     assert libraries.cached(rec, tmp_path) is None

@@ -36,11 +36,30 @@ def test_a_version_that_cannot_be_fetched_is_left_out(tmp_path, monkeypatch):
     assert found.cmake_options() == ["-DTB_MBEDTLS36_PREFIX=", "-DTB_OPENSSL35_PREFIX=", "-DTB_WOLFSSL57_PREFIX="]
 
 
+def test_sources_come_from_the_systems_apt_only(tmp_path, monkeypatch):
+    """The mirror is the one apt's own sources name; without one, the version is left out with
+    one error that says what to add (no mirror is assumed)."""
+    from tlsbench.builder import custom, debian
+
+    monkeypatch.setattr(custom, "APT_LIST", tmp_path / "sources.list")
+    monkeypatch.setattr(custom, "APT_SOURCES", tmp_path / "sources.list.d")
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "other.list").write_text("deb https://packages.example.com/apt stable main\n")
+    with pytest.raises(BuildError, match=r"name no Debian mirror .*: add the one this machine installs from"):
+        debian.system_mirror()
+    found = prefixes.ensure_prefixes(["mbedtls@3.6"], cache=tmp_path / "cache")
+    assert found.found["mbedtls@3.6"] is None and len(found.errors) == 1
+    assert "name no Debian mirror" in found.errors[0] and found.errors[0].endswith("libs build mbedtls@3.6")
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.invalid/debian\nSuites: bookworm\nComponents: main\nSigned-By: /k.gpg\n")
+    assert debian.system_mirror() == ("http://mirror.invalid/debian", Path("/k.gpg"))
+
+
 def test_a_cached_version_is_found_without_network(tmp_path):
     """An entry that looks finished (build.json, archives) is a lookup: no apt at all."""
     rec = libraries.recipe("mbedtls@3.6")
     version = "3.6.0-1"
-    prefix = tmp_path / "libs" / libraries.entry_name(rec, version)
+    prefix = tmp_path / "libs" / rec.entry(version)
     (prefix / "lib").mkdir(parents=True)
     for archive in rec.archives:
         (prefix / "lib" / archive).write_bytes(b"!<arch>\n")

@@ -83,3 +83,53 @@ def test_the_generator_refuses_a_layout_that_contradicts_itself(tmp_path, old, n
 ])
 def test_groups_a_key_exchange_takes(key_exchange, group, applies):
     assert spec.load().group_applies(key_exchange, group) is applies
+
+
+def test_every_declared_library_build_has_what_its_builders_need():
+    """spec/libraries.toml is the one list of versions: each Debian 13 build has a recipe and a
+    CMake variable, each backend a source file, each device build a firmware backend; the bare
+    names are the Debian 12 builds, the default first."""
+    from tlsbench.builder import cross, custom_version, libraries, prefixes
+    from tlsbench.core import libraries as declared
+    from tlsbench.plan.libraries import LIBRARIES
+
+    builds = declared.load()
+    debian13 = {lib.spec for lib in builds.from_source(declared.DEBIAN13)}
+    assert debian13 == set(libraries.RECIPES) == set(prefixes.CMAKE_VARIABLES) and debian13
+    assert set(custom_version.CUSTOM_RECIPES) == {lib.spec for lib in builds.all if lib.custom} & debian13
+    assert set(cross.CROSS_SOURCES) == {lib.spec for lib in builds.all if lib.device} == {"mbedtls@2.28"}
+    for lib in builds.all:
+        assert (REPO / "agent" / "src" / "backends" / f"{lib.backend}.c").is_file(), lib
+        assert not lib.device or (REPO / "agent" / "firmware" / "backends" / f"{lib.backend}.cmake").is_file(), lib
+    assert LIBRARIES == ("mbedtls", "openssl", "wolfssl") and builds.bare_build("openssl").spec == "openssl@3.0"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[library."mbedtls"]\nsource = "debian12"\npackage = "p"\nbackend = "b"\n', "name it <library>@<major>.<minor>"),
+    ('[library."mbedtls@2.28"]\nsource = "debian11"\npackage = "p"\nbackend = "b"\n', "source: one of debian12"),
+    ('[library."a@1.0"]\nsource = "debian12"\npackage = "p"\nbackend = "b"\n'
+     '[library."a@1.1"]\nsource = "debian12"\npackage = "p"\nbackend = "b"\n', "a bare name must mean one build"),
+])
+def test_a_library_declaration_that_contradicts_itself_is_refused(text, message):
+    from tlsbench.core import libraries as declared
+
+    with pytest.raises(ValueError, match=message):
+        declared.parse(text)
+
+
+def test_the_declared_targets_are_what_plans_take_and_the_run_boots(tmp_path):
+    """spec/targets.toml is the one list of targets: a plan's [device] target takes the emulated
+    ones, and the run boots the one declared, with the command line it always had."""
+    from tlsbench.core import targets
+    from tlsbench.plan.device import TARGETS
+
+    declared = targets.load()
+    assert TARGETS == tuple(declared.emulated) == ("qemu-mps2-an386",)
+    image = tmp_path / "fw.elf"
+    assert declared.emulated["qemu-mps2-an386"].command(image) == [
+        "qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-monitor", "none", "-semihosting-config",
+        "enable=on,target=native", "-icount", "shift=0", "-serial", "stdio", "-kernel", str(image)]
+    assert (declared.emulated["qemu-mps2-an386"].elf.bits, declared.emulated["qemu-mps2-an386"].elf.machine) == (32, 40)
+    default = declared.default
+    assert default.attributes == ("Tag_CPU_arch: v7E-M", "Tag_ABI_VFP_args: VFP registers") and default.has_fpu
+    assert default.counter.units_per_tick * default.counter.clock_hz == 10**9  # 1 ns per instruction: 40 x 25 MHz

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The firmware: the agent's serve loop on the board's UART (docs/agent.md "The device room"),
- * called by the Cortex-M port's reset handler. Its HELLO adds a "device" object: the target,
+ * called by the Cortex-M arch's reset handler. Its HELLO adds a "device" object: the target,
  * the counter, the image and the options it was built with (docs/protocol.md). */
 #include "board.h"
 #include "cortex_m.h"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# The device room stays portable: the sources a device build compiles (TB_DEVICE_SOURCES)
+# The device room stays portable: the sources a device build compiles (src/core/: TB_CORE_SOURCES)
 # and the public headers include nothing but the C standard library and the agent's own
 # headers. A posix header here would break the next port (a bare-metal board) silently.
 # Run: cmake -DROOT=<agent dir> -DSOURCES="<files relative to ROOT>" -P portable_sources.cmake
@@ -20,6 +20,6 @@ endforeach()
 if(tb_bad)
   string(REPLACE ";" "\n  " tb_bad "${tb_bad}")
   message(FATAL_ERROR "not portable (device sources may include only the C standard library):\n  ${tb_bad}\n"
-                      "move the code to the posix port (src/port/, src/transports/, src/cli/) or behind port.h")
+                      "move the code to the posix port (src/posix/) or behind port.h")
 endif()
 message(STATUS "portable: every device source and public header includes only the C standard library")

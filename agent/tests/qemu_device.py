@@ -38,8 +38,9 @@ FRAME = {name: entry["value"] for name, entry in SPEC["frame"].items()}
 FRAME_NAME = {v: k for k, v in FRAME.items()}
 LABEL = {entry["name"]: entry["id"] for entry in LABELS["label"]}
 LABEL_NAME = {v: k for k, v in LABEL.items()}
-QEMU = "qemu-system-arm"
-# What the firmware's exit status (semihosting) means (agent/src/port/cortex-m/cortex_m.h).
+TARGETS = tomllib.loads((REPO / "spec" / "targets.toml").read_text())["target"]
+TARGET = "qemu-mps2-an386"  # the firmware device_smoke.py and the bench run
+# What the firmware's exit status (semihosting) means (agent/arch/cortex-m/cortex_m.h).
 EXITS = {0: "QUIT", 2: "firmware fault", 3: "protocol error: the stream broke"}
 
 
@@ -138,14 +139,12 @@ def decode_rep(payload: bytes) -> Rep:
 
 # ---------------------------------------------------------------- QEMU
 
-def qemu_command(firmware: Path, machine: str = "mps2-an386") -> list[str]:
-    """`-icount shift=0`: virtual time advances 1 ns per instruction, so the firmware's counter
-    counts instructions, deterministically (`auto` would adapt to the host: not repeatable).
-    Semihosting carries the firmware's exit status and fault text. No -nodefaults: its
-    missing-NIC warning would pollute the stderr a death reason quotes."""
-    return [QEMU, "-M", machine, "-display", "none", "-monitor", "none",
-            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
-            "-serial", "stdio", "-kernel", str(firmware)]
+def qemu_command(firmware: Path, target: str = TARGET) -> list[str]:
+    """The target's QEMU command line (spec/targets.toml: `-icount shift=0`, so the firmware's
+    counter counts instructions deterministically; semihosting carries its exit status and
+    fault text; the UART on stdio)."""
+    qemu = TARGETS[target]["qemu"]
+    return [qemu["binary"], "-M", qemu["machine"], *qemu["flags"], "-kernel", str(firmware)]
 
 
 @dataclass

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../src/transports/sock.h"
+#include "../src/posix/transports/sock.h"
 #include "tb_test.h"
 #include "tlsbench/spec_gen.h"
 

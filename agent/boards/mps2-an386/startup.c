@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The MPS2 AN386 vector table: the Cortex-M system exceptions, served by the Cortex-M port
- * (src/port/cortex-m/system.c, counter.c). The agent uses no peripheral interrupt, so the
+/* The MPS2 AN386 vector table: the Cortex-M system exceptions, served by the Cortex-M arch
+ * (arch/cortex-m/system.c, counter.c). The agent uses no peripheral interrupt, so the
  * board's IRQ entries are left out. Placed first in flash by the linker script (.vectors). */
 #include "cortex_m.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a TLS library's allocator hook reports to the posix port's memory probes
- * (src/port/posix_memory.c): each backend installs its library's hook (mbed TLS: link-time
+ * (src/posix/posix_memory.c): each backend installs its library's hook (mbed TLS: link-time
  * --wrap=calloc,free; OpenSSL: CRYPTO_set_mem_functions; wolfSSL: wolfSSL_SetAllocators) and
  * calls these. Only in an agent started with TLSBENCH_COLLECT=memory: otherwise the hooks are
  * not installed (or, for the link-time wrap, pass straight through). */

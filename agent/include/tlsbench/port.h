@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The platform layer: everything the agent needs from a board or an OS. A port implements
- * these few functions (src/port/posix.c; src/port/cortex-m/ for a bare-metal Cortex-M);
+ * these few functions (src/posix/posix.c; arch/cortex-m/ and a board for a bare-metal Cortex-M);
  * docs/porting.md walks through them for a new board. */
 #ifndef TLSBENCH_PORT_H
 #define TLSBENCH_PORT_H
@@ -10,7 +10,7 @@
 /* ---------------------------------------------------------------- counter */
 /* The counter every trace record carries. Called twice per traced span: must be cheap. On
  * posix it is monotonic ns (the invariant TSC converted, or the vDSO clock:
- * src/port/posix_clock.c); a device returns its own count (QEMU icount instructions, DWT
+ * src/posix/posix_clock.c); a device returns its own count (QEMU icount instructions, DWT
  * cycles) and names the unit below: the functions keep their "ns" names, but the host reads
  * HELLO's clock.unit and never calls a count a time. */
 uint64_t tb_port_now_ns(void);

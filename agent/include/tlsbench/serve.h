@@ -2,7 +2,7 @@
 /* The agent a device runs: the framed serve loop (docs/protocol.md) over one byte channel.
  * What it needs is all a device has to provide: a channel and two clocks (port.h), the
  * linked TLS backend (backend.h) and the runner (runner.h); no file system, no process, no
- * stdio. The posix command line (src/cli/) is one caller; a firmware's main() is another. */
+ * stdio. The posix command line (src/posix/cli/) is one caller; a firmware's main() is another. */
 #ifndef TLSBENCH_SERVE_H
 #define TLSBENCH_SERVE_H
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tbcount: a valgrind tool that counts the guest instructions a program executes, exactly,
  * and returns the running count to the program through a client request
- * (agent/src/port/posix_icount.c), so the agent stamps the count into its own trace records
+ * (agent/src/posix/icount/posix_icount.c), so the agent stamps the count into its own trace records
  * (docs/metrics.md). Built by tlsbench.builder.tbcount against Debian's valgrind package.
  *
  * Counting: one 64-bit add per superblock exit of the instructions (IMarks) passed since the

@@ -18,7 +18,7 @@ from tlsbench.plan.device import DevicePlan
 from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup
 from tlsbench.run.device import query_device as greeting_of
 from tlsbench.run.endpoints.firmware import FirmwareImage
-from tlsbench.run.endpoints.qemu import TARGETS
+from tlsbench.core import targets
 from tlsbench.run.timeouts import Timeouts
 
 
@@ -39,7 +39,7 @@ def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda messa
         images, build = _given(Path(device.firmware), device.images, board=False)
     else:
         images, build = _built(device.target, Path(device.config) if device.config else None, device.images, progress)
-    return DeviceSetup(images, target=TARGETS[device.target], build=build, **common)
+    return DeviceSetup(images, target=targets.load().emulated[device.target], build=build, **common)
 
 
 def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,

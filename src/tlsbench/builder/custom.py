@@ -21,6 +21,7 @@ from pathlib import Path
 from tlsbench.builder.shell import BuildError, require_config
 from tlsbench.builder.shell import query as _query
 from tlsbench.builder.shell import run as _run
+from tlsbench.core import libraries as declared
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "agent"
@@ -29,9 +30,10 @@ SOURCE_CACHE = BUILD_ROOT / "mbedtls-src"  # one folder per Debian version, fetc
 APT_SOURCES = Path("/etc/apt/sources.list.d")
 APT_LIST = Path("/etc/apt/sources.list")
 DEB_SRC_FILE = APT_SOURCES / "tlsbench-deb-src.sources"
-DEV_PACKAGE = "libmbedtls-dev"
+DEBIAN12_MBEDTLS = declared.load().bare_build("mbedtls")  # spec/libraries.toml: mbedtls@2.28
+DEV_PACKAGE = DEBIAN12_MBEDTLS.package
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.]*")  # no '-': agent names split on it
-SUPPORTED_SERIES = "2.28."
+SUPPORTED_SERIES = DEBIAN12_MBEDTLS.series + "."
 
 
 @dataclass(frozen=True)

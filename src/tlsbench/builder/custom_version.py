@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from tlsbench.builder import libraries
 from tlsbench.builder.debian import upstream_version
 from tlsbench.builder.shell import BuildError, require_config, run
+from tlsbench.core import libraries as declared
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "agent"
@@ -40,7 +40,12 @@ class CustomRecipe:
     """How one library version is built with a user's config and its agent configured."""
     spec: str                                         # "mbedtls@3.6"
     library_steps: Callable[[Path, Path, Path, Path, int, Path], None]  # source, config, work, prefix, jobs, log
-    agent_options: Callable[[Path, Path, str], list[str]]               # prefix, config, name -> cmake -D...
+    cmake: str                                        # the agent build's variable stem (spec/libraries.toml)
+
+    def agent_options(self, prefix: Path, config: Path, name: str) -> list[str]:
+        """The agent build pointed at the custom library, named after the build, with its config."""
+        return [f"-D{self.cmake}_PREFIX={prefix}", f"-D{self.cmake}_BUILD_NAME={name}",
+                f"-D{self.cmake}_CONFIG_FILE={config}"]
 
     def plan_name(self, name: str) -> str:
         """How a plan names the build: mbedtls@3.6-<name> (docs/plan-format.md)."""
@@ -68,14 +73,12 @@ def _mbedtls3_library(source: Path, config: Path, work: Path, prefix: Path, jobs
     shutil.copyfile(config, prefix / "include" / "mbedtls" / "mbedtls_config.h")
 
 
-def _mbedtls3_agent(prefix: Path, config: Path, name: str) -> list[str]:
-    return [f"-DTB_MBEDTLS36_PREFIX={prefix}", f"-DTB_MBEDTLS36_BUILD_NAME={name}",
-            f"-DTB_MBEDTLS36_CONFIG_FILE={config}"]
-
-
-CUSTOM_RECIPES: dict[str, CustomRecipe] = {r.spec: r for r in (
-    CustomRecipe("mbedtls@3.6", _mbedtls3_library, _mbedtls3_agent),
-)}
+# The library's compile steps with a user's config, by backend; which versions have custom
+# builds: spec/libraries.toml (`custom` on a `debian13` build).
+LIBRARY_STEPS = {"mbedtls3": _mbedtls3_library}
+CUSTOM_RECIPES: dict[str, CustomRecipe] = {
+    lib.spec: CustomRecipe(lib.spec, LIBRARY_STEPS[lib.backend], lib.cmake)
+    for lib in declared.load().from_source(declared.DEBIAN13) if lib.custom}
 
 
 @dataclass(frozen=True)
@@ -107,10 +110,9 @@ def _stamp(rec: libraries.Recipe, version: str, config: Path, prefix: Path) -> N
     """build.json, as a cache entry has it: the agent build reads the archives and version
     from it, and the options say which config the library was compiled with."""
     digest = hashlib.sha256(config.read_bytes()).hexdigest()
-    entry = libraries.CachedLibrary(prefix, rec.spec, rec.name, upstream_version(version), version,
-                                    (f"MBEDTLS_CONFIG_FILE={config.name} sha256:{digest}",), rec.archives,
-                                    rec.system_libs)
-    (prefix / libraries.STAMP).write_text(json.dumps(entry.to_json(), indent=2) + "\n")
+    libraries.CachedLibrary(prefix, rec.spec, rec.name, upstream_version(version), version,
+                            (f"MBEDTLS_CONFIG_FILE={config.name} sha256:{digest}",), rec.archives,
+                            rec.system_libs).stamp()
 
 
 def _build_agent(rec: CustomRecipe, prefix: Path, config: Path, name: str, folder: Path, install_dir: Path,

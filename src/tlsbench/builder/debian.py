@@ -18,20 +18,21 @@ from pathlib import Path
 
 from tlsbench.builder.shell import BuildError, query, run
 
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+NO_MIRROR = ("apt's sources (/etc/apt/sources.list, /etc/apt/sources.list.d/) name no Debian mirror (a `deb` "
+             "entry whose URI ends in /debian): add the one this machine installs from, then retry")
 
 
 def system_mirror() -> tuple[str, Path]:
     """The Debian mirror (URI, keyring) the system's apt already uses, so a proxy or a
-    local mirror keeps working; deb.debian.org when there is none."""
+    local mirror keeps working: the only place sources are fetched from."""
     from tlsbench.builder.custom import apt_entries  # the system's sources, parsed once there
 
     for entry in apt_entries():
         uri = entry.get("URIs", "").split()[0] if entry.get("URIs") else ""
         if "deb" in entry.get("Types", "").split() and uri.rstrip("/").endswith("/debian"):
             return uri, Path(entry.get("Signed-By", DEFAULT_KEYRING))
-    return DEFAULT_MIRROR, DEFAULT_KEYRING
+    raise BuildError(NO_MIRROR)
 
 
 def upstream_version(debian_version: str) -> str:
@@ -52,8 +53,8 @@ def compare_versions(a: str, b: str) -> int:
 class SourceArchive:
     """apt configured for one suite's `deb-src` entry alone, in `root`."""
     root: Path
-    suite: str = "trixie"
-    mirror: str = DEFAULT_MIRROR
+    suite: str
+    mirror: str  # the system's (system_mirror)
     keyring: Path = DEFAULT_KEYRING
 
     @property

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The agent as firmware for a device (docs/porting.md): `make firmware`, or
+"""The agent as firmware for a device target (docs/porting.md): `make firmware`, or
 `python -m tlsbench.builder.firmware [--config H] [--library mbedtls@2.28] [--board mps2-an386]`.
 
     the library cross-built with the board config    (tlsbench.builder.cross: cached, once)
@@ -10,14 +10,16 @@
                                                      library, config and toolchain it was built from
 
 One image pair per library build, as one agent pair per host library build. Nothing here
-names a library version: the library spec picks the cross build's source and
-agent/firmware/backends/<library>.cmake the backend."""
+names a target or a library version: spec/targets.toml declares the targets (a board, its
+core, its default library build and config), spec/libraries.toml the library builds, and
+agent/firmware/backends/<backend>.cmake each backend."""
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -26,24 +28,28 @@ from pathlib import Path
 
 from tlsbench.builder import cross
 from tlsbench.builder.shell import BuildError, query, run
+from tlsbench.core import targets
 from tlsbench.core.image import ImageSizes
 
 REPO = cross.REPO
 FIRMWARE_SOURCE = REPO / "agent" / "firmware"
-DEFAULT_CONFIG = REPO / "configs" / "mbedtls" / "device-mps2.h"
-DEFAULT_LIBRARY = "mbedtls@2.28"
+DEFAULT_TARGET = targets.load().default
+DEFAULT_CONFIG = DEFAULT_TARGET.config
+DEFAULT_LIBRARY = DEFAULT_TARGET.library
+DEFAULT_BOARD = DEFAULT_TARGET.board
 BUILD_ROOT = REPO / "build" / "firmware"
 RECORD = "firmware.json"
 
 
 @dataclass(frozen=True)
 class Board:
-    name: str                  # agent/boards/<name>/
-    target: str                # what HELLO's device.target says
+    """A target's board as the builder names it (--board): agent/boards/<name>/."""
+    name: str
+    target: str                # what HELLO's device.target says (spec/targets.toml)
     toolchain: cross.Toolchain
 
 
-BOARDS = {b.name: b for b in (Board("mps2-an386", "qemu-mps2-an386", cross.CORTEX_M4),)}
+BOARDS = {t.board: Board(t.board, t.name, cross.toolchain(t)) for t in targets.load().all}
 VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name suffix
 
 
@@ -51,7 +57,7 @@ VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name
 class FirmwareRequest:
     config: Path = DEFAULT_CONFIG
     library: str = DEFAULT_LIBRARY
-    board: str = "mps2-an386"
+    board: str = DEFAULT_BOARD
     name: str = ""             # "" = <library>-<config stem>: tlsbench-firmware-mbedtls-device-mps2
     build_root: Path = BUILD_ROOT
     jobs: int = os.cpu_count() or 2
@@ -130,19 +136,41 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
     log.write_text("")
     progress(f"building tlsbench-firmware-{req.image_name} for {board.name}")
     t = time.monotonic()
-    run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), f"-DCMAKE_TOOLCHAIN_FILE={board.toolchain.file}",
-         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_BOARD={board.name}", f"-DTB_FW_LIBRARY={lib.library}",
-         f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={config}",
+    _forget_other_toolchain(folder, board.toolchain)
+    backend = cross.cross_source(lib.spec).library.backend  # agent/firmware/backends/<backend>.cmake
+    run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), *board.toolchain.cmake_options(),
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={board.target}", f"-DTB_FW_LIBRARY={backend}",
+         f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}",
          f"-DTB_FW_NAME={req.image_name}"], "configuring the firmware", log=log)
     run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
     seconds["firmware"] = round(time.monotonic() - t, 2)
     images = tuple(_image(board.toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
                    for variant, suffix in VARIANTS)
     result = FirmwareBuild(req.image_name, board.name, board.target, lib.spec, lib.version,
-                           {"name": config.name, "sha256": lib.config_sha256}, lib.toolchain, lib.prefix, images,
+                           {"name": config.name, "sha256": lib.config["sha256"]}, lib.toolchain, lib.prefix, images,
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def _config_file(folder: Path, config: Path) -> Path:
+    """The config header as the library was built with it (its includes expanded), under its
+    own name: the firmware compiles against it and embeds it for HELLO."""
+    path = folder / "config" / config.name
+    path.parent.mkdir(exist_ok=True)
+    text = cross.config_text(config)
+    if not path.is_file() or path.read_bytes() != text:
+        path.write_bytes(text)
+    return path
+
+
+def _forget_other_toolchain(folder: Path, toolchain: cross.Toolchain) -> None:
+    """A folder configured with another toolchain file (an older layout's) is configured afresh:
+    CMake reads the toolchain file only the first time. Its generated keys stay."""
+    cache = folder / "CMakeCache.txt"
+    if cache.is_file() and f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain.file}\n" not in cache.read_text():
+        cache.unlink()
+        shutil.rmtree(folder / "CMakeFiles", ignore_errors=True)
 
 
 def file_sha256(path: Path) -> str:
@@ -172,7 +200,7 @@ def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lamb
     found = load_record(req.folder)
     config = req.config.resolve()
     if (found is not None and found.board == req.board and config.is_file()
-            and found.config.get("sha256") == file_sha256(config)):
+            and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()):
         return found
     return build_firmware(req, progress)
 
@@ -195,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Build the agent's firmware images (docs/porting.md).")
     ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the library's config header for the board")
     ap.add_argument("--library", default=DEFAULT_LIBRARY, help=f"library build ({', '.join(cross.CROSS_SOURCES)})")
-    ap.add_argument("--board", default="mps2-an386", help=f"board ({', '.join(BOARDS)})")
+    ap.add_argument("--board", default=DEFAULT_BOARD, help=f"board ({', '.join(BOARDS)})")
     ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>)")
     ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)

@@ -1,17 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Current TLS libraries built from Debian 13 source packages into a cache outside the
-repository (docs/libraries.md).
+"""The library cache (docs/libraries.md "The cache"), and the current TLS libraries built into
+it from Debian 13 source packages; the versions are spec/libraries.toml's `debian13` builds.
+Libraries cross-compiled for a device (tlsbench.builder.cross) share the cache, its layout
+and its key:
 
     mbedtls@3.6 | openssl@3.5 | wolfssl@5.7
       -> Debian 13 source package, fetched once       <cache>/src/<package>_<debian version>/
-      -> static libraries (+ the openssl CLI), once   <cache>/libs/<lib>-<version>-<options hash>/
+      -> static libraries (+ the openssl CLI), once   <cache>/libs/[<toolchain>/]<lib>-<version>-<hash>/
                                                          include/ lib/ bin/ build.json
 
 <cache> is $TLSBENCH_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/tlsbench. An entry is keyed by
-the library, its Debian version and its configure options. build.json is written last:
-an entry without it is a build that did not finish, invisible to lookups and removed by
-the next build. Before build.json is written, a small program linked against the fresh
-static libraries must report the expected version."""
+library × version × toolchain (entry_name): its Debian source package and version, what it is
+built with (configure options, or a config header's digest), the recipe's revision and, for a
+cross compiler, the toolchain's identity; a cross build's entries sit in a folder named after
+its toolchain, the host's at the top (as they always did). build.json is written last: an
+entry without it is a build that did not finish, invisible to lookups and removed by the next
+build. Before build.json is written, a small program linked against the fresh static
+libraries must report the expected version (a cross build's archives are checked for the
+target's CPU and float ABI instead)."""
 from __future__ import annotations
 
 import fcntl
@@ -23,18 +29,19 @@ import platform
 import resource
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tlsbench.builder.debian import SourceArchive, compare_versions, system_mirror, upstream_version
 from tlsbench.builder.shell import BuildError, query, run
+from tlsbench.core import libraries as declared
 
 CACHE_ENV = "TLSBENCH_CACHE"
 STAMP = "build.json"        # written last: its presence means the entry is complete
 REVISION = 1                # bump when a recipe's steps change in a way the options do not show
-SUITE = "trixie"            # Debian 13
+SUITE = declared.SUITES[declared.DEBIAN13]  # trixie
 RETRY = "tlsbench libs build {spec}"
 
 
@@ -74,6 +81,13 @@ class Recipe:
     @property
     def spec(self) -> str:
         return f"{self.name}@{self.series}"
+
+    def entry(self, debian_version: str) -> str:
+        """The cache entry this recipe builds from that Debian version (entry_name)."""
+        return entry_name(self.name, self.package, debian_version, self.options, REVISION)
+
+    def layout(self, cache: Path) -> Layout:
+        return Layout(cache, self.name, self.series)
 
 
 # The probes print what the linked library says about itself (not what its headers say).
@@ -218,14 +232,18 @@ WOLFSSL_OPTIONS = (
     "--disable-ech",
 )
 
-RECIPES: dict[str, Recipe] = {r.spec: r for r in (
-    Recipe("mbedtls", "3.6", "mbedtls", MBEDTLS_OPTIONS, ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
-           ("-pthread",), (), MBEDTLS_PROBE, _mbedtls_steps),
-    Recipe("openssl", "3.5", "openssl", OPENSSL_OPTIONS, ("libssl.a", "libcrypto.a"),
-           ("-ldl", "-pthread"), ("openssl",), OPENSSL_PROBE, _openssl_steps),
-    Recipe("wolfssl", "5.7", "wolfssl", WOLFSSL_OPTIONS, ("libwolfssl.a",),
-           ("-lm", "-ldl", "-pthread"), (), WOLFSSL_PROBE, _wolfssl_steps),
-)}
+# How each library is built from its Debian 13 source: options, archives (link order), the
+# system libraries after them, programs, probe, steps. Which versions: spec/libraries.toml.
+ARCHIVES = {"mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),  # every version's, link order
+            "openssl": ("libssl.a", "libcrypto.a"), "wolfssl": ("libwolfssl.a",)}
+BUILDS = {
+    "mbedtls": (MBEDTLS_OPTIONS, ARCHIVES["mbedtls"], ("-pthread",), (), MBEDTLS_PROBE, _mbedtls_steps),
+    "openssl": (OPENSSL_OPTIONS, ARCHIVES["openssl"], ("-ldl", "-pthread"), ("openssl",), OPENSSL_PROBE,
+                _openssl_steps),
+    "wolfssl": (WOLFSSL_OPTIONS, ARCHIVES["wolfssl"], ("-lm", "-ldl", "-pthread"), (), WOLFSSL_PROBE, _wolfssl_steps),
+}
+RECIPES: dict[str, Recipe] = {lib.spec: Recipe(lib.name, lib.series, lib.package, *BUILDS[lib.name])
+                              for lib in declared.load().from_source(declared.DEBIAN13)}
 
 
 def recipe(spec: str | Recipe) -> Recipe:
@@ -240,6 +258,60 @@ def recipe(spec: str | Recipe) -> Recipe:
 
 # ---------------------------------------------------------------- cache entries
 
+def entry_name(library: str, package: str, debian_version: str, options: Sequence[str], revision: int,
+               toolchain: Mapping[str, str] | None = None) -> str:
+    """The one key of the cache: <lib>-<upstream version>-<hash of the Debian package and
+    version, what the build is made with (configure options, a config header's digest), the
+    recipe's revision and a cross toolchain's identity>. Two builds share an entry only when all
+    of these agree. A host build's key has no toolchain, as before cross builds joined the
+    cache, so its entries keep their names."""
+    key: dict[str, object] = {"package": package, "debian_version": debian_version, "options": list(options),
+                              "revision": revision}
+    if toolchain:
+        key["toolchain"] = dict(toolchain)
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{library}-{upstream_version(debian_version)}-{digest}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one library series' builds for one toolchain live in the cache ("": the host's
+    compiler, at the top; a cross toolchain: a folder of its name in libs/, work/ and logs/)."""
+    cache: Path
+    library: str
+    series: str
+    toolchain: str = ""
+
+    @property
+    def libs(self) -> Path:
+        return self.cache / "libs" / self.toolchain
+
+    def prefix(self, entry: str) -> Path:
+        return self.libs / entry
+
+    def work(self, entry: str) -> Path:
+        return self.cache / "work" / self.toolchain / entry
+
+    @property
+    def lock(self) -> Path:
+        """One build of a series at a time across processes (a second waits, then finds it)."""
+        return self.libs / f".{self.library}-{self.series}.lock"
+
+    @property
+    def log(self) -> Path:
+        """Every command's output of the series' last build."""
+        return self.cache / "logs" / self.toolchain / f"{self.library}-{self.series}.log"
+
+    def stale_work(self) -> list[Path]:
+        """The trees of the series' failed builds, kept for inspection until the next build."""
+        return sorted((self.cache / "work" / self.toolchain).glob(f"{self.library}-{self.series}.*"))
+
+    def fresh_log(self) -> Path:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.log.write_text("")
+        return self.log
+
+
 @dataclass(frozen=True)
 class CachedLibrary:
     """A complete cache entry: what build.json says about the folder it sits in."""
@@ -248,12 +320,16 @@ class CachedLibrary:
     library: str
     version: str                  # upstream version: 3.5.7
     debian_version: str           # 3.5.7-1~deb13u2
-    options: tuple[str, ...]
+    options: tuple[str, ...]      # what the key holds of the build's inputs
     archives: tuple[str, ...]
     system_libs: tuple[str, ...]
     features: dict[str, bool] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     compiler: str = ""
+    debian_suite: str = SUITE
+    toolchain: dict[str, str] = field(default_factory=dict)  # a cross build's toolchain identity; {}: the host's
+    config: dict[str, str] = field(default_factory=dict)     # a config header's name and sha256, when built with one
+    revision: int = REVISION
 
     @property
     def include(self) -> Path:
@@ -272,48 +348,49 @@ class CachedLibrary:
 
     def to_json(self) -> dict:
         return {"spec": self.spec, "library": self.library, "version": self.version,
-                "debian_version": self.debian_version, "debian_suite": SUITE, "options": list(self.options),
-                "archives": list(self.archives), "system_libs": list(self.system_libs),
+                "debian_version": self.debian_version, "debian_suite": self.debian_suite,
+                "options": list(self.options), "archives": list(self.archives), "system_libs": list(self.system_libs),
                 "features": self.features, "seconds": self.seconds, "compiler": self.compiler,
-                "revision": REVISION}
+                "toolchain": self.toolchain, "config": self.config, "revision": self.revision}
 
     @classmethod
-    def load(cls, prefix: Path) -> CachedLibrary | None:
-        """The entry in `prefix`, or None when it is incomplete or unreadable."""
+    def load(cls, prefix: Path, revision: int = REVISION) -> CachedLibrary | None:
+        """The entry in `prefix`, or None when it is incomplete, unreadable or of another revision."""
         try:
             data = json.loads((prefix / STAMP).read_text())
             entry = cls(prefix, data["spec"], data["library"], data["version"], data["debian_version"],
                         tuple(data["options"]), tuple(data["archives"]), tuple(data["system_libs"]),
-                        dict(data.get("features", {})), dict(data.get("seconds", {})), data.get("compiler", ""))
-            revision = data.get("revision")
+                        dict(data.get("features", {})), dict(data.get("seconds", {})), data.get("compiler", ""),
+                        data.get("debian_suite", SUITE), dict(data.get("toolchain", {})),
+                        dict(data.get("config", {})), data.get("revision"))
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if revision != REVISION or not all(p.is_file() for p in entry.archive_paths()):
+        if entry.revision != revision or not all(p.is_file() for p in entry.archive_paths()):
             return None
         return entry
 
-
-def entry_name(rec: Recipe, debian_version: str) -> str:
-    """<lib>-<upstream version>-<hash of Debian version, options and recipe revision>."""
-    key = json.dumps({"package": rec.package, "debian_version": debian_version, "options": rec.options,
-                      "revision": REVISION}, sort_keys=True)
-    return f"{rec.name}-{upstream_version(debian_version)}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+    def stamp(self) -> CachedLibrary:
+        """Writes build.json, last: from here on the entry exists."""
+        tmp = self.prefix / f".{STAMP}.tmp"
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        tmp.rename(self.prefix / STAMP)
+        return self
 
 
 def cached(spec: str | Recipe, cache: Path | None = None) -> CachedLibrary | None:
     """The newest complete entry built by this recipe (same options), without any network."""
     rec = recipe(spec)
-    folder = (cache or default_cache()) / "libs"
-    entries = [e for e in map(CachedLibrary.load, sorted(folder.glob(f"{rec.name}-{rec.series}.*")))
+    layout = rec.layout(cache or default_cache())
+    entries = [e for e in map(CachedLibrary.load, sorted(layout.libs.glob(f"{rec.name}-{rec.series}.*")))
                if e and e.spec == rec.spec and e.options == rec.options
-               and e.prefix.name == entry_name(rec, e.debian_version)]
+               and e.prefix.name == rec.entry(e.debian_version)]
     entries.sort(key=functools.cmp_to_key(lambda a, b: compare_versions(a.debian_version, b.debian_version)))
     return entries[-1] if entries else None
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One build of a library at a time across processes (a second waits, then finds it cached)."""
+def locked(path: Path) -> Iterator[None]:
+    """Holds an exclusive lock on `path` across processes while the block runs."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -334,13 +411,12 @@ def ensure(spec: str | Recipe, cache: Path | None = None, jobs: int | None = Non
     found = None if rebuild else cached(rec, cache)
     if found:
         return found
-    with _locked(cache / "libs" / f".{rec.name}-{rec.series}.lock"):
+    layout = rec.layout(cache)
+    with locked(layout.lock):
         found = None if rebuild else cached(rec, cache)  # built meanwhile by another process
         if found:
             return found
-        log = cache / "logs" / f"{rec.name}-{rec.series}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text("")
+        log = layout.fresh_log()
         version = "(version not resolved yet)"
         try:
             t = time.monotonic()
@@ -365,7 +441,7 @@ def source_tree(spec: str | Recipe, cache: Path | None = None, log: Path | None 
             mirror, keyring = system_mirror()
             archive = SourceArchive(cache / "apt" / SUITE, SUITE, mirror, keyring)
             return entry.debian_version, archive.fetch(rec.package, entry.debian_version, cache / "src", log)
-        with _locked(cache / "libs" / f".{rec.name}-{rec.series}.lock"):
+        with locked(rec.layout(cache).lock):
             return _fetch(rec, cache, log, progress)
     except BuildError as exc:
         raise BuildError(f"{rec.spec}: the Debian {SUITE} source: {exc}\n"
@@ -395,11 +471,11 @@ def _fetch(rec: Recipe, cache: Path, log: Path | None, progress: Callable[[str],
 
 def _build(rec: Recipe, version: str, source: Path, cache: Path, jobs: int, log: Path,
            fetched: float) -> CachedLibrary:
-    prefix = cache / "libs" / entry_name(rec, version)
-    work = cache / "work" / prefix.name
+    layout = rec.layout(cache)
+    prefix, work = layout.prefix(rec.entry(version)), layout.work(rec.entry(version))
     # An earlier attempt's leftovers never mix with this build; failed builds of the series
     # (their trees kept for inspection until now) go too: the series lock is ours.
-    for stale in [prefix, *(cache / "work").glob(f"{rec.name}-{rec.series}.*")]:
+    for stale in [prefix, *layout.stale_work()]:
         shutil.rmtree(stale, ignore_errors=True)
     t, cpu = time.monotonic(), _children_cpu()
     rec.steps(Job(rec, source, work, prefix, jobs, log))
@@ -418,10 +494,7 @@ def _build(rec: Recipe, version: str, source: Path, cache: Path, jobs: int, log:
                           rec.system_libs, features,
                           {"fetch": round(fetched, 1), "build": round(compiled, 1),
                            "build_cpu": round(compiled_cpu, 1), "probe": round(time.monotonic() - t, 2)},
-                          query(["cc", "--version"]).split("\n", 1)[0])
-    tmp = prefix / f".{STAMP}.tmp"
-    tmp.write_text(json.dumps(entry.to_json(), indent=2) + "\n")
-    tmp.rename(prefix / STAMP)  # last: from here on the entry exists
+                          query(["cc", "--version"]).split("\n", 1)[0]).stamp()
     shutil.rmtree(work, ignore_errors=True)
     return entry
 

@@ -22,13 +22,11 @@ from pathlib import Path
 
 from tlsbench.builder import libraries
 from tlsbench.builder.shell import BuildError
+from tlsbench.core import libraries as declared
 
-# The CMake cache variable of each known version (agent/src/backends/cached_libraries.cmake).
-CMAKE_VARIABLES = {
-    "mbedtls@3.6": "TB_MBEDTLS36_PREFIX",
-    "openssl@3.5": "TB_OPENSSL35_PREFIX",
-    "wolfssl@5.7": "TB_WOLFSSL57_PREFIX",
-}
+# The CMake cache variable of each known version (spec/libraries.toml `cmake`; read by
+# agent/src/backends/cached_libraries.cmake).
+CMAKE_VARIABLES = {lib.spec: lib.cmake_prefix for lib in declared.load().all if lib.cmake}
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from tlsbench.core import targets
 from tlsbench.core.validation import Strict, UserPath, as_list, no_duplicates
 
-# The emulated boards the host boots itself (run/endpoints/qemu.py knows their QEMU command line;
-# build/firmware.py BOARDS builds their image).
-TARGETS = ("qemu-mps2-an386",)
+# The emulated boards the host boots itself (spec/targets.toml: their QEMU command line, the
+# board and toolchain their image is built for).
+TARGETS = tuple(targets.load().emulated)
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
 IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
 # Counts are the same run after run; repetitions differ only through random keys, nonces and

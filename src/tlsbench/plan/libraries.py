@@ -15,9 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tlsbench.core import libraries
+
 # The backends this repository builds against Debian 12's packages (`make agent`) and the
-# version series those packages are: the bare name means that build. The first is the default.
-DEBIAN12_SERIES = {"mbedtls": "2.28", "openssl": "3.0", "wolfssl": "5.5"}
+# version series those packages are (spec/libraries.toml): the bare name means that build.
+# The first is the default.
+DEBIAN12_SERIES = libraries.load().debian12_series
 LIBRARIES = tuple(DEBIAN12_SERIES)
 # What a plan may write: `name@version[-build]`, or an agent's name (`tlsbench-agent-<name>`).
 LIBRARY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*(@[0-9]+\.[0-9]+(-[A-Za-z0-9_.]+)?)?$"

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from tlsbench.core import spec as specmod
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
-from tlsbench.run.endpoints.qemu import REBUILD_QEMU, QemuEndpoint, QemuTarget
+from tlsbench.core.targets import Target
+from tlsbench.run.endpoints.qemu import REBUILD_QEMU, QemuEndpoint
 from tlsbench.run.endpoints.serial import REBUILD_BOARD, SerialEndpoint
 from tlsbench.schema import DeviceFacts
 from tlsbench.run.timeouts import Timeouts
@@ -29,7 +30,7 @@ class DeviceSetup:
     and the firmware build)."""
 
     images: Mapping[str, FirmwareImage]  # by variant; the counting image always
-    target: QemuTarget | None = None  # an emulated board, or
+    target: Target | None = None  # an emulated board, or
     serial: str | None = None  # a board's serial device
     baud: int = 115200
     reset: tuple[str, ...] = ()  # the command that resets the board (serial)

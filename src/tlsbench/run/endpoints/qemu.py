@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
-from tlsbench.core.image import ElfKind, elf_problem
+from tlsbench.core.image import elf_problem
+from tlsbench.core.targets import Target
 from tlsbench.run import protocol
 from tlsbench.run.endpoints import AgentError
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
@@ -21,32 +21,10 @@ from tlsbench.run.endpoints.process import STDERR_TAIL_BYTES, ProcessEndpoint
 REBUILD_QEMU = "rebuild the firmware: tlsbench build firmware"
 BUILD_QEMU = ("build one with `tlsbench build firmware` (into build/firmware/<name>/), or leave [device] firmware "
               "(--firmware) out to boot the one built for the target")
-QEMU = "qemu-system-arm"
-# What QEMU's exit status says: the firmware's own, through semihosting (agent/src/port/cortex-m).
+# What QEMU's exit status says: the firmware's own, through semihosting (agent/arch/cortex-m).
 QEMU_EXITS = {0: "QUIT", 1: "QEMU error", 2: "firmware fault", 3: "protocol error: the stream broke"}
 
 
-@dataclass(frozen=True)
-class QemuTarget:
-    """An emulated board the host boots itself."""
-
-    name: str  # HELLO device.target, plan [device] target
-    machine: str  # qemu-system-arm -M
-    elf: ElfKind  # the images it boots: checked before QEMU starts (a raw file would run as code)
-
-    def command(self, image: Path) -> list[str]:
-        """`-icount shift=0`: virtual time advances one ns per instruction, so the firmware's
-        counter counts instructions, the same every run (`auto` adapts to the host: not
-        repeatable). Semihosting carries the firmware's exit status and fault text to QEMU's
-        exit status and stderr. No -nodefaults: its missing-NIC warning would pollute the
-        stderr a death reason quotes."""
-        return [QEMU, "-M", self.machine, "-display", "none", "-monitor", "none",
-                "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
-                "-serial", "stdio", "-kernel", str(image)]
-
-
-EM_ARM = 40
-TARGETS = {t.name: t for t in (QemuTarget("qemu-mps2-an386", "mps2-an386", ElfKind(32, True, EM_ARM)),)}
 
 
 def _signal_name(number: int) -> str:
@@ -61,13 +39,13 @@ class QemuEndpoint(FirmwareEndpoint):
 
     emulated = True
 
-    def __init__(self, target: QemuTarget, image: FirmwareImage, greeting_s: float):
+    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float):
         _check_image(target, image.path)
         try:
             self.process = ProcessEndpoint.start(image.path, greeting_s=greeting_s,
                                                  command=target.command(image.path), advice=REBUILD_QEMU)
         except FileNotFoundError:  # QEMU itself: the image was read above
-            raise DeviceError(f"{QEMU} is not installed: scripts/install-deps.sh installs it") from None
+            raise DeviceError(f"{target.command(image.path)[0]} is not installed: scripts/install-deps.sh installs it") from None
         except AgentError as exc:
             reason, _, dump = str(exc).partition("\n")
             if not dump:
@@ -136,7 +114,7 @@ class QemuEndpoint(FirmwareEndpoint):
         self.process.close()
 
 
-def _check_image(target: QemuTarget, path: Path) -> None:
+def _check_image(target: Target, path: Path) -> None:
     """Refuses what the target cannot boot before QEMU starts: QEMU would run any file as code
     and end in a register dump (garbage, an empty or cut file, another machine's ELF)."""
     try:

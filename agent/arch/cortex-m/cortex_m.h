@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The Cortex-M port's internals: the architecture's registers (the same on every Cortex-M3,
- * M4 and M7), and what the port's files, the board's vector table and the firmware's main()
- * share. Not part of port.h: the core never sees any of it. */
+/* The Cortex-M arch's internals: the architecture's registers (the same on every Cortex-M3,
+ * M4 and M7), and what the arch's files, a board's files (vector table, UART) and the
+ * firmware's main() share. Not part of port.h: the core never sees any of it. */
 #ifndef TB_CORTEX_M_H
 #define TB_CORTEX_M_H
 #include <stddef.h>

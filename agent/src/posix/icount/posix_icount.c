@@ -10,7 +10,7 @@
 #include <string.h>
 #include <valgrind/valgrind.h>
 
-#include "posix_icount.h"
+#include "../posix_icount.h"
 
 /* tools/tbcount/tb_main.c answers this request; the two must agree. */
 #define TB_VG_ICOUNT (VG_USERREQ_TOOL_BASE('T', 'B') + 1)

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # CMake toolchain file: Debian's arm-none-eabi-gcc (gcc-arm-none-eabi, libnewlib-arm-none-eabi)
-# for a Cortex-M4 with FPU, bare metal. The firmware (agent/firmware) and the TLS library
-# cross-built for it (tlsbench.builder.cross) both use it, so their objects agree on CPU and ABI.
-#   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi-cortex-m4.cmake ...
+# for an Arm Cortex-M, bare metal. The core is the target's (spec/targets.toml: cpu, fpu,
+# float_abi), given by the builders (tlsbench.builder.cross, .firmware), so the firmware
+# (agent/firmware) and the TLS library cross-built for it agree on CPU and ABI:
+#   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake -DTB_CPU=cortex-m4 -DTB_FPU=fpv4-sp-d16 \
+#         -DTB_FLOAT_ABI=hard ...
 # Pass extra C flags through the CFLAGS environment variable: -DCMAKE_C_FLAGS=... would
 # replace CMAKE_C_FLAGS_INIT below, and the library would silently be built for the default
 # CPU (ARM mode, soft float); only the firmware's link would then fail.
@@ -16,7 +18,18 @@ set(CMAKE_SIZE arm-none-eabi-size)
 # No executable can run on the build machine: the compiler is tested with a static library.
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
-set(TB_CPU_FLAGS "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16")
+# The core, also in the compiler checks' own projects.
+set(CMAKE_TRY_COMPILE_PLATFORM_VARIABLES TB_CPU TB_FPU TB_FLOAT_ABI)
+foreach(v TB_CPU TB_FPU TB_FLOAT_ABI)
+  if(NOT ${v})
+    message(FATAL_ERROR "${v} is not set: give the target's core (spec/targets.toml), e.g. -DTB_CPU=cortex-m4 "
+                        "-DTB_FPU=fpv4-sp-d16 -DTB_FLOAT_ABI=hard, or build with `make firmware`")
+  endif()
+endforeach()
+set(TB_CPU_FLAGS "-mcpu=${TB_CPU} -mthumb -mfloat-abi=${TB_FLOAT_ABI}")
+if(NOT TB_FPU STREQUAL "none")
+  string(APPEND TB_CPU_FLAGS " -mfpu=${TB_FPU}")
+endif()
 # Debian's arm-none-eabi-gcc finds GCC's freestanding <stdint.h> before newlib's, and then
 # newlib's <inttypes.h> defines no PRId64/PRIu64 (the agent's json.c uses them): newlib's
 # headers first.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the POSIX socket transports (tcp.c, udp.c): per-RUN state, errors,
- * addresses, polling, counters, the peer id for DTLS cookies. Internal to src/transports. */
+ * addresses, polling, counters, the peer id for DTLS cookies. Internal to src/posix/transports. */
 #ifndef TLSBENCH_SOCK_H
 #define TLSBENCH_SOCK_H
 #include <stddef.h>

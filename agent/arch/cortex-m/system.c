@@ -1,23 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Start-up and faults, for any Cortex-M with an FPU and the linker symbols of cortex_m.h. The
- * C library's own start-up (crt0) is not used (-nostartfiles). A fault is reported and ends
- * the firmware through the board's tb_cm_report/tb_cm_exit (semihosting.c under QEMU: a
- * message on QEMU's stderr and its exit status, so the host sees a crash with a reason
- * instead of a silent hang). */
+/* Start-up and faults, for any Cortex-M with the linker symbols of cortex_m.h. The C library's
+ * own start-up (crt0) is not used (-nostartfiles). A fault is reported and ends the firmware
+ * through the board's tb_cm_report/tb_cm_exit (semihosting.c under QEMU: a message on QEMU's
+ * stderr and its exit status, so the host sees a crash with a reason instead of a silent hang). */
+#include "board.h"
 #include "cortex_m.h"
 
 /* ---------------------------------------------------------------- reset */
 extern void (*__init_array_start[])(void), (*__init_array_end[])(void);
 
-/* .data from its load address (a board's flash), .bss zeroed, the FPU on (the image is built
- * with -mfloat-abi=hard), the C library's constructors, then the firmware. */
+/* .data from its load address (a board's flash), .bss zeroed, the FPU on where the target has
+ * one (spec/targets.toml fpu: its image is built for it; a core without one has no CPACR bits
+ * to set), the C library's constructors, then the firmware. */
 void tb_reset_handler(void) {
     for (uint8_t *src = __data_load, *dst = __data_start; dst < __data_end;)
         *dst++ = *src++;
     for (uint8_t *dst = __bss_start; dst < __bss_end;)
         *dst++ = 0;
-    TB_SCB_CPACR |= 0xFu << 20; /* CP10 and CP11: full access */
-    __asm volatile("dsb\n isb");
+    if (TB_BOARD_FPU) {
+        TB_SCB_CPACR |= 0xFu << 20; /* CP10 and CP11: full access */
+        __asm volatile("dsb\n isb");
+    }
     for (void (**f)(void) = __init_array_start; f < __init_array_end; f++)
         (*f)();
     tb_cm_exit(tb_firmware_main());

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The posix command line of an agent binary (src/cli/): `serve` on stdin/stdout, `run`
+/* The posix command line of an agent binary (src/posix/cli/): `serve` on stdin/stdout, `run`
  * standalone, `suites`, `experiments`, `dump`. A host tool: a device needs none of it. */
 #ifndef TLSBENCH_CLI_H
 #define TLSBENCH_CLI_H
