@@ -118,3 +118,60 @@ def test_only_the_store_speaks_sql():
             elif isinstance(node, ast.Attribute) and node.attr == "conn":
                 problems.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: .conn")
     assert not problems, "\n".join(problems)
+
+
+def _module_of(name: str, modules: set[str]) -> str | None:
+    """The module an imported name is in (`tlsbench.run.exchange.Sink` -> tlsbench.run.exchange)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_no_import_circle():
+    """Modules import each other without a circle, late imports included: a circle inside a
+    stage is how two modules end up knowing each other's insides (Tarjan's strongly
+    connected components over the import graph)."""
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {m: {t for _, name in imported(p) if (t := _module_of(name, set(paths))) not in (None, m, "tlsbench")}
+             for m, p in paths.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while (w := stack.pop()) != v:
+                component.append(w)
+            if component:
+                circles.append(sorted(component + [v]))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not circles, "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_modules_loaded_by_name_are_their_own_packages():
+    """importlib.import_module only loads a module of the caller's own package (the CLI's
+    commands, the plan package's lazy names): a name built at run time must not hide an
+    import across stages from the walk above."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module") and node.args:
+                target = ast.unparse(node.args[0])
+                own = (f"f'{package}." in target or target.startswith("f'{__name__}.")) and path.name == "__init__.py"
+                if not own:
+                    problems.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: import_module({target})")
+    assert not problems, "\n".join(problems)
