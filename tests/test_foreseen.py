@@ -284,15 +284,32 @@ def test_a_plans_paths_expand_the_home_folder(tmp_path, agent_path):
 
 
 # ---------------------------------------------------------------------- Ctrl-C
-def _interrupted(args: list[str | Path], after: float = 1.5, **kwargs) -> Outcome:
-    """The command, sent SIGINT (a terminal's Ctrl-C) while it waits."""
+def _interrupted(args: list[str | Path], **kwargs) -> Outcome:
+    """The command, sent SIGINT (a terminal's Ctrl-C) once it waits (not while Python still imports)."""
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "tlsbench.cli", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"}, **kwargs)
-    time.sleep(after)
+    _wait_until_blocked(proc.pid)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     return Outcome(proc.returncode, out, err, time.monotonic() - started)
+
+
+def _wait_until_blocked(pid: int, quiet: float = 0.5, limit: float = 60) -> None:
+    """Until the process sleeps and its CPU time stands still for `quiet` seconds: on a busy
+    machine importing alone can take longer than any fixed delay."""
+    def sample() -> tuple[str, int]:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[11]) + int(fields[12])  # state, utime + stime
+
+    deadline = time.monotonic() + limit
+    before = sample()
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = sample()
+        if now[0] == "S" and now == before:
+            return
+        before = now
 
 
 def _stopped(result: Outcome, advice: str) -> None:

@@ -115,10 +115,17 @@ def command(*args: object) -> list[str]:
     return [sys.executable, "-m", "tlsbench.cli", *map(str, args)]
 
 
+# A run that stored every repetition but whose timings a busy machine descheduled all: it ran to
+# its end (exit 1 says the statistics have nothing to use); these tests check what is stored.
+ALL_DESCHEDULED = re.compile(r"error: the run produced no data: all \d+ stored repetitions were excluded "
+                             r"\(descheduled \d+\)")
+
+
 def completes(*args: object, timeout: float = 180) -> str:
-    """The command run to its end: exit status 0, no traceback; its output."""
+    """The command run to its end: exit status 0 (or a run all descheduled), no traceback; its output."""
     done = subprocess.run(command(*args), env=ENV, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0 and TRACEBACK not in done.stderr, done.stdout + done.stderr
+    ended = done.returncode == 0 or (done.returncode == 1 and ALL_DESCHEDULED.search(done.stderr))
+    assert ended and TRACEBACK not in done.stderr, done.stdout + done.stderr
     return done.stdout + done.stderr
 
 
