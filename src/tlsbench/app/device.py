@@ -48,21 +48,18 @@ def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda me
     return greeting_of(setup_for(device, progress), timeouts)
 
 
-def board_of(target: str) -> firmware.Board:
-    found = next((b for b in firmware.BOARDS.values() if b.target == target), None)
-    if found is None:
-        raise FirmwareUnavailable(f"no firmware board builds for {target}; boards: {', '.join(firmware.BOARDS)}")
-    return found
-
-
 def _built(target: str, config: Path | None, variants: tuple[str, ...], progress: Callable[[str], None]
            ) -> tuple[dict[str, FirmwareImage], dict]:
-    """The images built for the target's board with the config (the cache, else a build)."""
-    request = firmware.FirmwareRequest(config=config or firmware.DEFAULT_CONFIG, board=board_of(target).name)
+    """The images built for the target with the config (the cache, else a build); the target's
+    own library build and config by default (spec/targets.toml)."""
+    try:
+        request = firmware.FirmwareRequest.of_target(target, config)
+    except BuildError as exc:
+        raise FirmwareUnavailable(str(exc)) from None
     problem = inputs.not_a_regular_file(request.config)
     if problem:
         raise FirmwareUnavailable(f"device config {request.config} {problem}: name a library config header "
-                                  "for the board (configs/mbedtls/device-mps2.h is the default)")
+                                  f"for the board ({firmware.TARGETS[target].config.name} is the target's)")
     try:
         build = firmware.ensure_firmware(request, progress)
     except BuildError as exc:
