@@ -237,21 +237,24 @@ def report(b: FirmwareBuild) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tlsbench.builder.firmware",
                                  description="Build the agent's firmware images (docs/porting.md).")
-    ap.add_argument("--target", default=DEFAULT_TARGET.name, help=f"device target ({', '.join(TARGETS)})")
+    ap.add_argument("--target", action="append", help=f"device target ({', '.join(TARGETS)}; default: "
+                    f"{DEFAULT_TARGET.name}), repeatable; `all`: every one")
     ap.add_argument("--config", type=Path, help="the library's config header (default: the target's)")
     ap.add_argument("--library", help=f"library build ({', '.join(cross.CROSS_SOURCES)}; default: the target's)")
     ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>[-<target>])")
     ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
-    try:
-        req = FirmwareRequest.of_target(args.target, args.config, args.library, name=args.name,
-                                        build_root=args.out, jobs=args.jobs)
-        result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
-    except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(report(result))
+    chosen = args.target or [DEFAULT_TARGET.name]
+    for target in (list(TARGETS) if "all" in chosen else chosen):
+        try:
+            req = FirmwareRequest.of_target(target, args.config, args.library, name=args.name,
+                                            build_root=args.out, jobs=args.jobs)
+            result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
+        except BuildError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(report(result))
     return 0
 
 
