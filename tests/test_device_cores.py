@@ -9,7 +9,10 @@ from the firmware cache (`make firmware` builds every target's; here the first t
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +23,7 @@ from tlsbench.builder import firmware
 from tlsbench.core import spec
 from tlsbench.run.timeouts import Timeouts
 from stores import load_path, reader
-from test_device import FreezeBeforeFirstBatch
+from test_device import _qemu_children
 
 S = spec.load()
 OK, DIED = S.status.name(S.status.OK), S.status.name(S.status.AGENT_DIED)
@@ -64,9 +67,31 @@ def test_a_matrix_of_cores_counts_the_same_twice_and_differs_by_core(tmp_path, i
     assert set(ends) == set(CORES) and len(set(ends.values())) == len(CORES), ends  # another core, other counts
 
 
+class FreezeAfterFirstStored:
+    """An observer that freezes (SIGSTOP) the QEMU of the first target a repetition is stored
+    for, between two of its batches (its lane's next batch then hangs)."""
+
+    def __init__(self) -> None:
+        self.frozen: int | None = None
+
+    def start(self, total: int, done: int, configs: int) -> None: pass
+    def note(self, message: str) -> None: pass
+    def extend(self, extra: int) -> None: pass
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None: pass
+
+    def stored(self, config: str, idx: int, status: str, agent: object) -> None:
+        if self.frozen is not None:
+            return
+        target = config.split("|target:")[1].split("|")[0]
+        for pid in _qemu_children():
+            if f"-{target}.elf" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                self.frozen = pid
+                os.kill(pid, signal.SIGSTOP)
+
+
 def test_a_hung_target_in_a_matrix_costs_it_one_repetition_and_the_others_go_on(tmp_path, images):
-    loaded = matrix_plan("hang", repetitions=3, extra="rounds = 1\n")
-    observer = FreezeBeforeFirstBatch()
+    loaded = matrix_plan("hang", repetitions=3, extra="rounds = 3\n")
+    observer = FreezeAfterFirstStored()
     summary = run_experiment(loaded, tmp_path, observer=observer, timeouts=Timeouts(silence=6))
     assert observer.frozen and summary.agent_deaths == 1 and summary.stored == 3 * len(CORES)
     with reader(tmp_path / "hang" / "tlsbench.db") as st:
@@ -77,4 +102,6 @@ def test_a_hung_target_in_a_matrix_costs_it_one_repetition_and_the_others_go_on(
     assert len(died) == 1 and "target hung" in died[0][1].error_text
     hung = died[0][0]
     assert {t: ok.count(t) for t in CORES} == {t: 2 if t == hung else 3 for t in CORES}
-    assert sorted(a.target for a in agents) == sorted([*CORES, hung])  # the hung one booted again
+    # Each target: the boot that listed its suites, the lane's boot; the hung one booted again.
+    assert sorted(a.target for a in agents) == sorted([*CORES, *CORES, hung])
+    assert sum(a.exit_reason.startswith("died: target hung") for a in agents) == 1

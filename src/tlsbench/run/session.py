@@ -129,9 +129,10 @@ def experiment_record(loaded: LoadedPlan) -> Experiment:
                       loaded.plan.seed, json.dumps(host_facts()))
 
 
-def _retire(agent: ProcessEndpoint, library: str, sink: Sink) -> None:
+def _retire(agent: Endpoint, library: str, sink: Sink) -> None:
+    """An agent (or a device's boot) that listed its suites, recorded and ended."""
     agent_id = sink.add_agent(library, agent.executable, agent.pid, agent.hello_raw, agent.suites_raw,
-                              placement_json=agent.placement_json)
+                              agent.device, placement_json=agent.placement_json)
     how = agent.end()
     sink.end_agent(agent_id, f"quit ({how}): suites listed")
     agent.close()
@@ -182,13 +183,18 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
     for twin, (agent, prefix) in twins.agents.items():
         exchanges[twin] = on_host(twin.library, sink, stop, settings, agent, prefix,
                                   timeouts.greeting * metrics.GREETING_FACTOR)
-    # One exchange per device (HELLO's target); several (a matrix) run as parallel lanes whose
-    # writes go through this thread, the store's (run/lanes.py).
+    # One exchange per device (HELLO's target). Several (a matrix) run as parallel lanes whose
+    # writes go through this thread, the store's (run/lanes.py); their listing boots end here (an
+    # idle firmware polls its UART: a QEMU waiting for its lane would take a host CPU), and each
+    # lane boots its device in its own thread.
     owner = OwnerThread() if len(settings.devices) > 1 else None
     device_sink = OwnedSink(sink, owner) if owner else sink
     for setup, link in zip(settings.devices, greeted.devices):
+        library = str(link.hello.get("library", "?"))
+        if owner:
+            _retire(link, library, sink)
         exchanges[on_device(str(link.hello["device"]["target"]))] = device_exchange(
-            setup, str(link.hello.get("library", "?")), device_sink, stop, settings, link)
+            setup, library, device_sink, stop, settings, None if owner else link)
     greeted.devices = []
     if loaded.plan.network:
         def agent_of(library: str) -> Path:
