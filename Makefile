@@ -43,10 +43,11 @@ agent: deps
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
-# The agent as firmware for the emulated Cortex-M4 (docs/porting.md): mbed TLS cross-built once
-# into ~/.cache/tlsbench, then the counting and memory images into build/firmware/.
+# The agent as firmware for every device target (spec/targets.toml, docs/porting.md "The
+# targets"): mbed TLS cross-built once per core into ~/.cache/tlsbench, then the counting and
+# memory images into build/firmware/ (`tlsbench run` builds a missing one on demand).
 firmware: deps
-	$(BIN)/python -m tlsbench.builder.firmware
+	$(BIN)/python -m tlsbench.builder.firmware --target all
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # CMake toolchain file: Debian's arm-none-eabi-gcc (gcc-arm-none-eabi, libnewlib-arm-none-eabi)
-# for an Arm Cortex-M, bare metal. The core is the target's (spec/targets.toml: cpu, fpu,
+# for an Arm Cortex-M (ARMv6-M to ARMv8.1-M), bare metal. The core is the target's (spec/targets.toml: cpu, fpu,
 # float_abi), given by the builders (tlsbench.builder.cross, .firmware), so the firmware
 # (agent/firmware) and the TLS library cross-built for it agree on CPU and ABI:
 #   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake -DTB_CPU=cortex-m4 -DTB_FPU=fpv4-sp-d16 \
@@ -42,7 +42,9 @@ endif()
 # Sections per function and object, so --gc-sections drops what the image never calls.
 set(CMAKE_C_FLAGS_INIT "${TB_CPU_FLAGS} -isystem ${TB_NEWLIB_INCLUDE} -ffunction-sections -fdata-sections")
 set(CMAKE_ASM_FLAGS_INIT "${TB_CPU_FLAGS}")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "${TB_CPU_FLAGS} -nostartfiles -Wl,--gc-sections")
+# Full newlib (nosys.specs): newlib-nano's printf has no 64-bit conversions, which HELLO needs.
+# Its start-up files are not used (-nostartfiles: the arch's reset code).
+set(CMAKE_EXE_LINKER_FLAGS_INIT "${TB_CPU_FLAGS} --specs=nosys.specs -nostartfiles -Wl,--gc-sections")
 
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)

@@ -119,8 +119,8 @@ def test_image_sizes_come_from_the_elf(tmp_path):
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):
-    with pytest.raises(BuildError, match="unknown board 'nrf52840'; known: mps2-an386"):
-        firmware.build_firmware(dataclasses.replace(firmware.FirmwareRequest(), board="nrf52840"))
+    with pytest.raises(BuildError, match=r"unknown target 'nrf52840'; declared \(spec/targets.toml\): qemu-mps2-an386, "):
+        firmware.build_firmware(dataclasses.replace(firmware.FirmwareRequest(), target="nrf52840"))
     with pytest.raises(BuildError, match="no cross build of 'wolfssl@5.7'; known: mbedtls@2.28"):
         cross.cross_source("wolfssl@5.7")
     assert firmware.main(["--config", str(tmp_path / "none.h"), "--out", str(tmp_path)]) == 1
@@ -161,7 +161,8 @@ def test_the_board_header_and_memory_map_come_from_the_target(tmp_path):
     subprocess.run([sys.executable, str(tool), str(spec), target.name, str(tmp_path)], check=True)
     header = (tmp_path / "board.h").read_text()
     for line in (f'#define TB_BOARD_NAME "{target.name}"', f"#define TB_BOARD_FPU {int(target.has_fpu)}",
-                 f"#define TB_BOARD_UNITS_PER_TICK {target.counter.units_per_tick}u",
+                 f"#define TB_BOARD_UNITS_PER_TICK_NUM {target.counter.units_per_tick}u",
+                 "#define TB_BOARD_UNITS_PER_TICK_DEN 1u",
                  f'#define TB_BOARD_COUNTER_UNIT "{target.counter.unit}"', "#define TB_BOARD_UART_BASE 0x40004000u"):
         assert line in header, line
     memory = (tmp_path / "board_memory.ld").read_text()
@@ -169,7 +170,15 @@ def test_the_board_header_and_memory_map_come_from_the_target(tmp_path):
     assert "RAM   (rwx) : ORIGIN = 0x20000000, LENGTH = 0x400000" in memory and ": 0x10000;" in memory
     assert f"set(TB_BOARD {target.board})" in (tmp_path / "target.cmake").read_text()
     bad = subprocess.run([sys.executable, str(tool), str(spec), "nrf52840", str(tmp_path)], capture_output=True, text=True)
-    assert bad.returncode == 1 and bad.stderr.strip().endswith(f"declared: {target.name}")
+    assert bad.returncode == 1 and f"declared: {target.name}, " in bad.stderr
+    an547 = tmp_path / "an547"  # 31.25 instructions per tick: an exact fraction, no marker-less default
+    subprocess.run([sys.executable, str(tool), str(spec), "qemu-mps3-an547", str(an547)], check=True)
+    header = (an547 / "board.h").read_text()
+    assert "#define TB_BOARD_UNITS_PER_TICK_NUM 125u" in header and "#define TB_BOARD_UNITS_PER_TICK_DEN 4u" in header
+    assert "#define TB_BOARD_UART_CLOCK_HZ 25000000u" in header
+    virt = tmp_path / "virt"  # no GPIO: no marker register
+    subprocess.run([sys.executable, str(tool), str(spec), "qemu-riscv32-virt", str(virt)], check=True)
+    assert "TB_BOARD_MARKER_REG" not in (virt / "board.h").read_text()
 
 
 def test_every_target_names_what_exists():
@@ -182,4 +191,24 @@ def test_every_target_names_what_exists():
         assert (REPO / "agent" / "boards" / t.board / f"{t.board}.ld").is_file(), t.name
         assert cross.toolchain(t).file.is_file() and t.config.is_file(), t.name
         assert declared.load().get(t.library).device, t.name
-        assert firmware.BOARDS[t.board].target == t.name
+        assert t.qemu is not None and "-icount" in t.qemu.flags and "shift=0" in t.qemu.flags, t.name
+        assert t.counter.unit == "instructions (QEMU icount)", t.name
+    assert {t.isa for t in targets.load().all} >= {"v6S-M", "v7", "v7E-M", "v8-M.mainline", "v8.1-M.mainline", "rv32imac"}
+
+
+def test_a_riscv_architecture_attribute_is_read_as_its_letters():
+    """readelf's versioned RISC-V ISA string is compared as the core's letters: the versions
+    follow the compiler, the Z extensions GCC 12's ISA spec."""
+    assert targets.isa_name('"rv32i2p1_m2p0_a2p1_c2p0_zmmul1p0"') == "rv32imac"
+    assert targets.isa_name("rv32i2p0_m2p0_c2p0") == "rv32imc" and targets.isa_name("v6S-M") == "v6S-M"
+
+
+@needs_toolchain
+def test_an_armv7m_object_is_refused_in_an_armv6m_build(tmp_path):
+    """The M0 target runs on a Cortex-M3 machine, which would execute ARMv7-M instructions an
+    M0 lacks: every object must say v6S-M."""
+    m0 = cross.toolchain(targets.load().emulated["qemu-cortex-m0"])
+    cross.check_attributes(m0, [_archive(tmp_path, "m0", ["-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft"])])
+    with pytest.raises(BuildError, match=r"libm3\.a was not built for cortex-m0 \(found Tag_CPU_arch: v7; "
+                                         r"expected Tag_CPU_arch: v6S-M\)"):
+        cross.check_attributes(m0, [_archive(tmp_path, "m3", ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"])])

@@ -11,7 +11,7 @@ import pytest
 from tlsbench.core import spec
 from tlsbench.plan.configs import Configuration
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, ConfigKind
-from tlsbench.run.topologies import ON_DEVICE, OVER_NETWORK, host_agent, route
+from tlsbench.run.topologies import OVER_NETWORK, host_agent, on_device, route
 from tlsbench.schema import ConfigRow, Experiment
 from tlsbench.store.sqlite.store import _all_of, _any_of
 
@@ -63,7 +63,11 @@ def test_an_older_schema_reads_missing_columns_as_null(columns, expected):
 
 def test_routes_follow_the_kind():
     configs = {kind: Configuration(row, 0xC02B, 0, 0, 0, 0) for kind, row in ROWS.items()}
-    assert route(configs[ConfigKind.DEVICE]) == route(configs[ConfigKind.FOOTPRINT]) == ON_DEVICE
+    device = configs[ConfigKind.DEVICE].row.target
+    assert route(configs[ConfigKind.DEVICE]) == route(configs[ConfigKind.FOOTPRINT]) == on_device(device)
+    other = dataclasses.replace(configs[ConfigKind.DEVICE], row=dataclasses.replace(configs[ConfigKind.DEVICE].row,
+                                                                                   target="qemu-cortex-m0"))
+    assert route(other) == on_device("qemu-cortex-m0") != on_device(device)  # a matrix: one exchange per target
     assert route(configs[ConfigKind.NETWORK]) == OVER_NETWORK
     assert route(configs[ConfigKind.HANDSHAKE]) == route(configs[ConfigKind.EXPERIMENT]) == host_agent("mbedtls")
     assert route(configs[ConfigKind.INSTRUCTIONS]) == host_agent("mbedtls", "instructions")

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The firmware: the agent's serve loop on the board's UART (docs/agent.md "The device room"),
- * called by the Cortex-M arch's reset handler. Its HELLO adds a "device" object: the target,
+ * called by the arch's reset code (arch/<arch>/system.c). Its HELLO adds a "device" object: the target,
  * the counter, the image and the options it was built with (docs/protocol.md). */
 #include "board.h"
-#include "cortex_m.h"
+#include "baremetal.h"
 #include "tlsbench/serve.h"
 #include "tlsbench/trace.h"
 
@@ -18,7 +18,7 @@ static void tb_fw_counter(tb_json *j) {
     tb_json_kv_string(j, "unit", tb_port_clock_unit());
     tb_json_kv_string(j, "source", tb_port_clock_name());
     tb_json_kv_uint(j, "board_clock_hz", TB_BOARD_CPU_HZ);
-    tb_json_kv_uint(j, "units_per_tick", TB_BOARD_UNITS_PER_TICK);
+    tb_json_kv_double(j, "units_per_tick", (double)TB_BOARD_UNITS_PER_TICK_NUM / TB_BOARD_UNITS_PER_TICK_DEN);
     tb_json_kv_string(j, "held_during", "controller channel I/O");
     tb_json_end_object(j);
 }
@@ -54,13 +54,13 @@ static void tb_fw_describe(tb_json *j) {
     tb_fw_counter(j);
     tb_fw_image(j);
     tb_fw_options(j);
-    tb_json_kv_string(j, "entropy", tb_cm_entropy_source());
+    tb_json_kv_string(j, "entropy", tb_bm_entropy_source());
 }
 
 int tb_firmware_main(void) {
     static tb_agent agent = {.name = TB_AGENT_NAME, .backend = &tb_linked_backend, .describe_device = tb_fw_describe};
-    tb_cm_counter_start();
-    tb_cm_uart_start();
+    tb_bm_counter_start();
+    tb_bm_uart_start();
     tb_port_marker(0); /* QEMU starts the LEDs lit */
     tb_channel uart = tb_port_controller_channel();
     return tb_serve(&agent, &uart);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The counter: SysTick as a 64-bit count in the board's unit (board.h). SysTick counts the
  * processor clock down from RELOAD; each wrap's interrupt adds one to tb_wraps, so
- * wraps * (RELOAD + 1) + elapsed ticks is the count in ticks. Any Cortex-M3/M4/M7 has it;
- * a board with DWT CYCCNT may count cycles there instead (docs/porting.md). */
+ * wraps * (RELOAD + 1) + elapsed ticks is the count in ticks, times units per tick (a fraction:
+ * QEMU's 32 MHz SysTick of the MPS3 AN547 is 31.25 instructions per tick) in the unit. Every
+ * Cortex-M has it (optional on an M0/M0+, present on every part the targets name); a board with
+ * DWT CYCCNT may count cycles there instead (docs/porting.md). */
 #include "board.h"
 #include "cortex_m.h"
 #include "tlsbench/port.h"
@@ -15,7 +17,7 @@ static volatile uint32_t tb_wraps;
 
 void tb_cm_systick_handler(void) { tb_wraps++; }
 
-void tb_cm_counter_start(void) {
+void tb_bm_counter_start(void) {
     TB_SYST_CSR = 0;
     TB_SYST_RVR = TB_SYST_RELOAD;
     TB_SYST_CVR = 0;
@@ -27,8 +29,8 @@ void tb_cm_counter_start(void) {
  * restarts on a fresh tick boundary (as QEMU models it): every count, absolute ones
  * included, is then the same from one run to the next. On a board this also keeps the
  * host's pace out of the counts. */
-void tb_cm_counter_hold(void) { TB_SYST_CSR = TB_SYST_HELD; }
-void tb_cm_counter_resume(void) { TB_SYST_CSR = TB_SYST_ON; }
+void tb_bm_counter_hold(void) { TB_SYST_CSR = TB_SYST_HELD; }
+void tb_bm_counter_resume(void) { TB_SYST_CSR = TB_SYST_ON; }
 
 /* Interrupts are masked while reading: a wrap between reading tb_wraps and the current
  * value then shows as a pending SysTick interrupt, counted here, and the value is read
@@ -46,21 +48,4 @@ static uint64_t tb_ticks(void) {
     return (uint64_t)wraps * (TB_SYST_RELOAD + 1u) + (TB_SYST_RELOAD - value);
 }
 
-uint64_t tb_port_now_ns(void) { return tb_ticks() * TB_BOARD_UNITS_PER_TICK; }
-uint64_t tb_port_cpu_ns(void) { return tb_port_now_ns(); } /* one thread, nothing preempts it */
-const char *tb_port_clock_name(void) { return TB_BOARD_COUNTER_NAME; }
-const char *tb_port_cpu_clock_name(void) { return "the counter (bare metal: one thread)"; }
-uint64_t tb_port_clock_resolution_ns(void) { return TB_BOARD_UNITS_PER_TICK; }
-const char *tb_port_clock_unit(void) { return TB_BOARD_COUNTER_UNIT; }
-
-/* The count is read directly, not converted from another clock: nothing to calibrate or check. */
-tb_port_clock_info tb_port_clock_calibration(void) {
-    return (tb_port_clock_info){.counter = "", .reference = "", .fallback = ""};
-}
-double tb_port_clock_check(void) { return 0; }
-
-/* Bare metal: one thread, no scheduler, so no run-queue wait to read. */
-int tb_port_runqueue_wait_ns(uint64_t *ns) {
-    (void)ns;
-    return -1;
-}
+uint64_t tb_port_now_ns(void) { return tb_ticks() * TB_BOARD_UNITS_PER_TICK_NUM / TB_BOARD_UNITS_PER_TICK_DEN; }

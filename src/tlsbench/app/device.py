@@ -26,43 +26,48 @@ class FirmwareUnavailable(UserError):
     """The device's firmware could not be found or built."""
 
 
-def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None) -> DeviceSetup:
-    """How to reach the plan's device and which images it runs (`progress`: a build's lines)."""
+def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None
+               ) -> tuple[DeviceSetup, ...]:
+    """How to reach each of the plan's devices (a board, or one or several emulated ones) and
+    which images they run (`progress`: a build's lines)."""
     common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
     if device.serial is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
-        return DeviceSetup(images, serial=device.serial, baud=device.baud,
-                           reset=tuple(os.path.expanduser(word) for word in shlex.split(device.reset or "")),
-                           build=build, **common)
-    assert device.target is not None
+        return (DeviceSetup(images, serial=device.serial, baud=device.baud,
+                            reset=tuple(os.path.expanduser(word) for word in shlex.split(device.reset or "")),
+                            build=build, **common),)
     if device.firmware:
+        if len(device.targets) > 1:
+            raise FirmwareUnavailable("[device] firmware names one image, for one target: leave it out to boot "
+                                      f"the one built for each of {', '.join(device.targets)}")
         images, build = _given(Path(device.firmware), device.images, board=False)
-    else:
-        images, build = _built(device.target, Path(device.config) if device.config else None, device.images, progress)
-    return DeviceSetup(images, target=targets.load().emulated[device.target], build=build, **common)
+        return (DeviceSetup(images, target=targets.load().emulated[device.targets[0]], build=build, **common),)
+    config = Path(device.config) if device.config else None
+    setups = []
+    for target in device.targets:
+        images, build = _built(target, config, device.images, progress)
+        setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build, **common))
+    return tuple(setups)
 
 
 def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
                  timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """HELLO and SUITES of a device's firmware (built first if it is not yet)."""
-    return greeting_of(setup_for(device, progress), timeouts)
-
-
-def board_of(target: str) -> firmware.Board:
-    found = next((b for b in firmware.BOARDS.values() if b.target == target), None)
-    if found is None:
-        raise FirmwareUnavailable(f"no firmware board builds for {target}; boards: {', '.join(firmware.BOARDS)}")
-    return found
+    """HELLO and SUITES of a device's firmware (built first if it is not yet; the first target's)."""
+    return greeting_of(setups_for(device, progress)[0], timeouts)
 
 
 def _built(target: str, config: Path | None, variants: tuple[str, ...], progress: Callable[[str], None]
            ) -> tuple[dict[str, FirmwareImage], dict]:
-    """The images built for the target's board with the config (the cache, else a build)."""
-    request = firmware.FirmwareRequest(config=config or firmware.DEFAULT_CONFIG, board=board_of(target).name)
+    """The images built for the target with the config (the cache, else a build); the target's
+    own library build and config by default (spec/targets.toml)."""
+    try:
+        request = firmware.FirmwareRequest.of_target(target, config)
+    except BuildError as exc:
+        raise FirmwareUnavailable(str(exc)) from None
     problem = inputs.not_a_regular_file(request.config)
     if problem:
         raise FirmwareUnavailable(f"device config {request.config} {problem}: name a library config header "
-                                  "for the board (configs/mbedtls/device-mps2.h is the default)")
+                                  f"for the board ({firmware.TARGETS[target].config.name} is the target's)")
     try:
         build = firmware.ensure_firmware(request, progress)
     except BuildError as exc:

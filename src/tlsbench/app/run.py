@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
-from tlsbench.app.device import setup_for
+from tlsbench.app.device import setups_for
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.core.processes import die_with_host
@@ -161,9 +161,9 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     check_before_start(loaded, folder, resume, agent_dir)
     observer = observer or QuietObserver()
     device = loaded.plan.device
-    setup = setup_for(device, observer.note) if device else None  # the firmware, built if it is not yet
+    setups = setups_for(device, observer.note) if device else ()  # the firmware, built if it is not yet
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setup, choose(pin, loaded.plan.cpus),
+    settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups, choose(pin, loaded.plan.cpus),
                            counting_prefix)
     stop = StopFlag()
     in_main = threading.current_thread() is threading.main_thread()

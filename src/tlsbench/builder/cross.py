@@ -47,11 +47,12 @@ class Toolchain:
     """A target's cross compiler: cmake/<triplet>.cmake set up for its core (spec/targets.toml),
     and what every object it makes must say."""
     name: str                 # the core: the cache folder libs/<name>/
-    triplet: str              # arm-none-eabi
+    triplet: str              # arm-none-eabi, riscv64-unknown-elf
     cpu: str
     fpu: str
     float_abi: str
     attributes: tuple[str, ...]  # `Tag: value` every object must carry
+    packages: str = ""        # the Debian packages that install it
 
     @property
     def file(self) -> Path:
@@ -79,14 +80,15 @@ class Toolchain:
         version = query([self.compiler, "--version"]).split("\n", 1)[0]
         if not version:
             raise BuildError(f"{self.compiler} is not installed: scripts/install-deps.sh installs it "
-                             "(gcc-arm-none-eabi, libnewlib-arm-none-eabi)")
+                             f"({', '.join(self.packages.split())})")
         return {"name": self.name, "file": self.file.name,
                 "file_sha256": hashlib.sha256(self.file.read_bytes()).hexdigest(),
                 "cpu": self.cpu, "fpu": self.fpu, "float_abi": self.float_abi, "compiler": version}
 
 
 def toolchain(target: Target) -> Toolchain:
-    return Toolchain(target.cpu, target.arch.toolchain, target.cpu, target.fpu, target.float_abi, target.attributes)
+    return Toolchain(target.cpu, target.arch.toolchain, target.cpu, target.fpu, target.float_abi, target.attributes,
+                     target.arch.packages)
 
 
 DEFAULT_TOOLCHAIN = toolchain(targets.load().default)
@@ -234,18 +236,19 @@ def _compile(source: Path, text: bytes, tc: Toolchain, work: Path, prefix: Path,
     (prefix / "include" / CONFIG_HEADER).write_bytes(text)
 
 
-def check_attributes(tc: Toolchain, archives: list[Path], log: Path | None = None) -> None:
-    """Every object of every archive carries the toolchain's CPU and float ABI."""
+def check_attributes(tc: Toolchain, files: list[Path], log: Path | None = None) -> None:
+    """Every object of every archive (or a linked image: its merged attributes) carries the
+    toolchain's architecture and float ABI: an ARMv7-M object in an ARMv6-M build is refused."""
     where = f" (log: {log})" if log else ""
-    for archive in archives:
-        if not archive.is_file():
-            raise BuildError(f"the build installed no {archive.name}{where}")
-        lines = [line.strip() for line in query([tc.readelf, "-A", str(archive)]).splitlines()]
+    for file in files:
+        if not file.is_file():
+            raise BuildError(f"the build installed no {file.name}{where}")
+        lines = [line.strip() for line in query([tc.readelf, "-A", str(file)]).splitlines()]
         for attribute in tc.attributes:
             tag = attribute.split(":", 1)[0] + ":"
-            found = {line for line in lines if line.startswith(tag)}
+            found = {f"{tag} {targets.isa_name(line[len(tag):])}" for line in lines if line.startswith(tag)}
             if found != {attribute}:
-                raise BuildError(f"{archive.name} was not built for {tc.name} (found "
+                raise BuildError(f"{file.name} was not built for {tc.name} (found "
                                  f"{', '.join(sorted(found)) or f'no {tag}'}; expected {attribute}): "
                                  f"were the toolchain file's flags overridden?{where}")
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The agent as firmware for a device target (docs/porting.md): `make firmware`, or
-`python -m tlsbench.builder.firmware [--config H] [--library mbedtls@2.28] [--board mps2-an386]`.
+`python -m tlsbench.builder.firmware [--target qemu-cortex-m0] [--config H] [--library mbedtls@2.28]`.
 
     the library cross-built with the board config    (tlsbench.builder.cross: cached, once)
       -> agent/firmware configured against it        build/firmware/<name>/
@@ -9,10 +9,11 @@
          firmware.json                               per image: text, data, bss, SHA-256; the
                                                      library, config and toolchain it was built from
 
-One image pair per library build, as one agent pair per host library build. Nothing here
-names a target or a library version: spec/targets.toml declares the targets (a board, its
-core, its default library build and config), spec/libraries.toml the library builds, and
-agent/firmware/backends/<backend>.cmake each backend."""
+One image pair per target x library build, as one agent pair per host library build; every
+object of both images is checked to carry the target's architecture (an ARMv6-M image with an
+ARMv7-M object is refused). Nothing here names a target or a library version: spec/targets.toml
+declares the targets (a board, its core, its default library build and config),
+spec/libraries.toml the library builds, and agent/firmware/backends/<backend>.cmake each backend."""
 from __future__ import annotations
 
 import argparse
@@ -36,35 +37,46 @@ FIRMWARE_SOURCE = REPO / "agent" / "firmware"
 DEFAULT_TARGET = targets.load().default
 DEFAULT_CONFIG = DEFAULT_TARGET.config
 DEFAULT_LIBRARY = DEFAULT_TARGET.library
-DEFAULT_BOARD = DEFAULT_TARGET.board
+TARGETS = {t.name: t for t in targets.load().all}  # --target: what HELLO's device.target says
 BUILD_ROOT = REPO / "build" / "firmware"
 RECORD = "firmware.json"
-
-
-@dataclass(frozen=True)
-class Board:
-    """A target's board as the builder names it (--board): agent/boards/<name>/."""
-    name: str
-    target: str                # what HELLO's device.target says (spec/targets.toml)
-    toolchain: cross.Toolchain
-
-
-BOARDS = {t.board: Board(t.board, t.name, cross.toolchain(t)) for t in targets.load().all}
 VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name suffix
+
+
+class UnknownTarget(BuildError):
+    """A target spec/targets.toml does not declare."""
+
+
+def target_named(name: str) -> targets.Target:
+    """A declared target, or one line naming the declared ones."""
+    found = TARGETS.get(name)
+    if found is None:
+        raise UnknownTarget(f"unknown target {name!r}; declared (spec/targets.toml): {', '.join(TARGETS)}")
+    return found
 
 
 @dataclass(frozen=True)
 class FirmwareRequest:
     config: Path = DEFAULT_CONFIG
     library: str = DEFAULT_LIBRARY
-    board: str = DEFAULT_BOARD
-    name: str = ""             # "" = <library>-<config stem>: tlsbench-firmware-mbedtls-device-mps2
+    target: str = DEFAULT_TARGET.name
+    name: str = ""             # "" = <library>-<config stem>[-<target>]: tlsbench-firmware-mbedtls-device-mps2
     build_root: Path = BUILD_ROOT
     jobs: int = os.cpu_count() or 2
 
+    @classmethod
+    def of_target(cls, target: str, config: Path | None = None, library: str | None = None,
+                  **rest: object) -> FirmwareRequest:
+        """A request for a target with its own default library build and config (targets.toml)."""
+        t = target_named(target)
+        return cls(config or t.config, library or t.library, target, **rest)  # type: ignore[arg-type]
+
     @property
     def image_name(self) -> str:
-        return self.name or f"{self.library.split('@')[0]}-{self.config.stem}"
+        """The default target's images keep the name they always had; another target's say
+        which target they are for (one folder per target x library build)."""
+        suffix = "" if self.target == DEFAULT_TARGET.name else f"-{self.target}"
+        return self.name or f"{self.library.split('@')[0]}-{self.config.stem}{suffix}"
 
     @property
     def folder(self) -> Path:
@@ -122,31 +134,31 @@ def _image(size_tool: str, variant: str, elf: Path) -> FirmwareImage:
 
 def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
     """The library (cached), then both images; firmware.json records what was built."""
-    board = BOARDS.get(req.board)
-    if board is None:
-        raise BuildError(f"unknown board {req.board!r}; known: {', '.join(BOARDS)}")
+    target = target_named(req.target)
+    toolchain = cross.toolchain(target)
     config = req.config.resolve()
     seconds: dict[str, float] = {}
     t = time.monotonic()
-    lib = cross.ensure(req.library, config, board.toolchain, jobs=req.jobs, progress=progress)
+    lib = cross.ensure(req.library, config, toolchain, jobs=req.jobs, progress=progress)
     seconds["library"] = round(time.monotonic() - t, 2)
     folder = req.folder
     log = folder / "build.log"
     folder.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    progress(f"building tlsbench-firmware-{req.image_name} for {board.name}")
+    progress(f"building tlsbench-firmware-{req.image_name} for {target.name}")
     t = time.monotonic()
-    _forget_other_toolchain(folder, board.toolchain)
+    _forget_other_toolchain(folder, toolchain)
     backend = cross.cross_source(lib.spec).library.backend  # agent/firmware/backends/<backend>.cmake
-    run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), *board.toolchain.cmake_options(),
-         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={board.target}", f"-DTB_FW_LIBRARY={backend}",
+    run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), *toolchain.cmake_options(),
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={target.name}", f"-DTB_FW_LIBRARY={backend}",
          f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}",
          f"-DTB_FW_NAME={req.image_name}"], "configuring the firmware", log=log)
     run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
     seconds["firmware"] = round(time.monotonic() - t, 2)
-    images = tuple(_image(board.toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
+    images = tuple(_image(toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
                    for variant, suffix in VARIANTS)
-    result = FirmwareBuild(req.image_name, board.name, board.target, lib.spec, lib.version,
+    cross.check_attributes(toolchain, [i.path for i in images], log)  # every object linked in, for the core
+    result = FirmwareBuild(req.image_name, target.board, target.name, lib.spec, lib.version,
                            {"name": config.name, "sha256": lib.config["sha256"]}, lib.toolchain, lib.prefix, images,
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
@@ -165,12 +177,16 @@ def _config_file(folder: Path, config: Path) -> Path:
 
 
 def _forget_other_toolchain(folder: Path, toolchain: cross.Toolchain) -> None:
-    """A folder configured with another toolchain file (an older layout's) is configured afresh:
-    CMake reads the toolchain file only the first time. Its generated keys stay."""
-    cache = folder / "CMakeCache.txt"
-    if cache.is_file() and f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain.file}\n" not in cache.read_text():
+    """A folder configured with another toolchain file (an older layout's), or another text of
+    it, is configured afresh: CMake reads the toolchain file's flags only the first time. Its
+    generated keys stay."""
+    cache, stamp = folder / "CMakeCache.txt", folder / "toolchain.sha256"
+    seen = f"{toolchain.file}\n{file_sha256(toolchain.file)}\n"
+    if cache.is_file() and (f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain.file}\n" not in cache.read_text()
+                            or not stamp.is_file() or stamp.read_text() != seen):
         cache.unlink()
         shutil.rmtree(folder / "CMakeFiles", ignore_errors=True)
+    stamp.write_text(seen)
 
 
 def file_sha256(path: Path) -> str:
@@ -199,7 +215,7 @@ def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lamb
     demand; `tlsbench build firmware` builds them again (after a change to the agent)."""
     found = load_record(req.folder)
     config = req.config.resolve()
-    if (found is not None and found.board == req.board and config.is_file()
+    if (found is not None and found.target == req.target and config.is_file()
             and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()):
         return found
     return build_firmware(req, progress)
@@ -221,20 +237,24 @@ def report(b: FirmwareBuild) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tlsbench.builder.firmware",
                                  description="Build the agent's firmware images (docs/porting.md).")
-    ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the library's config header for the board")
-    ap.add_argument("--library", default=DEFAULT_LIBRARY, help=f"library build ({', '.join(cross.CROSS_SOURCES)})")
-    ap.add_argument("--board", default=DEFAULT_BOARD, help=f"board ({', '.join(BOARDS)})")
-    ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>)")
+    ap.add_argument("--target", action="append", help=f"device target ({', '.join(TARGETS)}; default: "
+                    f"{DEFAULT_TARGET.name}), repeatable; `all`: every one")
+    ap.add_argument("--config", type=Path, help="the library's config header (default: the target's)")
+    ap.add_argument("--library", help=f"library build ({', '.join(cross.CROSS_SOURCES)}; default: the target's)")
+    ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>[-<target>])")
     ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
-    req = FirmwareRequest(args.config, args.library, args.board, args.name, args.out, args.jobs)
-    try:
-        result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
-    except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(report(result))
+    chosen = args.target or [DEFAULT_TARGET.name]
+    for target in (list(TARGETS) if "all" in chosen else chosen):
+        try:
+            req = FirmwareRequest.of_target(target, args.config, args.library, name=args.name,
+                                            build_root=args.out, jobs=args.jobs)
+            result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
+        except BuildError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(report(result))
     return 0
 
 

@@ -132,19 +132,19 @@ for _spec in custom_version.CUSTOM_RECIPES:
 
 
 @build_group.command(name="firmware")
+@click.option("--target", type=click.Choice(list(firmware.TARGETS)), default=firmware.DEFAULT_TARGET.name,
+              show_default=True, help="The device target (spec/targets.toml): its core, board and memory map.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=firmware.DEFAULT_CONFIG, show_default="configs/mbedtls/device-mps2.h",
-              help="The library's config header for the board (version-specific: configs/<library>/).")
-@click.option("--board", type=click.Choice(sorted(firmware.BOARDS)), default="mps2-an386", show_default=True,
-              help="agent/boards/<board>: what the image is linked for (docs/porting.md).")
-@click.option("--library", default=firmware.DEFAULT_LIBRARY, show_default=True, help="The library build to cross-compile.")
-@click.option("--name", default="", help="Image name (default: <library>-<config stem>).")
+              help="The library's config header (version-specific: configs/<library>/; default: the target's).")
+@click.option("--library", help="The library build to cross-compile (default: the target's).")
+@click.option("--name", default="", help="Image name (default: <library>-<config stem>[-<target>]).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs (default: all cores).")
-def build_firmware(config: Path, board: str, library: str, name: str, jobs: int | None) -> None:
-    """Both firmware images (counting, memory) for a board: the library cross-built once into
+def build_firmware(target: str, config: Path | None, library: str | None, name: str, jobs: int | None) -> None:
+    """Both firmware images (counting, memory) for a target: the library cross-built once into
     the cache, then the images into build/firmware/<name>/; prints their sizes and SHA-256."""
-    request = firmware.FirmwareRequest(config, library, board, name, jobs=jobs or firmware.FirmwareRequest().jobs)
     try:
+        request = firmware.FirmwareRequest.of_target(target, config, library, name=name,
+                                                     jobs=jobs or firmware.FirmwareRequest().jobs)
         result = firmware.build_firmware(request, progress=lambda message: console.print(f"  {message}", style="dim",
                                                                                        highlight=False))
     except BuildError as exc:

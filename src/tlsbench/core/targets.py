@@ -22,9 +22,11 @@ NO_FPU = "none"
 class Arch:
     """What every target of an architecture shares ([arch.<name>]): agent/arch/<name>/."""
 
-    name: str  # cortex-m
+    name: str  # cortex-m, riscv
     toolchain: str  # the gcc triplet: cmake/<toolchain>.cmake
+    packages: str  # the Debian packages of the toolchain and its C library
     elf: ElfKind  # the images its targets boot
+    isa_tag: str  # the readelf -A attribute naming an object's architecture: Tag_CPU_arch
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,8 @@ class Counter:
 
     name: str
     unit: str  # "instructions (QEMU icount)": never a time
-    clock_hz: int  # the clock SysTick counts
-    units_per_tick: int  # one tick in the unit
+    clock_hz: int  # the clock the counter counts
+    units_per_tick: float  # one tick in the unit (31.25 on a 32 MHz SysTick under icount)
 
 
 @dataclass(frozen=True)
@@ -70,15 +72,15 @@ class Target:
     meaning: str
     arch: Arch
     board: str  # agent/boards/<board>/
-    cpu: str  # -mcpu
-    isa: str  # the Arm architecture of its objects (readelf Tag_CPU_arch)
+    cpu: str  # -mcpu (Arm), -march (RISC-V)
+    isa: str  # the architecture of its objects (readelf -A: arch.isa_tag)
     fpu: str  # -mfpu; NO_FPU: none
-    float_abi: str  # -mfloat-abi
+    float_abi: str  # -mfloat-abi (Arm), -mabi (RISC-V)
     library: str  # the default library build (spec/libraries.toml)
     config: Path  # its default config header
     counter: Counter
     memory: Memory
-    peripherals: Mapping[str, int]  # uart, baud, marker
+    peripherals: Mapping[str, int]  # uart, baud, marker (optional), uart_clock_hz (optional)
     qemu: Qemu | None = None  # None: a board reached over serial only
 
     @property
@@ -102,10 +104,11 @@ class Target:
 
     @property
     def attributes(self) -> tuple[str, ...]:
-        """`Tag: value` lines readelf -A must show for every object built for it: the core's
-        architecture, and the float ABI where values travel in FPU registers."""
+        """`Tag: value` lines readelf -A must show for every object built for it (values as
+        isa_name() reads them): the core's architecture, and the float ABI where values travel
+        in Arm FPU registers (a RISC-V linker refuses to mix float ABIs itself)."""
         vfp = ("Tag_ABI_VFP_args: VFP registers",) if self.float_abi == "hard" else ()
-        return (f"Tag_CPU_arch: {self.isa}", *vfp)
+        return (f"{self.arch.isa_tag}: {self.isa}", *vfp)
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,20 @@ class Targets:
         return {t.name: t for t in self.all if t.qemu is not None}
 
 
+def isa_name(value: str) -> str:
+    """An architecture attribute's value as targets.toml names it: Arm's as readelf prints it
+    ("v8-M.mainline"); RISC-V's versioned list ("rv32i2p1_m2p0_a2p1_c2p0_zmmul1p0") as its
+    single-letter extensions (rv32imac), since the versions follow the compiler and the Z
+    extensions its ISA spec, not the core."""
+    value = value.strip().strip('"')
+    if not value.startswith("rv"):
+        return value
+    parts = value[4:].split("_")
+    return value[:4] + "".join(part[0] for part in parts if part and part[0] not in "zsx")
+
+
 def _arch(name: str, raw: Mapping[str, Any]) -> Arch:
-    return Arch(name, raw["toolchain"], ElfKind(**raw["elf"]))
+    return Arch(name, raw["toolchain"], raw["packages"], ElfKind(**raw["elf"]), raw["isa_tag"])
 
 
 def _target(name: str, raw: Mapping[str, Any], arches: Mapping[str, Arch], repo: Path) -> Target:

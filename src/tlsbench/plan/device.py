@@ -4,6 +4,8 @@ driven over a serial line (docs/plan-format.md, docs/porting.md).
 
     [device]
     target = "qemu-mps2-an386"           # an emulated board: the firmware built on demand
+    # or a matrix over several, booted in parallel (one QEMU per host core)
+    target = ["qemu-cortex-m0", "qemu-mps2-an505", "qemu-riscv32-virt"]
     # or
     serial = "/dev/ttyACM0"              # a real board on a serial port
     baud = 115200
@@ -39,7 +41,8 @@ DEVICE_DTLS_TIMEOUT_MS = 60_000
 class DevicePlan(Strict):
     """Where the firmware runs and what it measures besides the counts."""
 
-    target: Literal[TARGETS] | None = None  # an emulated board
+    # An emulated board, or several: each configuration runs on each (its key names the target).
+    target: Annotated[list[Literal[TARGETS]], BeforeValidator(as_list), Field(min_length=1)] | None = None
     serial: UserPath | None = None  # a real board's serial device
     baud: Annotated[int, Field(ge=50, le=4_000_000)] = 115200  # the board's UART rate (QEMU ignores it)
     # The image: for `serial`, the file flashed on the board (required: its SHA-256 is stored);
@@ -69,10 +72,15 @@ class DevicePlan(Strict):
             raise ValueError("reset: only with serial (an emulated board is restarted by the host)")
         return self
 
-    @field_validator("protocols")
+    @field_validator("protocols", "target")
     @classmethod
-    def _distinct(cls, value: list[str]) -> list[str]:
-        return no_duplicates(value)
+    def _distinct(cls, value: list[str] | None) -> list[str] | None:
+        return no_duplicates(value) if value is not None else value
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The emulated boards, one or several (none for a board on a serial line)."""
+        return tuple(self.target or ())
 
     @property
     def images(self) -> tuple[str, ...]:
@@ -82,4 +90,4 @@ class DevicePlan(Strict):
     @property
     def name(self) -> str:
         """What the configurations and reports call the device before its HELLO names it."""
-        return self.target or f"serial {self.serial}"
+        return ", ".join(self.targets) or f"serial {self.serial}"

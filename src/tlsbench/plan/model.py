@@ -330,6 +330,8 @@ class Plan(Strict):
             body["network"]["peer_library"] = agent_name(self.network.peer_library)
         if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
             body["library"] = body.pop("libraries")[0]
+        if self.device and len(self.device.targets) == 1:  # likewise for a matrix of device targets
+            body["device"]["target"] = self.device.targets[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
         if "precision" in body:  # how long to try, not what is measured: a new budget resumes the store

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """A plan against the agents' offers: the handshake matrix (plan/suites.py) and the
 experiment matrix (plan/experiments.py), one list of configurations. A plan with `[device]`
-resolves its handshakes against the firmware's SUITES (and, with `host = true`, the host
-agents' too); each becomes one configuration per protocol and firmware image."""
+resolves its handshakes against each device's firmware's SUITES (one or several targets; and,
+with `host = true`, the host agents' too); each becomes one configuration per device, protocol
+and firmware image."""
 from __future__ import annotations
 
 import dataclasses
@@ -30,13 +31,13 @@ class DeviceOffer:
 
 
 def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
-            hellos: Mapping[str, Hello], device: DeviceOffer | None = None) -> Resolution:
-    """Per library its SUITES list and its HELLO in (and the device's offer, for a plan with
+            hellos: Mapping[str, Hello], devices: Sequence[DeviceOffer] = ()) -> Resolution:
+    """Per library its SUITES list and its HELLO in (and each device's offer, for a plan with
     [device]), every configuration of the plan out."""
     if loaded.plan.device is not None:
-        if device is None:
-            raise ValueError("a plan with [device] is resolved against the device's offer")
-        return _resolve_device(loaded, suites_by_library, device)
+        if not devices:
+            raise ValueError("a plan with [device] is resolved against the devices' offers")
+        return _resolve_device(loaded, suites_by_library, devices)
     out = suites.resolve(loaded, suites_by_library)
     out.configs += metric_twins(loaded, out.configs, out)
     found = experiments.resolve(loaded, hellos)
@@ -46,16 +47,17 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
 
 
 def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
-                    device: DeviceOffer) -> Resolution:
-    """The device's configurations, then (host = true) the same matrix on the host agents."""
+                    devices: Sequence[DeviceOffer]) -> Resolution:
+    """Each device's configurations, then (host = true) the same matrix on the host agents."""
     plan = loaded.plan.device
     assert plan is not None
     out = Resolution()
-    places = [(device.target, {device.library: device.suites}, device.images)]
+    places: list[tuple[str | None, Mapping[str, Sequence[Suite]], tuple]] = [
+        (device.target, {device.library: device.suites}, device.images) for device in devices]
     if plan.host:
         places.append((None, suites_by_library, (None,)))
     for target, offer, images in places:
-        prefix = f"{target or 'host'}: " if plan.host else ""
+        prefix = f"{target or 'host'}: " if len(places) > 1 else ""
         found = suites.resolve(loaded, offer)
         out.merge(found, prefix)
         by_id = {(library, s["id"]): s for library, listed in offer.items() for s in listed}

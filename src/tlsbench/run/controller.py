@@ -10,14 +10,16 @@ collected, so the agent goes on while the host stores. The schedule interleaves 
 configurations of every library; each batch runs on the exchange of its configuration
 (run/exchange.py). An agent that dies or sends a corrupt frame costs exactly the repetition
 in flight, recorded as AGENT_DIED with the reason; the batch goes on with the next
-repetition on a new agent."""
+repetition on a new agent. With an owner thread (a matrix over several devices), each
+device's batches form a lane and the lanes run at once, one per host CPU (run/lanes.py);
+every write still happens on the owner thread."""
 from __future__ import annotations
 
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Protocol, TypeVar
 
 from tlsbench.core import spec as specmod
 from tlsbench.core.errors import UserError
@@ -27,12 +29,14 @@ from tlsbench.run import schedule
 from tlsbench.run.endpoints import AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
+from tlsbench.run.lanes import OwnerThread, run_lanes
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import died_row, repetition_row
 from tlsbench.schema import StoredRepetition
-from tlsbench.run.topologies import Route
+from tlsbench.run.topologies import Place, Route
 from tlsbench.run.tracefs import Measured, Recorder
 
+T = TypeVar("T")
 MAX_CONSECUTIVE_DEATHS = 3  # then the configuration is given up (and the run says so)
 # The exit reason of agent rows a killed host left open, written by the next run (resume).
 STALE_AGENT_REASON = "host ended without closing it (killed, or its disk was full)"
@@ -101,13 +105,16 @@ class Controller:
                  exchanges: Mapping[Route, Exchange], route: Callable[[Configuration], Route],
                  observer: Observer | None = None, stop: StopFlag | None = None,
                  done: Mapping[str, set[int]] | None = None, measure_precision: MeasurePrecision | None = None,
-                 lookahead: bool = False, sched: Recorder | None = None):
+                 lookahead: bool = False, sched: Recorder | None = None, owner: OwnerThread | None = None,
+                 lane_cpus: tuple[int, ...] = ()):
         """`exchanges` by route, `route` picks one per configuration; `done`: the repetition
         indices already stored per configuration key (a resume); `measure_precision`: how
         precisely each configuration is known so far (plans with [precision]; without it,
         only the planned rounds run); `lookahead`: queue the next batch's RUN before
         collecting this one (the agents have CPUs of their own: run/placement.py); `sched`:
-        the scheduler's view of each stored batch (plans with metrics "sched": run/tracefs.py)."""
+        the scheduler's view of each stored batch (plans with metrics "sched": run/tracefs.py);
+        `owner`: run the device exchanges' batches as parallel lanes on `lane_cpus` (all:
+        empty), writing through the owner thread (the exchanges' sinks must write through it too)."""
         self.loaded, self.plan, self.resolution = loaded, loaded.plan, resolution
         self.sink, self.exchanges, self.route = sink, exchanges, route
         self.observer = observer or QuietObserver()
@@ -116,6 +123,7 @@ class Controller:
         self.measure_precision = measure_precision
         self.lookahead = lookahead
         self.sched = sched
+        self.owner, self.lane_cpus = owner, lane_cpus
         self.sent_ahead: schedule.Batch | None = None  # the batch whose RUN waits in its agent's input
         self.spec = specmod.load()
         self.configs: dict[str, Configuration] = {}
@@ -224,7 +232,33 @@ class Controller:
         self.observer.note(f"precision: the time budget of {target.time_budget_s:g} s is spent: no more rounds")
 
     def _run_batches(self, batches: list[schedule.Batch], summary: RunSummary, deadline: float | None = None) -> None:
-        """The batches in order; with a `deadline` (precision rounds), none starts after it."""
+        """The batches in order (with an owner thread: each device's in a lane of its own, the
+        lanes at once, then the rest in order); with a `deadline` (precision rounds), none
+        starts after it."""
+        lanes: dict[Exchange, list[schedule.Batch]] = {}
+        if self.owner is not None:
+            for batch in batches:
+                if self.route(self.configs[batch.config]).place is Place.DEVICE:
+                    lanes.setdefault(self.exchange_for(batch.config), []).append(batch)
+        if len(lanes) > 1:
+            run_lanes([self._lane(exchange, lane, summary, deadline) for exchange, lane in lanes.items()],
+                      self.owner, self.lane_cpus)
+            laned = {id(b) for lane in lanes.values() for b in lane}
+            batches = [b for b in batches if id(b) not in laned]
+        self._in_order(batches, summary, deadline)
+
+    def _lane(self, exchange: Exchange, batches: list[schedule.Batch], summary: RunSummary,
+              deadline: float | None) -> Callable[[], None]:
+        """One device's batches in order, then its exchange closed by the thread that ran them
+        (the processes it started end with that thread: run/lanes.py)."""
+        def lane() -> None:
+            try:
+                self._in_order(batches, summary, deadline)
+            finally:
+                exchange.close("interrupted" if self.stop.requested else "")
+        return lane
+
+    def _in_order(self, batches: list[schedule.Batch], summary: RunSummary, deadline: float | None) -> None:
         for i, batch in enumerate(batches):
             if self.stop.requested or (deadline is not None and time.monotonic() >= deadline):
                 return
@@ -251,7 +285,7 @@ class Controller:
         next_idx, end = batch.first_index, batch.first_index + batch.count
         while next_idx < end and not self.stop.requested:
             part = schedule.Batch(batch.config, batch.round, next_idx, end - next_idx)
-            self.observer.batch(batch.config, batch.round, next_idx, part.count)
+            self._owned(self.observer.batch, batch.config, batch.round, next_idx, part.count)
             outcomes: list[Outcome] = []
             try:
                 if self.sent_ahead == batch:
@@ -261,22 +295,26 @@ class Controller:
                     self._send_ahead(batch, after, summary)
                 outcomes.extend(running)
             except AgentRejected as rejected:
-                self._store(outcomes, part, config_id, summary)
+                self._owned(self._store, outcomes, part, config_id, summary)
                 if batch.config not in summary.skipped_configs:
-                    self._skip(batch.config, config_id, str(rejected), summary,
-                               fatal=rejected.code not in SKIPPABLE_ERRORS)
+                    self._owned(self._skip, batch.config, config_id, str(rejected), summary,
+                                rejected.code not in SKIPPABLE_ERRORS)
                 return
             except AgentDied as died:
                 self.sent_ahead = None  # a dead agent's queued RUNs died with it
-                self._store(outcomes, part, config_id, summary)
-                next_idx = self._record_death(part, config_id, died, summary)
+                self._owned(self._store, outcomes, part, config_id, summary)
+                next_idx = self._owned(self._record_death, part, config_id, died, summary)
                 if batch.config in summary.skipped_configs:
                     return
                 continue
-            next_idx = self._store(outcomes, part, config_id, summary) or next_idx
+            next_idx = self._owned(self._store, outcomes, part, config_id, summary) or next_idx
             if next_idx < end and not self.stop.requested:
                 raise ControllerError(f"{batch.config}: the exchange ended repetition {next_idx} of "
                                       f"{batch.first_index}..{end - 1} without a reason")
+
+    def _owned(self, fn: Callable[..., T], *args: object) -> T:
+        """fn(*args) on the owner thread (the store's) when lanes run, else here."""
+        return self.owner.call(fn, *args) if self.owner is not None else fn(*args)
 
     def _store(self, outcomes: list[Outcome], batch: schedule.Batch, config_id: int,
                summary: RunSummary) -> int | None:

@@ -85,7 +85,7 @@ def _check_device(link: FirmwareEndpoint, setup: DeviceSetup, variant: str) -> N
                           "expected: name the right file in [device] firmware (and flash it)")
     if setup.target and device.get("target") != setup.target.name:
         raise DeviceError(f"{link.executable} was built for {device.get('target')}, not {setup.target.name}: "
-                          "build it for this board (tlsbench build firmware --board ...)")
+                          "build it for this target (tlsbench build firmware --target ...)")
 
 
 def counter_unit(hello: Mapping[str, Any]) -> str:

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Setting a run up: one agent per library greets (HELLO, SUITES), and the device's firmware
+"""Setting a run up: one agent per library greets (HELLO, SUITES), and each device's firmware
 for a plan with [device], and the plan is resolved against them, before anything is
 written; then, with a sink, the experiment record and the exchanges the controller runs
-batches on, one per route (run/topologies/): the greeted agents are handed over to them."""
+batches on, one per route (run/topologies/; one per device of a matrix, run in parallel):
+the greeted agents are handed over to them."""
 from __future__ import annotations
 
 import hashlib
@@ -25,11 +26,12 @@ from tlsbench.run.device import COUNTING, DeviceSetup, connect, first_variant
 from tlsbench.run.endpoints import Endpoint
 from tlsbench.run.endpoints.process import ProcessEndpoint
 from tlsbench.run.exchange import Exchange, Sink, StopFlag
+from tlsbench.run.lanes import OwnedSink, OwnerThread
 from tlsbench.run.placement import Placement
 from tlsbench.run.precision import MeasurePrecision
 from tlsbench.schema import Experiment
 from tlsbench.run.timeouts import Timeouts
-from tlsbench.run.topologies import ON_DEVICE, OVER_NETWORK, Route, host_agent, route
+from tlsbench.run.topologies import OVER_NETWORK, Route, host_agent, on_device, route
 from tlsbench.run.topologies.pair import AgentPair
 from tlsbench.run.topologies.single import ONE, SingleAgent
 from tlsbench.run.tracefs import Recorder
@@ -43,7 +45,7 @@ class RunSettings:
     place: str = ""  # names the experiment (its folder): one set of network namespaces per place
     timeouts: Timeouts = Timeouts()
     agent_dir: str | Path | None = None  # where the network peer's agent is looked up
-    device: DeviceSetup | None = None  # the plan's [device], its firmware found or built
+    devices: tuple[DeviceSetup, ...] = ()  # the plan's [device] (one per target), its firmware found or built
     placement: Placement = Placement()  # where agents run (the caller keeps its own thread on the controller's CPUs)
     counting: metrics.Prefix = metrics.no_counting  # the counting runner of instruction twins
 
@@ -66,7 +68,7 @@ class Greeted:
 
     agents: dict[str, ProcessEndpoint]
     resolution: Resolution
-    device: Endpoint | None = None  # the device's first image, booted
+    devices: list[Endpoint] = field(default_factory=list)  # each device's first image, booted (the setups' order)
 
     def close(self) -> None:
         """Quits the agents not handed over to an exchange."""
@@ -74,10 +76,10 @@ class Greeted:
             agent.quit()
             agent.close()
         self.agents.clear()
-        if self.device is not None:
-            self.device.end()
-            self.device.close()
-            self.device = None
+        for device in self.devices:
+            device.end()
+            device.close()
+        self.devices.clear()
 
 
 def device_offer(link: Endpoint, loaded: LoadedPlan) -> DeviceOffer:
@@ -93,14 +95,15 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
     device's firmware) and resolves the plan against their SUITES and HELLO: what can fail
     because of the plan fails here, before anything is stored (a matrix without a cell that
     applies too)."""
-    device, timeouts = settings.device, settings.timeouts
+    timeouts = settings.timeouts
     greeted = Greeted(greet(settings.paths, timeouts, settings.placement), Resolution())
     try:
-        greeted.device = connect(device, first_variant(device), timeouts) if device else None
+        for device in settings.devices:
+            greeted.devices.append(connect(device, first_variant(device), timeouts))
         agents = greeted.agents
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
-                                     device_offer(greeted.device, loaded) if greeted.device else None)
+                                     [device_offer(link, loaded) for link in greeted.devices])
         greeted.resolution.refuse_if_empty()
         return greeted
     except BaseException:
@@ -126,9 +129,10 @@ def experiment_record(loaded: LoadedPlan) -> Experiment:
                       loaded.plan.seed, json.dumps(host_facts()))
 
 
-def _retire(agent: ProcessEndpoint, library: str, sink: Sink) -> None:
+def _retire(agent: Endpoint, library: str, sink: Sink) -> None:
+    """An agent (or a device's boot) that listed its suites, recorded and ended."""
     agent_id = sink.add_agent(library, agent.executable, agent.pid, agent.hello_raw, agent.suites_raw,
-                              placement_json=agent.placement_json)
+                              agent.device, placement_json=agent.placement_json)
     how = agent.end()
     sink.end_agent(agent_id, f"quit ({how}): suites listed")
     agent.close()
@@ -145,8 +149,8 @@ def on_host(library: str, sink: Sink, stop: StopFlag, settings: RunSettings, age
     return SingleAgent(library, start, sink, settings.timeouts, stop, adopted={ONE: agent} if agent else {})
 
 
-def on_device(setup: DeviceSetup, library: str, sink: Sink, stop: StopFlag, settings: RunSettings,
-              link: Endpoint | None = None) -> SingleAgent:
+def device_exchange(setup: DeviceSetup, library: str, sink: Sink, stop: StopFlag, settings: RunSettings,
+                    link: Endpoint | None = None) -> SingleAgent:
     """The device's firmware playing both peers, one boot per image (the configuration's)."""
     timeouts = settings.timeouts
     return SingleAgent(library, lambda variant: connect(setup, variant, timeouts), sink, timeouts, stop,
@@ -179,17 +183,28 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
     for twin, (agent, prefix) in twins.agents.items():
         exchanges[twin] = on_host(twin.library, sink, stop, settings, agent, prefix,
                                   timeouts.greeting * metrics.GREETING_FACTOR)
-    if settings.device is not None:
-        link, greeted.device = greeted.device, None
-        library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
-        exchanges[ON_DEVICE] = on_device(settings.device, library, sink, stop, settings, link)
+    # One exchange per device (HELLO's target). Several (a matrix) run as parallel lanes whose
+    # writes go through this thread, the store's (run/lanes.py); their listing boots end here (an
+    # idle firmware polls its UART: a QEMU waiting for its lane would take a host CPU), and each
+    # lane boots its device in its own thread.
+    owner = OwnerThread() if len(settings.devices) > 1 else None
+    device_sink = OwnedSink(sink, owner) if owner else sink
+    for setup, link in zip(settings.devices, greeted.devices):
+        library = str(link.hello.get("library", "?"))
+        if owner:
+            _retire(link, library, sink)
+        exchanges[on_device(str(link.hello["device"]["target"]))] = device_exchange(
+            setup, library, device_sink, stop, settings, None if owner else link)
+    greeted.devices = []
     if loaded.plan.network:
         def agent_of(library: str) -> Path:
             return paths.get(library) or find_agent(library, settings.agent_dir)
         exchanges[OVER_NETWORK] = AgentPair(loaded.plan.network, loaded.plan.seed, agent_of, sink, timeouts, stop,
                                             settings.place, settings.agent_dir, settings.placement)
+    placement = settings.placement
     return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, hooks.done,
-                      hooks.measure_precision, lookahead=settings.placement.pinned, sched=hooks.sched)
+                      hooks.measure_precision, lookahead=placement.pinned and owner is None, sched=hooks.sched,
+                      owner=owner, lane_cpus=tuple(sorted({*placement.controller_cpus, *placement.agent_cpus})))
 
 
 def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], observer: Observer | None = None,
@@ -199,6 +214,6 @@ def start(loaded: LoadedPlan, sink: Sink, paths: Path | Mapping[str, Path], obse
     """Greets, resolves and opens in one go, for a sink that is already open (tests, tools);
     one path is the agent of a single-library plan."""
     paths = dict(paths) if isinstance(paths, Mapping) else {loaded.plan.libraries[0]: paths}
-    settings = RunSettings(paths, place or loaded.plan.name, timeouts, agent_dir, device, placement)
+    settings = RunSettings(paths, place or loaded.plan.name, timeouts, agent_dir, (device,) if device else (), placement)
     hooks = RunHooks(observer or QuietObserver(), stop or StopFlag())
     return open_run(loaded, resolve_plan(loaded, settings), sink, settings, hooks)

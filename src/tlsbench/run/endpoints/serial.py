@@ -25,7 +25,7 @@ from tlsbench.core.processes import die_with_host
 from tlsbench.run import protocol
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 
-REBUILD_BOARD = "rebuild the firmware (tlsbench build firmware --board BOARD) and flash it (docs/porting.md)"
+REBUILD_BOARD = "rebuild the firmware (tlsbench build firmware --target TARGET) and flash it (docs/porting.md)"
 
 
 class _SerialStream:

@@ -34,11 +34,16 @@ class Route:
     place: Place = Place.HOST
     library: str = ""  # a single host agent's library ("" on the device, and for the pair: it runs every library's)
     collect: str | None = None  # a metric twin's agent collects this besides order (its own agent process)
+    target: str = ""  # the device's (HELLO device.target): one exchange per device of a matrix
 
 
-ON_DEVICE = Route(Topology.SINGLE, Place.DEVICE)
 OVER_NETWORK = Route(Topology.PAIR)
-ROUTES = {ConfigKind.DEVICE: ON_DEVICE, ConfigKind.FOOTPRINT: ON_DEVICE, ConfigKind.NETWORK: OVER_NETWORK}
+ON_DEVICE_KINDS = (ConfigKind.DEVICE, ConfigKind.FOOTPRINT)
+
+
+def on_device(target: str) -> Route:
+    """The route of a device's firmware (one per target of a matrix: they run in parallel)."""
+    return Route(Topology.SINGLE, Place.DEVICE, target=target)
 
 
 def host_agent(library: str, collect: str | None = None) -> Route:
@@ -47,7 +52,9 @@ def host_agent(library: str, collect: str | None = None) -> Route:
 
 
 def route(config: Configuration) -> Route:
-    """The device's exchange, the agent pair's, else the configuration's library's own agent
-    (one per metric its twins collect)."""
+    """The device's exchange (its target's), the agent pair's, else the configuration's
+    library's own agent (one per metric its twins collect)."""
     kind = config.kind
-    return ROUTES.get(kind) or host_agent(config.row.library, kind.collect)
+    if kind in ON_DEVICE_KINDS:
+        return on_device(config.row.target or "")
+    return OVER_NETWORK if kind == ConfigKind.NETWORK else host_agent(config.row.library, kind.collect)

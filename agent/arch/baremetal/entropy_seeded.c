@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Entropy for a board without a random number generator (QEMU's MPS2 has none): splitmix64
+/* Entropy for a board without a random number generator (QEMU's MPS2 and RISC-V virt have none): splitmix64
  * from a fixed seed. NOT SECURE: every boot draws the same bytes, which keeps a test
  * device's counts reproducible and makes its keys predictable. HELLO says so. A board with
  * a TRNG (nRF52840 RNG, STM32 RNG) reads it in tb_port_entropy() instead (docs/porting.md). */
 #include <string.h>
 
-#include "cortex_m.h"
+#include "baremetal.h"
 #include "tlsbench/port.h"
 
 #define TB_ENTROPY_SEED 0x7462656e63680001ull /* "tbench" + 1 */
@@ -26,6 +26,6 @@ int tb_port_entropy(uint8_t *buf, size_t len) {
     return 0;
 }
 
-const char *tb_cm_entropy_source(void) {
+const char *tb_bm_entropy_source(void) {
     return "NOT SECURE: splitmix64 from a fixed seed (no TRNG): deterministic, test use only";
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The controller channel on an Arm CMSDK APB UART (MPS2 boards; QEMU's -serial), polled one
- * byte at a time (it has no FIFO), and the marker on a board register. The counter is held
- * for the whole of every channel call (counter.c says why). */
+/* The controller channel on an Arm CMSDK APB UART (MPS2 and MPS3 boards; QEMU's -serial), polled
+ * one byte at a time (it has no FIFO), and the marker on the FPGA IO block's LED register. The
+ * counter is held for the whole of every channel call (arch/cortex-m/counter.c says why). */
 #include "board.h"
 #include "cortex_m.h"
 #include "tlsbench/port.h"
@@ -14,8 +14,8 @@
 #define TB_UART_RX_FULL 0x2u
 #define TB_UART_TX_RX_ON 0x3u /* CTRL: transmit and receive enabled */
 
-void tb_cm_uart_start(void) {
-    TB_UART_BAUDDIV = TB_BOARD_CPU_HZ / TB_BOARD_BAUD;
+void tb_bm_uart_start(void) {
+    TB_UART_BAUDDIV = TB_BOARD_UART_CLOCK_HZ / TB_BOARD_BAUD;
     TB_UART_CTRL = TB_UART_TX_RX_ON;
 }
 
@@ -25,24 +25,24 @@ static long tb_uart_read(void *ctx, void *buf, size_t len) {
     (void)ctx;
     if (len == 0)
         return 0;
-    tb_cm_counter_hold();
+    tb_bm_counter_hold();
     while (!(TB_UART_STATE & TB_UART_RX_FULL))
         ;
     *(uint8_t *)buf = (uint8_t)TB_UART_DATA;
-    tb_cm_counter_resume();
+    tb_bm_counter_resume();
     return 1;
 }
 
 static int tb_uart_write(void *ctx, const void *buf, size_t len) {
     (void)ctx;
     const uint8_t *p = buf;
-    tb_cm_counter_hold();
+    tb_bm_counter_hold();
     for (size_t i = 0; i < len; i++) {
         while (TB_UART_STATE & TB_UART_TX_FULL)
             ;
         TB_UART_DATA = p[i];
     }
-    tb_cm_counter_resume();
+    tb_bm_counter_resume();
     return 0;
 }
 

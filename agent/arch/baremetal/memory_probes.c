@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cortex_m.h"
+#include "baremetal.h"
 #include "tlsbench/port.h"
 #include "tlsbench/spec_gen.h"
 
@@ -97,14 +97,13 @@ static void tb_heap_peaks_restart(void) {
 
 /* ---------------------------------------------------------------- stack */
 /* Painted from the stack's limit up to a little below the caller's SP; the deepest word that
- * lost the pattern is the high-water mark. Interrupt handlers use the same stack (MSP), so
- * their depth counts, as it would on a board. */
+ * lost the pattern is the high-water mark. Interrupt handlers use the same stack (a Cortex-M's
+ * MSP, a RISC-V trap's sp), so their depth counts, as it would on a board. */
 #define TB_STACK_PAINT 0xA5C3A5C3u
 #define TB_STACK_PAINT_MARGIN 64u /* bytes below SP left alone: this function's own frame */
 
 static void tb_stack_paint(void) {
-    uint8_t *sp;
-    __asm volatile("mov %0, sp" : "=r"(sp));
+    uint8_t *sp = tb_arch_stack_pointer();
     for (uint32_t *w = (uint32_t *)__stack_limit; (uint8_t *)w < sp - TB_STACK_PAINT_MARGIN; w++)
         *w = TB_STACK_PAINT;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The heap region the C library's malloc grows into: the linker script's __heap_start ..
  * __heap_limit. Past the limit malloc returns NULL (a TLS library then reports an allocation
- * failure) instead of growing into the stack. */
+ * failure) instead of growing into the stack. newlib's malloc (Arm) calls _sbrk, picolibc's
+ * (RISC-V) sbrk: both are this one. */
 #include <errno.h>
 
-#include "cortex_m.h"
+#include "baremetal.h"
 
 static uint8_t *tb_brk = __heap_start;
 
@@ -18,3 +19,6 @@ void *_sbrk(ptrdiff_t incr) {
     tb_brk += incr;
     return old;
 }
+
+void *sbrk(ptrdiff_t incr);
+void *sbrk(ptrdiff_t incr) { return _sbrk(incr); }

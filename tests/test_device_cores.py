@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A matrix over three cores ([device] target = [...]): ARMv6-M (the Cortex-M0 target),
+ARMv8-M mainline (Cortex-M33, MPS2 AN505) and RV32IMAC (QEMU virt), the real firmware under
+real QEMU, the targets' QEMUs in parallel: every target's configurations and boots stored
+under its name, the same counts in two runs on every core, the cores' counts differ, and a
+target that hangs costs that target one repetition while the others go on. The images come
+from the firmware cache (`make firmware` builds every target's; here the first time: about
+40 s per target). About 40 s with the images built."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from tlsbench import plan
+from tlsbench.analysis.questions.device import _records, identity
+from tlsbench.app.run import run_experiment
+from tlsbench.builder import firmware
+from tlsbench.core import spec
+from tlsbench.run.timeouts import Timeouts
+from stores import load_path, reader
+from test_device import _qemu_children
+
+S = spec.load()
+OK, DIED = S.status.name(S.status.OK), S.status.name(S.status.AGENT_DIED)
+PSK = "TLS-PSK-WITH-AES-128-CCM-8"
+CORES = {"qemu-cortex-m0": "cortex-m0", "qemu-mps2-an505": "cortex-m33", "qemu-riscv32-virt": "rv32imac"}
+
+
+@pytest.fixture(scope="module")
+def images() -> dict[str, firmware.FirmwareBuild]:
+    for qemu in ("qemu-system-arm", "qemu-system-riscv32"):
+        if shutil.which(qemu) is None:
+            pytest.fail(f"these tests need {qemu}: scripts/install-deps.sh installs it")
+    return {t: firmware.ensure_firmware(firmware.FirmwareRequest.of_target(t)) for t in CORES}
+
+
+def matrix_plan(name: str, repetitions: int = 2, extra: str = "") -> plan.LoadedPlan:
+    text = (f'name = "{name}"\nsuites = ["{PSK}"]\nrepetitions = {repetitions}\n{extra}'
+            '[payload]\ntotal_bytes = 256\nrecord_size = 256\ndirection = "both"\n'
+            f'[device]\ntarget = {json.dumps(list(CORES))}\n')
+    return plan.parse(text, f"{name}.toml")
+
+
+def test_a_matrix_of_cores_counts_the_same_twice_and_differs_by_core(tmp_path, images):
+    loaded = matrix_plan("cores")
+    for run in ("a", "b"):
+        summary = run_experiment(loaded, tmp_path / run)
+        assert summary.failed == 0 and summary.stored == 2 * len(CORES)
+    with reader(tmp_path / "a" / "cores" / "tlsbench.db") as st:
+        assert {d.target: d.firmware_sha256 for d in st.devices()} == \
+            {t: b.image("counting").sha256 for t, b in images.items()}
+        assert {c.target for c in st.config_rows()} == set(CORES)
+        cpus = {a.target: json.loads(a.hello_json)["device"]["cpu"] for a in st.agent_rows()}
+    assert cpus == CORES
+    a, b = (load_path(tmp_path / run / "cores" / "tlsbench.db") for run in ("a", "b"))
+    same = identity(a, b)
+    assert same.repetitions == 2 * len(CORES) and same.values > 1000 and same.differing == 0, same.examples
+    ends = {}  # the last count of each target's first repetition: one handshake and the records after it
+    for cid, config in a.configs.items():
+        pos = a.reps.config_id.tolist().index(cid)
+        ends[config.key.split("|target:")[1].split("|")[0]] = int(_records(a, pos)["t_ns"][-1])
+    assert set(ends) == set(CORES) and len(set(ends.values())) == len(CORES), ends  # another core, other counts
+
+
+class FreezeAfterFirstStored:
+    """An observer that freezes (SIGSTOP) the QEMU of the first target a repetition is stored
+    for, between two of its batches (its lane's next batch then hangs)."""
+
+    def __init__(self) -> None:
+        self.frozen: int | None = None
+
+    def start(self, total: int, done: int, configs: int) -> None: pass
+    def note(self, message: str) -> None: pass
+    def extend(self, extra: int) -> None: pass
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None: pass
+
+    def stored(self, config: str, idx: int, status: str, agent: object) -> None:
+        if self.frozen is not None:
+            return
+        target = config.split("|target:")[1].split("|")[0]
+        for pid in _qemu_children():
+            if f"-{target}.elf" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                self.frozen = pid
+                os.kill(pid, signal.SIGSTOP)
+
+
+def test_a_hung_target_in_a_matrix_costs_it_one_repetition_and_the_others_go_on(tmp_path, images):
+    loaded = matrix_plan("hang", repetitions=3, extra="rounds = 3\n")
+    observer = FreezeAfterFirstStored()
+    summary = run_experiment(loaded, tmp_path, observer=observer, timeouts=Timeouts(silence=6))
+    assert observer.frozen and summary.agent_deaths == 1 and summary.stored == 3 * len(CORES)
+    with reader(tmp_path / "hang" / "tlsbench.db") as st:
+        target_of = {c.id: c.target for c in st.config_rows()}
+        died = [(target_of[r.config_id], r) for _, r in st.repetition_rows() if r.status == DIED]
+        ok = [target_of[r.config_id] for _, r in st.repetition_rows() if r.status == OK]
+        agents = st.agent_rows()
+    assert len(died) == 1 and "target hung" in died[0][1].error_text
+    hung = died[0][0]
+    assert {t: ok.count(t) for t in CORES} == {t: 2 if t == hung else 3 for t in CORES}
+    # Each target: the boot that listed its suites, the lane's boot; the hung one booted again.
+    assert sorted(a.target for a in agents) == sorted([*CORES, *CORES, hung])
+    assert sum(a.exit_reason.startswith("died: target hung") for a in agents) == 1
