@@ -28,6 +28,8 @@ COLUMNS_OF = {
     ConfigKind.MEMORY: {"collect": "memory"},
     ConfigKind.DEVICE: {"target": "qemu-mps2-an386", "image": "counting"},
     ConfigKind.FOOTPRINT: {"target": "qemu-mps2-an386", "image": "memory"},
+    ConfigKind.DEVICE_EXPERIMENT: {"experiment": "ecdsa-p256", "experiment_source": "primitive",
+                                   "target": "qemu-mps2-an386"},
 }
 ROWS = {kind: dataclasses.replace(BASE, key=kind.value, **columns) for kind, columns in COLUMNS_OF.items()}
 
@@ -64,6 +66,7 @@ def test_an_older_schema_reads_missing_columns_as_null(columns, expected):
 def test_routes_follow_the_kind():
     configs = {kind: Configuration(row, 0xC02B, 0, 0, 0, 0) for kind, row in ROWS.items()}
     assert route(configs[ConfigKind.DEVICE]) == route(configs[ConfigKind.FOOTPRINT]) == ON_DEVICE
+    assert route(configs[ConfigKind.DEVICE_EXPERIMENT]) == ON_DEVICE
     assert route(configs[ConfigKind.NETWORK]) == OVER_NETWORK
     assert route(configs[ConfigKind.HANDSHAKE]) == route(configs[ConfigKind.EXPERIMENT]) == host_agent("mbedtls")
     assert route(configs[ConfigKind.INSTRUCTIONS]) == host_agent("mbedtls", "instructions")

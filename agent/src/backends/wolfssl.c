@@ -39,6 +39,9 @@
 #include "wolfssl_internal.h"
 
 #define TB_WOLF_MAX_SUITES 128
+/* The connection's session on its WOLFSSL: ex_data slot 0, what wolfSSL_set_app_data uses
+ * (which only OPENSSL_EXTRA builds declare; a device build has HAVE_EX_DATA alone). */
+#define TB_WOLF_SESSION_SLOT 0
 
 /* ---------------------------------------------------------------- build options
  * Read once here, as constants, so function bodies carry no #ifdef. */
@@ -838,7 +841,7 @@ static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
 static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx) {
     (void)ctx;
     static uint64_t secret;
-    tb_session *s = wolfSSL_get_app_data(ssl);
+    tb_session *s = wolfSSL_get_ex_data(ssl, TB_WOLF_SESSION_SLOT);
     uint8_t in[sizeof secret + sizeof s->peer_id], md[WC_SHA256_DIGEST_SIZE];
     if (!secret)
         secret = tb_port_now_ns() | 1u; /* unpredictable enough for a benchmark's loopback */
@@ -960,7 +963,7 @@ static int tb_wolf_ticket_cb(WOLFSSL *ssl, const unsigned char *ticket, int len,
 #endif
 
 static const char *tb_wolf_session_suite_name(WOLFSSL *ssl) {
-    tb_session *s = wolfSSL_get_app_data(ssl);
+    tb_session *s = wolfSSL_get_ex_data(ssl, TB_WOLF_SESSION_SLOT);
     return s ? s->suite->wolf_name : "";
 }
 
@@ -1112,7 +1115,7 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     }
     wolfSSL_SetIOReadCtx(s->ssl, s);
     wolfSSL_SetIOWriteCtx(s->ssl, s);
-    wolfSSL_set_app_data(s->ssl, s);
+    wolfSSL_set_ex_data(s->ssl, TB_WOLF_SESSION_SLOT, s);
     return s;
 }
 

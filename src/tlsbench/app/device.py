@@ -38,7 +38,8 @@ def setup_for(device: DevicePlan, progress: Callable[[str], None] = lambda messa
     if device.firmware:
         images, build = _given(Path(device.firmware), device.images, board=False)
     else:
-        images, build = _built(device.target, Path(device.config) if device.config else None, device.images, progress)
+        images, build = _built(device.target, device.library, Path(device.config) if device.config else None,
+                               device.images, progress)
     return DeviceSetup(images, target=targets.load().emulated[device.target], build=build, **common)
 
 
@@ -55,14 +56,15 @@ def board_of(target: str) -> firmware.Board:
     return found
 
 
-def _built(target: str, config: Path | None, variants: tuple[str, ...], progress: Callable[[str], None]
-           ) -> tuple[dict[str, FirmwareImage], dict]:
-    """The images built for the target's board with the config (the cache, else a build)."""
-    request = firmware.FirmwareRequest(config=config or firmware.DEFAULT_CONFIG, board=board_of(target).name)
-    problem = inputs.not_a_regular_file(request.config)
+def _built(target: str, library: str | None, config: Path | None, variants: tuple[str, ...],
+           progress: Callable[[str], None]) -> tuple[dict[str, FirmwareImage], dict]:
+    """The images of a library build for the target's board (the cache, else a build)."""
+    known = targets.load().emulated[target]
+    request = firmware.FirmwareRequest(config=config, library=library or known.library, board=board_of(target).name)
+    problem = inputs.not_a_regular_file(request.header)
     if problem:
-        raise FirmwareUnavailable(f"device config {request.config} {problem}: name a library config header "
-                                  "for the board (configs/mbedtls/device-mps2.h is the default)")
+        raise FirmwareUnavailable(f"device config {request.header} {problem}: name a library config header "
+                                  "for the board (default: the library build's, spec/libraries.toml [device])")
     try:
         build = firmware.ensure_firmware(request, progress)
     except BuildError as exc:

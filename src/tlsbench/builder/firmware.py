@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tlsbench.builder import cross
+from tlsbench.builder.libraries import CachedLibrary
 from tlsbench.builder.shell import BuildError, query, run
 from tlsbench.core import targets
 from tlsbench.core.image import ImageSizes
@@ -34,8 +35,8 @@ from tlsbench.core.image import ImageSizes
 REPO = cross.REPO
 FIRMWARE_SOURCE = REPO / "agent" / "firmware"
 DEFAULT_TARGET = targets.load().default
-DEFAULT_CONFIG = DEFAULT_TARGET.config
 DEFAULT_LIBRARY = DEFAULT_TARGET.library
+DEFAULT_CONFIG = DEFAULT_TARGET.config  # the default target's header for its default build
 DEFAULT_BOARD = DEFAULT_TARGET.board
 BUILD_ROOT = REPO / "build" / "firmware"
 RECORD = "firmware.json"
@@ -55,20 +56,37 @@ VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name
 
 @dataclass(frozen=True)
 class FirmwareRequest:
-    config: Path = DEFAULT_CONFIG
-    library: str = DEFAULT_LIBRARY
+    config: Path | None = None  # None: the library build's (default_config)
+    library: str = DEFAULT_LIBRARY  # a device build (spec/libraries.toml [device]): its name or label
     board: str = DEFAULT_BOARD
     name: str = ""             # "" = <library>-<config stem>: tlsbench-firmware-mbedtls-device-mps2
     build_root: Path = BUILD_ROOT
     jobs: int = os.cpu_count() or 2
 
     @property
+    def header(self) -> Path:
+        """The config header the library and the firmware are built with."""
+        return self.config or default_config(self.library, self.board)
+
+    @property
     def image_name(self) -> str:
-        return self.name or f"{self.library.split('@')[0]}-{self.config.stem}"
+        """<the build's label, @ as ->-<config stem>: mbedtls-device-mps2, mbedtls-3.6+p256m-device-p256m."""
+        return self.name or f"{cross.cross_source(self.library).build.label.replace('@', '-')}-{self.header.stem}"
 
     @property
     def folder(self) -> Path:
-        return self.build_root / self.image_name
+        """build/firmware/<name>/ for the default target's board, <board>/<name>/ for another's:
+        one folder per target x library build."""
+        return self.build_root / ("" if self.board == DEFAULT_BOARD else self.board) / self.image_name
+
+
+def default_config(library: str, board: str = DEFAULT_BOARD) -> Path:
+    """A device build's config header: spec/libraries.toml's, or the target's own `config` for
+    the target's default build (spec/targets.toml: a board that needs its own sizes says so)."""
+    build = cross.cross_source(library).build
+    target = next((t for t in targets.load().all if t.board == board), DEFAULT_TARGET)
+    default = cross.cross_source(target.library).build
+    return target.config if build == default else build.config
 
 
 @dataclass(frozen=True)
@@ -125,7 +143,7 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
     board = BOARDS.get(req.board)
     if board is None:
         raise BuildError(f"unknown board {req.board!r}; known: {', '.join(BOARDS)}")
-    config = req.config.resolve()
+    config = req.header.resolve()
     seconds: dict[str, float] = {}
     t = time.monotonic()
     lib = cross.ensure(req.library, config, board.toolchain, jobs=req.jobs, progress=progress)
@@ -139,9 +157,9 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
     _forget_other_toolchain(folder, board.toolchain)
     backend = cross.cross_source(lib.spec).library.backend  # agent/firmware/backends/<backend>.cmake
     run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), *board.toolchain.cmake_options(),
-         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={board.target}", f"-DTB_FW_LIBRARY={backend}",
-         f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}",
-         f"-DTB_FW_NAME={req.image_name}"], "configuring the firmware", log=log)
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={board.target}", *library_options(lib, backend),
+         f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}", f"-DTB_FW_NAME={req.image_name}"],
+        "configuring the firmware", log=log)
     run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
     seconds["firmware"] = round(time.monotonic() - t, 2)
     images = tuple(_image(board.toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
@@ -151,6 +169,16 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def library_options(lib: CachedLibrary, backend: str) -> list[str]:
+    """What the firmware's CMake is told of the library build: its backend
+    (agent/firmware/backends/<backend>.cmake), its prefix, its archives in link order and where
+    its source came from (HELLO)."""
+    archives = ";".join(str(p) for p in lib.archive_paths())
+    return [f"-DTB_FW_LIBRARY={backend}", f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}",
+            f"-DTB_FW_LIBRARY_ARCHIVES={archives}",
+            f"-DTB_FW_LIBRARY_ORIGIN=Debian {lib.debian_suite} {lib.library} {lib.debian_version}"]
 
 
 def _config_file(folder: Path, config: Path) -> Path:
@@ -198,7 +226,7 @@ def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lamb
     """The images of a request from the firmware cache (build/firmware/<name>/), built on
     demand; `tlsbench build firmware` builds them again (after a change to the agent)."""
     found = load_record(req.folder)
-    config = req.config.resolve()
+    config = req.header.resolve()
     if (found is not None and found.board == req.board and config.is_file()
             and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()):
         return found
@@ -221,8 +249,9 @@ def report(b: FirmwareBuild) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tlsbench.builder.firmware",
                                  description="Build the agent's firmware images (docs/porting.md).")
-    ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the library's config header for the board")
-    ap.add_argument("--library", default=DEFAULT_LIBRARY, help=f"library build ({', '.join(cross.CROSS_SOURCES)})")
+    ap.add_argument("--config", type=Path, default=None,
+                    help="the library's config header (default: the library build's, spec/libraries.toml)")
+    ap.add_argument("--library", default=DEFAULT_LIBRARY, help=f"device library build ({', '.join(cross.CROSS_SOURCES)})")
     ap.add_argument("--board", default=DEFAULT_BOARD, help=f"board ({', '.join(BOARDS)})")
     ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>)")
     ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")

@@ -132,15 +132,16 @@ for _spec in custom_version.CUSTOM_RECIPES:
 
 
 @build_group.command(name="firmware")
-@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=firmware.DEFAULT_CONFIG, show_default="configs/mbedtls/device-mps2.h",
-              help="The library's config header for the board (version-specific: configs/<library>/).")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The library's config header (version-specific: configs/<library>/; default: the library "
+                   "build's, spec/libraries.toml [device]).")
 @click.option("--board", type=click.Choice(sorted(firmware.BOARDS)), default="mps2-an386", show_default=True,
               help="agent/boards/<board>: what the image is linked for (docs/porting.md).")
-@click.option("--library", default=firmware.DEFAULT_LIBRARY, show_default=True, help="The library build to cross-compile.")
+@click.option("--library", type=click.Choice(sorted(firmware.cross.CROSS_SOURCES)), default=firmware.DEFAULT_LIBRARY,
+              show_default=True, help="The device library build to cross-compile (spec/libraries.toml [device]).")
 @click.option("--name", default="", help="Image name (default: <library>-<config stem>).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs (default: all cores).")
-def build_firmware(config: Path, board: str, library: str, name: str, jobs: int | None) -> None:
+def build_firmware(config: Path | None, board: str, library: str, name: str, jobs: int | None) -> None:
     """Both firmware images (counting, memory) for a board: the library cross-built once into
     the cache, then the images into build/firmware/<name>/; prints their sizes and SHA-256."""
     request = firmware.FirmwareRequest(config, library, board, name, jobs=jobs or firmware.FirmwareRequest().jobs)

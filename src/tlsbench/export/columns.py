@@ -46,7 +46,8 @@ def protocol_of(c: Config) -> str:
 
 
 # The exported `kind`: the configuration kinds (schema/kinds.py) an export tells apart.
-EXPORTED_KINDS = {ConfigKind.EXPERIMENT: "experiment", ConfigKind.FOOTPRINT: "footprint"}
+EXPORTED_KINDS = {ConfigKind.EXPERIMENT: "experiment", ConfigKind.DEVICE_EXPERIMENT: "experiment",
+                  ConfigKind.FOOTPRINT: "footprint"}
 
 
 def kind_of(c: Config) -> str:

@@ -27,6 +27,7 @@ class DeviceOffer:
     target: str  # HELLO device.target: the configurations' target
     suites: Sequence[Suite]
     images: tuple[str, ...] = ("counting",)  # the firmware images each configuration runs on
+    hello: Hello = dataclasses.field(default_factory=dict)  # its HELLO: the experiments it offers
 
 
 def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
@@ -36,7 +37,7 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
     if loaded.plan.device is not None:
         if device is None:
             raise ValueError("a plan with [device] is resolved against the device's offer")
-        return _resolve_device(loaded, suites_by_library, device)
+        return _resolve_device(loaded, suites_by_library, hellos, device)
     out = suites.resolve(loaded, suites_by_library)
     out.configs += metric_twins(loaded, out.configs, out)
     found = experiments.resolve(loaded, hellos)
@@ -46,8 +47,9 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
 
 
 def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
-                    device: DeviceOffer) -> Resolution:
-    """The device's configurations, then (host = true) the same matrix on the host agents."""
+                    hellos: Mapping[str, Hello], device: DeviceOffer) -> Resolution:
+    """The device's configurations (handshakes, experiments), then (host = true) the same
+    matrix on the host agents."""
     plan = loaded.plan.device
     assert plan is not None
     out = Resolution()
@@ -65,6 +67,10 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
                     out.skip(prefix + placed(config, protocol, target, None).key, f"{prefix}suite not usable over DTLS")
                     continue
                 out.configs += [placed(config, protocol, target, image) for image in images]
+        # Experiments run on the counting image: their counts are the measurement.
+        found = experiments.resolve(loaded, {device.library: device.hello} if target else hellos)
+        out.merge(found, prefix)
+        out.configs += [placed(config, TLS, target, None) for config in found.configs]
     return out
 
 

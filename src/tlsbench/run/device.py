@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from tlsbench.core import libraries
 from tlsbench.core import spec as specmod
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 from tlsbench.core.targets import Target
@@ -44,6 +45,13 @@ class DeviceSetup:
     @property
     def advice(self) -> str:
         return REBUILD_QEMU if self.target else REBUILD_BOARD
+
+    def library(self, hello: Mapping[str, Any]) -> str:
+        """What the configurations call the firmware's library: its device build's label
+        (mbedtls, mbedtls@3.6, mbedtls@3.6+p256m: spec/libraries.toml [device]), so two builds
+        of one library never share a key; HELLO's library for an image of unknown build."""
+        build = libraries.load().device_build(str(self.build.get("library", "")))
+        return build.label if build else str(hello.get("library", "?"))
 
     def image(self, variant: str) -> FirmwareImage | None:
         """The image of a variant; a board has the one flashed on it (its HELLO says which)."""

@@ -80,12 +80,12 @@ class Greeted:
             self.device = None
 
 
-def device_offer(link: Endpoint, loaded: LoadedPlan) -> DeviceOffer:
-    """What a booted firmware offers a plan: its library, its device, its suites, and the
+def device_offer(link: Endpoint, loaded: LoadedPlan, setup: DeviceSetup) -> DeviceOffer:
+    """What a booted firmware offers a plan: its library build, its device, its suites, and the
     images to run them on (the plan's for an emulated board; what a board has flashed)."""
     device, plan = link.hello["device"], loaded.plan.device
     images = plan.images if plan and plan.target else (str(device["image"]["variant"]),)
-    return DeviceOffer(str(link.hello.get("library", "?")), str(device["target"]), link.suites, images)
+    return DeviceOffer(setup.library(link.hello), str(device["target"]), link.suites, images, link.hello)
 
 
 def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
@@ -100,7 +100,7 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
         agents = greeted.agents
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
-                                     device_offer(greeted.device, loaded) if greeted.device else None)
+                                     device_offer(greeted.device, loaded, device) if greeted.device else None)
         greeted.resolution.refuse_if_empty()
         return greeted
     except BaseException:
@@ -181,7 +181,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
                                   timeouts.greeting * metrics.GREETING_FACTOR)
     if settings.device is not None:
         link, greeted.device = greeted.device, None
-        library = str(link.hello.get("library", "?")) if link else loaded.plan.libraries[0]
+        library = settings.device.library(link.hello) if link else loaded.plan.libraries[0]
         exchanges[ON_DEVICE] = on_device(settings.device, library, sink, stop, settings, link)
     if loaded.plan.network:
         def agent_of(library: str) -> Path:

@@ -38,7 +38,8 @@ class Route:
 
 ON_DEVICE = Route(Topology.SINGLE, Place.DEVICE)
 OVER_NETWORK = Route(Topology.PAIR)
-ROUTES = {ConfigKind.DEVICE: ON_DEVICE, ConfigKind.FOOTPRINT: ON_DEVICE, ConfigKind.NETWORK: OVER_NETWORK}
+ROUTES = {ConfigKind.DEVICE: ON_DEVICE, ConfigKind.FOOTPRINT: ON_DEVICE, ConfigKind.DEVICE_EXPERIMENT: ON_DEVICE,
+          ConfigKind.NETWORK: OVER_NETWORK}
 
 
 def host_agent(library: str, collect: str | None = None) -> Route:

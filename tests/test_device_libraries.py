@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Library builds on the device (spec/libraries.toml [device]): mbed TLS 3.6 with its p256-m
+driver cross-built from the Debian 13 source, its firmware built on demand by the run, TLS 1.3
+and TLS 1.2 handshakes and the crypto primitives on the emulated Cortex-M4, keyed by the build.
+The first run cross-builds the library into the cache (about a minute); later runs take ~20 s."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tlsbench import plan
+from tlsbench.app.run import run_experiment
+from stores import reader
+
+TLS13, TLS12 = "TLS1-3-AES-128-GCM-SHA256", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"
+BUILD = "mbedtls@3.6+p256m"
+UNIT = "instructions (QEMU icount)"
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    if shutil.which("qemu-system-arm") is None:
+        pytest.fail("these tests need qemu-system-arm: scripts/install-deps.sh installs it")
+    text = (f'name = "p256m"\nsuites = ["{TLS13}", "{TLS12}"]\ngroups = ["secp256r1"]\nrepetitions = 2\n'
+            '[experiments]\ninclude = ["ecdsa-p256", "ecdh-p256"]\n'
+            f'[device]\ntarget = "qemu-mps2-an386"\nlibrary = "{BUILD}"\n')
+    out = tmp_path_factory.mktemp("devlib")
+    summary = run_experiment(plan.parse(text, "p256m.toml"), out)
+    assert summary.failed == 0 and summary.stored == 4 * 2
+    return out / "p256m" / "tlsbench.db"
+
+
+def test_handshakes_and_primitives_run_on_the_device_keyed_by_the_build(stored):
+    with reader(stored) as st:
+        rows = st.config_rows("all")
+        assert {c.library for c in rows} == {BUILD}
+        assert all(c.target == "qemu-mps2-an386" and c.key.startswith("mbedtls-3.6+p256m|") for c in rows)
+        handshakes = {c.suite_name: c for c in rows if c.experiment is None}
+        assert set(handshakes) == {TLS13, TLS12}
+        assert handshakes[TLS13].max_version == "TLS1.3" and handshakes[TLS12].max_version == "TLS1.2"
+        assert {c.experiment for c in rows if c.experiment} == {"ecdsa-p256", "ecdh-p256"}
+        assert {d.counter_unit for d in st.devices()} == {UNIT}
+
+
+def test_the_primitives_groups_are_counted(stored):
+    """What the cycle model reads: ecdsa-p256 sign/verify and ecdh-p256 keygen/shared-secret,
+    counted in instructions, a P-256 verification dearer than a signature (p256-m)."""
+    from tlsbench.export import tidy
+
+    with reader(stored) as st:
+        table = tidy.read_table(st, "slice").to_pylist()
+    groups: dict[tuple[str, str], list[float]] = {}
+    for row in table:
+        if row["slice_kind"] == "group":
+            groups.setdefault((row["experiment"], row["label"]), []).append(row["duration"])
+    assert set(groups) == {("ecdsa-p256", "sign"), ("ecdsa-p256", "verify"),
+                           ("ecdh-p256", "keygen"), ("ecdh-p256", "shared-secret")}
+    assert all(len(v) == 2 and min(v) > 1_000_000 for v in groups.values()), groups
+    assert min(groups[("ecdsa-p256", "verify")]) > max(groups[("ecdsa-p256", "sign")])
