@@ -58,3 +58,41 @@ def test_the_primitives_groups_are_counted(stored):
                            ("ecdh-p256", "keygen"), ("ecdh-p256", "shared-secret")}
     assert all(len(v) == 2 and min(v) > 1_000_000 for v in groups.values()), groups
     assert min(groups[("ecdsa-p256", "verify")]) > max(groups[("ecdsa-p256", "sign")])
+
+
+def test_the_library_footprint_is_its_archives_share_of_the_link(stored):
+    """The library's own flash and RAM (link map) are apart from the harness's buffers, and the
+    three parts add up to the image's layout (the linker's fill bytes aside)."""
+    with reader(stored) as st:
+        image = next(d for d in st.devices() if d.variant == "counting")
+    parts = image.parts
+    assert set(parts) == {"library", "harness", "runtime"}
+    assert 100_000 < parts["library"]["flash"] < parts["library"]["flash"] + parts["harness"]["flash"] < image.flash
+    assert parts["harness"]["ram"] > 10 * parts["library"]["ram"]  # the trace and queue buffers are the harness's
+    for size, key in ((image.flash, "flash"), (image.static_ram, "ram")):
+        assert 0 <= size - sum(p[key] for p in parts.values()) < 512
+
+
+MAP = """Linker script and memory map
+
+.text           0x00000000     0x1000
+ .text.main     0x00000000       0x40 CMakeFiles/fw.dir/main.c.obj
+                0x00000000                main
+ .text.mbedtls_sha256_update
+                0x00000040      0x200 /cache/lib/libmbedcrypto.a(sha256.c.obj)
+ .rodata        0x00000240       0x80 /usr/lib/arm-none-eabi/lib/libc.a(lib_a-memcpy.o)
+ *fill*         0x000002c0        0x4 
+.data           0x20000000       0x10 load address 0x00001000
+ .data.x        0x20000000       0x10 /cache/lib/libmbedtls.a(ssl_tls.c.obj)
+.bss            0x20000010     0x2000
+ .bss.trace     0x20000010     0x2000 libtb_firmware_core.a(trace.c.obj)
+"""
+
+
+def test_a_link_map_is_charged_to_its_archives():
+    from tlsbench.builder.footprint import parse_map
+
+    found = parse_map(MAP.splitlines(), ["libmbedcrypto.a", "libmbedtls.a"]).to_json()
+    assert found["parts"] == {"library": {"flash": 0x210, "ram": 0x10}, "harness": {"flash": 0x40, "ram": 0x2000},
+                              "runtime": {"flash": 0x80, "ram": 0}}
+    assert set(found["library_objects"]) == {"sha256.c.obj", "ssl_tls.c.obj"}

@@ -12,7 +12,7 @@ tb_wrapped_symbols(${tb_dir}/wolfssl_wrap_5_7.h tb_symbols_version)
 
 set(TB_FW_BACKEND_SOURCES ${tb_dir}/common.c ${tb_dir}/wolfssl.c ${tb_dir}/wolfssl_crypto.c ${tb_dir}/wolfssl_device.c
     ${TB_PRIMITIVES_COMMON} ${TB_PRIMITIVES_DIR}/wolfssl.c)
-set(TB_FW_BACKEND_LIBS tb_credentials tb_primitives_kat ${TB_FW_LIBRARY_ARCHIVES})
+set(TB_FW_BACKEND_LIBS tb_credentials tb_primitives_kat ${TB_FW_LIBRARY_ARCHIVES} m) # libm: log, pow
 set(TB_FW_BACKEND_WRAP)
 foreach(sym IN LISTS tb_symbols tb_symbols_version)
   list(APPEND TB_FW_BACKEND_WRAP "-Wl,--wrap=${sym}")

@@ -90,6 +90,16 @@
 #else
 #define TB_WOLF_FP_ECC 0
 #endif
+/* A build without a session cache (a device's: wolfSSL's settings.h implies NO_SESSION_CACHE
+ * from NO_ASN_TIME) keeps no session to resume: the session calls become no-ops and a RESUME
+ * configuration fails as not resumed, with that reason, instead of the build failing. */
+#ifdef NO_SESSION_CACHE
+static long tb_wolf_cache_mode(WOLFSSL_CTX *ctx, long mode) { return (void)ctx, mode; }
+static WOLFSSL_SESSION *tb_wolf_session_of(WOLFSSL *ssl) { return (void)ssl, NULL; }
+#else
+#define tb_wolf_cache_mode wolfSSL_CTX_set_session_cache_mode
+#define tb_wolf_session_of wolfSSL_get1_session
+#endif
 #ifdef NO_PSK
 #define TB_WOLF_PSK 0
 #else
@@ -697,8 +707,7 @@ static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, const tb_credential_
 /* Session handling per mode (tb_wolf_mode): tickets off but for TICKETS (TLS 1.2 ones off for
  * SESSION_ID too); the server's session cache only for SESSION_ID. */
 static void tb_wolf_ctx_sessions(WOLFSSL_CTX *ctx, tb_wolf_mode mode) {
-    wolfSSL_CTX_set_session_cache_mode(ctx, mode == TB_WOLF_MODE_SESSION_ID ? WOLFSSL_SESS_CACHE_SERVER
-                                                                       : WOLFSSL_SESS_CACHE_OFF);
+    tb_wolf_cache_mode(ctx, mode == TB_WOLF_MODE_SESSION_ID ? WOLFSSL_SESS_CACHE_SERVER : WOLFSSL_SESS_CACHE_OFF);
     if (mode == TB_WOLF_MODE_PLAIN)
         tb_wolf_ctx_no_tickets(ctx);
     if (mode == TB_WOLF_MODE_SESSION_ID)
@@ -1142,7 +1151,7 @@ static tb_step_result tb_wolf_handshake_over(tb_session *s, int32_t *lib_error) 
     tb_step_result r = tb_resume_verdict(s->options, s->first_connection, wolfSSL_session_reused(s->ssl) == 1, lib_error);
     if (r == TB_STEP_DONE && (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT) {
         wolfSSL_SESSION_free(tb_wolf.resume);
-        tb_wolf.resume = wolfSSL_get1_session(s->ssl);
+        tb_wolf.resume = tb_wolf_session_of(s->ssl);
     }
     return r;
 }

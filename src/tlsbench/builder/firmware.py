@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tlsbench.builder import cross
+from tlsbench.builder import cross, footprint
 from tlsbench.builder.libraries import CachedLibrary
 from tlsbench.builder.shell import BuildError, query, run
 from tlsbench.core import targets
@@ -97,6 +97,7 @@ class FirmwareImage(ImageSizes):
     data: int                  # flash and RAM: initialised variables
     bss: int                   # RAM: zeroed variables (trace buffer, queues, JSON buffer)
     sha256: str
+    footprint: dict = field(default_factory=dict)  # from the link map: library apart (builder/footprint.py)
 
 
 @dataclass(frozen=True)
@@ -131,11 +132,15 @@ def image_sizes(size_tool: str, elf: Path) -> tuple[int, int, int]:
     return text, data, bss
 
 
-def _image(size_tool: str, variant: str, elf: Path) -> FirmwareImage:
+def _image(size_tool: str, variant: str, elf: Path, archives: list[str]) -> FirmwareImage:
+    """An image's sizes, and the library's own bytes from its link map (`archives`: the
+    library's archive names)."""
     if not elf.is_file():
         raise BuildError(f"the firmware build produced no {elf.name}")
     text, data, bss = image_sizes(size_tool, elf)
-    return FirmwareImage(variant, elf, text, data, bss, file_sha256(elf))
+    link_map = elf.with_suffix(".map")
+    found = footprint.of_map(link_map, archives).to_json() if link_map.is_file() else {}
+    return FirmwareImage(variant, elf, text, data, bss, file_sha256(elf), found)
 
 
 def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
@@ -162,7 +167,8 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
         "configuring the firmware", log=log)
     run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
     seconds["firmware"] = round(time.monotonic() - t, 2)
-    images = tuple(_image(board.toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
+    images = tuple(_image(board.toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf",
+                          [p.name for p in lib.archive_paths()])
                    for variant, suffix in VARIANTS)
     result = FirmwareBuild(req.image_name, board.name, board.target, lib.spec, lib.version,
                            {"name": config.name, "sha256": lib.config["sha256"]}, lib.toolchain, lib.prefix, images,
@@ -210,8 +216,8 @@ def load_record(folder: Path) -> FirmwareBuild | None:
     there with the SHA-256 it recorded (a half-finished or since-rebuilt folder)."""
     try:
         d = json.loads((folder / RECORD).read_text())
-        images = tuple(FirmwareImage(i["variant"], folder / i["path"], i["text"], i["data"], i["bss"], i["sha256"])
-                       for i in d["images"])
+        images = tuple(FirmwareImage(i["variant"], folder / i["path"], i["text"], i["data"], i["bss"], i["sha256"],
+                                     dict(i.get("footprint", {}))) for i in d["images"])
         build = FirmwareBuild(d["name"], d["board"], d["target"], d["library"], d["library_version"],
                               dict(d["config"]), dict(d["toolchain"]), Path(d["library_prefix"]), images,
                               dict(d.get("seconds", {})))
@@ -228,7 +234,8 @@ def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lamb
     found = load_record(req.folder)
     config = req.header.resolve()
     if (found is not None and found.board == req.board and config.is_file()
-            and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()):
+            and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()
+            and all(i.footprint for i in found.images)):  # a record from before the link map was read
         return found
     return build_firmware(req, progress)
 
@@ -241,6 +248,10 @@ def report(b: FirmwareBuild) -> str:
                      f"           text {i.text:,}  data {i.data:,}  bss {i.bss:,}  "
                      f"(flash {i.flash:,}, static RAM {i.static_ram:,} bytes)\n"
                      f"           sha256 {i.sha256}")
+        parts = i.footprint.get("parts", {})
+        if parts:
+            lines.append("           " + ", ".join(f"{part} flash {b['flash']:,} RAM {b['ram']:,}"
+                                                   for part, b in parts.items()) + " (link map)")
     lines.append(f"  built in {b.seconds.get('library', 0):.1f} s (library, cached after the first build) + "
                  f"{b.seconds.get('firmware', 0):.1f} s (firmware)")
     return "\n".join(lines)

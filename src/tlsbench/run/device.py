@@ -110,7 +110,9 @@ def facts(link: FirmwareEndpoint, image: FirmwareImage, setup: DeviceSetup) -> D
                "entropy": device.get("entropy"),
                "library": f"{hello.get('library_name', hello.get('library', '?'))} {hello.get('library_version', '')}",
                "config": {"name": config.get("name"), "sha256": config.get("sha256")},
-               "build": {k: setup.build[k] for k in ("name", "library", "toolchain", "config") if k in setup.build}}
+               "build": {k: setup.build[k] for k in ("name", "library", "toolchain", "config") if k in setup.build},
+               "footprint": next((i.get("footprint") or {} for i in setup.build.get("images", ())
+                                  if i.get("variant") == image.variant), {})}
     return DeviceFacts(str(device.get("target", setup.name)), counter_unit(hello), image.sha256,
                        json.dumps(details, sort_keys=True))
 
