@@ -43,10 +43,12 @@ agent: deps
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
-# The agent as firmware for the emulated Cortex-M4 (docs/porting.md): mbed TLS cross-built once
-# into ~/.cache/tlsbench, then the counting and memory images into build/firmware/.
+# The agent as firmware for the emulated Cortex-M4 (docs/porting.md): each device library build
+# (spec/libraries.toml [device]; FIRMWARE_LIBRARIES=mbedtls@2.28 for one) cross-built once into
+# ~/.cache/tlsbench, then its counting and memory images into build/firmware/ (incremental).
+FIRMWARE_LIBRARIES ?= all
 firmware: deps
-	$(BIN)/python -m tlsbench.builder.firmware
+	$(BIN)/python -m tlsbench.builder.firmware --library $(FIRMWARE_LIBRARIES)
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps

@@ -53,6 +53,7 @@ extern int tb_wolfssl_seed(unsigned char *output, unsigned int size);
 /* Public key */
 #define HAVE_ECC
 #define ECC_SHAMIR
+#define USE_ECC_B_PARAM /* a peer's point checked on the curve (the host builds get it from OPENSSL_EXTRA) */
 #define ECC_MIN_KEY_SZ 192 /* secp192r1, as the host's --with-eccminsz=192 */
 #define WOLFSSL_CUSTOM_CURVES
 #define HAVE_ECC_KOBLITZ

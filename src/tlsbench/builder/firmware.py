@@ -29,6 +29,7 @@ from pathlib import Path
 from tlsbench.builder import cross, footprint
 from tlsbench.builder.libraries import CachedLibrary
 from tlsbench.builder.shell import BuildError, query, run
+from tlsbench.core import libraries as declared
 from tlsbench.core import targets
 from tlsbench.core.image import ImageSizes
 
@@ -262,20 +263,35 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Build the agent's firmware images (docs/porting.md).")
     ap.add_argument("--config", type=Path, default=None,
                     help="the library's config header (default: the library build's, spec/libraries.toml)")
-    ap.add_argument("--library", default=DEFAULT_LIBRARY, help=f"device library build ({', '.join(cross.CROSS_SOURCES)})")
+    ap.add_argument("--library", default=DEFAULT_LIBRARY,
+                    help=f"device library build ({', '.join(cross.CROSS_SOURCES)}), or `all`: every one the board's "
+                         "core builds (each cached once built)")
     ap.add_argument("--board", default=DEFAULT_BOARD, help=f"board ({', '.join(BOARDS)})")
     ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>)")
     ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
-    req = FirmwareRequest(args.config, args.library, args.board, args.name, args.out, args.jobs)
-    try:
-        result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
-    except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    every = args.library == "all"
+    if every and (args.config or args.name):
+        print("error: --library all builds each library build with its own config and name: drop --config "
+              "and --name", file=sys.stderr)
         return 1
-    print(report(result))
+    requests = [FirmwareRequest(args.config, library, args.board, args.name, args.out, args.jobs)
+                for library in (builds_for(args.board) if every else [args.library])]
+    for req in requests:
+        try:  # each afresh (an incremental build: seconds when nothing changed; the library is cached)
+            result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
+        except BuildError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(report(result))
     return 0
+
+
+def builds_for(board: str) -> list[str]:
+    """Every device library build the board's core builds (spec/libraries.toml [device] arch)."""
+    arch = next(t.arch.name for t in targets.load().all if t.board == board)
+    return [b.name for b in declared.load().device if b.builds_for(arch)]
 
 
 if __name__ == "__main__":
