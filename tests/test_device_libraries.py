@@ -24,10 +24,10 @@ def stored(tmp_path_factory):
         pytest.fail("these tests need qemu-system-arm: scripts/install-deps.sh installs it")
     text = (f'name = "p256m"\nsuites = ["{TLS13}", "{TLS12}"]\ngroups = ["secp256r1"]\nrepetitions = 2\n'
             '[experiments]\ninclude = ["ecdsa-p256", "ecdh-p256"]\n'
-            f'[device]\ntarget = "qemu-mps2-an386"\nlibrary = "{BUILD}"\n')
+            f'[device]\ntarget = "qemu-mps2-an386"\nlibrary = "{BUILD}"\nmemory = true\n')
     out = tmp_path_factory.mktemp("devlib")
     summary = run_experiment(plan.parse(text, "p256m.toml"), out)
-    assert summary.failed == 0 and summary.stored == 4 * 2
+    assert summary.failed == 0 and summary.stored == (2 * 2 + 2) * 2  # handshakes on both images, primitives
     return out / "p256m" / "tlsbench.db"
 
 
@@ -36,7 +36,7 @@ def test_handshakes_and_primitives_run_on_the_device_keyed_by_the_build(stored):
         rows = st.config_rows("all")
         assert {c.library for c in rows} == {BUILD}
         assert all(c.target == "qemu-mps2-an386" and c.key.startswith("mbedtls-3.6+p256m|") for c in rows)
-        handshakes = {c.suite_name: c for c in rows if c.experiment is None}
+        handshakes = {c.suite_name: c for c in rows if c.experiment is None and c.image == "counting"}
         assert set(handshakes) == {TLS13, TLS12}
         assert handshakes[TLS13].max_version == "TLS1.3" and handshakes[TLS12].max_version == "TLS1.2"
         assert {c.experiment for c in rows if c.experiment} == {"ecdsa-p256", "ecdh-p256"}
@@ -96,3 +96,23 @@ def test_a_link_map_is_charged_to_its_archives():
     assert found["parts"] == {"library": {"flash": 0x210, "ram": 0x10}, "harness": {"flash": 0x40, "ram": 0x2000},
                               "runtime": {"flash": 0x80, "ram": 0}}
     assert set(found["library_objects"]) == {"sha256.c.obj", "ssl_tls.c.obj"}
+
+
+def test_a_budget_says_which_configurations_fit(stored):
+    """report --budget: one peer's RAM (library static RAM + heap peak + shared heap + stack)
+    against the part's; a budget between the two suites' needs splits them."""
+    from tlsbench.analysis.pipeline import analyze
+    from tlsbench.analysis.questions.device import Budget, apply_budget
+    from tlsbench.cli.report import parse_budget
+    from stores import load_path
+
+    device = analyze(load_path(stored)).results.device
+    apply_budget(device, Budget(ram_kb=1024, flash_kb=1024))
+    needs = {(f.label.split(" ")[0], f.peer): device.fits[(f.config_id, f.peer)] for f in device.footprint.rows}
+    assert set(needs) == {(s, p) for s in (TLS13, TLS12) for p in ("client", "server")}
+    assert all(f.verdict == "fits" and 30_000 < f.ram < 200_000 for f in needs.values())
+    tight = min(f.ram for f in needs.values())
+    apply_budget(device, parse_budget(f"ram_kb={tight / 1024 + 0.001:.3f},flash_kb=64"))
+    verdicts = [device.fits[(f.config_id, f.peer)].verdict for f in device.footprint.rows]
+    assert all("flash" in v and "> 64" in v for v in verdicts)
+    assert sum("RAM" in v for v in verdicts) == len(verdicts) - 1  # the tightest peer fits its own RAM exactly
