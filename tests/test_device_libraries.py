@@ -116,3 +116,32 @@ def test_a_budget_says_which_configurations_fit(stored):
     verdicts = [device.fits[(f.config_id, f.peer)].verdict for f in device.footprint.rows]
     assert all("flash" in v and "> 64" in v for v in verdicts)
     assert sum("RAM" in v for v in verdicts) == len(verdicts) - 1  # the tightest peer fits its own RAM exactly
+
+
+WOLF = "wolfssl@5.7+sp-asm"
+WOLF13 = "TLS_AES_128_GCM_SHA256"
+
+
+@pytest.fixture(scope="module")
+def wolf_stored(tmp_path_factory):
+    text = (f'name = "wolf"\nsuites = ["{WOLF13}"]\ngroups = ["x25519", "KYBER_LEVEL3"]\nrepetitions = 2\n'
+            '[experiments]\ninclude = ["ecdsa-p256", "mlkem768"]\n'
+            f'[device]\ntarget = "qemu-mps2-an386"\nlibrary = "{WOLF}"\nprotocols = ["tls", "dtls"]\n')
+    out = tmp_path_factory.mktemp("wolf")
+    summary = run_experiment(plan.parse(text, "wolf.toml"), out)
+    assert summary.failed == 0 and summary.stored == (3 + 2) * 2  # 3 handshakes run, 1 refused; 2 primitives
+    return out / "wolf" / "tlsbench.db"
+
+
+def test_wolfssl_runs_tls13_dtls13_and_ml_kem_on_the_device(wolf_stored):
+    """wolfSSL 5.7 with its Cortex-M assembly: TLS 1.3 over X25519 and ML-KEM-768, DTLS 1.3 over
+    X25519; ML-KEM over DTLS 1.3 is reported as not measured, with the reason, never dropped."""
+    with reader(wolf_stored) as st:
+        rows = st.config_rows("all")
+    assert {c.library for c in rows} == {WOLF}
+    refused = [c for c in rows if c.skip_reason]  # refused by the firmware at run time, stored with why
+    assert [(c.grp, c.protocol) for c in refused] == [("KYBER_LEVEL3", "dtls")]
+    assert "DTLS_COOKIES" in refused[0].skip_reason
+    assert {(c.grp, c.protocol) for c in rows if c.experiment is None and c not in refused} == \
+        {("x25519", None), ("KYBER_LEVEL3", None), ("x25519", "dtls")}
+    assert {c.experiment for c in rows if c.experiment} == {"ecdsa-p256", "mlkem768"}
