@@ -145,3 +145,20 @@ def test_wolfssl_runs_tls13_dtls13_and_ml_kem_on_the_device(wolf_stored):
     assert {(c.grp, c.protocol) for c in rows if c.experiment is None and c not in refused} == \
         {("x25519", None), ("KYBER_LEVEL3", None), ("x25519", "dtls")}
     assert {c.experiment for c in rows if c.experiment} == {"ecdsa-p256", "mlkem768"}
+
+
+def test_the_device_matrix_sets_library_builds_side_by_side(stored, wolf_stored):
+    """tlsbench matrix: one column per core x library build, rows matched by IANA suite id,
+    group, credential and protocol across libraries that name suites differently."""
+    from tlsbench.app.matrix import device_matrix, markdown
+
+    m = device_matrix([stored.parent, wolf_stored.parent])
+    assert [(c.core, c.library) for c in m.columns] == [("cortex-m4", BUILD), ("cortex-m4", WOLF)]
+    assert m.unit == UNIT
+    tls13_p256 = f"{TLS13} [secp256r1, ecdsa-p256] TLS"
+    first = m.cells[(tls13_p256, 0)]
+    assert set(first.count) == set(first.heap) == {"client", "server"} and first.stack  # memory image ran
+    wolf_x25519 = next(row for row in m.rows if row.startswith(f"{WOLF13} [x25519") and row.endswith("DTLS"))
+    assert (wolf_x25519, 0) not in m.cells and not m.cells[(wolf_x25519, 1)].heap  # no memory image there
+    assert m.ranks(tls13_p256, "client") == {0: 1}
+    assert f"| {tls13_p256} | " in markdown(m)

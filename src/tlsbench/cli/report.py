@@ -306,3 +306,18 @@ def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # 
         click.echo(f"not compared: {line}", err=True)
     for warning in cmp_.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+@click.command(name="matrix")
+@click.argument("experiments", nargs=-1, required=True)
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="Markdown file (default and `-`: standard output).")
+def matrix(experiments: tuple[str, ...], out: str | None) -> None:
+    """Device experiments side by side: one column per core x library build, one row per
+    handshake configuration; each peer's count and its rank in the row, heap peak, stack."""
+    from tlsbench.app.matrix import device_matrix, markdown
+
+    text = markdown(device_matrix(experiments)) + "\n"
+    if out and out != STDOUT:
+        write_output(Path(out), text.encode(), "--out")
+    else:
+        click.echo(text, nl=False)
