@@ -47,7 +47,7 @@ class Cell:
 class Matrix:
     unit: str
     columns: list[Column]
-    rows: list[str]  # "suite group protocol"
+    rows: list[str]  # display names: "suite [group, credential] protocol"
     cells: dict[tuple[str, int], Cell]  # (row, column index)
 
     def ranks(self, row: str, peer: str) -> dict[int, int]:
