@@ -43,11 +43,14 @@ agent: deps
 	cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
-# The agent as firmware for every device target (spec/targets.toml, docs/porting.md "The
-# targets"): mbed TLS cross-built once per core into ~/.cache/tlsbench, then the counting and
-# memory images into build/firmware/ (`tlsbench run` builds a missing one on demand).
+# The agent as firmware (docs/porting.md "The targets" and "Library builds on the device"): a
+# device library build cross-built once per core into ~/.cache/tlsbench, then its counting and
+# memory images into build/firmware/ (incremental; `tlsbench run` builds a missing one on
+# demand). Every target with its own build, and every build on the default target (the
+# Cortex-M4); `python -m tlsbench.builder.firmware --target all --library all` builds them all.
 firmware: deps
 	$(BIN)/python -m tlsbench.builder.firmware --target all
+	$(BIN)/python -m tlsbench.builder.firmware --library all
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps

@@ -28,13 +28,13 @@ add_custom_command(
 add_custom_target(tb_spec_gen DEPENDS ${TB_SPEC_GEN})
 
 # tb_wrapped_symbols(<lib>_wrap.h <out var>): the functions a backend wraps at link time,
-# read from the X-macro list its <lib>_crypto.c expands (TB_WRAP(symbol, ...) lines).
+# read from the X-macro list its <lib>_crypto.c expands (TB_WRAP(symbol, ...) and TB_WRAP_PSA(symbol, ...) lines).
 function(tb_wrapped_symbols header out)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${header})
-  file(STRINGS ${header} lines REGEX "^TB_WRAP\\(")
+  file(STRINGS ${header} lines REGEX "^TB_WRAP(_PSA)?\\(")
   set(symbols)
   foreach(line IN LISTS lines)
-    string(REGEX REPLACE "^TB_WRAP\\(([A-Za-z0-9_]+),.*$" "\\1" sym "${line}")
+    string(REGEX REPLACE "^TB_WRAP(_PSA)?\\(([A-Za-z0-9_]+),.*$" "\\2" sym "${line}")
     list(APPEND symbols ${sym})
   endforeach()
   set(${out} ${symbols} PARENT_SCOPE)

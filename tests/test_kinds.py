@@ -28,6 +28,8 @@ COLUMNS_OF = {
     ConfigKind.MEMORY: {"collect": "memory"},
     ConfigKind.DEVICE: {"target": "qemu-mps2-an386", "image": "counting"},
     ConfigKind.FOOTPRINT: {"target": "qemu-mps2-an386", "image": "memory"},
+    ConfigKind.DEVICE_EXPERIMENT: {"experiment": "ecdsa-p256", "experiment_source": "primitive",
+                                   "target": "qemu-mps2-an386"},
 }
 ROWS = {kind: dataclasses.replace(BASE, key=kind.value, **columns) for kind, columns in COLUMNS_OF.items()}
 
@@ -65,6 +67,7 @@ def test_routes_follow_the_kind():
     configs = {kind: Configuration(row, 0xC02B, 0, 0, 0, 0) for kind, row in ROWS.items()}
     device = configs[ConfigKind.DEVICE].row.target
     assert route(configs[ConfigKind.DEVICE]) == route(configs[ConfigKind.FOOTPRINT]) == on_device(device)
+    assert route(configs[ConfigKind.DEVICE_EXPERIMENT]) == on_device(configs[ConfigKind.DEVICE_EXPERIMENT].row.target)
     other = dataclasses.replace(configs[ConfigKind.DEVICE], row=dataclasses.replace(configs[ConfigKind.DEVICE].row,
                                                                                    target="qemu-cortex-m0"))
     assert route(other) == on_device("qemu-cortex-m0") != on_device(device)  # a matrix: one exchange per target

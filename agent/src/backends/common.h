@@ -89,20 +89,24 @@ uint8_t tb_peer_id_copy(uint8_t *dst, size_t cap, const tb_conn_config *cfg);
  * is false (a size query that computes nothing) the call goes straight through. The static
  * assertion catches a parameter list that drifted from the library's prototype (the
  * wrapper would silently pass garbage otherwise). real_attrs: attributes of __real_sym
- * (mbed TLS: weak, for stripped builds that lack the function). Needs tlsbench/trace.h. */
-#define TB_TRACED_WRAP(sym, label, params, args, traced, real_attrs)                        \
-    int __real_##sym params real_attrs;                                                     \
-    int __wrap_##sym params;                                                                \
+ * (mbed TLS: weak, for stripped builds that lack the function). TB_TRACED_WRAP_T names the
+ * return type where it is not int (PSA's psa_status_t is int32_t: long on arm-none-eabi).
+ * Needs tlsbench/trace.h. */
+#define TB_TRACED_WRAP_T(ret_type, sym, label, params, args, traced, real_attrs)            \
+    ret_type __real_##sym params real_attrs;                                                \
+    ret_type __wrap_##sym params;                                                           \
     _Static_assert(__builtin_types_compatible_p(__typeof__(sym), __typeof__(__real_##sym)), \
                    #sym ": the wrapper's parameters differ from the library's");           \
-    int __wrap_##sym params {                                                               \
+    ret_type __wrap_##sym params {                                                          \
         if (!(traced))                                                                      \
             return __real_##sym args;                                                       \
         tb_begin(TB_L_##label);                                                             \
-        int ret = __real_##sym args;                                                        \
+        ret_type ret = __real_##sym args;                                                   \
         tb_end(TB_L_##label, (uint64_t)(int64_t)ret);                                       \
         return ret;                                                                         \
     }
+#define TB_TRACED_WRAP(sym, label, params, args, traced, real_attrs) \
+    TB_TRACED_WRAP_T(int, sym, label, params, args, traced, real_attrs)
 
 /* ---------------------------------------------------------------- RESUME (spec [options])
  * The rules every backend follows; the library keeps the client's session and reports

@@ -45,5 +45,8 @@ typedef int (*tb_vrfy_fn)(void *, mbedtls_x509_crt *, int, uint32_t *);
  * (no DHM, no PSK, no TLS 1.2); then nothing calls the wrapper either, and the link still
  * succeeds. */
 #define TB_WRAP(sym, label, params, args, traced) TB_TRACED_WRAP(sym, label, params, args, traced, __attribute__((weak)))
+#define TB_WRAP_PSA(sym, label, params, args, traced) \
+    TB_TRACED_WRAP_T(psa_status_t, sym, label, params, args, traced, __attribute__((weak)))
 #include "mbedtls3_wrap.h"
 #undef TB_WRAP
+#undef TB_WRAP_PSA

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The mbed TLS 3.6 functions traced as crypto operations: the ONE list. mbedtls3_crypto.c
  * expands it into __wrap_ functions; mbedtls3.cmake reads the symbol names from it for
- * the linker's --wrap flags. One line per function, always starting with "TB_WRAP(":
+ * the linker's --wrap flags. One line per function, always starting with "TB_WRAP(" (or
+ * "TB_WRAP_PSA(" for a function returning psa_status_t):
  *   TB_WRAP(symbol, label (TB_L_ without prefix), (parameters), (arguments), traced-when)
  * Every symbol here is called across object files of the static libraries (checked with
  * nm -A; calls inside one object file are not wrapped). With MBEDTLS_USE_PSA_CRYPTO off
@@ -22,9 +23,9 @@
  *                         mbedtls_x509_crt_verify_restartable > mbedtls_pk_verify_ext (chain) */
 /* no include guard: an X-macro list, expanded once per definition of TB_WRAP */
 TB_WRAP(mbedtls_ssl_tls13_generate_and_write_xxdh_key_exchange, KEY_GENERATE, (mbedtls_ssl_context *ssl, uint16_t named_group, unsigned char *buf, unsigned char *end, size_t *out_len), (ssl, named_group, buf, end, out_len), 1)
-TB_WRAP(psa_raw_key_agreement, SHARED_SECRET, (psa_algorithm_t alg, mbedtls_svc_key_id_t private_key, const uint8_t *peer_key, size_t peer_key_length, uint8_t *output, size_t output_size, size_t *output_length), (alg, private_key, peer_key, peer_key_length, output, output_size, output_length), 1)
-TB_WRAP(psa_key_derivation_input_bytes, KDF, (psa_key_derivation_operation_t *operation, psa_key_derivation_step_t step, const uint8_t *data, size_t data_length), (operation, step, data, data_length), tb_kdf_input_computes(operation, step))
-TB_WRAP(psa_key_derivation_output_bytes, KDF, (psa_key_derivation_operation_t *operation, uint8_t *output, size_t output_length), (operation, output, output_length), tb_kdf_output_computes(operation))
+TB_WRAP_PSA(psa_raw_key_agreement, SHARED_SECRET, (psa_algorithm_t alg, mbedtls_svc_key_id_t private_key, const uint8_t *peer_key, size_t peer_key_length, uint8_t *output, size_t output_size, size_t *output_length), (alg, private_key, peer_key, peer_key_length, output, output_size, output_length), 1)
+TB_WRAP_PSA(psa_key_derivation_input_bytes, KDF, (psa_key_derivation_operation_t *operation, psa_key_derivation_step_t step, const uint8_t *data, size_t data_length), (operation, step, data, data_length), tb_kdf_input_computes(operation, step))
+TB_WRAP_PSA(psa_key_derivation_output_bytes, KDF, (psa_key_derivation_operation_t *operation, uint8_t *output, size_t output_length), (operation, output, output_length), tb_kdf_output_computes(operation))
 TB_WRAP(mbedtls_ecdh_make_params, ECDH_MAKE_PARAMS, (mbedtls_ecdh_context *ctx, size_t *olen, unsigned char *buf, size_t blen, tb_rng_fn f_rng, void *p_rng), (ctx, olen, buf, blen, f_rng, p_rng), 1)
 TB_WRAP(mbedtls_ecdh_read_params, ECDH_READ_PARAMS, (mbedtls_ecdh_context *ctx, const unsigned char **buf, const unsigned char *end), (ctx, buf, end), 1)
 TB_WRAP(mbedtls_ecdh_make_public, ECDH_MAKE_PUBLIC, (mbedtls_ecdh_context *ctx, size_t *olen, unsigned char *buf, size_t blen, tb_rng_fn f_rng, void *p_rng), (ctx, olen, buf, blen, f_rng, p_rng), 1)

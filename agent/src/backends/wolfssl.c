@@ -39,6 +39,9 @@
 #include "wolfssl_internal.h"
 
 #define TB_WOLF_MAX_SUITES 128
+/* The connection's session on its WOLFSSL: ex_data slot 0, what wolfSSL_set_app_data uses
+ * (which only OPENSSL_EXTRA builds declare; a device build has HAVE_EX_DATA alone). */
+#define TB_WOLF_SESSION_SLOT 0
 
 /* ---------------------------------------------------------------- build options
  * Read once here, as constants, so function bodies carry no #ifdef. */
@@ -86,6 +89,16 @@
 #define TB_WOLF_FP_ECC 1
 #else
 #define TB_WOLF_FP_ECC 0
+#endif
+/* A build without a session cache (a device's: wolfSSL's settings.h implies NO_SESSION_CACHE
+ * from NO_ASN_TIME) keeps no session to resume: the session calls become no-ops and a RESUME
+ * configuration fails as not resumed, with that reason, instead of the build failing. */
+#ifdef NO_SESSION_CACHE
+static long tb_wolf_cache_mode(WOLFSSL_CTX *ctx, long mode) { return (void)ctx, mode; }
+static WOLFSSL_SESSION *tb_wolf_session_of(WOLFSSL *ssl) { return (void)ssl, NULL; }
+#else
+#define tb_wolf_cache_mode wolfSSL_CTX_set_session_cache_mode
+#define tb_wolf_session_of wolfSSL_get1_session
 #endif
 #ifdef NO_PSK
 #define TB_WOLF_PSK 0
@@ -694,8 +707,7 @@ static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, const tb_credential_
 /* Session handling per mode (tb_wolf_mode): tickets off but for TICKETS (TLS 1.2 ones off for
  * SESSION_ID too); the server's session cache only for SESSION_ID. */
 static void tb_wolf_ctx_sessions(WOLFSSL_CTX *ctx, tb_wolf_mode mode) {
-    wolfSSL_CTX_set_session_cache_mode(ctx, mode == TB_WOLF_MODE_SESSION_ID ? WOLFSSL_SESS_CACHE_SERVER
-                                                                       : WOLFSSL_SESS_CACHE_OFF);
+    tb_wolf_cache_mode(ctx, mode == TB_WOLF_MODE_SESSION_ID ? WOLFSSL_SESS_CACHE_SERVER : WOLFSSL_SESS_CACHE_OFF);
     if (mode == TB_WOLF_MODE_PLAIN)
         tb_wolf_ctx_no_tickets(ctx);
     if (mode == TB_WOLF_MODE_SESSION_ID)
@@ -838,7 +850,7 @@ static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
 static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx) {
     (void)ctx;
     static uint64_t secret;
-    tb_session *s = wolfSSL_get_app_data(ssl);
+    tb_session *s = wolfSSL_get_ex_data(ssl, TB_WOLF_SESSION_SLOT);
     uint8_t in[sizeof secret + sizeof s->peer_id], md[WC_SHA256_DIGEST_SIZE];
     if (!secret)
         secret = tb_port_now_ns() | 1u; /* unpredictable enough for a benchmark's loopback */
@@ -960,7 +972,7 @@ static int tb_wolf_ticket_cb(WOLFSSL *ssl, const unsigned char *ticket, int len,
 #endif
 
 static const char *tb_wolf_session_suite_name(WOLFSSL *ssl) {
-    tb_session *s = wolfSSL_get_app_data(ssl);
+    tb_session *s = wolfSSL_get_ex_data(ssl, TB_WOLF_SESSION_SLOT);
     return s ? s->suite->wolf_name : "";
 }
 
@@ -1112,7 +1124,7 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     }
     wolfSSL_SetIOReadCtx(s->ssl, s);
     wolfSSL_SetIOWriteCtx(s->ssl, s);
-    wolfSSL_set_app_data(s->ssl, s);
+    wolfSSL_set_ex_data(s->ssl, TB_WOLF_SESSION_SLOT, s);
     return s;
 }
 
@@ -1139,7 +1151,7 @@ static tb_step_result tb_wolf_handshake_over(tb_session *s, int32_t *lib_error) 
     tb_step_result r = tb_resume_verdict(s->options, s->first_connection, wolfSSL_session_reused(s->ssl) == 1, lib_error);
     if (r == TB_STEP_DONE && (s->options & TB_OPTION_RESUME) && s->peer == TB_PEER_CLIENT) {
         wolfSSL_SESSION_free(tb_wolf.resume);
-        tb_wolf.resume = wolfSSL_get1_session(s->ssl);
+        tb_wolf.resume = tb_wolf_session_of(s->ssl);
     }
     return r;
 }

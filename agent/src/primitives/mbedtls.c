@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mbed TLS 2.28's crypto calls for the primitive experiments (common.h). Each primitive is
- * compiled in only when the linked build's config has it, so a stripped custom build lists
- * fewer experiments instead of failing to build. Not in 2.28 at all: SHA3-256 and Ed25519.
+/* mbed TLS's crypto calls for the primitive experiments (common.h), 2.28 and 3.6 alike. Each
+ * primitive is compiled in only when the linked build's config has it, so a stripped custom
+ * build lists fewer experiments instead of failing to build. Not in 2.28 at all: SHA3-256
+ * (3.x has it); in neither: Ed25519.
  *
  * Calls are the module APIs TLS itself reaches (md, gcm/ccm/chachapoly, aes, pk, ecdh), on
- * contexts prepared by open(): keys set, HMAC pads computed, EC groups loaded. */
+ * contexts prepared by open(): keys set, HMAC pads computed, EC groups loaded. A 3.x build
+ * with MBEDTLS_USE_PSA_CRYPTO (the device builds) does its TLS key agreement through PSA, so
+ * ecdh-* here does too (psa_generate_key + psa_export_public_key, psa_raw_key_agreement):
+ * where the build has a PSA driver (p256-m), the primitive measures the driver, as TLS does.
+ * pk sign and verify go through PSA there on their own. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 #include "mbedtls/entropy.h"
 #include "mbedtls/md.h"
 #include "mbedtls/pk.h"
+#include "mbedtls/version.h"
 #if defined(MBEDTLS_AES_C)
 #include "mbedtls/aes.h"
 #endif
@@ -29,6 +35,10 @@
 #if defined(MBEDTLS_ECDH_C)
 #include "mbedtls/ecdh.h"
 #endif
+#if defined(MBEDTLS_USE_PSA_CRYPTO)
+#include "mbedtls/psa_util.h"
+#include "psa/crypto.h"
+#endif
 
 #include "common.h"
 #include "tlsbench/credentials.h"
@@ -41,6 +51,9 @@
 #endif
 #if defined(MBEDTLS_SHA512_C) && defined(MBEDTLS_MD_C)
 #define TB_MBED_SHA512 1
+#endif
+#if defined(MBEDTLS_SHA3_C) && defined(MBEDTLS_MD_C)
+#define TB_MBED_SHA3 1
 #endif
 #if defined(MBEDTLS_AES_C) && defined(MBEDTLS_GCM_C)
 #define TB_MBED_GCM 1
@@ -65,11 +78,24 @@
 #define TB_MBED_ECDSA_K256 1
 #endif
 #endif
-#if defined(MBEDTLS_ECDH_C) && defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
+#if defined(MBEDTLS_USE_PSA_CRYPTO)
+#define TB_MBED_ECDH_PSA 1 /* key agreement as TLS makes it: PSA */
+#endif
+#if (defined(MBEDTLS_ECDH_C) || defined(TB_MBED_ECDH_PSA)) && defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
 #define TB_MBED_X25519 1
 #endif
-#if defined(MBEDTLS_ECDH_C) && defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+#if (defined(MBEDTLS_ECDH_C) || defined(TB_MBED_ECDH_PSA)) && defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
 #define TB_MBED_ECDH_P256 1
+#endif
+
+/* What 3.x changed in the calls used here: the key parser takes the RNG (blinding), a
+ * signature call its buffer's size. */
+#if MBEDTLS_VERSION_MAJOR >= 3
+#define TB_MBED_PARSE_KEY(pk, pem, len) mbedtls_pk_parse_key(pk, pem, len, NULL, 0, TB_RNG)
+#define TB_MBED_SIG_ROOM(room) room,
+#else
+#define TB_MBED_PARSE_KEY(pk, pem, len) mbedtls_pk_parse_key(pk, pem, len, NULL, 0)
+#define TB_MBED_SIG_ROOM(room)
 #endif
 
 /* ---------------------------------------------------------------- calls past the wrappers */
@@ -82,10 +108,13 @@
 #define TB_UNTRACED(sym) (__real_##sym ? __real_##sym : sym)
 TB_REAL(mbedtls_pk_sign)
 TB_REAL(mbedtls_pk_verify)
-#if defined(MBEDTLS_ECDH_C)
+#if defined(MBEDTLS_ECDH_C) && !defined(TB_MBED_ECDH_PSA)
 TB_REAL(mbedtls_ecdh_make_public)
 TB_REAL(mbedtls_ecdh_read_public)
 TB_REAL(mbedtls_ecdh_calc_secret)
+#endif
+#if defined(TB_MBED_ECDH_PSA)
+TB_REAL(psa_raw_key_agreement)
 #endif
 
 
@@ -157,7 +186,10 @@ typedef struct tb_mbed_pk {
 
 typedef struct tb_mbed_ecdh {
     tb_prim_id id;
-#if defined(MBEDTLS_ECDH_C)
+#if defined(TB_MBED_ECDH_PSA)
+    psa_key_attributes_t attributes;
+    mbedtls_svc_key_id_t peer[2]; /* each peer's current key pair (0: none) */
+#elif defined(MBEDTLS_ECDH_C)
     mbedtls_ecdh_context peer[2];
 #endif
 } tb_mbed_ecdh;
@@ -253,6 +285,9 @@ static const tb_mbed_alg tb_mbed_algs[TB_PRIM_COUNT] = {
 #if defined(TB_MBED_SHA512)
     [TB_PRIM_SHA512] = {.md = MBEDTLS_MD_SHA512},
 #endif
+#if defined(TB_MBED_SHA3)
+    [TB_PRIM_SHA3_256] = {.md = MBEDTLS_MD_SHA3_256},
+#endif
 #if defined(TB_MBED_GCM)
     [TB_PRIM_AES128_GCM] = {.aead = &tb_mbed_gcm},
     [TB_PRIM_AES256_GCM] = {.aead = &tb_mbed_gcm},
@@ -339,8 +374,7 @@ static int tb_mbed_pk_key(tb_mbed_pk *o, const tb_mbed_alg *alg) {
         const tb_credential_pem *pem = tb_credential_pem_find(alg->credential);
         if (pem == NULL)
             return -1;
-        return mbedtls_pk_parse_key(&o->pk, (const unsigned char *)pem->server_key, strlen(pem->server_key) + 1,
-                                    NULL, 0);
+        return TB_MBED_PARSE_KEY(&o->pk, (const unsigned char *)pem->server_key, strlen(pem->server_key) + 1);
     }
 #if defined(MBEDTLS_ECP_C)
     int rc = mbedtls_pk_setup(&o->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
@@ -361,20 +395,45 @@ static void *tb_mbed_open_pk(tb_prim_id id, const uint8_t *key, size_t key_len, 
     return rc ? tb_mbed_fail(o, tb_mbed_close, err, errlen, "loading or generating the key failed", id, rc) : o;
 }
 
+/* A key agreement's two peers: legacy ECDH contexts on the curve, or (TB_MBED_ECDH_PSA) the
+ * PSA attributes of the curve's key pairs, each peer's key made by keygen. */
+#if defined(TB_MBED_ECDH_PSA)
+static int tb_mbed_ecdh_setup(tb_mbed_ecdh *o, mbedtls_ecp_group_id curve) {
+    size_t bits = 0;
+    psa_ecc_family_t family = mbedtls_ecc_group_to_psa(curve, &bits);
+    if (family == 0 || psa_crypto_init() != PSA_SUCCESS)
+        return MBEDTLS_ERR_ECP_FEATURE_UNAVAILABLE;
+    o->attributes = psa_key_attributes_init();
+    psa_set_key_type(&o->attributes, PSA_KEY_TYPE_ECC_KEY_PAIR(family));
+    psa_set_key_bits(&o->attributes, bits);
+    psa_set_key_usage_flags(&o->attributes, PSA_KEY_USAGE_DERIVE);
+    psa_set_key_algorithm(&o->attributes, PSA_ALG_ECDH);
+    return 0;
+}
+static void tb_mbed_ecdh_free(tb_mbed_ecdh *o, int peer) {
+    psa_destroy_key(o->peer[peer]);
+    o->peer[peer] = MBEDTLS_SVC_KEY_ID_INIT;
+}
+#elif defined(MBEDTLS_ECDH_C)
+static int tb_mbed_ecdh_setup(tb_mbed_ecdh *o, mbedtls_ecp_group_id curve) {
+    for (int p = 0; p < 2; p++)
+        mbedtls_ecdh_init(&o->peer[p]);
+    int rc = mbedtls_ecdh_setup(&o->peer[0], curve);
+    return rc ? rc : mbedtls_ecdh_setup(&o->peer[1], curve);
+}
+static void tb_mbed_ecdh_free(tb_mbed_ecdh *o, int peer) { mbedtls_ecdh_free(&o->peer[peer]); }
+#else
+static int tb_mbed_ecdh_setup(tb_mbed_ecdh *o, mbedtls_ecp_group_id curve) { (void)o, (void)curve; return -1; }
+static void tb_mbed_ecdh_free(tb_mbed_ecdh *o, int peer) { (void)o, (void)peer; }
+#endif
+
 static void *tb_mbed_open_ecdh(tb_prim_id id, const uint8_t *key, size_t key_len, char *err, size_t errlen) {
     (void)key, (void)key_len;
     tb_mbed_ecdh *o = calloc(1, sizeof *o);
     if (o == NULL)
         return NULL;
     o->id = id;
-    int rc = -1;
-#if defined(MBEDTLS_ECDH_C)
-    for (int p = 0; p < 2; p++)
-        mbedtls_ecdh_init(&o->peer[p]);
-    rc = mbedtls_ecdh_setup(&o->peer[0], tb_mbed_algs[id].curve);
-    if (rc == 0)
-        rc = mbedtls_ecdh_setup(&o->peer[1], tb_mbed_algs[id].curve);
-#endif
+    int rc = tb_mbed_ecdh_setup(o, tb_mbed_algs[id].curve);
     return rc ? tb_mbed_fail(o, tb_mbed_close, err, errlen, "loading the curve failed", id, rc) : o;
 }
 
@@ -399,12 +458,8 @@ static void tb_mbed_close_cbc(void *obj) {
 }
 static void tb_mbed_close_pk(void *obj) { mbedtls_pk_free(&((tb_mbed_pk *)obj)->pk); }
 static void tb_mbed_close_ecdh(void *obj) {
-#if defined(MBEDTLS_ECDH_C)
     for (int p = 0; p < 2; p++)
-        mbedtls_ecdh_free(&((tb_mbed_ecdh *)obj)->peer[p]);
-#else
-    (void)obj;
-#endif
+        tb_mbed_ecdh_free(obj, p);
 }
 
 static const tb_mbed_kind tb_mbed_kinds[] = {
@@ -481,20 +536,41 @@ static int tb_mbed_cbc_decrypt(void *obj, const uint8_t iv[16], const uint8_t *i
 #define tb_mbed_cbc_decrypt NULL
 #endif
 
-/* mbedtls_pk_sign in 2.28 takes no output size: refuse a buffer smaller than the key. */
+/* mbedtls_pk_sign in 2.28 takes no output size: refuse a buffer smaller than the key (3.x takes it). */
 static int tb_mbed_sign(void *obj, const uint8_t digest[32], uint8_t *sig, size_t *sig_len) {
     tb_mbed_pk *o = obj;
     size_t room = *sig_len;
     if (mbedtls_pk_get_type(&o->pk) == MBEDTLS_PK_RSA && mbedtls_pk_get_len(&o->pk) > room)
         return -1;
-    return TB_UNTRACED(mbedtls_pk_sign)(&o->pk, MBEDTLS_MD_SHA256, digest, 32, sig, sig_len, TB_RNG);
+    return TB_UNTRACED(mbedtls_pk_sign)(&o->pk, MBEDTLS_MD_SHA256, digest, 32, sig, TB_MBED_SIG_ROOM(room) sig_len,
+                                        TB_RNG);
 }
 
 static int tb_mbed_verify(void *obj, const uint8_t digest[32], const uint8_t *sig, size_t sig_len) {
     return TB_UNTRACED(mbedtls_pk_verify)(&((tb_mbed_pk *)obj)->pk, MBEDTLS_MD_SHA256, digest, 32, sig, sig_len);
 }
 
-#if defined(MBEDTLS_ECDH_C)
+#if defined(TB_MBED_ECDH_PSA)
+/* The TLS 1.3 (and, with MBEDTLS_USE_PSA_CRYPTO, TLS 1.2) calls: a fresh key pair and its
+ * public key in the key share's form; the peer's key imported, checked and agreed with. */
+static int tb_mbed_keygen(void *obj, int peer, uint8_t *pub, size_t *pub_len) {
+    tb_mbed_ecdh *o = obj;
+    size_t room = *pub_len;
+    tb_mbed_ecdh_free(o, peer);
+    psa_status_t status = psa_generate_key(&o->attributes, &o->peer[peer]);
+    if (status == PSA_SUCCESS)
+        status = psa_export_public_key(o->peer[peer], pub, room, pub_len);
+    return status == PSA_SUCCESS ? 0 : (int)status;
+}
+static int tb_mbed_shared(void *obj, int peer, const uint8_t *peer_pub, size_t pub_len, uint8_t *secret,
+                          size_t *secret_len) {
+    tb_mbed_ecdh *o = obj;
+    size_t room = *secret_len;
+    psa_status_t status = TB_UNTRACED(psa_raw_key_agreement)(PSA_ALG_ECDH, o->peer[peer], peer_pub, pub_len,
+                                                              secret, room, secret_len);
+    return status == PSA_SUCCESS ? 0 : (int)status;
+}
+#elif defined(MBEDTLS_ECDH_C)
 /* The TLS calls: a fresh key pair and its public point in ECPoint wire form (length byte
  * first); the peer's point read and checked, then the secret. */
 static int tb_mbed_keygen(void *obj, int peer, uint8_t *pub, size_t *pub_len) {
@@ -534,6 +610,9 @@ const tb_experiment *const tb_library_primitives[] = {
 #endif
 #if defined(TB_MBED_SHA512)
     TB_PRIM(SHA512),
+#endif
+#if defined(TB_MBED_SHA3)
+    TB_PRIM(SHA3_256),
 #endif
 #if defined(TB_MBED_SHA256)
     TB_PRIM(HMAC_SHA256),
@@ -579,5 +658,11 @@ const tb_experiment *const tb_library_primitives[] = {
 #if defined(TB_MBED_RSA)
     TB_PRIM_SCENARIO(SHA256_RSA2048),
 #endif
-    NULL, /* no SHA-3 or Ed25519 in 2.28: their scenarios are left out too */
+#if defined(TB_MBED_SHA3) && defined(TB_MBED_ECDSA_P256)
+    TB_PRIM_SCENARIO(SHA3_P256),
+#endif
+#if defined(TB_MBED_SHA3) && defined(TB_MBED_ECDSA_K256)
+    TB_PRIM_SCENARIO(SHA3_K256),
+#endif
+    NULL, /* no Ed25519 in mbed TLS (nor SHA-3 in 2.28): their scenarios are left out too */
 };

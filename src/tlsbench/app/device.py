@@ -45,7 +45,7 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     config = Path(device.config) if device.config else None
     setups = []
     for target in device.targets:
-        images, build = _built(target, config, device.images, progress)
+        images, build = _built(target, device.library, config, device.images, progress)
         setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build, **common))
     return tuple(setups)
 
@@ -56,18 +56,19 @@ def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda me
     return greeting_of(setups_for(device, progress)[0], timeouts)
 
 
-def _built(target: str, config: Path | None, variants: tuple[str, ...], progress: Callable[[str], None]
-           ) -> tuple[dict[str, FirmwareImage], dict]:
-    """The images built for the target with the config (the cache, else a build); the target's
-    own library build and config by default (spec/targets.toml)."""
+def _built(target: str, library: str | None, config: Path | None, variants: tuple[str, ...],
+           progress: Callable[[str], None]) -> tuple[dict[str, FirmwareImage], dict]:
+    """The images of a library build for the target (the cache, else a build); the target's own
+    library build by default (spec/targets.toml), with the build's config header unless named."""
     try:
-        request = firmware.FirmwareRequest.of_target(target, config)
+        request = firmware.FirmwareRequest.of_target(target, config, library)
+        header = request.header
     except BuildError as exc:
         raise FirmwareUnavailable(str(exc)) from None
-    problem = inputs.not_a_regular_file(request.config)
+    problem = inputs.not_a_regular_file(header)
     if problem:
-        raise FirmwareUnavailable(f"device config {request.config} {problem}: name a library config header "
-                                  f"for the board ({firmware.TARGETS[target].config.name} is the target's)")
+        raise FirmwareUnavailable(f"device config {header} {problem}: name a library config header "
+                                  "for the board (default: the library build's, spec/libraries.toml [device])")
     try:
         build = firmware.ensure_firmware(request, progress)
     except BuildError as exc:

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The agent as firmware for a device target (docs/porting.md): `make firmware`, or
-`python -m tlsbench.builder.firmware [--target qemu-cortex-m0] [--config H] [--library mbedtls@2.28]`.
+`python -m tlsbench.builder.firmware [--target qemu-cortex-m0] [--library mbedtls@3.6] [--config H]`.
 
     the library cross-built with the board config    (tlsbench.builder.cross: cached, once)
       -> agent/firmware configured against it        build/firmware/<name>/
@@ -27,19 +27,23 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tlsbench.builder import cross
+from tlsbench.builder import cross, footprint
+from tlsbench.builder.libraries import CachedLibrary
 from tlsbench.builder.shell import BuildError, query, run
+from tlsbench.core import libraries as declared
 from tlsbench.core import targets
 from tlsbench.core.image import ImageSizes
 
 REPO = cross.REPO
 FIRMWARE_SOURCE = REPO / "agent" / "firmware"
 DEFAULT_TARGET = targets.load().default
-DEFAULT_CONFIG = DEFAULT_TARGET.config
 DEFAULT_LIBRARY = DEFAULT_TARGET.library
+DEFAULT_CONFIG = DEFAULT_TARGET.config  # the default target's header for its default build
 TARGETS = {t.name: t for t in targets.load().all}  # --target: what HELLO's device.target says
 BUILD_ROOT = REPO / "build" / "firmware"
 RECORD = "firmware.json"
+
+
 VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name suffix
 
 
@@ -57,30 +61,44 @@ def target_named(name: str) -> targets.Target:
 
 @dataclass(frozen=True)
 class FirmwareRequest:
-    config: Path = DEFAULT_CONFIG
-    library: str = DEFAULT_LIBRARY
+    config: Path | None = None  # None: the library build's on the target (default_config)
+    library: str = DEFAULT_LIBRARY  # a device build (spec/libraries.toml [device]): its name or label
     target: str = DEFAULT_TARGET.name
-    name: str = ""             # "" = <library>-<config stem>[-<target>]: tlsbench-firmware-mbedtls-device-mps2
+    name: str = ""             # "" = <build label>-<config stem>[-<target>]: tlsbench-firmware-mbedtls-device-mps2
     build_root: Path = BUILD_ROOT
     jobs: int = os.cpu_count() or 2
 
     @classmethod
     def of_target(cls, target: str, config: Path | None = None, library: str | None = None,
                   **rest: object) -> FirmwareRequest:
-        """A request for a target with its own default library build and config (targets.toml)."""
-        t = target_named(target)
-        return cls(config or t.config, library or t.library, target, **rest)  # type: ignore[arg-type]
+        """A request for a target, with its own default library build (targets.toml) unless named."""
+        return cls(config, library or target_named(target).library, target, **rest)  # type: ignore[arg-type]
+
+    @property
+    def header(self) -> Path:
+        """The config header the library and the firmware are built with."""
+        return self.config or default_config(self.library, self.target)
 
     @property
     def image_name(self) -> str:
-        """The default target's images keep the name they always had; another target's say
-        which target they are for (one folder per target x library build)."""
+        """<the build's label, @ as ->-<config stem>[-<target>]: mbedtls-device-mps2,
+        mbedtls-3.6+p256m-device-p256m-qemu-cortex-m0 (the default target's without its name)."""
         suffix = "" if self.target == DEFAULT_TARGET.name else f"-{self.target}"
-        return self.name or f"{self.library.split('@')[0]}-{self.config.stem}{suffix}"
+        label = cross.cross_source(self.library).build.label.replace("@", "-")
+        return self.name or f"{label}-{self.header.stem}{suffix}"
 
     @property
     def folder(self) -> Path:
         return self.build_root / self.image_name
+
+
+def default_config(library: str, target: str = DEFAULT_TARGET.name) -> Path:
+    """A device build's config header: spec/libraries.toml's, or the target's own `config` for
+    the target's default build (spec/targets.toml: a board that needs its own sizes says so)."""
+    build = cross.cross_source(library).build
+    declared_target = target_named(target)
+    default = cross.cross_source(declared_target.library).build
+    return declared_target.config if build == default else build.config
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,7 @@ class FirmwareImage(ImageSizes):
     data: int                  # flash and RAM: initialised variables
     bss: int                   # RAM: zeroed variables (trace buffer, queues, JSON buffer)
     sha256: str
+    footprint: dict = field(default_factory=dict)  # from the link map: library apart (builder/footprint.py)
 
 
 @dataclass(frozen=True)
@@ -125,18 +144,22 @@ def image_sizes(size_tool: str, elf: Path) -> tuple[int, int, int]:
     return text, data, bss
 
 
-def _image(size_tool: str, variant: str, elf: Path) -> FirmwareImage:
+def _image(size_tool: str, variant: str, elf: Path, archives: list[str]) -> FirmwareImage:
+    """An image's sizes, and the library's own bytes from its link map (`archives`: the
+    library's archive names)."""
     if not elf.is_file():
         raise BuildError(f"the firmware build produced no {elf.name}")
     text, data, bss = image_sizes(size_tool, elf)
-    return FirmwareImage(variant, elf, text, data, bss, file_sha256(elf))
+    link_map = elf.with_suffix(".map")
+    found = footprint.of_map(link_map, archives).to_json() if link_map.is_file() else {}
+    return FirmwareImage(variant, elf, text, data, bss, file_sha256(elf), found)
 
 
 def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
     """The library (cached), then both images; firmware.json records what was built."""
     target = target_named(req.target)
     toolchain = cross.toolchain(target)
-    config = req.config.resolve()
+    config = req.header.resolve()
     seconds: dict[str, float] = {}
     t = time.monotonic()
     lib = cross.ensure(req.library, config, toolchain, jobs=req.jobs, progress=progress)
@@ -150,12 +173,13 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
     _forget_other_toolchain(folder, toolchain)
     backend = cross.cross_source(lib.spec).library.backend  # agent/firmware/backends/<backend>.cmake
     run(["cmake", "-S", str(FIRMWARE_SOURCE), "-B", str(folder), *toolchain.cmake_options(),
-         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={target.name}", f"-DTB_FW_LIBRARY={backend}",
-         f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}", f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}",
-         f"-DTB_FW_NAME={req.image_name}"], "configuring the firmware", log=log)
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={target.name}", *library_options(lib, backend),
+         f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}", f"-DTB_FW_NAME={req.image_name}"],
+        "configuring the firmware", log=log)
     run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
     seconds["firmware"] = round(time.monotonic() - t, 2)
-    images = tuple(_image(toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf")
+    images = tuple(_image(toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf",
+                          [p.name for p in lib.archive_paths()])
                    for variant, suffix in VARIANTS)
     cross.check_attributes(toolchain, [i.path for i in images], log)  # every object linked in, for the core
     result = FirmwareBuild(req.image_name, target.board, target.name, lib.spec, lib.version,
@@ -163,6 +187,16 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def library_options(lib: CachedLibrary, backend: str) -> list[str]:
+    """What the firmware's CMake is told of the library build: its backend
+    (agent/firmware/backends/<backend>.cmake), its prefix, its archives in link order and where
+    its source came from (HELLO)."""
+    archives = ";".join(str(p) for p in lib.archive_paths())
+    return [f"-DTB_FW_LIBRARY={backend}", f"-DTB_FW_LIBRARY_PREFIX={lib.prefix}",
+            f"-DTB_FW_LIBRARY_ARCHIVES={archives}",
+            f"-DTB_FW_LIBRARY_ORIGIN=Debian {lib.debian_suite} {lib.library} {lib.debian_version}"]
 
 
 def _config_file(folder: Path, config: Path) -> Path:
@@ -198,8 +232,8 @@ def load_record(folder: Path) -> FirmwareBuild | None:
     there with the SHA-256 it recorded (a half-finished or since-rebuilt folder)."""
     try:
         d = json.loads((folder / RECORD).read_text())
-        images = tuple(FirmwareImage(i["variant"], folder / i["path"], i["text"], i["data"], i["bss"], i["sha256"])
-                       for i in d["images"])
+        images = tuple(FirmwareImage(i["variant"], folder / i["path"], i["text"], i["data"], i["bss"], i["sha256"],
+                                     dict(i.get("footprint", {}))) for i in d["images"])
         build = FirmwareBuild(d["name"], d["board"], d["target"], d["library"], d["library_version"],
                               dict(d["config"]), dict(d["toolchain"]), Path(d["library_prefix"]), images,
                               dict(d.get("seconds", {})))
@@ -214,9 +248,10 @@ def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lamb
     """The images of a request from the firmware cache (build/firmware/<name>/), built on
     demand; `tlsbench build firmware` builds them again (after a change to the agent)."""
     found = load_record(req.folder)
-    config = req.config.resolve()
+    config = req.header.resolve()
     if (found is not None and found.target == req.target and config.is_file()
-            and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()):
+            and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()
+            and all(i.footprint for i in found.images)):  # a record from before the link map was read
         return found
     return build_firmware(req, progress)
 
@@ -229,6 +264,10 @@ def report(b: FirmwareBuild) -> str:
                      f"           text {i.text:,}  data {i.data:,}  bss {i.bss:,}  "
                      f"(flash {i.flash:,}, static RAM {i.static_ram:,} bytes)\n"
                      f"           sha256 {i.sha256}")
+        parts = i.footprint.get("parts", {})
+        if parts:
+            lines.append("           " + ", ".join(f"{part} flash {b['flash']:,} RAM {b['ram']:,}"
+                                                   for part, b in parts.items()) + " (link map)")
     lines.append(f"  built in {b.seconds.get('library', 0):.1f} s (library, cached after the first build) + "
                  f"{b.seconds.get('firmware', 0):.1f} s (firmware)")
     return "\n".join(lines)
@@ -239,23 +278,37 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Build the agent's firmware images (docs/porting.md).")
     ap.add_argument("--target", action="append", help=f"device target ({', '.join(TARGETS)}; default: "
                     f"{DEFAULT_TARGET.name}), repeatable; `all`: every one")
-    ap.add_argument("--config", type=Path, help="the library's config header (default: the target's)")
-    ap.add_argument("--library", help=f"library build ({', '.join(cross.CROSS_SOURCES)}; default: the target's)")
+    ap.add_argument("--library", help=f"device library build ({', '.join(cross.CROSS_SOURCES)}; default: the "
+                    "target's), or `all`: every one the target's core builds (each cached once built)")
+    ap.add_argument("--config", type=Path, default=None,
+                    help="the library's config header (default: the library build's, spec/libraries.toml)")
     ap.add_argument("--name", default="", help="image name (default: <library>-<config stem>[-<target>])")
     ap.add_argument("--out", type=Path, default=BUILD_ROOT, help="build folder (one subfolder per image name)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
+    every = args.library == "all"
+    if every and (args.config or args.name):
+        print("error: --library all builds each library build with its own config and name: drop --config "
+              "and --name", file=sys.stderr)
+        return 1
     chosen = args.target or [DEFAULT_TARGET.name]
-    for target in (list(TARGETS) if "all" in chosen else chosen):
-        try:
-            req = FirmwareRequest.of_target(target, args.config, args.library, name=args.name,
-                                            build_root=args.out, jobs=args.jobs)
-            result = build_firmware(req, progress=lambda message: print(message, file=sys.stderr))
-        except BuildError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        print(report(result))
+    try:
+        requests = [FirmwareRequest.of_target(target, args.config, library, name=args.name, build_root=args.out,
+                                              jobs=args.jobs)
+                    for target in (list(TARGETS) if "all" in chosen else chosen)
+                    for library in (builds_for(target) if every else [args.library])]
+        for req in requests:  # each afresh (an incremental build: seconds when nothing changed; the library is cached)
+            print(report(build_firmware(req, progress=lambda message: print(message, file=sys.stderr))))
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
+
+
+def builds_for(target: str) -> list[str]:
+    """Every device library build the target's core builds (spec/libraries.toml [device] arch)."""
+    arch = target_named(target).arch.name
+    return [b.name for b in declared.load().device if b.builds_for(arch)]
 
 
 if __name__ == "__main__":

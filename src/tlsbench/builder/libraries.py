@@ -430,17 +430,20 @@ def ensure(spec: str | Recipe, cache: Path | None = None, jobs: int | None = Non
 
 
 def source_tree(spec: str | Recipe, cache: Path | None = None, log: Path | None = None,
-                progress: Callable[[str], None] = lambda message: None) -> tuple[str, Path]:
-    """The unpacked Debian source a recipe builds from: (Debian version, tree). The cached
-    build's own source when there is one (no network), else the newest the mirror serves."""
+                progress: Callable[[str], None] = lambda message: None,
+                debian_version: str | None = None) -> tuple[str, Path]:
+    """The unpacked Debian source a recipe builds from: (Debian version, tree). That version
+    when given, else the cached build's own source when there is one (no network once
+    unpacked), else the newest the mirror serves."""
     rec = recipe(spec)
     cache = cache or default_cache()
     entry = cached(rec, cache)
+    version = debian_version or (entry.debian_version if entry else None)
     try:
-        if entry:
+        if version:
             mirror, keyring = system_mirror()
             archive = SourceArchive(cache / "apt" / SUITE, SUITE, mirror, keyring)
-            return entry.debian_version, archive.fetch(rec.package, entry.debian_version, cache / "src", log)
+            return version, archive.fetch(rec.package, version, cache / "src", log)
         with locked(rec.layout(cache).lock):
             return _fetch(rec, cache, log, progress)
     except BuildError as exc:

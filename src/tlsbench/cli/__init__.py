@@ -108,7 +108,7 @@ BUILDS = "finished builds stay in the cache: run the same command again to finis
 INTERRUPTED = {
     "suites": READS, "experiments": READS, "plan": READS, "run": RESUMES, "primitives": RESUMES,
     "status": READS, "trace": READS, "derive": "what it stored stays valid: run derive again to finish",
-    "report": AGAIN, "export": AGAIN, "compare": AGAIN, "predict": AGAIN,
+    "report": AGAIN, "matrix": AGAIN, "export": AGAIN, "compare": AGAIN, "predict": AGAIN,
     "energy": "a capture is stored whole or not at all: run the same command again", "build": BUILDS, "libs": BUILDS,
     "clean": "what was removed is gone, the rest is untouched: run clean again to finish",
 }
@@ -121,7 +121,8 @@ INTERRUPTED_ELSE = "run the same command again"
 COMMANDS = {
     "suites": "run:suites", "experiments": "run:experiments_command", "plan": "run:plan_group", "run": "run:run",
     "primitives": "run:primitives", "status": "run:status_command", "trace": "run:trace",
-    "derive": "report:derive", "report": "report:report", "export": "report:export", "compare": "report:compare",
+    "derive": "report:derive", "report": "report:report", "matrix": "report:matrix", "export": "report:export",
+    "compare": "report:compare",
     "energy": "energy:energy", "predict": "predict:predict", "build": "build:build_group", "libs": "build:libs",
     "clean": "clean:clean",
 }

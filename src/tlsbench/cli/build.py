@@ -134,13 +134,15 @@ for _spec in custom_version.CUSTOM_RECIPES:
 @build_group.command(name="firmware")
 @click.option("--target", type=click.Choice(list(firmware.TARGETS)), default=firmware.DEFAULT_TARGET.name,
               show_default=True, help="The device target (spec/targets.toml): its core, board and memory map.")
-@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The library's config header (version-specific: configs/<library>/; default: the target's).")
-@click.option("--library", help="The library build to cross-compile (default: the target's).")
+@click.option("--library", type=click.Choice(sorted(firmware.cross.CROSS_SOURCES)),
+              help="The device library build to cross-compile (spec/libraries.toml [device]; default: the target's).")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The library's config header (version-specific: configs/<library>/; default: the library "
+                   "build's, spec/libraries.toml [device]).")
 @click.option("--name", default="", help="Image name (default: <library>-<config stem>[-<target>]).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs (default: all cores).")
-def build_firmware(target: str, config: Path | None, library: str | None, name: str, jobs: int | None) -> None:
-    """Both firmware images (counting, memory) for a target: the library cross-built once into
+def build_firmware(target: str, library: str | None, config: Path | None, name: str, jobs: int | None) -> None:
+    """Both firmware images (counting, memory) for a target and library build: the library cross-built once into
     the cache, then the images into build/firmware/<name>/; prints their sizes and SHA-256."""
     try:
         request = firmware.FirmwareRequest.of_target(target, config, library, name=name,

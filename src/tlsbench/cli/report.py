@@ -17,11 +17,33 @@ from tlsbench.report import WINNERS_MODES
 
 FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
 
+def parse_budget(text: str) -> "Budget":
+    """ram_kb=32,flash_kb=256 (either or both), as --budget takes it."""
+    from tlsbench.analysis.questions.device import Budget
+
+    fields: dict[str, float] = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if name.strip() not in ("ram_kb", "flash_kb") or number <= 0:
+            raise click.BadParameter(f"{item.strip()!r}: give ram_kb=N and/or flash_kb=N (KiB, above 0), "
+                                     "e.g. ram_kb=32,flash_kb=256", param_hint="--budget")
+        fields[name.strip()] = number
+    return Budget(**fields)
+
+
 @click.command()
 @click.argument("experiment")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store; "
                                                                     "`-`: standard output).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
+@click.option("--budget", callback=lambda ctx, param, value: parse_budget(value) if value else None,
+              metavar="ram_kb=N,flash_kb=N",
+              help="A device part's RAM and flash (KiB, either or both): the footprint table says per configuration "
+                   "and peer whether it fits (the library's static RAM + heap peak + stack; the library's flash).")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
               help="Also write every figure of the report as a file of its own here (for papers), in --format.")
 @click.option("--format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
@@ -38,7 +60,7 @@ FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vecto
               help="The crossover plot's x axis, swept around the first --predict link.")
 @flagged_option
 @output_option
-def report(experiment: str, out: str | None, other: str | None, figures_dir: str | None, figure_format: str,
+def report(experiment: str, out: str | None, other: str | None, budget, figures_dir: str | None, figure_format: str,
            pdf_dir: str | None, winners: str,
            profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
            output: str | None) -> None:
@@ -57,6 +79,13 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
             folder_path(folder, option)  # `-` refused before the work
     analysis = analyze_experiment(experiment, output, include_flagged)
     other_analysis = analyze_experiment(other, output, include_flagged) if other else None
+    if budget is not None:
+        from tlsbench.analysis.questions.device import apply_budget
+
+        if analysis.results.device is None:
+            raise click.BadParameter(f"{experiment} ran on no device: a budget applies to a device's footprint",
+                                     param_hint="--budget")
+        apply_budget(analysis.results.device, budget)
     predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
     target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
                         other_analysis, winners, profile, predictions=predictions)
@@ -277,3 +306,18 @@ def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # 
         click.echo(f"not compared: {line}", err=True)
     for warning in cmp_.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+@click.command(name="matrix")
+@click.argument("experiments", nargs=-1, required=True)
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="Markdown file (default and `-`: standard output).")
+def matrix(experiments: tuple[str, ...], out: str | None) -> None:
+    """Device experiments side by side: one column per core x library build, one row per
+    handshake configuration; each peer's count and its rank in the row, heap peak, stack."""
+    from tlsbench.app.matrix import device_matrix, markdown
+
+    text = markdown(device_matrix(experiments)) + "\n"
+    if out and out != STDOUT:
+        write_output(Path(out), text.encode(), "--out")
+    else:
+        click.echo(text, nl=False)

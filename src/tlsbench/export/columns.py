@@ -46,7 +46,8 @@ def protocol_of(c: Config) -> str:
 
 
 # The exported `kind`: the configuration kinds (schema/kinds.py) an export tells apart.
-EXPORTED_KINDS = {ConfigKind.EXPERIMENT: "experiment", ConfigKind.FOOTPRINT: "footprint"}
+EXPORTED_KINDS = {ConfigKind.EXPERIMENT: "experiment", ConfigKind.DEVICE_EXPERIMENT: "experiment",
+                  ConfigKind.FOOTPRINT: "footprint"}
 
 
 def kind_of(c: Config) -> str:
@@ -59,16 +60,19 @@ class Versions:
     """What the agents' HELLOs say of each library and counter (per configuration library)."""
 
     version: dict[str, str]
-    unit: dict[str, str]
+    unit: dict[tuple[str, str], str]
+    core: dict[tuple[str, str], str]  # a device's core (HELLO device.cpu) per (library, target)
 
 
 def versions(ds: Dataset) -> Versions:
-    version, unit = {}, {}
+    version, unit, core = {}, {}, {}
     for a in ds.agents.values():
         hello = a.get("hello") or {}
+        place = (a["library"], a.get("target") or "")
         version.setdefault(a["library"], str(hello.get("library_version", "")))
-        unit.setdefault((a["library"], a.get("target") or ""), str((hello.get("clock") or {}).get("unit", "ns")))
-    return Versions(version, unit)
+        unit.setdefault(place, str((hello.get("clock") or {}).get("unit", "ns")))
+        core.setdefault(place, str((hello.get("device") or {}).get("cpu") or ""))
+    return Versions(version, unit, core)
 
 
 # name, type, meaning, value of (configuration, display name, versions)
@@ -103,6 +107,8 @@ _CONFIG: tuple[tuple[str, str, str, Callable[[Config, str, Versions], Any]], ...
      lambda c, d, v: c.link_label or ("loopback" if c.network_json else "")),
     (*_of_config("network_json", "network"), lambda c, d, v: c.network_json or ""),
     (*_of_config("target"), lambda c, d, v: c.target or ""),
+    ("core", "str", "A device configuration's core as its firmware reports it (HELLO device.cpu, e.g. cortex-m4); "
+     "empty on the host.", lambda c, d, v: v.core.get((c.library, c.target), "") if c.target else ""),
     (*_of_config("image"), lambda c, d, v: c.image or ""),
     (*_of_config("experiment"), lambda c, d, v: c.experiment or ""),
     (*_of_config("experiment_source"), lambda c, d, v: c.experiment_source or ""),

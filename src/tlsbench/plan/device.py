@@ -6,6 +6,7 @@ driven over a serial line (docs/plan-format.md, docs/porting.md).
     target = "qemu-mps2-an386"           # an emulated board: the firmware built on demand
     # or a matrix over several, booted in parallel (one QEMU per host core)
     target = ["qemu-cortex-m0", "qemu-mps2-an505", "qemu-riscv32-virt"]
+    library = "mbedtls@3.6+p256m"        # the library build on it (spec/libraries.toml [device])
     # or
     serial = "/dev/ttyACM0"              # a real board on a serial port
     baud = 115200
@@ -20,12 +21,14 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from tlsbench.core import targets
+from tlsbench.core import libraries, targets
 from tlsbench.core.validation import Strict, UserPath, as_list, no_duplicates
 
 # The emulated boards the host boots itself (spec/targets.toml: their QEMU command line, the
 # board and toolchain their image is built for).
 TARGETS = tuple(targets.load().emulated)
+# The library builds a firmware can carry (spec/libraries.toml [device]).
+DEVICE_BUILDS = tuple(b.name for b in libraries.load().device)
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
 IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
 # Counts are the same run after run; repetitions differ only through random keys, nonces and
@@ -48,7 +51,8 @@ class DevicePlan(Strict):
     # The image: for `serial`, the file flashed on the board (required: its SHA-256 is stored);
     # for `target`, an image to boot instead of the one built from `config`.
     firmware: UserPath | None = None
-    config: UserPath | None = None  # target: the library config header to build with
+    library: str | None = None  # target: the device library build (default: the target's)
+    config: UserPath | None = None  # target: the library config header to build with (default: the build's)
     memory: bool = False  # target: also run the memory image (footprint), in configurations of their own
     host: bool = False  # also run the plan's libraries on the host, same configurations (device vs host)
     protocols: Annotated[list[Literal[PROTOCOLS]], BeforeValidator(as_list), Field(min_length=1)] = ["tls"]
@@ -61,7 +65,7 @@ class DevicePlan(Strict):
             raise ValueError("give exactly one of target (an emulated board: "
                              f"{', '.join(TARGETS)}) or serial (a board's serial device, e.g. /dev/ttyACM0)")
         if self.serial is not None:
-            wrong = [name for name in ("config", "memory") if getattr(self, name)]
+            wrong = [name for name in ("library", "config", "memory") if getattr(self, name)]
             if wrong:
                 raise ValueError(f"{', '.join(wrong)}: only with target; for a board, flash the image you want "
                                  "(the memory image for the footprint) and name it in firmware")
@@ -71,6 +75,17 @@ class DevicePlan(Strict):
         elif self.reset is not None:
             raise ValueError("reset: only with serial (an emulated board is restarted by the host)")
         return self
+
+    @field_validator("library")
+    @classmethod
+    def _device_build(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        build = libraries.load().device_build(value)
+        if build is None:
+            raise ValueError(f"{value!r} is no device library build; known: {', '.join(DEVICE_BUILDS)} "
+                             "(spec/libraries.toml [device])")
+        return build.name
 
     @field_validator("protocols", "target")
     @classmethod

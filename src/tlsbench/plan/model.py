@@ -271,14 +271,12 @@ class Plan(Strict):
     @classmethod
     def _device_runs_handshakes_in_memory(cls, raw: Any) -> Any:
         """Both peers run on the device, over its memory transport: a [network] (one peer per
-        process) or [experiments] do not apply to it yet."""
+        process) does not apply to it yet. [experiments] run on the device's firmware too."""
         if not (isinstance(raw, dict) and raw.get("device") is not None):
             return raw
-        clash = [name for name in ("network", "experiments") if raw.get(name) is not None]
-        if clash:
-            raise ValueError(f"{' and '.join(clash)} cannot be combined with device: the device runs both peers "
-                             "of each handshake over its memory transport; measure those on the host in a plan "
-                             "of their own")
+        if raw.get("network") is not None:
+            raise ValueError("network cannot be combined with device: the device runs both peers of each "
+                             "handshake over its memory transport; measure a link on the host in a plan of its own")
         if raw.get("transport", "memory") != "memory":
             raise ValueError(f"transport = {raw['transport']!r} cannot be combined with device: both peers run on "
                              "the device over its memory transport")

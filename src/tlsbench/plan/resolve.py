@@ -28,6 +28,7 @@ class DeviceOffer:
     target: str  # HELLO device.target: the configurations' target
     suites: Sequence[Suite]
     images: tuple[str, ...] = ("counting",)  # the firmware images each configuration runs on
+    hello: Hello = dataclasses.field(default_factory=dict)  # its HELLO: the experiments it offers
 
 
 def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
@@ -37,7 +38,7 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
     if loaded.plan.device is not None:
         if not devices:
             raise ValueError("a plan with [device] is resolved against the devices' offers")
-        return _resolve_device(loaded, suites_by_library, devices)
+        return _resolve_device(loaded, suites_by_library, hellos, devices)
     out = suites.resolve(loaded, suites_by_library)
     out.configs += metric_twins(loaded, out.configs, out)
     found = experiments.resolve(loaded, hellos)
@@ -47,16 +48,18 @@ def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]]
 
 
 def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
-                    devices: Sequence[DeviceOffer]) -> Resolution:
-    """Each device's configurations, then (host = true) the same matrix on the host agents."""
+                    hellos: Mapping[str, Hello], devices: Sequence[DeviceOffer]) -> Resolution:
+    """Each device's configurations (handshakes, experiments), then (host = true) the same
+    matrix on the host agents."""
     plan = loaded.plan.device
     assert plan is not None
     out = Resolution()
-    places: list[tuple[str | None, Mapping[str, Sequence[Suite]], tuple]] = [
-        (device.target, {device.library: device.suites}, device.images) for device in devices]
+    places: list[tuple[str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello]]] = [
+        (device.target, {device.library: device.suites}, device.images, {device.library: device.hello})
+        for device in devices]
     if plan.host:
-        places.append((None, suites_by_library, (None,)))
-    for target, offer, images in places:
+        places.append((None, suites_by_library, (None,), hellos))
+    for target, offer, images, offered in places:
         prefix = f"{target or 'host'}: " if len(places) > 1 else ""
         found = suites.resolve(loaded, offer)
         out.merge(found, prefix)
@@ -67,6 +70,10 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
                     out.skip(prefix + placed(config, protocol, target, None).key, f"{prefix}suite not usable over DTLS")
                     continue
                 out.configs += [placed(config, protocol, target, image) for image in images]
+        # Experiments run on the counting image: their counts are the measurement.
+        found = experiments.resolve(loaded, offered)
+        out.merge(found, prefix)
+        out.configs += [placed(config, TLS, target, None) for config in found.configs]
     return out
 
 

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from tlsbench.core import libraries
 from tlsbench.core import spec as specmod
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 from tlsbench.core.targets import Target
@@ -44,6 +45,13 @@ class DeviceSetup:
     @property
     def advice(self) -> str:
         return REBUILD_QEMU if self.target else REBUILD_BOARD
+
+    def library(self, hello: Mapping[str, Any]) -> str:
+        """What the configurations call the firmware's library: its device build's label
+        (mbedtls, mbedtls@3.6, mbedtls@3.6+p256m: spec/libraries.toml [device]), so two builds
+        of one library never share a key; HELLO's library for an image of unknown build."""
+        build = libraries.load().device_build(str(self.build.get("library", "")))
+        return build.label if build else str(hello.get("library", "?"))
 
     def image(self, variant: str) -> FirmwareImage | None:
         """The image of a variant; a board has the one flashed on it (its HELLO says which)."""
@@ -102,7 +110,9 @@ def facts(link: FirmwareEndpoint, image: FirmwareImage, setup: DeviceSetup) -> D
                "entropy": device.get("entropy"),
                "library": f"{hello.get('library_name', hello.get('library', '?'))} {hello.get('library_version', '')}",
                "config": {"name": config.get("name"), "sha256": config.get("sha256")},
-               "build": {k: setup.build[k] for k in ("name", "library", "toolchain", "config") if k in setup.build}}
+               "build": {k: setup.build[k] for k in ("name", "library", "toolchain", "config") if k in setup.build},
+               "footprint": next((i.get("footprint") or {} for i in setup.build.get("images", ())
+                                  if i.get("variant") == image.variant), {})}
     return DeviceFacts(str(device.get("target", setup.name)), counter_unit(hello), image.sha256,
                        json.dumps(details, sort_keys=True))
 

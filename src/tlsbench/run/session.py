@@ -82,12 +82,12 @@ class Greeted:
         self.devices.clear()
 
 
-def device_offer(link: Endpoint, loaded: LoadedPlan) -> DeviceOffer:
-    """What a booted firmware offers a plan: its library, its device, its suites, and the
+def device_offer(link: Endpoint, loaded: LoadedPlan, setup: DeviceSetup) -> DeviceOffer:
+    """What a booted firmware offers a plan: its library build, its device, its suites, and the
     images to run them on (the plan's for an emulated board; what a board has flashed)."""
     device, plan = link.hello["device"], loaded.plan.device
     images = plan.images if plan and plan.target else (str(device["image"]["variant"]),)
-    return DeviceOffer(str(link.hello.get("library", "?")), str(device["target"]), link.suites, images)
+    return DeviceOffer(setup.library(link.hello), str(device["target"]), link.suites, images, link.hello)
 
 
 def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
@@ -103,7 +103,8 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
         agents = greeted.agents
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
-                                     [device_offer(link, loaded) for link in greeted.devices])
+                                     [device_offer(link, loaded, setup)
+                                      for setup, link in zip(settings.devices, greeted.devices)])
         greeted.resolution.refuse_if_empty()
         return greeted
     except BaseException:
@@ -190,7 +191,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
     owner = OwnerThread() if len(settings.devices) > 1 else None
     device_sink = OwnedSink(sink, owner) if owner else sink
     for setup, link in zip(settings.devices, greeted.devices):
-        library = str(link.hello.get("library", "?"))
+        library = setup.library(link.hello)
         if owner:
             _retire(link, library, sink)
         exchanges[on_device(str(link.hello["device"]["target"]))] = device_exchange(

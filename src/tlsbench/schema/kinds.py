@@ -16,6 +16,7 @@ class ConfigKind(Enum):
     HANDSHAKE = "handshake"  # both peers in one host agent, in memory
     NETWORK = "network"  # two host agents over a socket, maybe an emulated link (plan [network])
     EXPERIMENT = "experiment"  # a crypto primitive or a user experiment (plan [experiments])
+    DEVICE_EXPERIMENT = "device_experiment"  # the same on the device's firmware (plan [device] + [experiments])
     INSTRUCTIONS = "instructions"  # a handshake's twin whose agent counts instructions (plan metrics)
     MEMORY = "memory"  # a handshake's twin whose agent measures heap and stack
     DEVICE = "device"  # a handshake on the device's firmware, its counting image (plan [device])
@@ -43,7 +44,8 @@ NULL, SET = Is(), Is(negate=True)
 # The columns each kind is made of, tried in this order. A column a store does not have yet
 # (an older schema) reads as NULL: its experiments, devices and metric twins did not exist.
 COLUMNS: dict[ConfigKind, Mapping[str, Is]] = {
-    ConfigKind.EXPERIMENT: {"experiment": SET},
+    ConfigKind.DEVICE_EXPERIMENT: {"experiment": SET, "target": SET},
+    ConfigKind.EXPERIMENT: {"experiment": SET, "target": NULL},
     ConfigKind.FOOTPRINT: {"target": SET, "image": Is("memory")},
     ConfigKind.DEVICE: {"experiment": NULL, "target": SET, "image": Is("memory", negate=True)},
     ConfigKind.INSTRUCTIONS: {"experiment": NULL, "target": NULL, "collect": Is("instructions")},
@@ -54,11 +56,13 @@ COLUMNS: dict[ConfigKind, Mapping[str, Is]] = {
 
 # What a store read covers (store/reader.py Kind): the kinds analysed together, by the name
 # derived data is stored under (derived_batch.kind); "all" covers every kind.
-Selection = Literal["handshakes", "device", "footprint", "instructions", "memory", "experiments", "all"]
+Selection = Literal["handshakes", "device", "footprint", "instructions", "memory", "experiments",
+                    "device_experiments", "all"]
 SELECTIONS: dict[str, tuple[ConfigKind, ...]] = {
     "handshakes": (ConfigKind.HANDSHAKE, ConfigKind.NETWORK), "device": (ConfigKind.DEVICE,),
     "footprint": (ConfigKind.FOOTPRINT,), "instructions": (ConfigKind.INSTRUCTIONS,),
     "memory": (ConfigKind.MEMORY,), "experiments": (ConfigKind.EXPERIMENT,),
+    "device_experiments": (ConfigKind.DEVICE_EXPERIMENT,),  # counts, not times: apart from the host's
 }
 
 

@@ -77,6 +77,12 @@ class DeviceImage(ImageSizes):
     boots: int  # agent rows: boots of this image (a restart after a death is one more)
     details: dict  # firmware_json as stored
 
+    @property
+    def parts(self) -> dict[str, dict[str, int]]:
+        """Flash and RAM of the library, the harness and the C runtime, from the build's link
+        map (builder/footprint.py); {} for an image stored without them."""
+        return (self.details.get("footprint") or {}).get("parts") or {}
+
 
 def device_image(target: str, unit: str | None, sha256: str | None, details_json: str | None, boots: int
                  ) -> DeviceImage:

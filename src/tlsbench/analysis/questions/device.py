@@ -261,6 +261,49 @@ def _records(ds: Dataset, pos: int) -> np.ndarray:
     return ds.events.rec[first:first + count]
 
 
+# ---------------------------------------------------------------- does it fit
+@dataclass(frozen=True)
+class Budget:
+    """A part's RAM and flash in KiB (report --budget ram_kb=32,flash_kb=256): what one peer of a
+    configuration must fit in, the device running that peer alone."""
+
+    ram_kb: float | None = None
+    flash_kb: float | None = None
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {value:g} KiB" for name, value in (("RAM", self.ram_kb), ("flash", self.flash_kb))
+                         if value is not None)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What one peer needs against a budget: the library's static RAM plus its heap peak, the heap
+    held by neither peer (parsed credentials, DRBG: both peers' on the device, so an upper bound)
+    and its stack high-water (the harness's buffers are not a product's); the library's flash."""
+
+    ram: int
+    flash: int
+    verdict: str  # "fits", or what exceeds the budget and by how much
+
+
+def fit(values: dict[str, Bytes], library: dict[str, int], shared: int, budget: Budget) -> Fit:
+    heap = max((values[k].most for k in ("HEAP_PEAK_HANDSHAKE", "HEAP_PEAK_CONNECTED") if k in values), default=0)
+    stack = values["STACK_HIGH_WATER"].most if "STACK_HIGH_WATER" in values else 0
+    ram, flash = library.get("ram", 0) + heap + shared + stack, library.get("flash", 0)
+    over = [f"{what} {need / 1024:,.1f} KiB > {limit:g}" for what, need, limit in
+            (("RAM", ram, budget.ram_kb), ("flash", flash, budget.flash_kb)) if limit is not None and need > limit * 1024]
+    return Fit(ram, flash, "; ".join(over) if over else "fits")
+
+
+def apply_budget(device: "DeviceResults", budget: Budget) -> None:
+    """Each footprint row's fit against the budget, from the counting image's library bytes."""
+    library = next((im.parts.get("library", {}) for im in device.images if im.variant == "counting"), {})
+    device.budget = budget
+    if device.footprint:
+        shared = device.footprint.shared.most if device.footprint.shared else 0
+        device.fits = {(f.config_id, f.peer): fit(f.values, library, shared, budget) for f in device.footprint.rows}
+
+
 # ---------------------------------------------------------------- the section
 @dataclass
 class DeviceResults:
@@ -274,6 +317,8 @@ class DeviceResults:
     vs_host: DeviceVsHost | None = None  # the store's host configurations, or a second experiment's
     identity: Identity | None = None  # against a second device run (report --compare-with)
     identity_with: str = ""
+    budget: Budget | None = None  # report --budget: each footprint row's fit (apply_budget)
+    fits: dict[tuple[int, str], Fit] = field(default_factory=dict)
 
 
 def device_results(measured: Measured, host: Measured | None = None) -> DeviceResults | None:

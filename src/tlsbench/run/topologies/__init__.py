@@ -38,7 +38,7 @@ class Route:
 
 
 OVER_NETWORK = Route(Topology.PAIR)
-ON_DEVICE_KINDS = (ConfigKind.DEVICE, ConfigKind.FOOTPRINT)
+ON_DEVICE_KINDS = (ConfigKind.DEVICE, ConfigKind.FOOTPRINT, ConfigKind.DEVICE_EXPERIMENT)
 
 
 def on_device(target: str) -> Route:

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The device matrix (`tlsbench matrix EXPERIMENT...`): device experiments side by side, one
+column per core × library build, one row per handshake configuration (suite, group, protocol):
+each peer's handshake processing (the median count), its heap peak and stack high-water (from
+the memory image, where the plan ran it), and the rank of each column's count in its row, so
+a ranking that changes from one core or library to the next shows. Counts are each target's
+unit (instructions under QEMU), never a time; columns of different units are refused."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from tlsbench.app.report import analyze_experiment
+from tlsbench.core.errors import UserError
+from tlsbench.export import tidy
+from tlsbench.store.locator import locate
+
+PEERS = ("client", "server")
+
+
+class NotADeviceExperiment(UserError):
+    """A matrix column that did not run on a device, or counts in another unit."""
+
+
+@dataclass(frozen=True)
+class Column:
+    core: str  # HELLO device.cpu
+    target: str
+    library: str  # the device build's label (mbedtls@3.6+p256m)
+    experiment: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.core} {self.library}"
+
+
+@dataclass
+class Cell:
+    count: dict[str, float] = field(default_factory=dict)  # peer -> median handshake processing
+    heap: dict[str, int] = field(default_factory=dict)  # peer -> heap peak during the handshake
+    stack: dict[str, int] = field(default_factory=dict)  # peer -> stack high-water
+
+
+@dataclass
+class Matrix:
+    unit: str
+    columns: list[Column]
+    rows: list[str]  # display names: "suite [group, credential] protocol"
+    cells: dict[tuple[str, int], Cell]  # (row, column index)
+
+    def ranks(self, row: str, peer: str) -> dict[int, int]:
+        """Column index -> rank of its count in the row (1: the least)."""
+        counts = sorted((c.count[peer], i) for i in range(len(self.columns))
+                        if (c := self.cells.get((row, i))) and peer in c.count)
+        return {i: rank for rank, (_, i) in enumerate(counts, 1)}
+
+
+RowKey = tuple[int, str, str, str]  # IANA suite id, group, credential, protocol: alike in every library
+
+
+def _row(r: dict) -> RowKey:
+    return r["suite_id"], r["group"], r["credential"], r["protocol"]
+
+
+def column_of(path: str | Path) -> tuple[Column, str, dict[RowKey, Cell], dict[RowKey, str]]:
+    """One device experiment's column, its unit, its cells and its rows' display names."""
+    where = locate(Path(path))
+    with where.reader() as store:
+        reps = [r for r in tidy.read_table(store, "repetition").to_pylist() if r["target"] and r["kind"] != "experiment"]
+    if not reps:
+        raise NotADeviceExperiment(f"{path} holds no handshake run on a device: the matrix sets device "
+                                   "experiments side by side (plans with [device] and suites)")
+    first = reps[0]
+    column = Column(first["core"] or "?", first["target"], first["library"], where.folder.name)
+    names = {_row(r): f"{r['suite_name']} [{r['group']}, {r['credential']}] {r['protocol']}" for r in reps}
+    row_of = {r["config_id"]: _row(r) for r in reps}
+    counts: dict[tuple[RowKey, str], list[float]] = {}
+    for r in reps:
+        for peer in PEERS:
+            value = r[f"handshake_processing_{peer}"]
+            if r["image"] == "counting" and r["status"] == "OK" and value is not None:
+                counts.setdefault((_row(r), peer), []).append(value)
+    cells: dict[RowKey, Cell] = {}
+    for (row, peer), values in counts.items():
+        cells.setdefault(row, Cell()).count[peer] = statistics.median(values)
+    device = analyze_experiment(where, str(path), False).results.device
+    for f in (device.footprint.rows if device and device.footprint else ()):
+        cell = cells.setdefault(row_of[f.config_id], Cell())
+        if "HEAP_PEAK_HANDSHAKE" in f.values:
+            cell.heap[f.peer] = f.values["HEAP_PEAK_HANDSHAKE"].most
+        if "STACK_HIGH_WATER" in f.values:
+            cell.stack[f.peer] = f.values["STACK_HIGH_WATER"].most
+    return column, str(first["counter_unit"]), cells, names
+
+
+def device_matrix(paths: Sequence[str | Path]) -> Matrix:
+    """The matrix of device experiments (folders or stores), in the order given."""
+    columns, units, cells, names = [], set(), {}, {}
+    for index, path in enumerate(paths):
+        column, unit, found, found_names = column_of(path)
+        columns.append(column)
+        units.add(unit)
+        cells.update({(row, index): cell for row, cell in found.items()})
+        for row, name in found_names.items():
+            names.setdefault(row, name)
+    if len(units) > 1:
+        raise NotADeviceExperiment(f"these experiments count in different units ({', '.join(sorted(units))}): "
+                                   "a matrix sets alike counts side by side")
+    rows = sorted(names, key=lambda row: names[row])
+    return Matrix(units.pop(), columns, [names[r] for r in rows], {(names[r], i): c for (r, i), c in cells.items()})
+
+
+def markdown(m: Matrix, scale: float = 1e6) -> str:
+    """The matrix as Markdown: per row and column, client / server count (millions of the unit)
+    with each peer's rank in the row, heap peaks and the deeper stack in bytes."""
+    head = "| configuration | " + " | ".join(c.name for c in m.columns) + " |"
+    lines = [f"Handshake processing per peer, M {m.unit} (rank in the row); heap peak client / server; "
+             "stack, deepest (bytes)", "", head, "|---|" + "---:|" * len(m.columns)]
+    for row in m.rows:
+        ranks = {peer: m.ranks(row, peer) for peer in PEERS}
+        cells = []
+        for i in range(len(m.columns)):
+            c = m.cells.get((row, i))
+            if c is None:
+                cells.append("–")
+                continue
+            count = " / ".join(f"{c.count[p] / scale:,.2f} ({ranks[p][i]})" if p in c.count else "–" for p in PEERS)
+            heap = " / ".join(f"{c.heap[p]:,}" if p in c.heap else "–" for p in PEERS)
+            stack = f"{max(c.stack.values()):,}" if c.stack else "–"
+            cells.append(f"{count}; heap {heap}; stack {stack}")
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
