@@ -18,6 +18,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from tlsbench.core.version import host_name, tool_version
 from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic, PeerRepetition,
                              PeerTrace, RepetitionColumns, RepetitionRow, SchedBatch, SchedTables, SkippedCell,
                              StoredCapture, StoredConfig, StoredRepetition, StoredStats, WindowEnergies)
@@ -29,6 +30,11 @@ from tlsbench.store.sqlite.blobs import decode_records, encode_records
 from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
 from tlsbench.store.sqlite.errors import cannot_write, damaged
 from tlsbench.store.sqlite.files import experiment_row
+
+
+def who_measured(worker: str | None) -> tuple[str, str | None, str]:
+    """agent.host, .worker and .tool_version of an agent this process starts (migration 017)."""
+    return host_name(), worker, tool_version()
 
 
 def now_iso() -> str:
@@ -121,6 +127,7 @@ class SqliteStore:
         self.path = path
         self.location = location
         self.retry = retry  # what to do after a failed write (the end of its error message)
+        self.worker: str | None = None  # the fleet worker writing through it (agent.worker), if any
 
     def reopened(self) -> "SqliteStore":
         """For reading only, without checking the file again (the check reads all of it)."""
@@ -171,10 +178,10 @@ class SqliteStore:
         facts = astuple(device) if device else (None,) * len(fields(DeviceFacts))
         with self.transaction() as c:
             cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at, target,"
-                            " counter_unit, firmware_sha256, firmware_json, placement_json)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            " counter_unit, firmware_sha256, firmware_json, placement_json, host, worker, tool_version)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (library, executable, pid, hello_json, suites_json, now_iso(), *facts,
-                             placement_json or None))
+                             placement_json or None, *who_measured(self.worker)))
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def set_agent_clock(self, agent_id: int, clock_json: str) -> None:
