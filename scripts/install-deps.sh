@@ -16,6 +16,7 @@ packages=(
     qemu-system-arm                            # runs it: QEMU's mps2-an386 (device_smoke, bench/device_sweep.py)
     chromium                                # renders the HTML report in the tests
     valgrind                                # instruction counts: the tbcount tool is built against it (docs/metrics.md)
+    postgresql                              # the fleet's shared store: the tests start a server of their own (docs/fleet.md)
 )
 
 missing=()

@@ -9,7 +9,6 @@ is written in one transaction with its traces."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import sqlite3
 from collections import defaultdict
 from dataclasses import astuple, fields, replace
@@ -18,27 +17,18 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from tlsbench.core.version import host_name, tool_version
 from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic, PeerRepetition,
                              PeerTrace, RepetitionColumns, RepetitionRow, SchedBatch, SchedTables, SkippedCell,
                              StoredCapture, StoredConfig, StoredRepetition, StoredStats, WindowEnergies)
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, Location, StoreError, device_image, plan_mismatch
+from tlsbench.store.rows import now_iso, values as _values, who_measured, words as _words
 from tlsbench.store.sqlite.sched import read_tables, start_capture, write_batch
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
 from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
 from tlsbench.store.sqlite.errors import cannot_write, damaged
 from tlsbench.store.sqlite.files import experiment_row
-
-
-def who_measured(worker: str | None) -> tuple[str, str | None, str]:
-    """agent.host, .worker and .tool_version of an agent this process starts (migration 017)."""
-    return host_name(), worker, tool_version()
-
-
-def now_iso() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
@@ -87,19 +77,6 @@ def _any_of(conditions: Sequence[str | None]) -> str:
     if "" in found:
         return ""
     return " OR ".join(f"({c})" for c in found) if len(found) > 1 else (found[0] if found else "0")
-
-
-def _words(text: str) -> np.ndarray:
-    """A comma-separated text's words, each distinct word one object (a status per repetition
-    would otherwise cost a string of its own: 50 bytes)."""
-    words, where = np.unique(np.array(text.split(","), dtype=object), return_inverse=True)
-    return words[where.reshape(-1)]
-
-
-def _values(row: Any) -> tuple[Any, ...]:
-    """A record's fields in order, as they are: `astuple` deep-copies every value (half the
-    host's time per repetition when a batch of fast handshakes is stored)."""
-    return tuple(getattr(row, name) for name in field_names(type(row)))
 
 
 def _peer_trace(row: Sequence[Any]) -> PeerTrace:
