@@ -14,11 +14,6 @@ SQLITE = "sqlite:"
 POSTGRES = ("postgresql://", "postgres://")
 
 
-def names_a_scheme(name: str | Path) -> bool:
-    """Whether a store is named by its scheme (`sqlite:PATH`, `postgresql://...`), not a path."""
-    return str(name).startswith((SQLITE, *POSTGRES))
-
-
 def locate(name: str | Path, output: str | Path | None = None) -> Location:
     """A store from what a user names: `sqlite:PATH`, a store file, an experiment folder
     (its tlsbench.db, existing or to be created), or with `output` an experiment's name under

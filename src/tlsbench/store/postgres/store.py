@@ -20,6 +20,7 @@ from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Exp
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, StoreError, device_image, plan_mismatch
+from tlsbench.store.postgres.schema import ALL_TABLES, NEXT_ID, assigned_id, keyed
 from tlsbench.store.postgres.connection import columns_of, experiment_row, version_of
 from tlsbench.store.rows import now_iso, values, who_measured, words
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
@@ -37,10 +38,18 @@ def _marks(n: int) -> str:
     return ", ".join(["%s"] * n)
 
 
+ASSIGNED = {t.name for t in ALL_TABLES if assigned_id(t) and keyed(t)}  # ids counted per experiment
+
+
 def _insert(table: str, names: Sequence[str], conflict: str = "", returning: str = "") -> str:
-    """An INSERT of (experiment_id, *names)."""
-    return (f"INSERT INTO {table} (experiment_id, {_columns(names)}) VALUES ({_marks(len(names) + 1)})"
-            + (f" {conflict}" if conflict else "") + (f" RETURNING {returning}" if returning else ""))
+    """An INSERT of (experiment_id, *names); the tables whose id the store assigns get the
+    experiment's next (schema.py NEXT_ID)."""
+    if table in ASSIGNED:
+        head = (f"WITH x AS (SELECT %s::bigint AS e) INSERT INTO {table} (experiment_id, id, {_columns(names)}) "
+                f"SELECT e, {NEXT_ID}(e, '{table}'), {_marks(len(names))} FROM x")
+    else:
+        head = f"INSERT INTO {table} (experiment_id, {_columns(names)}) VALUES ({_marks(len(names) + 1)})"
+    return head + (f" {conflict}" if conflict else "") + (f" RETURNING {returning}" if returning else "")
 
 
 def _upsert(key: Sequence[str], names: Sequence[str]) -> str:
@@ -95,9 +104,8 @@ class PostgresStore:
 
     @property
     def eid(self) -> int:
-        if self.experiment_id is None:
-            raise StoreError(f"{self.location} holds no experiment yet: `tlsbench run` starts it")
-        return self.experiment_id
+        """The experiment's id; before init_experiment none, and every read finds no row."""
+        return -1 if self.experiment_id is None else self.experiment_id
 
     def reopened(self) -> "PostgresStore":
         return self.location.reader(check=False)
@@ -183,12 +191,12 @@ class PostgresStore:
 
     def upsert_config(self, row: ConfigRow) -> int:
         names = field_names(ConfigRow)
-        with self.transaction() as c:
-            found = c.execute(_insert("config", names, "ON CONFLICT (experiment_id, key) DO NOTHING", "id"),
-                              (self.eid, *values(row))).fetchone()
-            if found is None:
-                found = c.execute("SELECT id FROM config WHERE experiment_id = %s AND key = %s",
-                                  (self.eid, row.key)).fetchone()
+        select = "SELECT id FROM config WHERE experiment_id = %s AND key = %s"
+        found = self._one(select, self.eid, row.key)  # first: an insert that conflicts would spend an id
+        if found is None:
+            with self.transaction() as c:
+                found = c.execute(_insert("config", names, "ON CONFLICT (experiment_id, key) DO NOTHING", "id"),
+                                  (self.eid, *values(row))).fetchone() or c.execute(select, (self.eid, row.key)).fetchone()
         return int(found[0])
 
     def set_skip_reason(self, config_id: int, reason: str | None) -> None:
@@ -251,7 +259,8 @@ class PostgresStore:
             with c.cursor() as cur:
                 for table, (names, key) in _SCHED.items():
                     cur.executemany(_insert(table, names, _upsert(key, names)), [(self.eid, *r) for r in rows[table]])
-            c.execute("UPDATE sched_capture SET facts_json = %s WHERE id = %s", (facts_json, capture_id))
+            c.execute("UPDATE sched_capture SET facts_json = %s WHERE experiment_id = %s AND id = %s",
+                      (facts_json, self.eid, capture_id))
 
     def save_capture(self, capture: StoredCapture, energies: WindowEnergies) -> int:
         names = field_names(StoredCapture)[1:]  # the store assigns the id
@@ -271,8 +280,8 @@ class PostgresStore:
 
     def stored_indices(self) -> dict[str, set[int]]:
         out: dict[str, set[int]] = {}
-        for key, idx in self._all("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.id = r.config_id "
-                                  "WHERE r.experiment_id = %s", self.eid):
+        for key, idx in self._all("SELECT c.key, r.idx FROM repetition r JOIN config c ON c.experiment_id = r.experiment_id "
+                                  "AND c.id = r.config_id WHERE r.experiment_id = %s", self.eid):
             out.setdefault(key, set()).add(idx)
         return out
 
@@ -291,7 +300,7 @@ class PostgresStore:
 
         with self.conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute("SELECT r.*, t.records, t.encoding FROM repetition r LEFT JOIN trace t "
-                              "ON t.repetition_id = r.id WHERE r.experiment_id = %s AND r.config_id = %s AND r.idx = %s",
+                              "ON t.experiment_id = r.experiment_id AND t.repetition_id = r.id WHERE r.experiment_id = %s AND r.config_id = %s AND r.idx = %s",
                               (self.eid, config_id, idx)).fetchone()
         if row is None:
             return None
@@ -348,8 +357,8 @@ class PostgresStore:
                                    for name, text in zip(names, columns)))
 
     def traces(self, kind: Kind = "all", rep_ids: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
-        query = ("SELECT t.repetition_id, t.records, t.encoding FROM trace t JOIN repetition r ON r.id = t.repetition_id "
-                 "WHERE t.experiment_id = %(e)s" + self._where_kind(kind, "r.config_id"))
+        query = ("SELECT t.repetition_id, t.records, t.encoding FROM trace t JOIN repetition r "
+                 "ON r.experiment_id = t.experiment_id AND r.id = t.repetition_id WHERE t.experiment_id = %(e)s" + self._where_kind(kind, "r.config_id"))
         params: dict[str, Any] = {"e": self.eid}
         if rep_ids is not None:
             query += " AND t.repetition_id = ANY(%(ids)s)"
@@ -359,7 +368,8 @@ class PostgresStore:
 
     def repetition_ids(self, config_keys: Sequence[str]) -> list[int]:
         return [row[0] for key in config_keys for row in self._all(
-            "SELECT r.id FROM repetition r JOIN config c ON c.id = r.config_id WHERE c.experiment_id = %s "
+            "SELECT r.id FROM repetition r JOIN config c ON c.experiment_id = r.experiment_id AND c.id = r.config_id "
+            "WHERE c.experiment_id = %s "
             "AND c.key = %s ORDER BY r.id", self.eid, key)]
 
     def has_experiments(self) -> bool:

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Commands of a fleet (docs/fleet.md): `store push` merges a SQLite experiment into a shared
+PostgreSQL store, `worker` runs the batches of queued experiments from one, and status
+shows the fleet. Each a few calls into app/worker.py and store/postgres/."""
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from tlsbench.cli.options import agent_dir_option, note_line, output_option, store_location, timeout_option
+from tlsbench.core.errors import UserError
+from tlsbench.run.timeouts import Timeouts
+
+console = Console()
+
+
+@click.group(name="store")
+def store_group() -> None:
+    """Shared stores: what SQLite experiments add to one."""
+
+
+@store_group.command(name="push")
+@click.argument("experiment")
+@click.argument("url", metavar="postgresql://...[#NAME]")
+@output_option
+def store_push(experiment: str, url: str, output: str | None) -> None:
+    """Merge a SQLite experiment into a shared store (under #NAME, default its own name); pushing
+    it again adds only what is new."""
+    from tlsbench.store.locator import in_store
+    from tlsbench.store.postgres.push import push
+    from tlsbench.store.sqlite import SqliteLocation
+
+    source = store_location(experiment, output)
+    if not isinstance(source, SqliteLocation):
+        raise UserError(f"{source} is not a SQLite experiment: push takes an experiment folder, name or tlsbench.db")
+    stored = source.stored_experiment()
+    if stored is None:
+        raise UserError(f"{source} holds no experiment yet: nothing to push")
+    name = url.partition("#")[2] or stored.name
+    target = in_store(name, url)
+    summary = push(source.path, target)  # type: ignore[arg-type]
+    added = ", ".join(f"{n} {t}" for t, n in summary.added.items() if n) or "nothing new"
+    console.print(f"pushed {source} to {target}: {added}", highlight=False, markup=False)
+
+
+@click.command()
+@click.option("--store", "url", required=True, envvar="TLSBENCH_STORE", metavar="URL",
+              help="The shared PostgreSQL store whose queue the worker serves (default $TLSBENCH_STORE).")
+@click.option("--device", "target", metavar="TARGET",
+              help="Run batches of plans with this [device] target (its firmware on QEMU); default: host agents.")
+@click.option("--library", "libraries", multiple=True, metavar="NAME",
+              help="A library whose batches it takes (repeatable); default: every library with an agent here.")
+@click.option("--name", default="", help="The worker's name in status (default host:pid).")
+@click.option("--lease", "lease_s", type=click.FloatRange(min=1), default=60.0, show_default=True, metavar="SECONDS",
+              help="A batch whose worker is silent this long goes to another worker.")
+@click.option("--wait", is_flag=True, help="When the queue is empty, wait for more work instead of ending.")
+@agent_dir_option
+@timeout_option
+def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, lease_s: float, wait: bool,
+           agent_dir: str | None, timeouts: Timeouts) -> None:
+    """Take batches of queued experiments (`run --enqueue --store`) from a shared store and run
+    them here, one repetition per transaction, until the queue is empty (docs/fleet.md)."""
+    import signal
+
+    from tlsbench.app.worker import Worker
+    from tlsbench.store.locator import in_store
+
+    in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
+    runner = Worker(url, target, libraries, name, agent_dir, timeouts, lease_s, wait, note_line)
+    signal.signal(signal.SIGINT, runner.stop)
+    signal.signal(signal.SIGTERM, runner.stop)
+    done = runner.run()
+    console.print(f"worker {runner.name}: {done.batches} batches, {done.stored} repetitions stored "
+                  f"({done.failed} failed, {done.again} already stored by another worker); {done.reason}",
+                  highlight=False, markup=False)
+
+
+def fleet_tables(url: str) -> list[Table]:
+    """`tlsbench status --store URL`: per worker what it runs and its rate; per experiment
+    what is done, failed and left, and when it ends at the running workers' rate."""
+    from tlsbench.app.worker import fleet_status
+
+    workers, queues = fleet_status(url)
+    people = Table(title="workers")
+    for head in ("id", "name", "host", "device", "state", "running", "batches", "stored", "failed", "rep/s"):
+        people.add_column(head)
+    for w in workers:
+        people.add_row(str(w.id), w.name, w.host, w.device, w.state, w.running, str(w.batches), str(w.stored),
+                       str(w.failed), f"{w.rate:.2f}")
+    rate = sum(w.rate for w in workers if w.state == "running")
+    work = Table(title="queued experiments")
+    for head in ("experiment", "device", "batches done", "stored/planned", "failed", "handed out again", "ETA"):
+        work.add_column(head)
+    for q in queues:
+        left = max(q.repetitions - q.stored, 0)
+        eta = "done" if left == 0 else (f"{left / rate:.0f} s" if rate > 0 else "no worker running")
+        work.add_row(q.experiment, q.target, f"{q.batches_done}/{q.batches}", f"{q.stored}/{q.repetitions}",
+                     str(q.failed), str(q.handed_again), eta)
+    return [people, work]
