@@ -145,6 +145,7 @@ class Worker:
     target: str | None = None  # device target; None: host agents
     libraries: tuple[str, ...] = ()  # offered; empty: every library whose agent is found
     name: str = ""
+    device: str = ""  # what its results are measured on; default: the host, or TARGET@host
     agent_dir: str | Path | None = None
     timeouts: Timeouts = Timeouts()
     lease_s: float = LEASE_S
@@ -156,7 +157,7 @@ class Worker:
     def run(self) -> WorkerSummary:
         summary = WorkerSummary()
         libraries = self.libraries or found_libraries(self.agent_dir)
-        device = self.target or host_name()
+        device = self.device or (f"{self.target}@{host_name()}" if self.target else host_name())
         self.name = self.name or f"{host_name()}:{os.getpid()}"
         with Queue(self.url) as queue:
             worker_id = queue.register(WorkerRow(0, self.name, host_name(), os.getpid(), device, self.target,

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from tlsbench.cli.options import agent_dir_option, note_line, output_option, store_location, timeout_option
 from tlsbench.core.errors import UserError
+from tlsbench.plan.device import TARGETS
 from tlsbench.run.timeouts import Timeouts
 
 console = Console()
@@ -47,18 +48,21 @@ def store_push(experiment: str, url: str, output: str | None) -> None:
 @click.command()
 @click.option("--store", "url", required=True, envvar="TLSBENCH_STORE", metavar="URL",
               help="The shared PostgreSQL store whose queue the worker serves (default $TLSBENCH_STORE).")
-@click.option("--device", "target", metavar="TARGET",
+@click.option("--device", "target", type=click.Choice(TARGETS), metavar="TARGET",
               help="Run batches of plans with this [device] target (its firmware on QEMU); default: host agents.")
 @click.option("--library", "libraries", multiple=True, metavar="NAME",
               help="A library whose batches it takes (repeatable); default: every library with an agent here.")
 @click.option("--name", default="", help="The worker's name in status (default host:pid).")
+@click.option("--device-name", "device", default="", metavar="NAME",
+              help="The device its results are measured on (default: this host's name, or TARGET@host): an "
+                   "experiment is measured on one device, the first that takes a batch of it.")
 @click.option("--lease", "lease_s", type=click.FloatRange(min=1), default=60.0, show_default=True, metavar="SECONDS",
               help="A batch whose worker is silent this long goes to another worker.")
 @click.option("--wait", is_flag=True, help="When the queue is empty, wait for more work instead of ending.")
 @agent_dir_option
 @timeout_option
-def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, lease_s: float, wait: bool,
-           agent_dir: str | None, timeouts: Timeouts) -> None:
+def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, device: str, lease_s: float,
+           wait: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
     """Take batches of queued experiments (`run --enqueue --store`) from a shared store and run
     them here, one repetition per transaction, until the queue is empty (docs/fleet.md)."""
     import signal
@@ -67,7 +71,7 @@ def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, 
     from tlsbench.store.locator import in_store
 
     in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
-    runner = Worker(url, target, libraries, name, agent_dir, timeouts, lease_s, wait, note_line)
+    runner = Worker(url, target, libraries, name, device, agent_dir, timeouts, lease_s, wait, note_line)
     signal.signal(signal.SIGINT, runner.stop)
     signal.signal(signal.SIGTERM, runner.stop)
     done = runner.run()

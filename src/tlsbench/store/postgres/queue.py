@@ -21,6 +21,7 @@ from tlsbench.store.postgres.store import _insert
 from tlsbench.store.rows import now_iso
 
 NOW = "extract(epoch FROM clock_timestamp())"
+CLAIMS = 0x746C7371  # the advisory lock claims take turns under (class; the experiments' writer locks are another)
 
 
 @dataclass(frozen=True)
@@ -107,22 +108,32 @@ class Queue:
         return added
 
     def claim(self, worker_id: int, target: str | None, libraries: Sequence[str], lease_s: float) -> Claimed | None:
-        """The lowest batch of the schedule no live worker holds whose target is the worker's
-        and whose libraries it offers; leased to the worker."""
-        row = self.conn.execute(
-            f"""UPDATE work w SET worker_id = %(w)s, leased_until = {NOW} + %(lease)s, attempts = w.attempts + 1
-                FROM (SELECT experiment_id, id FROM work
-                      WHERE done_at IS NULL AND (leased_until IS NULL OR leased_until < {NOW})
-                        AND target IS NOT DISTINCT FROM %(t)s AND string_to_array(libraries, ',') <@ %(libs)s::text[]
-                      ORDER BY experiment_id, seq LIMIT 1 FOR UPDATE SKIP LOCKED) pick,
-                     experiment e, config c
-                WHERE w.experiment_id = pick.experiment_id AND w.id = pick.id AND e.id = w.experiment_id
-                  AND c.experiment_id = w.experiment_id AND c.id = w.config_id
-                RETURNING w.id, w.experiment_id, e.name, c.key, w.round, w.first_idx, w.count, w.attempts""",
-            {"w": worker_id, "lease": lease_s, "t": target, "libs": list(libraries)}).fetchone()
-        if row is None:
-            return None
-        self.conn.execute("UPDATE worker SET work_id = %s WHERE id = %s", (row[0], worker_id))
+        """The lowest batch of the schedule no live worker holds whose target is the worker's,
+        whose libraries it offers, and whose experiment no worker of another device took a
+        batch of (an experiment is measured on one device: its statistics never pool two);
+        leased to the worker. Claims take turns (a transaction lock) so that two workers of
+        different devices never bind one experiment at once; the batches themselves are
+        row-locked (SKIP LOCKED: a batch another claim holds is passed over)."""
+        with self._transaction() as c:
+            c.execute("SELECT pg_advisory_xact_lock(%s, 0)", (CLAIMS,))
+            row = c.execute(
+                f"""UPDATE work w SET worker_id = %(w)s, leased_until = {NOW} + %(lease)s, attempts = w.attempts + 1
+                    FROM (SELECT experiment_id, id FROM work q
+                          WHERE done_at IS NULL AND (leased_until IS NULL OR leased_until < {NOW})
+                            AND target IS NOT DISTINCT FROM %(t)s
+                            AND string_to_array(libraries, ',') <@ %(libs)s::text[]
+                            AND NOT EXISTS (SELECT 1 FROM work o JOIN worker k ON k.id = o.worker_id
+                                            WHERE o.experiment_id = q.experiment_id AND k.device <>
+                                                (SELECT device FROM worker WHERE id = %(w)s))
+                          ORDER BY experiment_id, seq LIMIT 1 FOR UPDATE SKIP LOCKED) pick,
+                         experiment e, config c
+                    WHERE w.experiment_id = pick.experiment_id AND w.id = pick.id AND e.id = w.experiment_id
+                      AND c.experiment_id = w.experiment_id AND c.id = w.config_id
+                    RETURNING w.id, w.experiment_id, e.name, c.key, w.round, w.first_idx, w.count, w.attempts""",
+                {"w": worker_id, "lease": lease_s, "t": target, "libs": list(libraries)}).fetchone()
+            if row is None:
+                return None
+            c.execute("UPDATE worker SET work_id = %s WHERE id = %s", (row[0], worker_id))
         return Claimed(*row)
 
     def heartbeat(self, worker_id: int, claimed: Claimed | None, lease_s: float) -> bool:
