@@ -25,6 +25,7 @@ from tlsbench.run.agents import AgentError, find_agent, locate_agents
 from tlsbench.run.controller import Controller, QuietObserver
 from tlsbench.run.exchange import StopFlag
 from tlsbench.run.placement import Placement
+from tlsbench.run.remote import bridge_prefix
 from tlsbench.run.session import Greeted, RunHooks, RunSettings, open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.schema import StoredRepetition
@@ -65,11 +66,11 @@ def found_libraries(agent_dir: str | Path | None) -> tuple[str, ...]:
 
 
 def _settings(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeouts, note: Callable[[str], None],
-              place: str) -> RunSettings:
+              place: str, remote: tuple[str, ...] = ()) -> RunSettings:
     device = loaded.plan.device
     setup = setup_for(device, note) if device else None
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    return RunSettings(paths, place, timeouts, agent_dir, setup, Placement())
+    return RunSettings(paths, place, timeouts, agent_dir, setup, Placement(), remote=remote)
 
 
 def enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | Path | None, timeouts: Timeouts,
@@ -145,7 +146,9 @@ class Worker:
     target: str | None = None  # device target; None: host agents
     libraries: tuple[str, ...] = ()  # offered; empty: every library whose agent is found
     name: str = ""
-    device: str = ""  # what its results are measured on; default: the host, or TARGET@host
+    device: str = ""  # what its results are measured on; default: the host, TARGET@host, or the remote's address
+    remote: str = ""  # HOST:PORT of a remote agent server (run/remote.py): host agents run there
+    keys: str = ""  # the fleet's key folder, with `remote`
     agent_dir: str | Path | None = None
     timeouts: Timeouts = Timeouts()
     lease_s: float = LEASE_S
@@ -157,7 +160,7 @@ class Worker:
     def run(self) -> WorkerSummary:
         summary = WorkerSummary()
         libraries = self.libraries or found_libraries(self.agent_dir)
-        device = self.device or (f"{self.target}@{host_name()}" if self.target else host_name())
+        device = self.device or self.remote or (f"{self.target}@{host_name()}" if self.target else host_name())
         self.name = self.name or f"{host_name()}:{os.getpid()}"
         with Queue(self.url) as queue:
             worker_id = queue.register(WorkerRow(0, self.name, host_name(), os.getpid(), device, self.target,
@@ -206,7 +209,8 @@ class Worker:
             stored = store.experiment()
             loaded = parse(stored.plan_toml, f"{experiment}.toml")
             store.worker = self.name
-            settings = _settings(loaded, self.agent_dir, self.timeouts, self.note, f"{self.name}/{experiment}")
+            remote = bridge_prefix(self.remote, Path(self.keys)) if self.remote else ()
+            settings = _settings(loaded, self.agent_dir, self.timeouts, self.note, f"{self.name}/{experiment}", remote)
             greeted = resolve_plan(loaded, settings)
             sink = OnceSink(store)
             controller = open_run(loaded, greeted, sink, settings,

@@ -59,10 +59,14 @@ def store_push(experiment: str, url: str, output: str | None) -> None:
 @click.option("--lease", "lease_s", type=click.FloatRange(min=1), default=60.0, show_default=True, metavar="SECONDS",
               help="A batch whose worker is silent this long goes to another worker.")
 @click.option("--wait", is_flag=True, help="When the queue is empty, wait for more work instead of ending.")
+@click.option("--remote", default="", metavar="HOST:PORT",
+              help="Run the host agents on the machine whose `tlsbench remote serve` listens there (with --keys).")
+@click.option("--keys", default="", type=click.Path(file_okay=False), metavar="DIR",
+              help="The fleet's key folder, for --remote.")
 @agent_dir_option
 @timeout_option
 def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, device: str, lease_s: float,
-           wait: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
+           wait: bool, remote: str, keys: str, agent_dir: str | None, timeouts: Timeouts) -> None:
     """Take batches of queued experiments (`run --enqueue --store`) from a shared store and run
     them here, one repetition per transaction, until the queue is empty (docs/fleet.md)."""
     import signal
@@ -71,7 +75,14 @@ def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, 
     from tlsbench.store.locator import in_store
 
     in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
-    runner = Worker(url, target, libraries, name, device, agent_dir, timeouts, lease_s, wait, note_line)
+    if remote:
+        from pathlib import Path
+
+        from tlsbench.run.remote import FleetKeys, parse_address
+
+        parse_address(remote)
+        FleetKeys(Path(keys)).need("ca.pem", "controller.pem", "controller.key")
+    runner = Worker(url, target, libraries, name, device, remote, keys, agent_dir, timeouts, lease_s, wait, note_line)
     signal.signal(signal.SIGINT, runner.stop)
     signal.signal(signal.SIGTERM, runner.stop)
     done = runner.run()
@@ -102,3 +113,65 @@ def fleet_tables(url: str) -> list[Table]:
         work.add_row(q.experiment, q.target, f"{q.batches_done}/{q.batches}", f"{q.stored}/{q.repetitions}",
                      str(q.failed), str(q.handed_again), eta)
     return [people, work]
+
+
+@click.group(name="remote")
+def remote_group() -> None:
+    """Agents on other machines behind mutually authenticated TLS (docs/fleet.md)."""
+
+
+keys_option = click.option("--keys", "keys", required=True, type=click.Path(file_okay=False), metavar="DIR",
+                           help="The fleet's key folder (`tlsbench remote keys DIR`).")
+
+
+@remote_group.command(name="keys")
+@click.argument("folder", type=click.Path(file_okay=False))
+def remote_keys(folder: str) -> None:
+    """Make a fleet's keys in FOLDER: an authority, the agents' and the controllers' pairs. A
+    device needs ca.pem, agent.pem and agent.key; a controller ca.pem and its own pair."""
+    from pathlib import Path
+
+    from tlsbench.run.remote import make_keys
+
+    keys = make_keys(Path(folder))
+    console.print(f"fleet keys in {keys.folder}: keep ca.key apart; copy ca.pem, agent.pem and agent.key to each "
+                  "device", highlight=False, markup=False)
+
+
+@remote_group.command(name="serve")
+@click.option("--listen", required=True, metavar="HOST:PORT",
+              help="The address to listen on (required: an agent is never reachable on every interface unasked).")
+@keys_option
+@click.option("--library", "libraries", multiple=True, metavar="NAME",
+              help="A library whose agent it serves (repeatable); default: every one found here.")
+@agent_dir_option
+def remote_serve(listen: str, keys: str, libraries: tuple[str, ...], agent_dir: str | None) -> None:
+    """Serve this machine's agents to authenticated controllers: each connection that shows the
+    fleet's controller certificate gets the agent it names; every other is refused and logged."""
+    from pathlib import Path
+
+    from tlsbench.app.worker import found_libraries
+    from tlsbench.run.agents import find_agent
+    from tlsbench.run.remote import FleetKeys, Server, parse_address
+
+    paths = [find_agent(lib, agent_dir) for lib in libraries or found_libraries(agent_dir)]
+    server = Server(parse_address(listen), FleetKeys(Path(keys)), {p.name: p for p in paths})
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        console.print(f"served {server.served}, refused {server.refused} connection(s)", highlight=False)
+
+
+@remote_group.command(name="connect", hidden=True)
+@click.argument("address", metavar="HOST:PORT")
+@keys_option
+@click.argument("command", nargs=-1, required=True)
+def remote_connect(address: str, keys: str, command: tuple[str, ...]) -> None:
+    """The bridge a run starts in place of a host agent: stdin and stdout are the remote
+    agent's (COMMAND is how the agent would start here: its file name names it)."""
+    import sys
+    from pathlib import Path
+
+    from tlsbench.run.remote import FleetKeys, bridge, parse_address
+
+    sys.exit(bridge(parse_address(address), FleetKeys(Path(keys)), command))
