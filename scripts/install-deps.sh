@@ -17,6 +17,7 @@ packages=(
     chromium                                # renders the HTML report in the tests
     valgrind                                # instruction counts: the tbcount tool is built against it (docs/metrics.md)
     postgresql                              # the fleet's shared store: the tests start a server of their own (docs/fleet.md)
+    ser2net                                 # a labgrid board's serial port on the network (tests/test_fleet_labgrid.py)
 )
 
 missing=()

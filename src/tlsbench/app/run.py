@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
-from tlsbench.app.device import setup_for
+from tlsbench.app.device import reached
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.core.processes import die_with_host
@@ -170,8 +170,9 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     check_before_start(loaded, where, resume, agent_dir)
     observer = observer or QuietObserver()
     device = loaded.plan.device
-    setup = setup_for(device, observer.note) if device else None  # the firmware, built if it is not yet
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
+    device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
+    setup = device_block.enter_context(reached(device, observer.note)) if device else None  # firmware built if not yet
     settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setup, choose(pin, loaded.plan.cpus),
                            counting_prefix)
     stop = StopFlag()
@@ -194,5 +195,6 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     finally:
         if greeted is not None:
             greeted.close()
+        device_block.close()
         if in_main:
             signal.signal(signal.SIGINT, previous)

@@ -7,6 +7,7 @@ finds what was stored and runs the rest). A worker takes only batches whose devi
 its own and whose libraries it offers; a thread renews its lease while a batch runs."""
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from tlsbench.app.device import setup_for
+from tlsbench.app.device import reached
 from tlsbench.app.run import BUILDABLE
 from tlsbench.core.errors import UserError
 from tlsbench.core.version import host_name, tool_version
@@ -66,11 +67,20 @@ def found_libraries(agent_dir: str | Path | None) -> tuple[str, ...]:
 
 
 def _settings(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeouts, note: Callable[[str], None],
-              place: str, remote: tuple[str, ...] = ()) -> RunSettings:
+              place: str, held: contextlib.ExitStack, remote: tuple[str, ...] = ()) -> RunSettings:
+    """How the plan's agents and device are reached; a labgrid place is acquired into `held`."""
     device = loaded.plan.device
-    setup = setup_for(device, note) if device else None
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
+    setup = held.enter_context(reached(device, note)) if device else None
     return RunSettings(paths, place, timeouts, agent_dir, setup, Placement(), remote=remote)
+
+
+def work_target(loaded: LoadedPlan) -> str | None:
+    """What a worker must run a plan's batches on: its device target, `place NAME`, or none (host agents)."""
+    device = loaded.plan.device
+    if device is None:
+        return None
+    return device.target or (f"place {device.place}" if device.place else f"serial {device.serial}")
 
 
 def enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | Path | None, timeouts: Timeouts,
@@ -78,23 +88,27 @@ def enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | Path | None, t
     """The plan's schedule (what `tlsbench run` would run, minus what is stored) as batches
     of the queue; the plan is resolved against agents here, so a plan that cannot run is
     refused before anything is queued."""
-    settings = _settings(loaded, agent_dir, timeouts, note, f"enqueue/{loaded.plan.name}")
-    greeted = resolve_plan(loaded, settings)
+    held = contextlib.ExitStack()
+    settings = _settings(loaded, agent_dir, timeouts, note, f"enqueue/{loaded.plan.name}", held)
+    greeted = None
     try:
+        greeted = resolve_plan(loaded, settings)
         with where.writer() as store:
             controller = open_run(loaded, greeted, store, settings, RunHooks(done=store.stored_indices()))
             try:
                 batches = controller.prepare()
             finally:
                 controller.close()
-            target = loaded.plan.device.target if loaded.plan.device else None
-            libraries = ",".join(_libraries(loaded))
+            target = work_target(loaded)
+            libraries = ",".join(_libraries(loaded)) if not loaded.plan.device or loaded.plan.device.host else ""
             rows = [WorkRow(controller.config_ids[b.config], b.round, b.first_index, b.count, seq, target, libraries)
                     for seq, b in enumerate(batches)]
             with Queue(where.url) as queue:  # type: ignore[attr-defined]
                 added = queue.enqueue(store.experiment_id, rows)
     finally:
-        greeted.close()
+        if greeted is not None:
+            greeted.close()
+        held.close()
     return Queued(added, sum(r.count for r in rows))
 
 
@@ -105,10 +119,13 @@ class OnceSink:
     def __init__(self, store: Any):
         self.store = store
         self.skipped = 0  # repetitions another worker had stored
+        self.seconds = 0.0  # spent storing them
 
     def add_repetitions(self, reps: Sequence[StoredRepetition]) -> None:
+        started = time.perf_counter()
         for rep in reps:
             self.skipped += not self.store.add_repetition_once(rep)
+        self.seconds += time.perf_counter() - started
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
@@ -122,11 +139,13 @@ class Session:
     sink: OnceSink
     greeted: Greeted
     controller: Controller
+    held: contextlib.ExitStack  # a labgrid place, acquired while the session is open
 
     def close(self) -> None:
         self.controller.close()
         self.greeted.close()
         self.store.close()
+        self.held.close()
 
 
 @dataclass
@@ -136,6 +155,8 @@ class WorkerSummary:
     failed: int = 0
     again: int = 0  # repetitions another worker had stored first
     reason: str = ""
+    seconds: float = 0.0  # from its start to its end
+    database_s: float = 0.0  # of which storing repetitions and taking and finishing batches (host wall clock)
 
 
 @dataclass
@@ -143,7 +164,7 @@ class Worker:
     """One `tlsbench worker` process."""
 
     url: str
-    target: str | None = None  # device target; None: host agents
+    target: str | None = None  # device target, or `place NAME` (a labgrid place); None: host agents
     libraries: tuple[str, ...] = ()  # offered; empty: every library whose agent is found
     name: str = ""
     device: str = ""  # what its results are measured on; default: the host, TARGET@host, or the remote's address
@@ -159,8 +180,9 @@ class Worker:
 
     def run(self) -> WorkerSummary:
         summary = WorkerSummary()
+        started = time.perf_counter()
         libraries = self.libraries or found_libraries(self.agent_dir)
-        device = self.device or self.remote or (f"{self.target}@{host_name()}" if self.target else host_name())
+        device = self.device or self.remote or self._device()
         self.name = self.name or f"{host_name()}:{os.getpid()}"
         with Queue(self.url) as queue:
             worker_id = queue.register(WorkerRow(0, self.name, host_name(), os.getpid(), device, self.target,
@@ -169,7 +191,9 @@ class Worker:
             beat.start()
             try:
                 while not self.stop.requested:
+                    asked = time.perf_counter()
                     claimed = queue.claim(worker_id, self.target, libraries, self.lease_s)
+                    summary.database_s += time.perf_counter() - asked
                     if claimed is None:
                         if not self.wait:
                             summary.reason = "no more work"
@@ -181,7 +205,9 @@ class Worker:
                     beat.claimed = None
                     if self.stop.requested:
                         break
+                    asked = time.perf_counter()
                     queue.finish(worker_id, claimed, stored, failed)
+                    summary.database_s += time.perf_counter() - asked
                     summary.batches, summary.stored = summary.batches + 1, summary.stored + stored
                     summary.failed, summary.again = summary.failed + failed, summary.again + again
                 summary.reason = summary.reason or "interrupted"
@@ -190,10 +216,19 @@ class Worker:
                 raise
             finally:
                 beat.stop()
+                summary.database_s += sum(session.sink.seconds for session in self.sessions.values())
                 for session in self.sessions.values():
                     session.close()
                 queue.end(worker_id, summary.reason)
+                summary.seconds = time.perf_counter() - started
         return summary
+
+    def _device(self) -> str:
+        """The host's name; an emulated target's name at this host; a labgrid place's name (one board, wherever
+        its worker runs)."""
+        if self.target is None:
+            return host_name()
+        return self.target if self.target.startswith("place ") else f"{self.target}@{host_name()}"
 
     def _run(self, claimed: Claimed) -> tuple[int, int, int]:
         session = self.sessions.get(claimed.experiment) or self._open(claimed.experiment)
@@ -205,21 +240,27 @@ class Worker:
     def _open(self, experiment: str) -> Session:
         where = in_store(experiment, self.url)
         store = where.writer(create=False)
+        held = contextlib.ExitStack()
+        greeted = None
         try:
             stored = store.experiment()
             loaded = parse(stored.plan_toml, f"{experiment}.toml")
             store.worker = self.name
             remote = bridge_prefix(self.remote, Path(self.keys)) if self.remote else ()
-            settings = _settings(loaded, self.agent_dir, self.timeouts, self.note, f"{self.name}/{experiment}", remote)
+            settings = _settings(loaded, self.agent_dir, self.timeouts, self.note, f"{self.name}/{experiment}", held,
+                                 remote)
             greeted = resolve_plan(loaded, settings)
             sink = OnceSink(store)
             controller = open_run(loaded, greeted, sink, settings,
                                   RunHooks(QuietObserver(), self.stop, store.stored_indices()))
             controller.prepare()
         except BaseException:
+            if greeted is not None:
+                greeted.close()
             store.close()
+            held.close()
             raise
-        self.sessions[experiment] = Session(store, sink, greeted, controller)
+        self.sessions[experiment] = Session(store, sink, greeted, controller, held)
         return self.sessions[experiment]
 
 

@@ -50,6 +50,7 @@ def store_push(experiment: str, url: str, output: str | None) -> None:
               help="The shared PostgreSQL store whose queue the worker serves (default $TLSBENCH_STORE).")
 @click.option("--device", "target", type=click.Choice(TARGETS), metavar="TARGET",
               help="Run batches of plans with this [device] target (its firmware on QEMU); default: host agents.")
+@click.option("--place", metavar="NAME", help="Run batches of plans whose [device] place is this labgrid place.")
 @click.option("--library", "libraries", multiple=True, metavar="NAME",
               help="A library whose batches it takes (repeatable); default: every library with an agent here.")
 @click.option("--name", default="", help="The worker's name in status (default host:pid).")
@@ -65,8 +66,8 @@ def store_push(experiment: str, url: str, output: str | None) -> None:
               help="The fleet's key folder, for --remote.")
 @agent_dir_option
 @timeout_option
-def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, device: str, lease_s: float,
-           wait: bool, remote: str, keys: str, agent_dir: str | None, timeouts: Timeouts) -> None:
+def worker(url: str, target: str | None, place: str | None, libraries: tuple[str, ...], name: str, device: str,
+           lease_s: float, wait: bool, remote: str, keys: str, agent_dir: str | None, timeouts: Timeouts) -> None:
     """Take batches of queued experiments (`run --enqueue --store`) from a shared store and run
     them here, one repetition per transaction, until the queue is empty (docs/fleet.md)."""
     import signal
@@ -75,6 +76,9 @@ def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, 
     from tlsbench.store.locator import in_store
 
     in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
+    if target and place:
+        raise click.UsageError("--device or --place: a worker runs one kind of device")
+    target = f"place {place}" if place else target
     if remote:
         from pathlib import Path
 
@@ -87,7 +91,8 @@ def worker(url: str, target: str | None, libraries: tuple[str, ...], name: str, 
     signal.signal(signal.SIGTERM, runner.stop)
     done = runner.run()
     console.print(f"worker {runner.name}: {done.batches} batches, {done.stored} repetitions stored "
-                  f"({done.failed} failed, {done.again} already stored by another worker); {done.reason}",
+                  f"({done.failed} failed, {done.again} already stored by another worker) in {done.seconds:.1f} s, "
+                  f"{done.database_s:.2f} s of it in the database; {done.reason}",
                   highlight=False, markup=False)
 
 
