@@ -122,3 +122,16 @@ def test_an_experiment_is_measured_on_one_device(url, tmp_path):
     devices = table_rows(url, "SELECT DISTINCT k.device FROM work w JOIN worker k ON k.id = w.worker_id "
                               "JOIN experiment e ON e.id = w.experiment_id WHERE e.name = 'bound'")
     assert devices == [("board-a",)]
+
+
+def test_history_keys_results_by_experiment_device_build_and_commit(url):
+    from tlsbench.store.postgres.history import history
+
+    rows = history(url)  # what the tests above stored
+    assert ("bound", "board-a") in {(r.experiment, r.device) for r in rows}
+    assert all(r.tool_version != "?" and r.build.startswith("tlsbench-agent-mbedtls") for r in rows)
+    assert {r.experiment for r in history(url, device="board-a")} == {"bound"}
+    psk = history(url, suite="TLS-PSK-*")
+    assert psk and all(r.configurations == 1 for r in psk)  # the plans' two suites, one of them PSK
+    out = CliRunner().invoke(main, ["history", "--store", url, "--device", "board-a"], catch_exceptions=False)
+    assert out.exit_code == 0 and "bound" in out.output

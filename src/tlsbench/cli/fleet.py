@@ -180,3 +180,25 @@ def remote_connect(address: str, keys: str, command: tuple[str, ...]) -> None:
     from tlsbench.run.remote import FleetKeys, bridge, parse_address
 
     sys.exit(bridge(parse_address(address), FleetKeys(Path(keys)), command))
+
+
+@click.command()
+@click.option("--store", "url", required=True, envvar="TLSBENCH_STORE", metavar="URL",
+              help="The shared PostgreSQL store (default $TLSBENCH_STORE).")
+@click.option("--suite", metavar="PATTERN", help="Only suites matching this (fnmatch: TLS-ECDHE-*).")
+@click.option("--library", metavar="PATTERN", help="Only configurations of libraries matching this.")
+@click.option("--device", metavar="NAME", help="Only results measured on this device.")
+def history(url: str, suite: str | None, library: str | None, device: str | None) -> None:
+    """Results across the store's experiments, per experiment x device x library build x
+    tlsbench commit, latest first: what was measured where, with what, by which version."""
+    from tlsbench.store.locator import in_store
+    from tlsbench.store.postgres.history import history as rows_of
+
+    in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
+    table = Table(title="history")
+    for head in ("experiment", "device", "library build", "tlsbench", "configs", "repetitions", "failed", "last stored"):
+        table.add_column(head)
+    for r in rows_of(url, suite, library, device):
+        table.add_row(r.experiment, r.device, r.build, r.tool_version, str(r.configurations), str(r.repetitions),
+                      str(r.failed), r.last_stored[:19])
+    console.print(table)
