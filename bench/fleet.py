@@ -5,11 +5,12 @@ speed-up over one, the database's share of the workers' time); random SIGKILLs o
 during a sweep (every repetition stored exactly once); connections to a remote agent server
 without the controller key (all refused, none given an agent); `tlsbench report` from
 PostgreSQL and from SQLite for the same experiment. Updates the "Fleet" section of
-docs/benchmarks.md. About 4 minutes on 2 CPUs.
+docs/benchmarks.md. About 6 minutes on 2 CPUs.
 
 Run: PYTHONPATH=src .venv/bin/python bench/fleet.py"""
 from __future__ import annotations
 
+import os
 import random
 import re
 import socket
@@ -34,9 +35,14 @@ WORKERS = (1, 2, 4)
 KILLS = 12
 
 
-def plan(folder: Path, name: str, reps: int, rounds: int) -> Path:
+DEVICE = ('suites = ["TLS-PSK-WITH-AES-128-CCM-8", "TLS-PSK-WITH-AES-128-GCM-SHA256"]\n'
+          '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
+          '[device]\ntarget = "qemu-mps2-an386"\nprotocols = ["tls", "dtls"]\n')  # 4 configurations on QEMU
+
+
+def plan(folder: Path, name: str, reps: int, rounds: int, body: str = f"suites = {SUITES}\n") -> Path:
     path = folder / f"{name}.toml"
-    path.write_text(f'name = "{name}"\nrepetitions = {reps}\nrounds = {rounds}\nwarmup = 0\nsuites = {SUITES}\n')
+    path.write_text(f'name = "{name}"\nrepetitions = {reps}\nrounds = {rounds}\nwarmup = 0\n{body}')
     return path
 
 
@@ -55,21 +61,22 @@ def worker(url: str, *args: str) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True)
 
 
-def throughput(url: str, folder: Path, reps: int, rounds: int) -> list[tuple[int, int, float, float, float]]:
-    """(workers, repetitions, wall s, worker s summed, database s summed) per worker count."""
+def throughput(url: str, folder: Path, kind: str, reps: int, rounds: int, body: str,
+               args: tuple[str, ...] = ()) -> list[tuple[str, int, int, float, float, float]]:
+    """(plan kind, workers, repetitions, wall s, worker s summed, database s summed) per worker count."""
     rows = []
     for n in WORKERS:
-        name = f"sweep{n}"
-        enqueue(url, plan(folder, name, reps, rounds), folder)
+        name = f"{kind}{n}"
+        enqueue(url, plan(folder, name, reps, rounds, body), folder)
         started = time.monotonic()
-        procs = [worker(url, "--name", f"{name}-{i}") for i in range(n)]
+        procs = [worker(url, "--name", f"{name}-{i}", *args) for i in range(n)]
         outputs = [p.communicate()[0] for p in procs]
         wall = time.monotonic() - started
         times = [re.search(r"in ([0-9.]+) s, ([0-9.]+) s of it in the database", o) for o in outputs]
         assert all(times), outputs
         count, distinct = stored(url, name)
         assert count == distinct == reps * 4, (count, distinct)
-        rows.append((n, count, wall, sum(float(t[1]) for t in times), sum(float(t[2]) for t in times)))
+        rows.append((kind, n, count, wall, sum(float(t[1]) for t in times), sum(float(t[2]) for t in times)))
     return rows
 
 
@@ -97,8 +104,8 @@ def kills(url: str, folder: Path, reps: int, rounds: int) -> tuple[int, int, int
         proc.terminate()
         proc.wait()
     count, distinct = stored(url, "killed")
-    again = table_rows(url, "SELECT count(*) FROM work w JOIN experiment e ON e.id = w.experiment_id "
-                            "WHERE e.name = 'killed' AND w.attempts > 1")[0][0]
+    again = table_rows(url, "SELECT sum(w.attempts - 1) FROM work w JOIN experiment e ON e.id = w.experiment_id "
+                            "WHERE e.name = 'killed'")[0][0]
     return done, reps * 4, count, distinct, again
 
 
@@ -159,23 +166,31 @@ def report_times(url: str, folder: Path, reps: int) -> tuple[int, float, float]:
 
 
 def main() -> int:
+    load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="tlsbench-fleet-") as tmp, local_server() as server:
         folder = Path(tmp)
         url = server.database("fleet")
-        sweep = throughput(url, folder, reps=150, rounds=15)
+        sweep = (throughput(url, folder, "host", 150, 15, f"suites = {SUITES}\n")
+                 + throughput(url, folder, "device", 48, 12, DEVICE, ("--device", "qemu-mps2-an386")))
         killed = kills(url, folder, reps=600, rounds=30)
         refused = refusals(folder, attempts=40)
         report = report_times(url, folder, reps=200)
-    one = sweep[0][1] / sweep[0][2]
-    lines = "\n".join(f"| {n} | {count} | {wall:.1f} s | {count / wall:.1f} | {count / wall / one:.2f}× | "
-                      f"{100 * db / busy:.1f} % |" for n, count, wall, busy, db in sweep)
+    load.append(os.getloadavg()[0])
+    one = {kind: count / wall for kind, n, count, wall, _, _ in sweep if n == 1}
+    lines = "\n".join(f"| {kind} | {n} | {count} | {wall:.1f} s | {count / wall:.1f} | {count / wall / one[kind]:.2f}× | "
+                      f"{100 * db / busy:.1f} % |" for kind, n, count, wall, busy, db in sweep)
     kills_n, planned, count, distinct, again = killed
     update_section("Fleet", f"""
-Machine: {machine()}; {today()}. PostgreSQL 15 (Debian) started by the script on a socket of
-its own, fsync off; host agents (mbed TLS), 4 suites.
+Machine: {machine()}, shared with other jobs while it ran; {today()}. PostgreSQL 15 (Debian)
+started by the script on a socket of its own, fsync off. Plans: "host", host agents (mbed TLS),
+4 suites x 150 repetitions in 15 rounds (60 batches); "device", the firmware on QEMU
+`qemu-mps2-an386` (`worker --device`, each worker boots its own QEMU), 2 PSK suites x TLS/DTLS
+x 48 repetitions in 12 rounds (48 batches): the device matrix. Load average (1 min) before and
+after: {load[0]:.1f}, {load[1]:.1f} (other engineers' jobs share the 2 CPUs: the speed-ups are
+this busy machine's, not a quiet one's).
 
-| workers | repetitions | wall (enqueue excluded) | repetitions stored/s | speed-up over 1 | database share of worker time |
-|---:|---:|---:|---:|---:|---:|
+| plan | workers | repetitions | wall (enqueue excluded) | repetitions stored/s | speed-up over 1 | database share of worker time |
+|---|---:|---:|---:|---:|---:|---:|
 {lines}
 
 Wall time from starting the workers to the last one ending (each starts its agents once per
@@ -187,7 +202,8 @@ the queue.
 SIGKILL of a random worker in the middle of a batch {kills_n} times during a sweep of {planned} repetitions (lease 2 s,
 a replacement started after each): {count} stored, {distinct} distinct (configuration, index):
 {"every repetition exactly once" if count == distinct == planned else "NOT exactly once"};
-{again} batches were handed out again after their worker died.
+a batch was handed out again {again} times after its worker died (a replacement takes the
+lowest batch first, so one batch may be handed out, and its worker killed, more than once).
 
 Remote agent server (`tlsbench remote serve`, mutual TLS 1.3): {refused[0]} connections without
 the controller key (plain TCP, no client certificate, another fleet's certificate, the agents'

@@ -135,3 +135,29 @@ def test_history_keys_results_by_experiment_device_build_and_commit(url):
     assert psk and all(r.configurations == 1 for r in psk)  # the plans' two suites, one of them PSK
     out = CliRunner().invoke(main, ["history", "--store", url, "--device", "board-a"], catch_exceptions=False)
     assert out.exit_code == 0 and "bound" in out.output
+
+
+def test_workers_run_an_emulated_device_plan_side_by_side(url, tmp_path):
+    """Two workers, each booting its own QEMU: the device matrix on two cores (about 25 s)."""
+    from tlsbench.builder import firmware
+
+    firmware.ensure_firmware(firmware.FirmwareRequest())  # built once (test_device.py's images)
+    plan = tmp_path / "matrix.toml"
+    plan.write_text('name = "matrix"\nsuites = ["TLS-PSK-WITH-AES-128-CCM-8"]\nrepetitions = 4\nrounds = 2\n'
+                    '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
+                    '[device]\ntarget = "qemu-mps2-an386"\nprotocols = ["tls", "dtls"]\n')
+    queued = CliRunner().invoke(main, ["run", str(plan), "--store", url, "--enqueue", "--output", str(tmp_path)],
+                                catch_exceptions=False)
+    assert queued.exit_code == 0, queued.output
+    host_only = worker(url, "--name", "hostly")  # no --device: takes none of it
+    assert "0 batches" in host_only.communicate(timeout=60)[0]
+    procs = [worker(url, "--name", f"qemu{i}", "--device", "qemu-mps2-an386") for i in range(2)]
+    outputs = [p.communicate(timeout=180)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert stored_once(url, "matrix") == (8, 8)
+    measured = table_rows(url, "SELECT DISTINCT a.worker, a.target FROM agent a JOIN repetition r "
+                               "ON r.experiment_id = a.experiment_id AND r.agent_id = a.id JOIN experiment e "
+                               "ON e.id = a.experiment_id WHERE e.name = 'matrix'")
+    assert {t for _, t in measured} == {"qemu-mps2-an386"} and {w for w, _ in measured} <= {"qemu0", "qemu1"}
+    devices = table_rows(url, "SELECT DISTINCT device FROM worker WHERE name LIKE 'qemu_'")
+    assert len(devices) == 1 and devices[0][0].startswith("qemu-mps2-an386@")

@@ -1,19 +1,33 @@
 # SPDX-License-Identifier: Apache-2.0
 """Commands of a fleet (docs/fleet.md): `store push` merges a SQLite experiment into a shared
-PostgreSQL store, `worker` runs the batches of queued experiments from one, and status
-shows the fleet. Each a few calls into app/worker.py and store/postgres/."""
+PostgreSQL store, `worker` runs the batches of queued experiments from one, `history` reads
+it across experiments, `remote` serves agents to other machines behind mutual TLS; and the
+fleet's tables of `status --store`. Each a few calls into app/worker.py, run/remote.py and
+store/postgres/."""
 from __future__ import annotations
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from tlsbench.cli.options import agent_dir_option, note_line, output_option, store_location, timeout_option
+from tlsbench.cli.options import (STORE_ENV, agent_dir_option, note_line, output_option, store_location,
+                                  timeout_option)
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import TARGETS
 from tlsbench.run.timeouts import Timeouts
 
 console = Console()
+store_url_option = click.option("--store", "url", required=True, envvar=STORE_ENV, metavar="URL",
+                                help=f"The shared PostgreSQL store (default ${STORE_ENV}).")
+
+
+def _checked(url: str) -> str:
+    """The URL, or one clear line when it is not a PostgreSQL store's."""
+    from tlsbench.store.locator import POSTGRES
+
+    if not url.startswith(POSTGRES):
+        raise UserError(f"--store takes a postgresql:// URL (user@host/database), not {url!r} (docs/fleet.md)")
+    return url
 
 
 @click.group(name="store")
@@ -46,8 +60,7 @@ def store_push(experiment: str, url: str, output: str | None) -> None:
 
 
 @click.command()
-@click.option("--store", "url", required=True, envvar="TLSBENCH_STORE", metavar="URL",
-              help="The shared PostgreSQL store whose queue the worker serves (default $TLSBENCH_STORE).")
+@store_url_option
 @click.option("--device", "target", type=click.Choice(TARGETS), metavar="TARGET",
               help="Run batches of plans with this [device] target (its firmware on QEMU); default: host agents.")
 @click.option("--place", metavar="NAME", help="Run batches of plans whose [device] place is this labgrid place.")
@@ -73,9 +86,8 @@ def worker(url: str, target: str | None, place: str | None, libraries: tuple[str
     import signal
 
     from tlsbench.app.worker import Worker
-    from tlsbench.store.locator import in_store
 
-    in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
+    _checked(url)
     if target and place:
         raise click.UsageError("--device or --place: a worker runs one kind of device")
     target = f"place {place}" if place else target
@@ -183,18 +195,16 @@ def remote_connect(address: str, keys: str, command: tuple[str, ...]) -> None:
 
 
 @click.command()
-@click.option("--store", "url", required=True, envvar="TLSBENCH_STORE", metavar="URL",
-              help="The shared PostgreSQL store (default $TLSBENCH_STORE).")
+@store_url_option
 @click.option("--suite", metavar="PATTERN", help="Only suites matching this (fnmatch: TLS-ECDHE-*).")
 @click.option("--library", metavar="PATTERN", help="Only configurations of libraries matching this.")
 @click.option("--device", metavar="NAME", help="Only results measured on this device.")
 def history(url: str, suite: str | None, library: str | None, device: str | None) -> None:
     """Results across the store's experiments, per experiment x device x library build x
     tlsbench commit, latest first: what was measured where, with what, by which version."""
-    from tlsbench.store.locator import in_store
     from tlsbench.store.postgres.history import history as rows_of
 
-    in_store("-", url)  # one clear line for a URL that is not a PostgreSQL store's
+    _checked(url)
     table = Table(title="history")
     for head in ("experiment", "device", "library build", "tlsbench", "configs", "repetitions", "failed", "last stored"):
         table.add_column(head)
