@@ -17,7 +17,9 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
+import threading
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -90,12 +92,22 @@ def resources_of(show: str) -> dict[str, dict]:
     return out
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 @contextlib.contextmanager
 def acquired(name: str) -> Iterator[Place]:
-    """The place, acquired for the `with` block and released after it, however it ends."""
+    """The place, acquired for the `with` block and released after it, however it ends: a
+    SIGTERM (a CI's timeout, a scheduler's stop) ends the block as an exit does, so the
+    release runs (in the main thread; SIGKILL cannot be caught)."""
     _labgrid("acquire", place=name)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if in_main else None
     try:
         yield Place(name, resources_of(_labgrid("show", place=name)))
     finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
         with contextlib.suppress(LabgridError, subprocess.TimeoutExpired):
             _labgrid("release", place=name)
