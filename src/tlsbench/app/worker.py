@@ -47,7 +47,7 @@ class FleetError(UserError, RuntimeError):
 @dataclass(frozen=True)
 class Queued:
     batches: int  # added by this call (a second enqueue of the same plan adds none)
-    repetitions: int
+    repetitions: int  # of the plan's schedule, not stored yet
 
 
 def _libraries(loaded: LoadedPlan) -> list[str]:

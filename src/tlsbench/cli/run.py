@@ -23,7 +23,7 @@ from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_opti
                                   store_location, store_option, timeout_option)
 from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
-from tlsbench.plan.model import LIBRARIES
+from tlsbench.plan.model import LIBRARIES, LoadedPlan
 from tlsbench.plan.model import load as load_plan
 from tlsbench.report import terminal as views
 from tlsbench.run.agents import query_suites
@@ -117,15 +117,15 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
         console.print(f"report: {report_after_run(where, note_line)}", highlight=False, markup=False)
 
 
-def _enqueue(loaded, where, agent_dir: str | None, timeouts: Timeouts) -> None:  # (LoadedPlan, Location, ...)
+def _enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | None, timeouts: Timeouts) -> None:
     from tlsbench.app.worker import enqueue
 
     if not shared_store():
         raise click.UsageError("--enqueue needs --store postgresql://...: workers share a PostgreSQL store")
     queued = enqueue(loaded, where, agent_dir, timeouts, note_line)
-    console.print(f"queued {queued.batches} batches ({queued.repetitions} repetitions) of {loaded.plan.name} in "
-                  f"{where}: start `tlsbench worker --store URL` on the hosts that run them", highlight=False,
-                  markup=False)
+    console.print(f"queued {queued.batches} new batches; {queued.repetitions} repetitions of {loaded.plan.name} are "
+                  f"still to run in {where}: start `tlsbench worker --store URL` on the hosts that run them",
+                  highlight=False, markup=False)
 
 
 @click.command()

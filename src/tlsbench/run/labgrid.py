@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from tlsbench.core.errors import UserError
+from tlsbench.run.endpoints.serial import NETWORK_PORT
 
 CLIENT_ENV = "TLSBENCH_LABGRID_CLIENT"
 SERIAL_CLASS = "NetworkSerialPort"
 POWER_CLASSES = ("NetworkPowerPort", "PDUDaemonPort", "YKUSHPowerPort", "USBPowerPort", "SiSPMPowerPort")
-NETWORK_PORT = "tcp://"  # a serial port reached over TCP (run/endpoints/serial.py)
 _RESOURCE = re.compile(r"^Acquired resource '(?P<name>[^']+)' \((?P<path>[^)]+)\):\n(?P<body>(?:[ \t].*\n?)+)", re.M)
 
 
