@@ -161,3 +161,10 @@ def test_workers_run_an_emulated_device_plan_side_by_side(url, tmp_path):
     assert {t for _, t in measured} == {"qemu-mps2-an386"} and {w for w, _ in measured} <= {"qemu0", "qemu1"}
     devices = table_rows(url, "SELECT DISTINCT device FROM worker WHERE name LIKE 'qemu_'")
     assert len(devices) == 1 and devices[0][0].startswith("qemu-mps2-an386@")
+
+
+def test_a_run_refuses_an_experiment_the_workers_fill(url, tmp_path):
+    enqueue(tmp_path, url, "busy", reps=2, rounds=1)
+    out = CliRunner().invoke(main, ["run", str(tmp_path / "busy.toml"), "--store", url, "--output", str(tmp_path)])
+    assert out.exit_code != 0 and "queued for a fleet's workers (2 batches to do)" in out.output, out.output
+    assert len(out.output.strip().splitlines()) == 1 and stored_once(url, "busy") == (0, 0)

@@ -63,6 +63,11 @@ def check_before_start(loaded: LoadedPlan, where: Location, resume: bool, agent_
     nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
     where.lock.refuse_if_busy()
     stored = where.stored_experiment()  # raises for a damaged or foreign file
+    queued = where.queued_batches() if stored is not None else 0
+    if queued:
+        raise ControllerError(f"{where} is queued for a fleet's workers ({queued} batches to do): `tlsbench worker "
+                              "--store URL` finishes it (`tlsbench status --store URL` shows them), or run the plan "
+                              "under another name")
     if resume and stored is None:
         why = f"{where} holds no experiment (an empty store: a start that stored nothing)" if where.exists() else \
             f"there is no {where}"

@@ -111,6 +111,14 @@ class PgLocation:
             found = experiment_row(conn, self.name) if version is not None else None
         return found[1] if found else None
 
+    def queued_batches(self) -> int:
+        conn, version = self._checked(True)
+        with contextlib.closing(conn):
+            if version is None:
+                return 0
+            return int(conn.execute("SELECT count(*) FROM work w JOIN experiment e ON e.id = w.experiment_id "
+                                    "WHERE e.name = %s AND w.done_at IS NULL", (self.name,)).fetchone()[0])
+
     def reader(self, check: bool = True):  # -> PostgresStore
         conn, version = self._checked(True)
         found = experiment_row(conn, self.name) if version is not None else None
