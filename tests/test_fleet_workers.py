@@ -168,3 +168,21 @@ def test_a_run_refuses_an_experiment_the_workers_fill(url, tmp_path):
     out = CliRunner().invoke(main, ["run", str(tmp_path / "busy.toml"), "--store", url, "--output", str(tmp_path)])
     assert out.exit_code != 0 and "queued for a fleet's workers (2 batches to do)" in out.output, out.output
     assert len(out.output.strip().splitlines()) == 1 and stored_once(url, "busy") == (0, 0)
+
+
+def test_a_terminated_worker_hands_its_batch_back_at_once(url, tmp_path):
+    enqueue(tmp_path, url, "stopped", reps=60, rounds=1)
+    proc = worker(url, "--name", "polite")
+    deadline = time.monotonic() + 60
+    while not table_rows(url, "SELECT 1 FROM repetition r JOIN experiment e ON e.id = r.experiment_id "
+                              "WHERE e.name = 'stopped'"):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.terminate()
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0 and "interrupted" in out, out
+    assert table_rows(url, "SELECT count(*) FROM work w JOIN experiment e ON e.id = w.experiment_id "
+                           "WHERE e.name = 'stopped' AND w.leased_until IS NOT NULL") == [(0,)]  # no lease to wait for
+    assert table_rows(url, "SELECT exit_reason FROM worker WHERE name = 'polite'") == [("interrupted",)]
+    count, distinct = stored_once(url, "stopped")
+    assert 0 < count == distinct < 120
