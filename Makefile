@@ -16,8 +16,16 @@ run: agent link
 
 test: test-agent test-link test-host
 
-deps: $(VENV)/.installed
+deps: $(VENV)/.installed .venv-labgrid/.installed
 	@scripts/install-deps.sh
+
+# labgrid (docs/fleet.md) in an environment of its own: it brings its own pyserial fork and
+# pytest, which stay out of the host tool's; tlsbench runs its labgrid-client as a program.
+LABGRID_VERSION := 26.0.1
+.venv-labgrid/.installed: Makefile
+	@test -x .venv-labgrid/bin/python || python3 -m venv .venv-labgrid
+	.venv-labgrid/bin/pip install --quiet --disable-pip-version-check 'labgrid==$(LABGRID_VERSION)'
+	@touch $@
 
 # Re-installs the Python package only when its declaration changes.
 $(VENV)/.installed: pyproject.toml

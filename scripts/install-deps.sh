@@ -14,6 +14,8 @@ packages=(
     clang libclang-rt-14-dev                # libFuzzer target for the frame decoder
     chromium                                # renders the HTML report in the tests
     valgrind                                # instruction counts: the tbcount tool is built against it (docs/metrics.md)
+    postgresql                              # the fleet's shared store: the tests start a server of their own (docs/fleet.md)
+    ser2net                                 # a labgrid board's serial port on the network (tests/test_fleet_labgrid.py)
 )
 
 # The device targets' cross compilers, C libraries and QEMU (make firmware, tlsbench run with

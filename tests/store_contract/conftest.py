@@ -31,9 +31,28 @@ def _sqlite_damage(where: Location) -> None:
     path.write_bytes(data[:4096] + b"\xff" * (len(data) - 4096))  # every page after the header page
 
 
+def _postgres_new(tmp: Path) -> Location:
+    from pg_server import database
+
+    return locate(f"{database('contract')}#contract", tmp)
+
+
+def _postgres_damage(where: Location) -> None:
+    from tlsbench.store.postgres.testing import raw
+
+    raw(where.url, "DROP TABLE trace CASCADE")  # type: ignore[attr-defined]
+
+
+def _postgres_snapshot(where: Location) -> object:
+    from tlsbench.store.postgres.testing import dump
+
+    return dump(where.url)  # type: ignore[attr-defined]
+
+
 IMPLEMENTATIONS = [
     Implementation("sqlite", lambda tmp: locate(f"sqlite:{tmp / 'store' / 'tlsbench.db'}"), _sqlite_damage,
                    lambda where: Path(str(where)).read_bytes()),
+    Implementation("postgresql", _postgres_new, _postgres_damage, _postgres_snapshot),
 ]
 
 

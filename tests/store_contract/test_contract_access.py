@@ -32,12 +32,22 @@ def test_the_locator_names_a_sqlite_store_by_scheme_file_or_folder(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["postgresql://bench@db.example/tlsbench", "postgres://u:secret@h/db"])
-def test_a_postgresql_store_is_recognised_and_refused_in_one_line(name):
+def test_a_database_without_an_experiment_is_refused_in_one_line(name):
     with pytest.raises(StoreError) as refused:
         locate(name)
     message = str(refused.value)
-    assert "not supported yet" in message and "\n" not in message
-    assert "secret" not in message and "db.example" not in message  # a locator may hold credentials: not echoed
+    assert "#NAME" in message and "\n" not in message
+    assert "secret" not in message  # a locator may hold credentials: never echoed
+
+
+def test_an_unreachable_database_is_one_line_without_its_password():
+    where = locate("postgresql://u:secret@127.0.0.1:1/lab#exp")
+    assert str(where) == "postgresql://u@127.0.0.1:1/lab#exp"
+    with pytest.raises(StoreError) as refused:
+        where.reader()
+    message = str(refused.value)
+    assert message.startswith("cannot reach the store postgresql://u@127.0.0.1:1/lab")
+    assert "secret" not in message and "\n" not in message
 
 
 def _hold_elsewhere(where) -> subprocess.Popen:

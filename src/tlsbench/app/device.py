@@ -5,16 +5,18 @@ firmware`, and how the device is reached (run/device.py DeviceSetup); and what a
 firmware offers (`tlsbench suites --device`)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tlsbench.builder import firmware
 from tlsbench.builder.shell import BuildError
 from tlsbench.core import inputs
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import DevicePlan
+from tlsbench.run import labgrid
 from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup
 from tlsbench.run.device import query_device as greeting_of
 from tlsbench.run.endpoints.firmware import FirmwareImage
@@ -26,16 +28,21 @@ class FirmwareUnavailable(UserError):
     """The device's firmware could not be found or built."""
 
 
-def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None
-               ) -> tuple[DeviceSetup, ...]:
+def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
+               place: labgrid.Place | None = None) -> tuple[DeviceSetup, ...]:
     """How to reach each of the plan's devices (a board, or one or several emulated ones) and
-    which images they run (`progress`: a build's lines)."""
+    which images they run (`progress`: a build's lines); a labgrid place's board through the
+    `place` acquired for it (reached())."""
     common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
-    if device.serial is not None:
+    if device.place is not None and place is None:
+        raise FirmwareUnavailable(f"place {device.place!r} is reached only while acquired")  # reached() acquires it
+    if device.serial is not None or place is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
-        return (DeviceSetup(images, serial=device.serial, baud=device.baud,
-                            reset=tuple(os.path.expanduser(word) for word in shlex.split(device.reset or "")),
-                            build=build, **common),)
+        reset = tuple(os.path.expanduser(word) for word in shlex.split(device.reset or ""))
+        if place is not None:
+            return (DeviceSetup(images, serial=place.serial_port, baud=place.speed or device.baud,
+                                reset=reset or place.power_cycle, build=build, place=place.name, **common),)
+        return (DeviceSetup(images, serial=device.serial, baud=device.baud, reset=reset, build=build, **common),)
     if device.firmware:
         if len(device.targets) > 1:
             raise FirmwareUnavailable("[device] firmware names one image, for one target: leave it out to boot "
@@ -50,10 +57,23 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     return tuple(setups)
 
 
+@contextlib.contextmanager
+def reached(device: DevicePlan, progress: Callable[[str], None] = lambda message: None
+            ) -> Iterator[tuple[DeviceSetup, ...]]:
+    """setups_for() for the `with` block; a labgrid place is acquired for it and released after,
+    however the block ends (run/labgrid.py)."""
+    if device.place is None:
+        yield setups_for(device, progress)
+        return
+    with labgrid.acquired(device.place) as place:
+        yield setups_for(device, progress, place)
+
+
 def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
                  timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """HELLO and SUITES of a device's firmware (built first if it is not yet; the first target's)."""
-    return greeting_of(setups_for(device, progress)[0], timeouts)
+    with reached(device, progress) as setups:
+        return greeting_of(setups[0], timeouts)
 
 
 def _built(target: str, library: str | None, config: Path | None, variants: tuple[str, ...],

@@ -47,8 +47,9 @@ def report_after_run(store: Location | Path, note: Note = quiet) -> Path:
 
     where = locate(store) if isinstance(store, Path) else store
     analysis = analyze_experiment(where, str(where), False, note)
+    where.folder.mkdir(parents=True, exist_ok=True)  # a shared store's experiment has no folder of its own yet
     return write_html(analysis, where.folder / "report.html",
-                      where=f"the store is complete: `tlsbench report {where.folder} --out FILE`",
+                      where=f"the store is complete: `tlsbench report {where} --out FILE`",
                       predictions=predictions_for(analysis, (), None, None))
 
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
-from tlsbench.app.device import setups_for
+from tlsbench.app.device import reached
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.core.processes import die_with_host
@@ -32,7 +32,7 @@ from tlsbench.run.session import RunHooks, RunSettings, open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.run.tracefs import Recorder, missing_warning
 from tlsbench.store.api import Location, Sink, plan_mismatch
-from tlsbench.store.locator import locate
+from tlsbench.store.locator import in_store, locate
 
 # Library versions the library cache builds (docs/libraries.md): a plan naming one whose agent
 # is missing is told how to build it.
@@ -51,18 +51,29 @@ def experiment_folder(loaded: LoadedPlan, output: str | Path | None) -> Path:
     return Path(output if output is not None else loaded.plan.output) / loaded.plan.name
 
 
-def check_before_start(loaded: LoadedPlan, folder: Path, resume: bool, agent_dir: str | Path | None) -> None:
+def run_location(loaded: LoadedPlan, output: str | Path | None, store: str | None = None) -> Location:
+    """Where a run of the plan writes: its experiment folder's SQLite store, or with `store` the
+    experiment of the plan's name in that shared store (its report in the experiment folder)."""
+    folder = experiment_folder(loaded, output)
+    return in_store(loaded.plan.name, store, folder.parent) if store else locate(folder)
+
+
+def check_before_start(loaded: LoadedPlan, where: Location, resume: bool, agent_dir: str | Path | None) -> None:
     """What can be refused without an agent, refused before any is started: another writer,
     nothing to resume, another plan's store, a damaged store, a link the emulator rejects."""
-    where = locate(folder)
     where.lock.refuse_if_busy()
     stored = where.stored_experiment()  # raises for a damaged or foreign file
+    queued = where.queued_batches() if stored is not None else 0
+    if queued:
+        raise ControllerError(f"{where} is queued for a fleet's workers ({queued} batches to do): `tlsbench worker "
+                              "--store URL` finishes it (`tlsbench status --store URL` shows them), or run the plan "
+                              "under another name")
     if resume and stored is None:
         why = f"{where} holds no experiment (an empty store: a start that stored nothing)" if where.exists() else \
             f"there is no {where}"
-        raise ControllerError(f"nothing to resume in {folder}: {why}; run without --resume to start it")
+        raise ControllerError(f"nothing to resume in {where}: {why}; run without --resume to start it")
     if stored is not None and stored.plan_hash != loaded.plan.hash():
-        raise plan_mismatch(folder, stored, loaded.plan.hash())
+        raise plan_mismatch(where, stored, loaded.plan.hash())
     if loaded.plan.network and loaded.plan.network.links:
         check_links(loaded.plan.network.links, agent_dir, loaded.source)
 
@@ -107,8 +118,8 @@ class LiveReport:
     observer's calls pass through; a report under way when the run ends is stopped (the
     final report replaces it)."""
 
-    def __init__(self, inner: Observer, folder: Path, minutes: float):
-        self.inner, self.folder, self.every = inner, folder, minutes * 60
+    def __init__(self, inner: Observer, where: Location, minutes: float):
+        self.inner, self.where, self.every = inner, where, minutes * 60
         self.last = time.monotonic()
         self.child: subprocess.Popen | None = None
         self.errors = tempfile.TemporaryFile()
@@ -121,12 +132,13 @@ class LiveReport:
         self.inner.batch(config, round, first_index, count)
         if self.child is not None and self.child.poll() is not None:
             self._finished()
-        if self.child is None and time.monotonic() - self.last >= self.every and locate(self.folder).exists():
+        if self.child is None and time.monotonic() - self.last >= self.every and self.where.exists():
             self.last = time.monotonic()
             self.errors.seek(0)
             self.errors.truncate()
             self.child = subprocess.Popen(
-                [sys.executable, "-m", "tlsbench.cli", "report", str(self.folder), "--out", str(self.folder / "report.html")],
+                [sys.executable, "-m", "tlsbench.cli", "report", str(self.where), "--out",
+                 str(self.where.folder / "report.html")],
                 stdout=subprocess.DEVNULL, stderr=self.errors,
                 preexec_fn=lambda: (die_with_host(), os.nice(LIVE_NICE)))  # a killed run leaves no report running
 
@@ -150,19 +162,22 @@ class LiveReport:
 
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
                    agent_dir: str | Path | None = None, observer: Observer | None = None,
-                   timeouts: Timeouts = Timeouts(), pin: bool = True) -> RunSummary:
+                   timeouts: Timeouts = Timeouts(), pin: bool = True, store: str | None = None) -> RunSummary:
     """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
     the output folder before the plan is resolved against the agents, so a plan that fails
     there leaves nothing behind; the store is then written under its writer lock. The agents
     are started from this thread, whose end they do not outlive (docs/host.md); with `pin`,
     this thread keeps to the controller's CPU and the agents to the others while it runs
-    (run/placement.py)."""
-    folder = experiment_folder(loaded, output)
-    check_before_start(loaded, folder, resume, agent_dir)
+    (run/placement.py). With `store` (a postgresql:// URL) it writes the experiment of the
+    plan's name there instead of the folder's SQLite store."""
+    where = run_location(loaded, output, store)
+    folder = where.folder
+    check_before_start(loaded, where, resume, agent_dir)
     observer = observer or QuietObserver()
     device = loaded.plan.device
-    setups = setups_for(device, observer.note) if device else ()  # the firmware, built if it is not yet
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
+    device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
+    setups = device_block.enter_context(reached(device, observer.note)) if device else ()  # firmware built if not yet
     settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups, choose(pin, loaded.plan.cpus),
                            counting_prefix)
     stop = StopFlag()
@@ -172,7 +187,6 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     try:
         with controller_on(settings.placement):
             greeted = resolve_plan(loaded, settings)
-            where = locate(folder)
             with where.lock.hold(), where.writer() as store, \
                     scheduler_view(loaded, store, settings.placement, observer) as sched:
                 hooks = RunHooks(observer, stop, store.stored_indices(), _precision_of(where, loaded.plan.seed), sched)
@@ -186,5 +200,6 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     finally:
         if greeted is not None:
             greeted.close()
+        device_block.close()
         if in_main:
             signal.signal(signal.SIGINT, previous)

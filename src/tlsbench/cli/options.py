@@ -13,12 +13,14 @@ from rich.text import Text
 
 from tlsbench.run.agents import AGENT_DIR_ENV
 from tlsbench.run.timeouts import TIMEOUT_ENV, Timeouts, parse_timeouts
-from tlsbench.store.locator import locate, names_a_scheme
+from tlsbench.store.locator import SQLITE, in_store
 
 if TYPE_CHECKING:
     from tlsbench.store.api import Location
 
-EXPERIMENT_HELP = "An experiment folder or name, a tlsbench.db file, or sqlite:PATH."
+EXPERIMENT_HELP = "An experiment folder or name, a tlsbench.db file, sqlite:PATH, or postgresql://...#NAME."
+STORE_ENV = "TLSBENCH_STORE"
+_STORE = "tlsbench.store"  # where the --store of the command being run is kept (click's context)
 err_console = Console(stderr=True)
 
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=AGENT_DIR_ENV,
@@ -45,6 +47,23 @@ timeout_option = click.option(
          f"(no frame during a batch, {Timeouts().silence:g}); default ${TIMEOUT_ENV}, space-separated.")
 
 
+def _remember_store(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    ctx.meta[_STORE] = value
+    return value
+
+
+store_option = click.option(
+    "--store", metavar="URL", envvar=STORE_ENV, expose_value=False, callback=_remember_store,
+    help=f"A shared PostgreSQL store (postgresql://user@host/database; default ${STORE_ENV}): the experiment is "
+         "the one of that name there (docs/fleet.md).")
+
+
+def shared_store() -> str | None:
+    """The --store of the command being run (None: experiments are SQLite folders)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_STORE) if ctx else None
+
+
 def default_output() -> str:
     """The default plan's output folder: where experiments named without a path are."""
     from tlsbench.plan.model import load as load_plan  # pydantic: only when a plan is read
@@ -53,10 +72,11 @@ def default_output() -> str:
 
 
 def store_location(experiment: str, output: str | None) -> "Location":
-    """The store an EXPERIMENT argument names: a store file or `sqlite:PATH` as it is, else an
-    experiment folder, or a name under the output folder (the default plan's without --output)."""
-    named = Path(experiment).is_file() or names_a_scheme(experiment)
-    return locate(experiment, None if named else output or default_output())
+    """The store an EXPERIMENT argument names: with --store, the experiment of that name in the
+    shared store; a store file or `sqlite:PATH` as it is, else an experiment folder, or a name
+    under the output folder (the default plan's without --output)."""
+    as_it_is = not shared_store() and (Path(experiment).is_file() or experiment.startswith(SQLITE))
+    return in_store(experiment, shared_store(), None if as_it_is else output or default_output())
 
 
 def note_line(message: str) -> None:

@@ -10,7 +10,7 @@ import click
 
 from tlsbench.app.report import predictions_for
 from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
-                                  store_location)
+                                  store_location, store_option)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
@@ -60,6 +60,7 @@ def parse_budget(text: str) -> "Budget":
               help="The crossover plot's x axis, swept around the first --predict link.")
 @flagged_option
 @output_option
+@store_option
 def report(experiment: str, out: str | None, other: str | None, budget, figures_dir: str | None, figure_format: str,
            pdf_dir: str | None, winners: str,
            profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
@@ -112,6 +113,7 @@ def report(experiment: str, out: str | None, other: str | None, budget, figures_
 @click.option("--rebuild", is_flag=True, help="Derive every repetition again (else only those without summaries "
                                               "of this version).")
 @output_option
+@store_option
 def derive(experiment: str, rebuild: bool, output: str | None) -> None:
     """Store each repetition's summaries (measures, trace facts) and each configuration's
     statistics, so reports read them instead of decoding every record and drawing every
@@ -137,6 +139,7 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default and `-`: standard output).")
 @flagged_option
 @output_option
+@store_option
 def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], profile: str | None, out: str | None,
            include_flagged: bool, output: str | None) -> None:
     """Export statistics (csv, json, markdown), traces (perfetto trace-event JSON), or tidy
@@ -209,6 +212,7 @@ def export_tidy(experiment: str, fmt: str, level: str, out: str | None, output: 
               help="json, csv: every row (as --all) with the ratio, its CI and the verdict, at full precision.")
 @flagged_option
 @output_option
+@store_option
 def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor: float, show_all: bool,
             fail_above: str | None, allow_missing: bool, measures: tuple[str, ...], fmt: str, include_flagged: bool,
             output: str | None) -> None:

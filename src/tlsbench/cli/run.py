@@ -17,19 +17,20 @@ from rich.console import Console
 from tlsbench.analysis.questions.coverage import Coverage, read_coverage, reasons_text
 from tlsbench.app.device import query_device
 from tlsbench.app.report import report_after_run
-from tlsbench.app.run import BUILDABLE, LiveReport, experiment_folder, run_experiment
+from tlsbench.app.run import BUILDABLE, LiveReport, run_experiment, run_location
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, store_location,
-                                  timeout_option)
+from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, shared_store,
+                                  store_location, store_option, timeout_option)
 from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
-from tlsbench.plan.model import LIBRARIES
+from tlsbench.plan.model import LIBRARIES, LoadedPlan
 from tlsbench.plan.model import load as load_plan
 from tlsbench.report import terminal as views
 from tlsbench.run.agents import query_suites
 from tlsbench.run.controller import RunSummary
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.store import progress
+from tlsbench.store.api import Location
 from tlsbench.store.locator import locate
 from tlsbench.store.progress import read_repetition
 
@@ -83,28 +84,48 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @click.option("--live-report", "live_minutes", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
               help="While the run goes on, write report.html next to the store every MINUTES from the rounds so "
                    "far (marked partial); the final report replaces it.")
+@click.option("--enqueue", is_flag=True,
+              help="With --store: put the plan's schedule in the shared store for `tlsbench worker`s to run, "
+                   "instead of running it here (docs/fleet.md).")
 @output_option
+@store_option
 @agent_dir_option
 @timeout_option
 @pin_option
-def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, output: str | None,
-        agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
-    """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
+def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, enqueue: bool,
+        output: str | None, agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
+    """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db, or with
+    --store into a shared PostgreSQL store."""
     loaded = load_plan(plan_file)
+    where = run_location(loaded, output, shared_store())
+    if enqueue:
+        return _enqueue(loaded, where, agent_dir, timeouts)
     with views.ProgressObserver(console) as progress_bar:
-        live = LiveReport(progress_bar, experiment_folder(loaded, output), live_minutes) if live_minutes else None
+        live = LiveReport(progress_bar, where, live_minutes) if live_minutes else None
         try:
-            summary = run_experiment(loaded, output, resume, agent_dir, live or progress_bar, timeouts, pin)
+            summary = run_experiment(loaded, output, resume, agent_dir, live or progress_bar, timeouts, pin,
+                                     shared_store())
         finally:
             if live is not None:
                 live.close()
-    coverage = _closing_lines(summary, _resume_command(plan_file, summary.folder.parent))
+    coverage = _closing_lines(summary, _resume_command(plan_file, summary.folder.parent), where)
     if summary.interrupted:
         sys.exit(130)
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "the run")
     if report:
-        console.print(f"report: {report_after_run(summary.folder, note_line)}", highlight=False, markup=False)
+        console.print(f"report: {report_after_run(where, note_line)}", highlight=False, markup=False)
+
+
+def _enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | None, timeouts: Timeouts) -> None:
+    from tlsbench.app.worker import enqueue
+
+    if not shared_store():
+        raise click.UsageError("--enqueue needs --store postgresql://...: workers share a PostgreSQL store")
+    queued = enqueue(loaded, where, agent_dir, timeouts, note_line)
+    console.print(f"queued {queued.batches} new batches; {queued.repetitions} repetitions of {loaded.plan.name} are "
+                  f"still to run in {where}: start `tlsbench worker --store URL` on the hosts that run them",
+                  highlight=False, markup=False)
 
 
 @click.command()
@@ -135,12 +156,12 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
     again = ["tlsbench", "primitives", *(f"--library={lib}" for lib in libraries),
              *([f"--reps={reps}"] if reps else []), *(f"--experiment={n}" for n in names),
              *(f"--size={s}" for s in sizes), "--output", str(summary.folder.parent)]
-    coverage = _closing_lines(summary, shlex.join(again))
+    coverage = _closing_lines(summary, shlex.join(again), locate(summary.folder))
     if summary.interrupted:
         sys.exit(130)
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "tlsbench primitives")
-    report = report_after_run(summary.folder, note_line)
+    report = report_after_run(locate(summary.folder), note_line)
     with locate(summary.folder).reader() as store:
         results = analyze_store(store, store)
     if results:
@@ -172,9 +193,9 @@ def _fail_if_given_up(summary: RunSummary) -> None:
              f"in `tlsbench status {summary.folder} --all`); fix the agent, then run the same command to retry them")
 
 
-def _closing_lines(summary: RunSummary, resume_command: str) -> Coverage:
+def _closing_lines(summary: RunSummary, resume_command: str, where: Location) -> Coverage:
     """Prints what the run stored, what it did not measure and why; returns the store's coverage."""
-    with locate(summary.folder).reader() as store:
+    with where.reader() as store:
         coverage = read_coverage(store, store)
     views.print_summary(console, summary, resume_command, coverage)
     return coverage
@@ -198,11 +219,19 @@ def _resume_command(plan_file: str | None, output: Path) -> str:
 @click.command(name="status")
 @click.argument("experiment", required=False)
 @output_option
+@store_option
 @click.option("--all", "all_configs", is_flag=True, help="List every configuration, not only those with problems.")
 def status_command(experiment: str | None, output: str | None, all_configs: bool) -> None:
-    """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds."""
+    """Progress of an experiment: configurations, repetitions stored/planned, failures, rounds;
+    with --store and no experiment, the fleet: per worker and device what runs, rates, ETA."""
+    if experiment is None and shared_store():
+        from tlsbench.cli.fleet import fleet_tables
+
+        for table in fleet_tables(shared_store()):
+            console.print(table)
+        return
     default = load_plan().plan
-    where = locate(experiment or default.name, output or default.output)
+    where = store_location(experiment or default.name, output or default.output)
     with where.reader() as store:
         status, coverage = progress.status_of(store, where.folder), read_coverage(store, store)
     for table in views.status_tables(status, all_configs, coverage):
@@ -219,6 +248,7 @@ def trace() -> None:
 @click.option("--config", "config", help="Configuration key, or a suite name / fnmatch pattern.")
 @click.option("--rep", "rep", type=click.IntRange(min=0), default=0, show_default=True, help="Repetition index.")
 @output_option
+@store_option
 def trace_show(experiment: str, config: str | None, rep: int, output: str | None) -> None:
     """One repetition as a tree: steps with their crypto operations and I/O, both peers."""
     from tlsbench.analysis.derive.slices import format_blob  # numpy is only loaded when needed

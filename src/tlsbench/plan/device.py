@@ -46,7 +46,8 @@ class DevicePlan(Strict):
 
     # An emulated board, or several: each configuration runs on each (its key names the target).
     target: Annotated[list[Literal[TARGETS]], BeforeValidator(as_list), Field(min_length=1)] | None = None
-    serial: UserPath | None = None  # a real board's serial device
+    serial: UserPath | None = None  # a real board's serial device (or a network serial port, tcp://HOST:PORT)
+    place: Annotated[str, Field(min_length=1)] | None = None  # a labgrid place: its board, acquired for the run
     baud: Annotated[int, Field(ge=50, le=4_000_000)] = 115200  # the board's UART rate (QEMU ignores it)
     # The image: for `serial`, the file flashed on the board (required: its SHA-256 is stored);
     # for `target`, an image to boot instead of the one built from `config`.
@@ -61,19 +62,20 @@ class DevicePlan(Strict):
 
     @model_validator(mode="after")
     def _one_place(self) -> "DevicePlan":
-        if (self.target is None) == (self.serial is None):
+        if sum(where is not None for where in (self.target, self.serial, self.place)) != 1:
             raise ValueError("give exactly one of target (an emulated board: "
-                             f"{', '.join(TARGETS)}) or serial (a board's serial device, e.g. /dev/ttyACM0)")
-        if self.serial is not None:
+                             f"{', '.join(TARGETS)}), serial (a board's serial device, e.g. /dev/ttyACM0) or place "
+                             "(a labgrid place)")
+        if self.serial is not None or self.place is not None:
             wrong = [name for name in ("library", "config", "memory") if getattr(self, name)]
             if wrong:
                 raise ValueError(f"{', '.join(wrong)}: only with target; for a board, flash the image you want "
                                  "(the memory image for the footprint) and name it in firmware")
             if self.firmware is None:
-                raise ValueError("serial needs firmware: the image flashed on the board (its SHA-256 is stored "
-                                 "with every result)")
+                raise ValueError(f"{'serial' if self.serial else 'place'} needs firmware: the image flashed on the "
+                                 "board (its SHA-256 is stored with every result)")
         elif self.reset is not None:
-            raise ValueError("reset: only with serial (an emulated board is restarted by the host)")
+            raise ValueError("reset: only with serial or place (an emulated board is restarted by the host)")
         return self
 
     @field_validator("library")
@@ -105,4 +107,4 @@ class DevicePlan(Strict):
     @property
     def name(self) -> str:
         """What the configurations and reports call the device before its HELLO names it."""
-        return ", ".join(self.targets) or f"serial {self.serial}"
+        return ", ".join(self.targets) or (f"place {self.place}" if self.place else f"serial {self.serial}")

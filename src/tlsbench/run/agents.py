@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from tlsbench.plan import libraries as names
 from tlsbench.run.endpoints import AgentError
@@ -169,14 +169,14 @@ def locate_agents(loaded: LoadedPlan, agent_dir: str | Path | None = None,
 
 
 def greet(paths: Mapping[str, Path], timeouts: Timeouts = Timeouts(),
-          placement: Placement = Placement()) -> dict[str, ProcessEndpoint]:
+          placement: Placement = Placement(), prefix: Sequence[str] = ()) -> dict[str, ProcessEndpoint]:
     """One started agent per library, greeted (HELLO, SUITES): what a plan is resolved
     against; an agent named for a version must report it. If one fails to start, those
-    already started are stopped."""
+    already started are stopped. `prefix`: a remote agent's bridge (run/remote.py)."""
     started: dict[str, ProcessEndpoint] = {}
     try:
         for library, path in paths.items():
-            started[library] = ProcessEndpoint.start(path, greeting_s=timeouts.greeting, placement=placement)
+            started[library] = ProcessEndpoint.start(path, prefix, greeting_s=timeouts.greeting, placement=placement)
             check_version(library, path.name, started[library].hello)
     except BaseException:
         for agent in started.values():

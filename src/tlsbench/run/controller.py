@@ -192,6 +192,17 @@ class Controller:
             summary.seconds = time.monotonic() - started
         return summary
 
+    def run_handed(self, batches: list[schedule.Batch], done: Mapping[str, set[int]]) -> RunSummary:
+        """Batches handed over from outside (a fleet worker's, app/worker.py), minus the
+        repetitions `done` holds; the exchanges stay open for the next ones (close() ends them)."""
+        self.done = {key: set(indices) for key, indices in done.items()}
+        summary = RunSummary()
+        started = time.monotonic()
+        self._run_batches(schedule.pending(batches, self.done), summary)
+        summary.interrupted = self.stop.requested
+        summary.seconds = time.monotonic() - started
+        return summary
+
     def _extend_for_precision(self, summary: RunSummary) -> None:
         """Extra rounds, one at a time, for the configurations whose median is not yet known
         to the plan's target; measured from the store, so a resumed run picks up where an

@@ -35,12 +35,13 @@ class DeviceSetup:
     serial: str | None = None  # a board's serial device
     baud: int = 115200
     reset: tuple[str, ...] = ()  # the command that resets the board (serial)
+    place: str | None = None  # the labgrid place the serial port belongs to (acquired for the run)
     dtls_timeout_ms: int = 0  # a DTLS configuration's RUN timers (0: the library's)
     build: Mapping[str, Any] = field(default_factory=dict)  # the build's record (firmware.json), when known
 
     @property
     def name(self) -> str:
-        return self.target.name if self.target else f"serial {self.serial}"
+        return self.target.name if self.target else (f"place {self.place}" if self.place else f"serial {self.serial}")
 
     @property
     def advice(self) -> str:

@@ -48,6 +48,7 @@ class RunSettings:
     devices: tuple[DeviceSetup, ...] = ()  # the plan's [device] (one per target), its firmware found or built
     placement: Placement = Placement()  # where agents run (the caller keeps its own thread on the controller's CPUs)
     counting: metrics.Prefix = metrics.no_counting  # the counting runner of instruction twins
+    remote: tuple[str, ...] = ()  # the bridge that runs host agents on another machine (run/remote.py)
 
 
 @dataclass
@@ -96,7 +97,7 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
     because of the plan fails here, before anything is stored (a matrix without a cell that
     applies too)."""
     timeouts = settings.timeouts
-    greeted = Greeted(greet(settings.paths, timeouts, settings.placement), Resolution())
+    greeted = Greeted(greet(settings.paths, timeouts, settings.placement, settings.remote), Resolution())
     try:
         for device in settings.devices:
             greeted.devices.append(connect(device, first_variant(device), timeouts))
@@ -146,7 +147,8 @@ def on_host(library: str, sink: Sink, stop: StopFlag, settings: RunSettings, age
     greeting = greeting_s or settings.timeouts.greeting
 
     def start(slot: str) -> Endpoint:
-        return ProcessEndpoint.start(settings.paths[library], prefix, greeting_s=greeting, placement=settings.placement)
+        return ProcessEndpoint.start(settings.paths[library], (*settings.remote, *prefix), greeting_s=greeting,
+                                     placement=settings.placement)
     return SingleAgent(library, start, sink, settings.timeouts, stop, adopted={ONE: agent} if agent else {})
 
 

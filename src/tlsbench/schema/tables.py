@@ -74,6 +74,12 @@ class AgentRow:
                                         default=None)
     clock_json: str | None = column("Its clock source after its RUNs and the largest drift it reported.",
                                     default=None)
+    # Who measured (migration 017): a shared store holds many hosts, workers and tool versions.
+    host: str | None = column("The machine the agent ran on (its controller's host name; a board: the host it "
+                              "hangs off).", default=None)
+    worker: str | None = column("The fleet worker that ran it (`tlsbench worker --name`); none for `tlsbench run`.",
+                                default=None)
+    tool_version: str | None = column("The tlsbench that ran it: version and source commit.", default=None)
 
 
 AGENT = Table("agent", "One row per agent process started, or per boot of a firmware.", AgentRow)

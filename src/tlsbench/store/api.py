@@ -215,6 +215,11 @@ class Location(Protocol):
         reads; StoreDamaged for anything that is not a healthy tlsbench store."""
         ...
 
+    def queued_batches(self) -> int:
+        """Batches of its experiment queued for a fleet's workers and not done yet (a store
+        without a queue: 0); a run refuses an experiment the workers are filling."""
+        ...
+
     def reader(self, check: bool = True) -> StoreReader:
         """Read-only, never writes; checked and holding an experiment (StoreError otherwise),
         unless `check` is off: a store read before, opened again (StoreReader.reopened())."""

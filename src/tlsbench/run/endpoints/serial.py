@@ -11,6 +11,7 @@ import os
 import select
 import shlex
 import signal
+import socket
 import stat
 import struct
 import subprocess
@@ -107,6 +108,8 @@ class SerialEndpoint(FirmwareEndpoint):
             raise
 
     def _configure(self, baud: int) -> None:
+        if not os.isatty(self.fd):
+            return  # a network serial port: ser2net sets the line's rate
         speed = _baud(baud)
         tty.setraw(self.fd)
         attrs = termios.tcgetattr(self.fd)
@@ -203,10 +206,27 @@ PORT_LOOKS_LIKE = "a board's port is a terminal device such as /dev/ttyACM0 or /
 LIST_PORTS = "ls /dev/ttyACM* /dev/ttyUSB*"
 
 
+NETWORK_PORT = "tcp://"  # a serial port reached over TCP: ser2net's raw port, a labgrid place's (run/labgrid.py)
+
+
+def _open_network_port(address: str) -> int:
+    host, _, port = address.removeprefix(NETWORK_PORT).rpartition(":")
+    try:
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
+    except (OSError, ValueError) as exc:
+        raise DeviceError(f"cannot reach the serial port {address}: {getattr(exc, 'strerror', None) or exc}; check "
+                          "that its ser2net (or the place's exporter) runs and the address") from None
+    sock.setblocking(False)
+    return sock.detach()
+
+
 def _open_port(path: str) -> int:
     """The board's port, opened without becoming our controlling terminal. What is not a
     terminal (a regular file, a FIFO, /dev/null) has no line to configure, and the user's own
-    terminal would be left in raw mode: refused, and only another character device is opened."""
+    terminal would be left in raw mode: refused, and only another character device is opened.
+    A `tcp://HOST:PORT` port is a network serial port (its line is configured where it is)."""
+    if path.startswith(NETWORK_PORT):
+        return _open_network_port(path)
     try:
         found = os.stat(path)
         problem = _not_a_port(found)

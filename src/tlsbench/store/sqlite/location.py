@@ -56,6 +56,9 @@ class SqliteLocation:
     def stored_experiment(self) -> Experiment | None:
         return stored_experiment(self.path) if self.exists() else None
 
+    def queued_batches(self) -> int:
+        return 0  # a SQLite store is written by one run at a time: no queue
+
     def reader(self, check: bool = True) -> SqliteStore:
         """Read-only; checked first, and holding an experiment, unless `check` is off (a store
         read before: the check reads all of it)."""

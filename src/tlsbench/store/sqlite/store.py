@@ -9,7 +9,6 @@ is written in one transaction with its traces."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import sqlite3
 from collections import defaultdict
 from dataclasses import astuple, fields, replace
@@ -24,15 +23,12 @@ from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Exp
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, Location, StoreError, device_image, plan_mismatch
+from tlsbench.store.rows import now_iso, values as _values, who_measured, words as _words
 from tlsbench.store.sqlite.sched import read_tables, start_capture, write_batch
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
 from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
 from tlsbench.store.sqlite.errors import cannot_write, damaged
 from tlsbench.store.sqlite.files import experiment_row
-
-
-def now_iso() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
@@ -83,19 +79,6 @@ def _any_of(conditions: Sequence[str | None]) -> str:
     return " OR ".join(f"({c})" for c in found) if len(found) > 1 else (found[0] if found else "0")
 
 
-def _words(text: str) -> np.ndarray:
-    """A comma-separated text's words, each distinct word one object (a status per repetition
-    would otherwise cost a string of its own: 50 bytes)."""
-    words, where = np.unique(np.array(text.split(","), dtype=object), return_inverse=True)
-    return words[where.reshape(-1)]
-
-
-def _values(row: Any) -> tuple[Any, ...]:
-    """A record's fields in order, as they are: `astuple` deep-copies every value (half the
-    host's time per repetition when a batch of fast handshakes is stored)."""
-    return tuple(getattr(row, name) for name in field_names(type(row)))
-
-
 def _peer_trace(row: Sequence[Any]) -> PeerTrace:
     """A PeerTrace from (repetition id, agent id, role, blob, encoding)."""
     return PeerTrace(row[0], row[1], row[2], decode_records(row[3], row[4]))
@@ -121,6 +104,7 @@ class SqliteStore:
         self.path = path
         self.location = location
         self.retry = retry  # what to do after a failed write (the end of its error message)
+        self.worker: str | None = None  # the fleet worker writing through it (agent.worker), if any
 
     def reopened(self) -> "SqliteStore":
         """For reading only, without checking the file again (the check reads all of it)."""
@@ -171,10 +155,10 @@ class SqliteStore:
         facts = astuple(device) if device else (None,) * len(fields(DeviceFacts))
         with self.transaction() as c:
             cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at, target,"
-                            " counter_unit, firmware_sha256, firmware_json, placement_json)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            " counter_unit, firmware_sha256, firmware_json, placement_json, host, worker, tool_version)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (library, executable, pid, hello_json, suites_json, now_iso(), *facts,
-                             placement_json or None))
+                             placement_json or None, *who_measured(self.worker)))
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def set_agent_clock(self, agent_id: int, clock_json: str) -> None:

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A board of a labgrid lab (run/labgrid.py, docs/fleet.md), the whole path with real parts: a
+labgrid coordinator and exporter (labgrid from PyPI, in its own environment: `make deps`
+installs .venv-labgrid), whose board is QEMU booting the firmware with its UART on a pty that
+ser2net (Debian) serves as a raw TCP port; its reset line is QEMU's monitor. A run of a plan
+with `[device] place` acquires the place, measures through it and releases it, also when the
+run fails or is terminated; a place someone else holds is refused with one line; a worker
+serves a place. About 90 s on the busy 2-core machine (5 QEMU boots, a labgrid client per check)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from stores import reader
+from test_device import PSK, RESET_THROUGH_MONITOR, device_plan, images  # noqa: F401 (the module fixture)
+from tlsbench.app.run import run_experiment
+from tlsbench.core.errors import UserError
+from tlsbench.run.labgrid import CLIENT_ENV
+from tlsbench.run.timeouts import Timeouts
+from tlsbench.store.postgres.testing import free_port
+
+REPO = Path(__file__).resolve().parents[1]
+PLACE = "tlsbench-board"
+
+
+def labgrid_bin() -> Path:
+    """Where labgrid's programs are: $TLSBENCH_LABGRID_BIN, the repository's .venv-labgrid, PATH."""
+    for folder in (os.environ.get("TLSBENCH_LABGRID_BIN"), REPO / ".venv-labgrid" / "bin"):
+        if folder and (Path(folder) / "labgrid-client").exists():
+            return Path(folder)
+    found = shutil.which("labgrid-client")
+    if found is None:
+        pytest.fail("these tests need labgrid (make deps installs it into .venv-labgrid)")
+    return Path(found).parent
+
+
+def wait_for(check, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+class Processes:
+    """Processes a fixture starts, each logging to a file of its own, killed at its end."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.started = folder, []
+
+    def start(self, argv: list[str], log: str) -> subprocess.Popen:
+        with (self.folder / log).open("w") as out:
+            self.started.append(subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.folder))
+        return self.started[-1]
+
+    def stop(self) -> None:
+        for proc in reversed(self.started):
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A coordinator and an exporter whose board's serial port is a ser2net port (the board
+    itself is each test's: a firmware that QUITs ends its QEMU), and the place on it."""
+    if shutil.which("ser2net") is None:
+        pytest.fail("these tests need ser2net: scripts/install-deps.sh installs it")
+    tmp = tmp_path_factory.mktemp("lab")
+    bin_dir = labgrid_bin()
+    processes = Processes(tmp)
+    try:
+        serial_port, coordinator = free_port(), free_port()
+        processes.start([str(bin_dir / "labgrid-coordinator"), "-l", f"127.0.0.1:{coordinator}"], "coordinator.log")
+        (tmp / "exporter.yaml").write_text(f"board:\n  NetworkSerialPort:\n    host: 127.0.0.1\n"
+                                           f"    port: {serial_port}\n    speed: 115200\n    protocol: raw\n")
+        processes.start([str(bin_dir / "labgrid-exporter"), "-c", f"127.0.0.1:{coordinator}", "-n", "rack1",
+                         str(tmp / "exporter.yaml")], "exporter.log")
+        env = {**os.environ, "LG_COORDINATOR": f"127.0.0.1:{coordinator}"}
+
+        def client(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run([str(bin_dir / "labgrid-client"), *args], env=env, capture_output=True, text=True)
+        wait_for(lambda: "rack1/board/NetworkSerialPort" in client("resources").stdout, "the exporter offers nothing")
+        assert client("-p", PLACE, "create").returncode == 0
+        assert client("-p", PLACE, "add-match", "rack1/board/*").returncode == 0
+        os.environ["LG_COORDINATOR"] = env["LG_COORDINATOR"]
+        os.environ[CLIENT_ENV] = str(bin_dir / "labgrid-client")
+        yield client, serial_port
+    finally:
+        os.environ.pop(CLIENT_ENV, None)
+        os.environ.pop("LG_COORDINATOR", None)
+        processes.stop()
+
+
+class Board(threading.Thread):
+    """The board behind the place's serial port: QEMU booting the firmware, its UART on a pty
+    that ser2net serves on the exporter's port; its reset line QEMU's monitor (`reset`). A
+    firmware that QUITs ends its QEMU, which a board does not: the board then boots again."""
+
+    def __init__(self, folder: Path, image: Path, serial_port: int):
+        super().__init__(daemon=True)
+        self.folder, self.image, self.serial_port = folder, image, serial_port
+        self.monitor = folder / "monitor.sock"
+        self.boots = 0
+        self.ended = threading.Event()
+        self.processes = Processes(folder)
+        reset_script = folder / "reset.py"
+        reset_script.write_text(RESET_THROUGH_MONITOR)
+        self.reset = f"{sys.executable} {reset_script} {self.monitor}"
+
+    def run(self) -> None:
+        while not self.ended.is_set():
+            qemu = self.processes.start(["qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-monitor",
+                                         f"unix:{self.monitor},server=on,wait=off", "-semihosting-config",
+                                         "enable=on,target=native", "-icount", "shift=0", "-serial", "pty", "-kernel",
+                                         str(self.image)], "qemu.log")
+            wait_for(lambda: "/dev/pts/" in (self.folder / "qemu.log").read_text(), "QEMU opened no pty")
+            pty = re.search(r"/dev/pts/\d+", (self.folder / "qemu.log").read_text())[0]  # type: ignore[index]
+            (self.folder / "ser2net.yaml").write_text(f"connection: &board\n  accepter: tcp,127.0.0.1,"
+                                                      f"{self.serial_port}\n  connector: serialdev,{pty},115200n81,local\n")
+            ser2net = self.processes.start(["ser2net", "-n", "-d", "-c", str(self.folder / "ser2net.yaml")],
+                                           "ser2net.log")
+            wait_for(lambda: self.monitor.exists(), "QEMU has no monitor")
+            time.sleep(0.5)  # ser2net listening
+            self.boots += 1
+            qemu.wait()
+            ser2net.kill()
+            ser2net.wait()
+
+    def up(self, after: int = 0) -> None:
+        """Waits until it has booted more than `after` times."""
+        wait_for(lambda: self.boots > after, "the board did not boot", 60)
+
+    def stop(self) -> None:
+        self.ended.set()
+        self.processes.stop()
+
+
+@pytest.fixture
+def board(lab, images, tmp_path):  # noqa: F811
+    running = Board(tmp_path, images.image("counting").path, lab[1])
+    running.start()
+    running.up()
+    yield running
+    running.stop()
+
+
+def acquired_by(client) -> str:
+    found = re.search(r"^\s*acquired: (.*)$", client("-p", PLACE, "show").stdout, re.M)
+    return found[1].strip() if found else ""
+
+
+def place_plan(name: str, images, reset: str, repetitions: int = 2):  # noqa: F811
+    return device_plan(name, [PSK], f'place = "{PLACE}"\nreset = {json.dumps(reset)}\n'
+                                    f'firmware = "{images.image("counting").path}"', repetitions=repetitions)
+
+
+def test_a_run_on_a_labgrid_place_acquires_measures_and_releases(lab, board, images, tmp_path):  # noqa: F811
+    client, reset = lab[0], board.reset
+    summary = run_experiment(place_plan("placed", images, reset), tmp_path, timeouts=Timeouts(greeting=30))
+    assert summary.stored == 2 and summary.failed == 0
+    with reader(tmp_path / "placed" / "tlsbench.db") as st:
+        assert [(a.pid, a.target) for a in st.agent_rows()] == [(None, "qemu-mps2-an386")]
+    assert acquired_by(client) in ("", "None")  # released
+
+
+def test_the_place_is_released_when_the_run_fails(lab, images, tmp_path):  # noqa: F811
+    client = lab[0]
+    with pytest.raises(UserError):
+        run_experiment(place_plan("broken", images, "false"), tmp_path, timeouts=Timeouts(greeting=5))
+    assert acquired_by(client) in ("", "None")
+
+
+def test_a_place_someone_else_holds_is_refused_with_one_line(lab, images, tmp_path):  # noqa: F811
+    client, reset = lab[0], "true"
+    assert client("-p", PLACE, "acquire").returncode == 0
+    try:
+        with pytest.raises(UserError, match=r"labgrid-client -p tlsbench-board acquire failed"):
+            run_experiment(place_plan("taken", images, reset), tmp_path)
+        assert acquired_by(client) not in ("", "None")  # still the other holder's
+        assert not (tmp_path / "taken").exists()
+    finally:
+        client("-p", PLACE, "release")
+
+
+def test_a_terminated_run_releases_the_place_and_keeps_what_it_stored(lab, board, images, tmp_path):  # noqa: F811
+    client, reset = lab[0], board.reset
+    plan = tmp_path / "long.toml"
+    plan.write_text(f'name = "long"\nsuites = ["{PSK}"]\nrepetitions = 400\n'
+                    '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
+                    f'[device]\nplace = "{PLACE}"\nreset = {json.dumps(reset)}\n'
+                    f'firmware = "{images.image("counting").path}"\n')
+    run = subprocess.Popen([sys.executable, "-m", "tlsbench.cli", "run", str(plan), "--output", str(tmp_path),
+                            "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    store = tmp_path / "long" / "tlsbench.db"
+    started = lambda: run.poll() is not None or (store.exists() and acquired_by(client) not in ("", "None"))  # noqa: E731
+    wait_for(started, "the run never started", 60)
+    assert run.poll() is None, run.communicate()[0]
+    time.sleep(3)  # some repetitions stored
+    run.terminate()
+    out = run.communicate(timeout=60)[0]
+    assert run.returncode != 0 and "Traceback" not in out, out
+    assert acquired_by(client) in ("", "None")
+    with reader(store) as st:
+        assert 0 < len(st.stored_indices().get(next(iter(st.stored_indices())), ())) < 400
+
+
+def test_a_worker_serves_a_place(lab, board, images, tmp_path):  # noqa: F811
+    from click.testing import CliRunner
+
+    from pg_server import database
+    from tlsbench.cli import main
+    from tlsbench.store.postgres.testing import table_rows
+
+    client, reset = lab[0], board.reset
+    url = database("place")
+    plan = tmp_path / "placed-q.toml"
+    plan.write_text(f'name = "placed-q"\nsuites = ["{PSK}"]\nrepetitions = 4\nrounds = 2\n'
+                    '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
+                    f'[device]\nplace = "{PLACE}"\nreset = {json.dumps(reset)}\n'
+                    f'firmware = "{images.image("counting").path}"\n')
+    queued = CliRunner().invoke(main, ["run", str(plan), "--store", url, "--enqueue", "--output", str(tmp_path)],
+                                catch_exceptions=False)
+    assert queued.exit_code == 0, queued.output
+    assert acquired_by(client) in ("", "None")  # enqueuing greeted the board, then let it go
+    board.up(after=1)  # its QUIT ended QEMU: the board is back
+    done = subprocess.run([sys.executable, "-m", "tlsbench.cli", "worker", "--store", url, "--place", PLACE],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert table_rows(url, "SELECT count(*), count(DISTINCT idx) FROM repetition") == [(4, 4)]
+    assert table_rows(url, "SELECT DISTINCT device FROM worker") == [(f"place {PLACE}",)]
+    assert acquired_by(client) in ("", "None")
