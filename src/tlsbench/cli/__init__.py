@@ -123,5 +123,5 @@ COMMANDS = {
     "primitives": "run:primitives", "status": "run:status_command", "trace": "run:trace",
     "derive": "report:derive", "report": "report:report", "export": "report:export", "compare": "report:compare",
     "energy": "energy:energy", "predict": "predict:predict", "build": "build:build_group", "libs": "build:libs",
-    "clean": "clean:clean",
+    "clean": "clean:clean", "validate": "validate:validate",
 }
