@@ -76,7 +76,8 @@ def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None
     records = [r for r in res.rows if r.kind in ("record_write", "record_read")]
     figure = figures.inline_svg(scatter_figure(analysis, res), "Handshake time and energy") if handshakes else None
     return {"res": res, "handshakes": handshakes, "steps": steps, "records": records, "both": both,
-            "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant}
+            "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant,
+            "band": res.conversion.band if res.conversion else None}
 
 
 def energy_figures(analysis: Analysis, profile: str | OperatingPoint | None = None) -> list[figures.FigureSpec]:
