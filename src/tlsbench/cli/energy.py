@@ -225,10 +225,7 @@ def _print(analysis, res, fmt: str, steps: bool) -> None:
         return
     if fmt == "json":
         clean = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v  # noqa: E731
-        conv = res.conversion
-        basis = {"basis": conv.basis, "estimate": conv.estimate,
-                 "band_median_abs_error": conv.band.median if conv.band else None,
-                 "band_worst_abs_error": conv.band.worst if conv.band else None} if conv else None
+        basis = res.conversion.as_dict() if res.conversion else None
         click.echo(json.dumps({"sources": res.sources, "conversion": basis, "warnings": res.warnings,
                                "rows": [{k: clean(v) for k, v in zip(CSV_COLUMNS, _row_values(analysis, r))} for r in rows]},
                               indent=2))

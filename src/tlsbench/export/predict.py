@@ -116,7 +116,7 @@ def to_json(res: PredictResults) -> str:
     profile = res.profile.name if res.profile else ""
     doc: dict[str, Any] = {
         "kind": LABEL, "experiment": res.experiment, "profile": res.profile.label if res.profile else None,
-        "warnings": res.warnings,
+        "conversion": res.options.conversion.as_dict() if res.options.conversion else None, "warnings": res.warnings,
         "links": [{"link": lp.link.label, "preset": lp.link.preset,
                    "d2p": vars(lp.link.d2p), "p2d": vars(lp.link.p2d),
                    "predictions": [dict(zip(PREDICTION_COLUMNS, map(_num, prediction_row(r.prediction, r.rank, r.tied,

@@ -54,6 +54,12 @@ class Conversion:
     def ms(self, value: float) -> float:
         return value * self.processing_s * 1e3
 
+    def as_dict(self) -> dict:
+        """What every export and JSON output carries: the basis and the band."""
+        return {"basis": self.basis, "estimate": self.estimate, "seconds_per_unit": self.processing_s,
+                "band_median_abs_error": self.band.median if self.band else None,
+                "band_worst_abs_error": self.band.worst if self.band else None}
+
     def band_text(self) -> str:
         if self.band is not None:
             return f"model error {self.band.text()}"
