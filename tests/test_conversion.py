@@ -84,3 +84,10 @@ def test_a_device_run_without_a_board_gives_counts_only(device_run):
                                     "--format", "json"])
     assert out.exit_code == 1 and out.output.count("\n") == 1
     assert "no declared board" in out.output
+
+
+def test_counts_of_one_instruction_stream_are_not_another_cores(device_run):
+    """Cortex-M4 (Thumb-2) counts on a Cortex-M0 board (Thumb only): refused, with what to do."""
+    out = CliRunner().invoke(main, ["energy", "estimate", str(device_run), "--profile", "stm32f091"])
+    assert out.exit_code == 1 and out.output.count("\n") == 1
+    assert "another instruction stream: run the firmware built for that core" in out.output

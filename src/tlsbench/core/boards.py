@@ -31,6 +31,7 @@ class Core:
     """A core's timing table ([core.<name>]): cycles per feature the QEMU plugin counts."""
 
     name: str
+    stream: str  # the instruction stream its code is (armv6-m, armv7-m, rv32): counts compare within one
     meaning: str
     isa: str  # -mcpu of its validation firmware
     machine: str  # the QEMU machine its code runs on
@@ -98,7 +99,7 @@ def cores() -> dict[str, Core]:
     out = {}
     for name, c in _read(CORES_FILE)["core"].items():
         table = c.get("cycles", {})
-        out[name] = Core(name, c["meaning"], c["isa"], c["machine"], {k: float(v[0]) for k, v in table.items()},
+        out[name] = Core(name, c["stream"], c["meaning"], c["isa"], c["machine"], {k: float(v[0]) for k, v in table.items()},
                          {k: str(v[1]) for k, v in table.items()}, dict(c.get("sources", {})),
                          (c.get("calibration") or {}).get("row"))
     return out

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from tlsbench.analysis.models.cycles import Band, board_cpi, fitted
 from tlsbench.analysis.models.energy import EnergyError
 from tlsbench.analysis.models.energy.profiles import OperatingPoint, board_point, resolve
-from tlsbench.core.boards import boards
+from tlsbench.core.boards import boards, cores
 from tlsbench.analysis.units import Unit
 
 NS = 1e-9
@@ -71,8 +71,13 @@ def identity() -> Conversion:
     return Conversion(NS, NS, "host time (this machine's, as measured)")
 
 
-def _counted(unit: Unit, op: OperatingPoint) -> Conversion:
+def _counted(unit: Unit, op: OperatingPoint, cpu: str | None) -> Conversion:
     f = op.frequency_mhz * 1e6
+    counted = cores().get(cpu or "")
+    if op.board is not None and counted is not None and counted.stream != op.board.core.stream:
+        raise EnergyError(f"the counts are of {cpu} code ({counted.stream}); {op.board.name}'s {op.board.core.name} "
+                          f"runs {op.board.core.stream} code, another instruction stream: run the firmware built for "
+                          "that core, or choose a board with the same kind of core")
     if unit.noun == "cycles":
         return Conversion(1 / f, 1 / f, f"cycles ÷ {op.frequency_mhz:g} MHz ({op.name})", counted=True)
     if op.board is not None:
@@ -87,13 +92,14 @@ def _counted(unit: Unit, op: OperatingPoint) -> Conversion:
 
 
 def conversion(unit: Unit, op: OperatingPoint | None, device_scale: float | None = None,
-               run: str = "this experiment") -> Conversion:
-    """How `run`'s values (in `unit`) become time on `op`'s part: the one conversion."""
+               run: str = "this experiment", cpu: str | None = None) -> Conversion:
+    """How `run`'s values (in `unit`) become time on `op`'s part: the one conversion. `cpu`:
+    the core a device's counts are of (HELLO device.cpu)."""
     if not unit.is_time:
         if op is None:
             raise EnergyError(f"{run} counted {unit.name} on an emulated core: a count becomes time only on a "
                               "part; name a board (--profile nrf52840, or `board = ...` in the plan's [device])")
-        return _counted(unit, op)
+        return _counted(unit, op, cpu)
     if op is None:
         return identity()
     if device_scale is not None:
@@ -104,6 +110,12 @@ def conversion(unit: Unit, op: OperatingPoint | None, device_scale: float | None
     raise HostRunRefused(f"{run} ran on this host: its times are this machine's, not {op.profile.name}'s; run it on "
                          f"the device ([device] in the plan, docs/porting.md), or give an explicit scale "
                          "(--device-scale S: device ns per host ns, e.g. measured by the same handshake on both)")
+
+
+def counted_cpu(ds) -> str | None:  # ds: Dataset
+    """The core a device run's counts are of (its firmware's HELLO device.cpu)."""
+    return next((str((a["hello"].get("device") or {}).get("cpu")) for a in ds.agents.values() if a.get("target")),
+                None)
 
 
 def planned_board(ds) -> str | None:  # ds: Dataset

@@ -13,7 +13,7 @@ import numpy as np
 
 from tlsbench.schema import StoredCapture
 from tlsbench.analysis.results import Analysis
-from tlsbench.analysis.models.conversion import Conversion, conversion, point_for
+from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu, point_for
 from tlsbench.analysis.models.energy.estimate import estimate
 from tlsbench.analysis.models.energy.experiments import group_energies
 from tlsbench.analysis.models.energy.profiles import ASSUMPTION, OperatingPoint
@@ -53,8 +53,7 @@ class EnergyResults:
 
 def _device_notes(analysis: Analysis, op: OperatingPoint) -> list[str]:
     """A profile for another core than the one counted: its power and cycle model do not apply."""
-    ds = analysis.ds
-    cpu = next((str((a["hello"].get("device") or {}).get("cpu")) for a in ds.agents.values() if a.get("target")), "?")
+    cpu = counted_cpu(analysis.ds) or "?"
     if op.profile.core == cpu:
         return []
     return [f"{op.label}: the profile is for a {op.profile.core or 'core it does not name'}, the counts are of a "
@@ -101,11 +100,11 @@ def collect(analysis: Analysis, profile: str | OperatingPoint | None = None, mea
         res.warnings += _coverage_warnings(analysis, res.capture, table)
     if op is not None:
         res.profile = op
-        res.conversion = conversion(analysis.ds.unit, op, run=analysis.ds.name)
+        res.conversion = conversion(analysis.ds.unit, op, run=analysis.ds.name, cpu=counted_cpu(analysis.ds))
         res.rows += summarize_table(analysis.ds, estimate(analysis, op, res.conversion), seed, flagged)
         res.warnings += _profile_warnings(analysis, op, res.conversion)
     if analysis.ds.experiments and analysis.results.primitives:  # energy per operation (the primitives section)
         exp = analysis.ds.experiments
-        conv = conversion(exp.unit, op, run=exp.name) if op is not None else None
+        conv = conversion(exp.unit, op, run=exp.name, cpu=counted_cpu(exp)) if op is not None else None
         res.rows += group_energies(exp, op, conv, seed, flagged, measured)
     return res
