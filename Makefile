@@ -44,9 +44,11 @@ agent: deps
 	@cmake --install $(BUILD) --prefix $(VENV) >/dev/null
 
 # The agent as firmware for the emulated Cortex-M4 (docs/porting.md): mbed TLS cross-built once
-# into ~/.cache/tlsbench, then the counting and memory images into build/firmware/.
+# into ~/.cache/tlsbench, then the counting and memory images into build/firmware/; and the
+# cycle model's QEMU plugin into the same cache.
 firmware: deps
 	$(BIN)/python -m tlsbench.builder.firmware
+	@$(BIN)/python -m tlsbench.builder.cycles >/dev/null  # the cycle model's QEMU plugin (docs/cycles.md)
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps

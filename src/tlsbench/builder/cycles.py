@@ -197,3 +197,7 @@ def count(image: Path, core: Core, memory: MemorySystem, cache: Path | None = No
         raise BuildError(f"{image.name}: {len(ops)} operations but {len(marks)} snapshots (expected two each)")
     return [Operation(op, {f: after - before for f, before, after in zip(names, marks[2 * i], marks[2 * i + 1])})
             for i, op in enumerate(ops)]
+
+
+if __name__ == "__main__":  # `make firmware`: the plugin built beside the firmware
+    print(plugin())
