@@ -39,6 +39,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 /* The features, in file order: their names are the host's keys (spec/cores.toml). */
 #define FEATURES(X)                                                                          \
     X(INSNS, "instructions")          /* every executed instruction */                      \
+    X(BYTES, "instruction_bytes")     /* their encodings' bytes (16- and 32-bit Thumb) */   \
     X(ALU, "alu")                     /* data processing, moves, compares, shifts */         \
     X(MUL, "mul")                     /* 32-bit result multiplies (MUL, MLA, SMULxy...) */   \
     X(MULL, "mull")                   /* 64-bit result multiplies (UMULL, UMAAL...) */       \
@@ -370,6 +371,7 @@ static tb_info *describe(struct qemu_plugin_tb *tb) {
         static const int kind_feature[] = {F_ALU, F_MUL, F_MULL, F_DIV, F_LOAD, F_LOAD_LIT, F_STORE, F_LOAD_DOUBLE,
                                            F_LDM, F_STM, F_BRANCH, F_IT, F_SYSTEM, F_FPU};
         add(t, F_INSNS, 1);
+        add(t, F_BYTES, (int)qemu_plugin_insn_size(insn));
         add(t, kind_feature[c.kind], 1);
         if (c.kind == K_LDM)
             add(t, F_LDM_REGS, c.regs);
@@ -411,7 +413,7 @@ static tb_info *lookup(struct qemu_plugin_tb *tb) {
     uint64_t end = n ? qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, n - 1)) : start;
     unsigned h = (unsigned)((start >> 1) ^ (start >> 17) ^ n) % TB_HASH;
     for (tb_info *t = tb_table[h]; t; t = t->next)
-        if (t->start == start && t->end > end && t->adds[0].n == n)
+        if (t->start == start && t->end > end && t->adds[0].feature == F_INSNS && t->adds[0].n == n)
             return t;
     tb_info *t = describe(tb);
     t->next = tb_table[h];

@@ -2,10 +2,12 @@
 """The cycle model (docs/cycles.md): executed instructions by class (the QEMU plugin's counts,
 builder/cycles.py) -> cycles on a board:
 
-    cycles = k_core x ( sum over features f of  cost_core[f] x count[f]
+    cycles = k_core x ( core = sum over features f of  cost_core[f] x count[f]
                         + flash wait states x (taken-branch fetch misses
                                                + sequential misses without prefetch
-                                               + literal loads missing the data cache) )
+                                               + literal loads missing the data cache)
+                        + with prefetch, per sequential miss: max(0, wait states + 1 - the core's
+                          cycles per flash line), the line's fetch outlasting its execution )
 
 cost_core comes from the core's timing table (spec/cores.toml, each entry citing its TRM); the
 memory terms from the board's memory system at its clock (spec/boards.toml); k_core is the
@@ -30,6 +32,7 @@ MODEL_FILE = "cycles/model.toml"
 INSTRUCTIONS = "instructions"
 MISSES = ("fetch_miss_taken", "literal_miss")  # always wait; sequential misses wait without prefetch
 SEQUENTIAL_MISS = "fetch_miss_seq"
+BYTES = "instruction_bytes"
 
 
 class NoModel(UserError, ValueError):
@@ -39,10 +42,16 @@ class NoModel(UserError, ValueError):
 def raw_cycles(counts: Mapping[str, float], board: Board) -> float:
     """Cycles before the core's calibration factor."""
     core = sum(board.core.cycles.get(f, 0.0) * n for f, n in counts.items())
-    misses = sum(counts.get(f, 0) for f in MISSES)
+    ws, sequential = board.memory.flash_wait_states, counts.get(SEQUENTIAL_MISS, 0)
+    stalls = ws * sum(counts.get(f, 0) for f in MISSES)
     if not board.memory.prefetch:
-        misses += counts.get(SEQUENTIAL_MISS, 0)
-    return core + board.memory.flash_wait_states * misses
+        stalls += ws * sequential
+    elif counts.get(BYTES):
+        # The prefetcher reads the next line while the core runs this one: it waits only when
+        # a line's read (ws + 1 cycles) outlasts the line's execution (fetch bandwidth).
+        per_line = core * board.memory.line_bytes / counts[BYTES]
+        stalls += sequential * max(0.0, ws + 1 - per_line)
+    return core + stalls
 
 
 @dataclass(frozen=True)
