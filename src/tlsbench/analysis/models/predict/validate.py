@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-from tlsbench.analysis.models.conversion import identity
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
+from tlsbench.analysis.models.conversion import identity
 from tlsbench.analysis.derive.dataset import Config, ok_status
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.models.predict.links import Link, from_plan
