@@ -99,3 +99,18 @@ def test_a_bad_table_is_one_line(tmp_path, text, says):
     table.write_text(text)
     out = CliRunner().invoke(main, ["validate", "cycles", "--table", str(table)])
     assert out.exit_code == 1 and says in out.output and out.output.count("\n") == 1, out.output
+
+
+def test_riscv_code_is_classed_and_its_model_says_it_is_not_validated():
+    """QEMU's RISC-V disassembly (the encoding first) classes like Arm's; the ESP32-C3's timing
+    table has no published figure behind it: its estimates say so instead of a band."""
+    from tlsbench.analysis.models.conversion import conversion
+    from tlsbench.analysis.models.energy.profiles import board_point
+    from tlsbench.analysis.units import Unit
+
+    b = board("esp32c3")
+    (keygen, *_) = tool.count(tool.firmware("mbedtls@3.6+p256m", b.core), b.core, b.memory)
+    c = keygen.counts
+    assert sum(c[k] for k in CLASSES) == c["instructions"] and min(c["load"], c["store"], c["mul"], c["taken"]) > 0
+    conv = conversion(Unit("instructions (QEMU icount)"), board_point(b), cpu="rv32imc")
+    assert conv.band is None and conv.band_text() == "error not measured" and "no published figure" in conv.basis

@@ -157,11 +157,18 @@ typedef struct tb_info {
 static tb_info *tb_table[TB_HASH];
 static tb_info *last_tb;
 
-/* The disassembly's mnemonic without width suffix (.w .n), lower case, and its operands. */
+static int riscv;
+
+/* The disassembly's mnemonic without width suffix (.w .n), lower case, and its operands.
+ * QEMU's RISC-V disassembler prints the encoding's hex first: skipped. */
 static void split(const char *disas, char *mn, size_t mn_len, const char **ops) {
     size_t i = 0;
     while (*disas == ' ')
         disas++;
+    size_t hex = strspn(disas, "0123456789abcdef");
+    if (riscv && hex >= 4 && (disas[hex] == ' ' || disas[hex] == '\t'))
+        for (disas += hex; *disas == ' ' || *disas == '\t';)
+            disas++;
     while (*disas && *disas != ' ' && *disas != '\t' && i + 1 < mn_len)
         mn[i++] = *disas++;
     mn[i] = 0;
@@ -267,7 +274,6 @@ static const char *const rv_div[] = {"div", "divu", "rem", "remu", NULL};
 static const char *const rv_cond[] = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez",
                                       "bgez", "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu", NULL};
 static const char *const rv_jump[] = {"jal", "jalr", "j", "jr", "ret", "call", "tail", NULL};
-static int riscv;
 
 static insn_class classify_riscv(const char *mn, const char *ops) {
     insn_class c = {K_ALU, 0, 0, 0, 0, 0, -1};

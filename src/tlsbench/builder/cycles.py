@@ -31,14 +31,38 @@ TOOL_DIR = Path(__file__).resolve().parents[3] / "agent" / "tools" / "cycles"
 PROGRAM_DIR = TOOL_DIR / "validate"
 QEMU_FLAGS = ["-display", "none", "-monitor", "none", "-serial", "null", "-semihosting-config",
               "enable=on,target=native", "-icount", "shift=0"]
-# The validation programs' memory (validate.ld): code and constants at 0 ("flash"), data in RAM.
-FLASH, RAM = (0x0, 0x40_0000), (0x2000_0000, 0x4_0000)
 SNAP_EXIT = 0xFFFF_FFFF
 QEMU_TIMEOUT_S = 300
 ARMV6M = ("cortex-m0", "cortex-m0plus")
+ARM_STREAMS = ("armv6-m", "armv7-m")
 # wolfCrypt's files a P-256 program links (ecc over sp_int, the DRBG, SHA-256, DER signatures).
 WOLFCRYPT = ("ecc.c", "sp_int.c", "sp_cortexm.c", "sp_armthumb.c", "sp_c32.c", "random.c", "sha256.c", "memory.c",
              "wolfmath.c", "logging.c", "hash.c", "wc_port.c", "asn.c", "coding.c")
+
+
+@dataclass(frozen=True)
+class Arch:
+    """How a validation program of one instruction stream (spec/cores.toml `stream`) is built and booted."""
+
+    prefix: str  # the gcc triplet's tools: <prefix>gcc, <prefix>nm
+    cflags: tuple[str, ...]  # besides -O and the sections (the core's -mcpu or -march)
+    start: str  # validate/<start>.c: the entry and the semihosting call
+    link: tuple[str, ...]  # the C library and the entry
+    qemu: tuple[str, ...]  # QEMU's binary and flags before -M's machine flags
+    flash: tuple[int, int]  # where code and constants sit (validate.ld's FLASH): base, size
+    ram: tuple[int, int]
+    plugin: tuple[str, ...] = ()  # the plugin's arguments for this stream's disassembly
+
+
+_ARM = Arch("arm-none-eabi-", ("-mthumb",), "arm", ("--specs=nosys.specs",), ("qemu-system-arm",),
+            (0x0, 0x40_0000), (0x2000_0000, 0x4_0000))
+# RV32IMC: Debian's picolibc has no rv32imc multilib; rv32imac's is the same code without atomics.
+ARCHES: Mapping[str, Arch] = {
+    "armv6-m": _ARM, "armv7-m": _ARM,
+    "rv32": Arch("riscv64-unknown-elf-", ("-march=rv32imac", "-mabi=ilp32"), "riscv",
+                 ("--specs=picolibc.specs", "-Wl,-e,_start"), ("qemu-system-riscv32", "-bios", "none"),
+                 (0x8000_0000, 0x40_0000), (0x8040_0000, 0x4_0000), ("isa=riscv",)),
+}
 
 
 @dataclass(frozen=True)
@@ -102,12 +126,14 @@ def _defines(build: Build, core: Core) -> list[str]:
     if build.program != "wolfcrypt":
         return ["-DMBEDTLS_PSA_P256M_DRIVER_ENABLED"]
     flags = ["-DWOLFSSL_USER_SETTINGS", "-DNO_ASN_TIME"]
+    if build.asm and core.stream not in ARM_STREAMS:
+        raise BuildError(f"wolfSSL 5.7's single-precision assembly is for Arm cores, not {core.name}")
     if build.asm:
         flags.append("-DWOLFSSL_SP_ARM_THUMB_ASM" if core.isa in ARMV6M else "-DWOLFSSL_SP_ARM_CORTEX_M_ASM")
     return flags + (["-DWOLFSSL_SP_SMALL"] if build.small else [])
 
 
-def _shims(work: Path) -> None:
+def _shims(work: Path, arch: Arch) -> None:
     """p256-m as mbed TLS ships it includes two mbed TLS headers for one function each."""
     (work / "mbedtls").mkdir(parents=True, exist_ok=True)
     (work / "psa").mkdir(exist_ok=True)
@@ -115,13 +141,13 @@ def _shims(work: Path) -> None:
                                                        "void mbedtls_platform_zeroize(void *buf, size_t len);\n")
     (work / "psa" / "crypto.h").write_text("#include <stddef.h>\n#include <stdint.h>\ntypedef int32_t psa_status_t;\n"
                                            "psa_status_t psa_generate_random(uint8_t *output, size_t output_size);\n")
-    (work / "memory.ld").write_text(f"MEMORY {{ FLASH (rx) : ORIGIN = {FLASH[0]:#x}, LENGTH = {FLASH[1]:#x}\n"
-                                    f"         RAM (rwx) : ORIGIN = {RAM[0]:#x}, LENGTH = {RAM[1]:#x} }}\n")
+    (work / "memory.ld").write_text(f"MEMORY {{ FLASH (rx) : ORIGIN = {arch.flash[0]:#x}, LENGTH = {arch.flash[1]:#x}\n"
+                                    f"         RAM (rwx) : ORIGIN = {arch.ram[0]:#x}, LENGTH = {arch.ram[1]:#x} }}\n")
 
 
 def firmware(name: str, core: Core, cache: Path | None = None) -> Path:
     """The validation program of build `name` for `core`, built on first use."""
-    build = BUILDS[name]
+    build, arch = BUILDS[name], ARCHES[core.stream]
     _, tree = source_tree(build.library, cache)
     out = folder(cache) / "fw" / f"{name.replace('@', '-')}-{core.name}.elf"
     if out.exists():
@@ -129,24 +155,25 @@ def firmware(name: str, core: Core, cache: Path | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="tb-cycles-") as tmp:
         work = Path(tmp)
-        _shims(work)
+        _shims(work, arch)
         if build.program == "p256m":
             src = tree / "3rdparty" / "p256-m" / "p256-m"
             sources, includes = [src / "p256-m.c"], [src]
         else:
             sources, includes = [tree / "wolfcrypt" / "src" / f for f in WOLFCRYPT], [tree]
-        cmd = ["arm-none-eabi-gcc", f"-mcpu={core.isa}", "-mthumb", "-Os", "-ffunction-sections", "-fdata-sections",
+        cpu = [] if core.stream == "rv32" else [f"-mcpu={core.isa}"]
+        cmd = [f"{arch.prefix}gcc", *cpu, *arch.cflags, "-Os", "-ffunction-sections", "-fdata-sections",
                *_defines(build, core), f"-I{work}", f"-I{PROGRAM_DIR}", *(f"-I{i}" for i in includes),
-               str(PROGRAM_DIR / "startup.c"), str(PROGRAM_DIR / f"{build.program}.c"), *map(str, sources),
-               "-nostartfiles", "--specs=nosys.specs", "-Wl,--gc-sections", f"-L{work}",
+               *(str(PROGRAM_DIR / f"{f}.c") for f in ("startup", arch.start, build.program)), *map(str, sources),
+               "-nostartfiles", *arch.link, "-Wl,--gc-sections", f"-L{work}",
                "-T", str(PROGRAM_DIR / "validate.ld"), "-o", str(out.with_suffix(".tmp"))]
         run(cmd, f"validation program {name} for {core.name}")
     out.with_suffix(".tmp").rename(out)
     return out
 
 
-def _symbol(image: Path, name: str) -> int:
-    out = subprocess.run(["arm-none-eabi-nm", str(image)], capture_output=True, text=True, check=True).stdout
+def _symbol(image: Path, name: str, arch: Arch) -> int:
+    out = subprocess.run([f"{arch.prefix}nm", str(image)], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[2] == name:
@@ -176,12 +203,13 @@ def count(image: Path, core: Core, memory: MemorySystem, cache: Path | None = No
           plugin_path: Path | None = None) -> list[Operation]:
     """Boots a validation program with the plugin (the board's cache geometry): each
     operation's counts, in the order the program ran them."""
-    lib = plugin_path or plugin(cache)
-    mark = _symbol(image, "tb_mark")
+    lib, arch = plugin_path or plugin(cache), ARCHES[core.stream]
+    mark = _symbol(image, "tb_mark", arch)
     with tempfile.TemporaryDirectory(prefix="tb-cycles-") as tmp:
         out = Path(tmp) / "counts.bin"
-        args = [f"out={out}", f"snap={mark:#x}", f"flash={FLASH[0]:#x}:{FLASH[1]:#x}", *memory.plugin_args()]
-        cmd = [shutil.which("qemu-system-arm") or "qemu-system-arm", "-M", core.machine, *QEMU_FLAGS,
+        args = [f"out={out}", f"snap={mark:#x}", f"flash={arch.flash[0]:#x}:{arch.flash[1]:#x}",
+                *memory.plugin_args(), *arch.plugin]
+        cmd = [shutil.which(arch.qemu[0]) or arch.qemu[0], *arch.qemu[1:], "-M", core.machine, *QEMU_FLAGS,
                "-plugin", f"{lib}," + ",".join(args), "-kernel", str(image)]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=QEMU_TIMEOUT_S)

@@ -1,21 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The smallest bare-metal start for a validation program under QEMU (any Cortex-M machine whose
- * code is at the linker script's flash): a vector table, .bss cleared, main, exit through
- * semihosting (QEMU runs with -semihosting). QEMU loads .data in place, so nothing is copied. */
+/* The smallest bare-metal start for a validation program under QEMU: .bss cleared, main, exit
+ * through semihosting (QEMU runs with -semihosting); the entry and the semihosting call are
+ * the architecture's (arm.c, riscv.c). QEMU loads .data in place, so nothing is copied. */
 #include <stdint.h>
 #include <string.h>
 
 #include "validate.h"
 
-extern uint32_t __stack_top, __bss_start, __bss_end;
+extern uint32_t __bss_start, __bss_end;
 int main(void);
-
-static int tb_semihost(int op, const void *arg) {
-    register int r0 __asm__("r0") = op;
-    register const void *r1 __asm__("r1") = arg;
-    __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-    return r0;
-}
 
 void tb_print(const char *text) { tb_semihost(0x04, text); } /* SYS_WRITE0: QEMU's stderr */
 
@@ -26,19 +19,10 @@ void tb_exit(int code) {
         tb_semihost(0x20, block);
 }
 
-static void tb_fault(void) {
-    tb_print("validation program: fault\n");
-    tb_exit(2);
-}
-
 void tb_reset(void) {
     memset(&__bss_start, 0, (size_t)((char *)&__bss_end - (char *)&__bss_start));
     tb_exit(main());
 }
-
-__attribute__((section(".vectors"), used)) static void (*const tb_vectors[16])(void) = {
-    (void (*)(void))&__stack_top, tb_reset, tb_fault, tb_fault, tb_fault, tb_fault, tb_fault,
-};
 
 /* Where the plugin takes its snapshots: a call the compiler keeps. */
 __attribute__((noinline)) void tb_mark(void) { __asm__ volatile("" ::: "memory"); }

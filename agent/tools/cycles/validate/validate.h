@@ -4,6 +4,8 @@
 #define TB_VALIDATE_H
 #include <stdint.h>
 
+int tb_semihost(int op, const void *arg); /* the architecture's (arm.c, riscv.c) */
+void tb_reset(void);                      /* .bss cleared, main, exit */
 void tb_print(const char *text);
 void tb_exit(int code);
 void tb_mark(void); /* the plugin snapshots here: before and after every measured call */
