@@ -131,3 +131,13 @@ def test_predictions_agree_with_the_emulator_over_one_link(tmp_path, agent_path)
         assert r["measured_n"] == 3 and math.isfinite(r["predicted_duration_ms"])
     html = report_after_run(summary.folder / "tlsbench.db").read_text()
     assert "Predicted vs measured over the emulated links" in html
+
+
+def test_a_device_scale_alone_scales_the_device_processing(memory_run):
+    """--device-scale without a profile: durations only, the device's processing × the scale, said."""
+    docs = [json.loads(cli("predict", str(memory_run), "--link", "ieee802154", "--format", "json", *extra).output)
+            for extra in ((), ("--device-scale", "30"))]
+    plain, scaled = ({r["config"]: r["device_processing_ms"] for r in d["links"][0]["predictions"]} for d in docs)
+    assert all(scaled[c] == pytest.approx(30 * plain[c]) for c in plain)
+    assert docs[0]["conversion"]["basis"] == "host time (this machine's, as measured)"
+    assert docs[1]["conversion"]["basis"] == "host time × 30 (--device-scale, given)"

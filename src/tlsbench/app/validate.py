@@ -147,9 +147,10 @@ def _skip_reason(row: Row) -> str | None:
     return None
 
 
-def validate(rows: list[Row], cache: Path | None = None, factors: Mapping[str, float] | None = None) -> Validation:
+def validate(rows: list[Row], cache: Path | None = None, factors: Mapping[str, float] | None = None,
+             runs: _Runs | None = None) -> Validation:
     """Every row predicted and compared; `factors` (core -> k) default to the fitted model's."""
-    runs, out = _Runs(cache), Validation()
+    runs, out = runs or _Runs(cache), Validation()
     k_of = dict(fitted().factors if factors is None else factors)
     calibration = {c.calibration_row for c in {b.core.name: b.core for b in boards().values()}.values()}
     for row in rows:
@@ -193,7 +194,7 @@ def fit(rows: list[Row], cache: Path | None = None) -> tuple[Validation, str]:
         counts = runs.operations(row.library, b)[f"{row.experiment}/{row.group}"]
         factors[core.name] = row.published_cycles(b) / raw_cycles(counts, b)
         lines += [f"[core.{core.name}]", f"factor = {factors[core.name]:.4f}", f'calibrated_on = "{row.id}"', ""]
-    result = validate(rows, cache, factors)
+    result = validate(rows, cache, factors, runs)
     for b in boards().values():
         if _skip_reason(Row("", b.name, REFERENCE, "", "", "")):
             continue

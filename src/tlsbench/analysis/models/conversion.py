@@ -105,10 +105,10 @@ def conversion(unit: Unit, op: OperatingPoint | None, device_scale: float | None
             raise EnergyError(f"{run} counted {unit.name} on an emulated core: a count becomes time only on a "
                               "part; name a board (--profile nrf52840, or `board = ...` in the plan's [device])")
         return _counted(unit, op, cpu)
+    if device_scale is not None:  # predict's --device-scale without a profile: durations only
+        return Conversion(device_scale * NS, NS, f"host time × {device_scale:g} (--device-scale, given)", None, True)
     if op is None:
         return identity()
-    if device_scale is not None:
-        return Conversion(device_scale * NS, NS, f"host time × {device_scale:g} (--device-scale, given)", None, True)
     if op.scale_measured:
         how = op.profile.time_scale.basis or "the profile's [time_scale]"
         return Conversion(op.time_scale * NS, NS, f"host time × {op.time_scale:g} ({how})", None, True)

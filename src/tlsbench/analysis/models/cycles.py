@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from tlsbench.core.boards import Board, boards
+from tlsbench.core.boards import Board
 from tlsbench.core.errors import UserError
 from tlsbench.core.spec import SPEC_DIR
 
@@ -77,7 +77,6 @@ class Fitted:
     factors: Mapping[str, float]  # core -> k_core (1 where no published figure calibrates it)
     calibrated_on: Mapping[str, str]  # core -> the published row's id
     cpi: Mapping[str, float]  # board -> cycles per instruction of the reference workload
-    reference: str  # the workload whose mix gives a board's CPI
     band: Band | None
 
 
@@ -89,14 +88,8 @@ def fitted() -> Fitted:
     b = raw.get("band")
     return Fitted({c: float(v["factor"]) for c, v in cores.items()},
                   {c: v["calibrated_on"] for c, v in cores.items() if v.get("calibrated_on")},
-                  {n: float(v["cpi"]) for n, v in raw.get("board", {}).items()}, raw.get("reference", ""),
+                  {n: float(v["cpi"]) for n, v in raw.get("board", {}).items()},
                   Band(b["median"], b["worst"], b["rows"]) if b else None)
-
-
-def cycles(counts: Mapping[str, float], board: Board, factor: float | None = None) -> float:
-    """Modelled cycles of counted instructions on `board` (the fitted core factor unless given)."""
-    k = fitted().factors.get(board.core.name, 1.0) if factor is None else factor
-    return k * raw_cycles(counts, board)
 
 
 def board_cpi(board: Board) -> float:
@@ -120,6 +113,3 @@ def band_of(errors: Sequence[float]) -> Band | None:
     absolute = [abs(e) for e in errors if math.isfinite(e)]
     return Band(statistics.median(absolute), max(absolute), len(absolute))
 
-
-def known_boards() -> list[str]:
-    return list(boards())
