@@ -21,7 +21,7 @@ from typing import Mapping
 from tlsbench.analysis.models.cycles import Band, band_of, error, fitted, raw_cycles
 from tlsbench.builder import cycles as tool
 from tlsbench.builder.shell import BuildError
-from tlsbench.core.boards import Board, UnknownBoard, board, boards
+from tlsbench.core.boards import Board, board, boards
 from tlsbench.core.errors import UserError
 from tlsbench.core.spec import SPEC_DIR
 

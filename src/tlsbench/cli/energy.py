@@ -93,7 +93,6 @@ def profiles_command(as_json: bool) -> None:
 def estimate_command(experiment: str, profile: str | None, device_scale: float | None, fmt: str, steps: bool,
                      include_flagged: bool, output: str | None) -> None:
     """Estimated energy per handshake, record and step: the profile's power × the measured times."""
-    from tlsbench.analysis.models.energy.profiles import resolve
     from tlsbench.analysis.models.energy.results import collect
 
     op = profile_point(profile, device_scale)  # a wrong profile fails before the experiment is analysed
