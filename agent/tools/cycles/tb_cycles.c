@@ -150,12 +150,27 @@ typedef struct tb_info {
     uint16_t n_adds, n_literals;
     tb_add adds[N_FEATURES];
     uint64_t *literals; /* addresses of its PC-relative loads */
+    uint64_t pending; /* executions whose static counts are not in counts[] yet (flush) */
     struct tb_info *next; /* hash chain */
+    struct tb_info *all; /* every description, for flush */
 } tb_info;
 
 #define TB_HASH 65536u
 static tb_info *tb_table[TB_HASH];
+static tb_info *tb_all;
 static tb_info *last_tb;
+
+/* A block's static counts (its classes) are added when read, not per execution: an execution
+ * costs one increment, which keeps the plugin's cost near a plain run's. */
+static void flush(void) {
+    for (tb_info *t = tb_all; t; t = t->all) {
+        if (!t->pending)
+            continue;
+        for (unsigned i = 0; i < t->n_adds; i++)
+            counts[t->adds[i].feature] += t->pending * t->adds[i].n;
+        t->pending = 0;
+    }
+}
 
 static int riscv;
 
@@ -424,6 +439,8 @@ static tb_info *lookup(struct qemu_plugin_tb *tb) {
     tb_info *t = describe(tb);
     t->next = tb_table[h];
     tb_table[h] = t;
+    t->all = tb_all;
+    tb_all = t;
     return t;
 }
 
@@ -458,13 +475,13 @@ static void tb_exec(unsigned int vcpu, void *udata) {
     for (unsigned i = 0; i < t->n_literals; i++)
         if (!cache_access(&dcache, t->literals[i]))
             counts[F_LITERAL_MISS]++;
-    for (unsigned i = 0; i < t->n_adds; i++)
-        counts[t->adds[i].feature] += t->adds[i].n;
+    t->pending++;
     last_tb = t;
 }
 
 static void write_row(uint32_t index) {
     uint64_t row[N_FEATURES];
+    flush();
     for (int f = 0; f < N_FEATURES; f++)
         row[f] = counts[f] - excluded[f] - (holding ? counts[f] - held_at[f] : 0);
     uint32_t head[2] = {index, holds};
@@ -479,6 +496,7 @@ static void on_snap(unsigned int vcpu, void *udata) {
 
 static void on_hold(unsigned int vcpu, void *udata) {
     (void)vcpu, (void)udata;
+    flush();
     if (!holding) {
         memcpy(held_at, counts, sizeof counts);
         holding = 1;
@@ -489,6 +507,7 @@ static void on_hold(unsigned int vcpu, void *udata) {
 
 static void on_resume(unsigned int vcpu, void *udata) {
     (void)vcpu, (void)udata;
+    flush();
     if (holding) {
         for (int f = 0; f < N_FEATURES; f++)
             excluded[f] += counts[f] - held_at[f];
