@@ -63,6 +63,7 @@ def test_the_same_conversion_and_numbers_everywhere(device_run, tmp_path):
     assert conv["band_worst_abs_error"] == fitted().band.worst  # the validation's measured band
     assert export["energy"]["conversion"] == predict["conversion"] == conv
     assert conv["basis"] in html and "model band (mJ)" in html and "model error ±" in html
+    assert "processing, estimate (ms)" in html
 
     # The number: predict's device processing is the stored count × the same seconds per unit
     # (not the count read as ns: 6-7 M instructions would be 6-7 ms, the board takes ~180 ms).
@@ -71,6 +72,8 @@ def test_the_same_conversion_and_numbers_everywhere(device_run, tmp_path):
     predicted = predict["links"][0]["predictions"][0]["device_processing_ms"]
     assert predicted == pytest.approx(count * conv["seconds_per_unit"] * 1e3, rel=0.01)
     assert predicted > 20 * count / 1e6  # count / 1e6: the count read as ns, in ms
+    part_ms = f"{count * conv['seconds_per_unit'] * 1e3:,.1f}"  # the report's cell
+    assert f"<td>{part_ms} <span" in html
     # Energy: export and `energy estimate` agree row for row.
     key = lambda r: (r["config_id"], r["kind"], r["peer"], r["label"])  # noqa: E731
     mine = {key(r): r["median"] for r in energy["rows"]}
