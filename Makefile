@@ -56,9 +56,11 @@ agent: deps
 # memory images into build/firmware/ (incremental; `tlsbench run` builds a missing one on
 # demand). Every target with its own build, and every build on the default target (the
 # Cortex-M4); `python -m tlsbench.builder.firmware --target all --library all` builds them all.
+# And the cycle model's QEMU plugin into the same cache (docs/cycles.md).
 firmware: deps
 	$(BIN)/python -m tlsbench.builder.firmware --target all
 	$(BIN)/python -m tlsbench.builder.firmware --library all
+	@$(BIN)/python -m tlsbench.builder.cycles >/dev/null
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.
 link: deps

@@ -214,7 +214,7 @@ def commands(folder: Path, where: Path, capture: Path, other: Path) -> dict[str,
         "run": ["run", where / "plan.toml", "--output", out],
         "energy-import": ["energy", "import", capture, "--experiment", folder],
         "energy-show": ["energy", "show", folder],
-        "energy-estimate": ["energy", "estimate", folder, "--profile", "esp32"],
+        "energy-estimate": ["energy", "estimate", folder, "--profile", "esp32", "--device-scale", "40"],
         "predict": ["predict", folder, "--link", "nb-iot"],
     }
 

@@ -89,8 +89,9 @@ def test_device_plan_through_store_and_report(tmp_path, images, agent_path):
     assert all(r.host < 1e9 for r in ranks.values())  # the host's values are ns, the device's counts
     html = build_html(analysis, figures=[], energy=html_section(analysis, "nrf52840"))
     for text in ("M instructions", "k instructions", "identical in 3 repetitions", "heap peak, handshake",
-                 "stack high-water", "instructions per host ns", "count × CPI ÷ f", "CPI 1.3",
-                 "estimate (profile nrf52840-64mhz)", images.image("counting").sha256[:16]):
+                 "stack high-water", "instructions per host ns", "cycles (model) of nrf52840: instructions × CPI",
+                 "model error ±", "model band (mJ)", "estimate (profile nrf52840-64mhz)",
+                 images.image("counting").sha256[:16]):
         assert text in html, text
     assert " ms</td>" not in html.split('id="device-vs-host"')[0]  # no count is shown as a time
 

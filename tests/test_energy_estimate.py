@@ -116,10 +116,24 @@ def test_cli_estimate_exports_carry_the_label(analysis, profile):
 
 
 def test_builtin_device_profiles_warn_about_what_they_assume(analysis):
-    res = collect(analysis, "esp32", measured=False)
+    res = collect(analysis, P.scaled(P.resolve("esp32"), 40.0), measured=False)
     text = " ".join(res.warnings)
-    assert "no time scale" in text and "in memory the I/O is a copy" in text
+    assert "host time × 40 (--device-scale, given)" in text and "in memory the I/O is a copy" in text
     assert "approximate or assumed" in " ".join(collect(analysis, "host", measured=False).warnings)
+
+
+@pytest.mark.parametrize("device", ["esp32", "nrf52840"])
+def test_a_host_run_is_never_a_devices_time_without_a_scale(analysis, device):
+    """x86 time × an MCU's power is refused, in one line that says what to do."""
+    with pytest.raises(P.EnergyError, match="ran on this host: its times are this machine.s"):
+        collect(analysis, device, measured=False)
+    db = str(analysis.ds.reader.location)
+    out = CliRunner().invoke(main, ["energy", "estimate", db, "--profile", device])
+    assert out.exit_code == 1 and out.output.count("\n") == 1 and "Traceback" not in out.output
+    out = CliRunner().invoke(main, ["energy", "estimate", db, "--profile", device, "--device-scale", "40",
+                                    "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["conversion"]["basis"] == "host time × 40 (--device-scale, given)"
 
 
 def test_no_energy_section_without_profile_or_capture(analysis):

@@ -79,6 +79,9 @@ def test_report_shows_energy_per_operation_by_source(folder, truth, tmp_path):
                                      "--experiment", str(folder)]).exit_code == 0
     out = CliRunner().invoke(main, ["report", str(folder), "--profile", "esp32-160mhz", "--include-flagged",
                                     "--out", str(tmp_path / "r.html")])
+    assert out.exit_code == 1 and "ran on this host" in out.output  # a host run is not the ESP32's time
+    out = CliRunner().invoke(main, ["report", str(folder), "--profile", "esp32-160mhz", "--device-scale", "30",
+                                    "--include-flagged", "--out", str(tmp_path / "r.html")])
     assert out.exit_code == 0, out.output
     html = (tmp_path / "r.html").read_text()
     section = html[html.index('id="primitives"'):]

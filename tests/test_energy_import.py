@@ -195,8 +195,8 @@ def test_a_ppk2_capture_without_voltage_is_refused(folder, truth, tmp_path):
 
 def test_report_shows_measured_and_estimated_energy_labelled(folder, truth, tmp_path):
     assert energy_import(folder, write_joulescope(truth[2e6], tmp_path / "js.csv")).exit_code == 0
-    out = CliRunner().invoke(main, ["report", str(folder), "--profile", "esp32", "--out", str(tmp_path / "r.html"),
-                                    "--include-flagged"])  # a busy host may have descheduled any repetition
+    out = CliRunner().invoke(main, ["report", str(folder), "--profile", "esp32", "--device-scale", "40",
+                                    "--out", str(tmp_path / "r.html"), "--include-flagged"])  # descheduled ones kept
     assert out.exit_code == 0, out.output
     html = (tmp_path / "r.html").read_text()
     energy = html[html.index('id="energy"'):html.index('id="figures"')]
@@ -207,7 +207,8 @@ def test_report_shows_measured_and_estimated_energy_labelled(folder, truth, tmp_
     assert show.exit_code == 0 and len(rows) > 10
     assert all(r.split(",")[5] == "measured (capture js.csv)" for r in rows[1:])
     # The statistics export carries both, each row saying its source.
-    export = CliRunner().invoke(main, ["export", str(folder), "--profile", "esp32", "--include-flagged"])
+    export = CliRunner().invoke(main, ["export", str(folder), "--profile", "esp32", "--device-scale", "40",
+                                       "--include-flagged"])
     import csv
     import io
 

@@ -60,7 +60,7 @@ def test_a_memory_run_is_predicted_over_a_preset(memory_run):
 
 def test_a_sweep_writes_crossovers_that_are_where_the_lines_swap(memory_run, tmp_path):
     out = cli("predict", str(memory_run), "--link", "lte-m", "--sweep", "rate", "--points", "9",
-              "--profile", "nrf52840", "--out", str(tmp_path))
+              "--profile", "nrf52840", "--device-scale", "40", "--out", str(tmp_path))
     assert out.exit_code == 0, out.output
     assert "Predicted over lte-m (a model, not a measurement)" in out.output
     names = {p.name for p in tmp_path.iterdir()}
@@ -86,6 +86,9 @@ def test_a_sweep_writes_crossovers_that_are_where_the_lines_swap(memory_run, tmp
 def test_the_report_gets_a_prediction_section_when_asked(memory_run, tmp_path):
     target = tmp_path / "r.html"
     out = cli("report", str(memory_run), "--predict", "lte-m", "--profile", "nrf52840", "--out", str(target))
+    assert out.exit_code == 1 and "ran on this host" in out.output  # the host's time is not the nRF52840's
+    out = cli("report", str(memory_run), "--predict", "lte-m", "--profile", "nrf52840", "--device-scale", "40",
+              "--out", str(target))
     assert out.exit_code == 0, out.output
     html = target.read_text()
     assert 'id="predict"' in html and "a model, not measurements" in html
@@ -128,3 +131,13 @@ def test_predictions_agree_with_the_emulator_over_one_link(tmp_path, agent_path)
         assert r["measured_n"] == 3 and math.isfinite(r["predicted_duration_ms"])
     html = report_after_run(summary.folder / "tlsbench.db").read_text()
     assert "Predicted vs measured over the emulated links" in html
+
+
+def test_a_device_scale_alone_scales_the_device_processing(memory_run):
+    """--device-scale without a profile: durations only, the device's processing × the scale, said."""
+    docs = [json.loads(cli("predict", str(memory_run), "--link", "ieee802154", "--format", "json", *extra).output)
+            for extra in ((), ("--device-scale", "30"))]
+    plain, scaled = ({r["config"]: r["device_processing_ms"] for r in d["links"][0]["predictions"]} for d in docs)
+    assert all(scaled[c] == pytest.approx(30 * plain[c]) for c in plain)
+    assert docs[0]["conversion"]["basis"] == "host time (this machine's, as measured)"
+    assert docs[1]["conversion"]["basis"] == "host time × 30 (--device-scale, given)"

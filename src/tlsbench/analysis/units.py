@@ -2,7 +2,7 @@
 """The unit of an agent's counter (HELLO `clock.unit`, docs/protocol.md): every span, every
 measure and every statistic of an analysed dataset is in it. On a host it is ns, a time; on a
 device it is what the port counts, "instructions (QEMU icount)" under QEMU or "cycles (...)"
-on a board: a count, never called a time (time on a part = count × CPI / f, docs/energy.md).
+on a board: a count, never called a time (a part's time: the board's cycle model, docs/cycles.md).
 
 One unit per analysed dataset: load() keeps a device's configurations and the host's apart
 (the host's ride along as a companion for the device-vs-host comparison, analysis/questions/device.py).

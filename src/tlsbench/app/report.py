@@ -53,7 +53,7 @@ def report_after_run(store: Location | Path, note: Note = quiet) -> Path:
                       predictions=predictions_for(analysis, (), None, None))
 
 
-def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile: str | None):  # -> PredictResults | None
+def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile=None):  # -> PredictResults | None
     """The report's predictions: over `links` (`--predict`), and the check against the
     emulator whenever the store ran emulated links with a reference; None: neither."""
     from tlsbench.analysis.models.predict.model import Options
@@ -64,5 +64,5 @@ def predictions_for(analysis, links: tuple[str, ...], sweep: str | None, profile
     ds = analysis.ds
     if not links and not has_validation(ds.configs):
         return None
-    opts = Options(seed=analysis.results.context.seed or 1, profile=resolve(profile) if profile else None)
+    opts = Options(seed=analysis.results.context.seed or 1, profile=resolve(profile) if isinstance(profile, str) else profile)
     return collect(sources_of(ds), analysis.results.config_labels, links, opts, sweep if links else None)

@@ -112,7 +112,7 @@ INTERRUPTED = {
     "energy": "a capture is stored whole or not at all: run the same command again", "build": BUILDS, "libs": BUILDS,
     "clean": "what was removed is gone, the rest is untouched: run clean again to finish",
     "store": "a push is one transaction, stored whole or not at all: run the same command again",
-    "history": READS,
+    "history": READS, "validate": AGAIN,
     "remote": "a refused or dropped connection started no agent: run the same command again",
     "worker": "every stored repetition is intact and the batch under way goes to another worker when its lease runs "
               "out: start the worker again",
@@ -130,5 +130,5 @@ COMMANDS = {
     "compare": "report:compare",
     "energy": "energy:energy", "predict": "predict:predict", "build": "build:build_group", "libs": "build:libs",
     "clean": "clean:clean", "store": "fleet:store_group", "worker": "fleet:worker", "remote": "fleet:remote_group",
-    "history": "fleet:history",
+    "history": "fleet:history", "validate": "validate:validate",
 }

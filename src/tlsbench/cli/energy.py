@@ -20,7 +20,8 @@ import click
 
 from tlsbench.analysis.models.energy import EnergyError
 from tlsbench.analysis.models.energy.units import CURRENT_UNITS, FORMATS, TIME_UNITS, VOLTAGE_UNITS
-from tlsbench.cli.options import EXPERIMENT_HELP, analyze_experiment, flagged_option, output_option, store_location
+from tlsbench.cli.options import (EXPERIMENT_HELP, analyze_experiment, device_scale_option, flagged_option,
+                                  output_option, profile_point, store_location)
 
 TABLE_FORMATS = ("table", "csv", "json")
 
@@ -65,10 +66,12 @@ def profiles_command(as_json: bool) -> None:
     """The built-in power profiles and their operating points (names for --profile)."""
     from rich.console import Console
 
-    from tlsbench.analysis.models.energy.profiles import builtins, operating_point
+    from tlsbench.analysis.models.energy.profiles import board_point, builtins, operating_point
+    from tlsbench.core.boards import boards
     from tlsbench.report.terminal import profiles_table
 
-    points = [operating_point(p, f) for p in builtins() for f in p.frequencies]
+    points = [board_point(b) for b in boards().values()] + [operating_point(p, f) for p in builtins()
+                                                             for f in p.frequencies]
     if as_json:
         click.echo(json.dumps([{"name": op.name, "description": op.profile.description, "cpu_w": op.cpu_w,
                                 "tx_w": op.tx_w, "rx_w": op.rx_w, "idle_w": op.idle_w, "time_scale": op.time_scale,
@@ -80,20 +83,24 @@ def profiles_command(as_json: bool) -> None:
 
 @energy.command(name="estimate")
 @click.argument("experiment")
-@click.option("--profile", required=True, help="A built-in (`tlsbench energy profiles`), NAME-<F>mhz, or a TOML file.")
+@click.option("--profile", help="A board (spec/boards.toml), a built-in (`tlsbench energy profiles`), NAME-<F>mhz, "
+              "or a TOML file (default: the plan's [device] board on a device run).")
+@device_scale_option
 @format_option
 @steps_option
 @flagged_option
 @output_option
-def estimate_command(experiment: str, profile: str, fmt: str, steps: bool, include_flagged: bool,
-                     output: str | None) -> None:
+def estimate_command(experiment: str, profile: str | None, device_scale: float | None, fmt: str, steps: bool,
+                     include_flagged: bool, output: str | None) -> None:
     """Estimated energy per handshake, record and step: the profile's power × the measured times."""
-    from tlsbench.analysis.models.energy.profiles import resolve
     from tlsbench.analysis.models.energy.results import collect
 
-    op = resolve(profile)  # a wrong profile fails before the experiment is analysed
+    op = profile_point(profile, device_scale)  # a wrong profile fails before the experiment is analysed
     analysis = analyze_experiment(experiment, output, include_flagged)
-    _print(analysis, collect(analysis, op, measured=False), fmt, steps)
+    res = collect(analysis, op, measured=False)
+    if res is None:
+        raise EnergyError(f"{analysis.ds.name}: give --profile (a board, e.g. nrf52840): its plan names no board")
+    _print(analysis, res, fmt, steps)
 
 
 @energy.command(name="show")
@@ -217,7 +224,8 @@ def _print(analysis, res, fmt: str, steps: bool) -> None:
         return
     if fmt == "json":
         clean = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v  # noqa: E731
-        click.echo(json.dumps({"sources": res.sources, "warnings": res.warnings,
+        basis = res.conversion.as_dict() if res.conversion else None
+        click.echo(json.dumps({"sources": res.sources, "conversion": basis, "warnings": res.warnings,
                                "rows": [{k: clean(v) for k, v in zip(CSV_COLUMNS, _row_values(analysis, r))} for r in rows]},
                               indent=2))
         return
@@ -227,6 +235,8 @@ def _print(analysis, res, fmt: str, steps: bool) -> None:
     from tlsbench.report.terminal import energy_table
 
     console = Console(width=None if sys.stdout.isatty() else 240)
+    if res.conversion:  # said first: which time the estimates stand on
+        console.print(f"time from {escape(res.conversion.basis)} ({res.conversion.band_text()})", highlight=False)
     console.print(energy_table(res.sources, rows, lambda config_id: _config_label(analysis, config_id), steps))
     for w in res.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)

@@ -91,6 +91,24 @@ def load_experiment(experiment: str, output: str | None):  # -> Dataset
     return load(store_location(experiment, output), experiment, note_line)
 
 
+device_scale_option = click.option(
+    "--device-scale", type=click.FloatRange(min=0, min_open=True), help="A host run with a device's profile: device ns "
+    "per host ns, given explicitly (e.g. the same handshake timed on the device and on the host); without it a "
+    "host run is never converted to a device's time.")
+
+
+def profile_point(profile: str | None, device_scale: float | None):  # -> OperatingPoint | None
+    """`--profile` (a board, a built-in, a file) with `--device-scale` applied, resolved before any work."""
+    from tlsbench.analysis.models.energy.profiles import resolve, scaled
+
+    if profile is None:
+        if device_scale is not None:
+            raise click.UsageError("--device-scale scales a device profile's time: give --profile too")
+        return None
+    op = resolve(profile)
+    return scaled(op, device_scale) if device_scale is not None else op
+
+
 def analyze_experiment(experiment: str, output: str | None, include_flagged: bool):  # -> Analysis
     """An experiment loaded and analysed."""
     from tlsbench.app.report import analyze_experiment as analyze

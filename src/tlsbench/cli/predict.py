@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from tlsbench.cli.energy import FINITE_POSITIVE
-from tlsbench.cli.options import output_option, store_location
+from tlsbench.cli.options import device_scale_option, output_option, profile_point, store_location
 
 FORMATS = ("table", "csv", "json")
 
@@ -33,7 +33,6 @@ def _range(text: str | None) -> tuple[float | None, float | None]:
 def options_from(profile: str | None, device: str | None, nagle: bool | None, mtu: int | None,
                  dtls_min: float | None, dtls_max: float | None, draws: int, seed: int | None,
                  device_scale: float | None, waiting: str, default_seed: int):  # -> Options
-    from tlsbench.analysis.models.energy.profiles import resolve
     from tlsbench.analysis.models.predict.model import Options
 
     if dtls_min and dtls_max and dtls_min > dtls_max:  # as a plan's [network.dtls] says it
@@ -41,7 +40,8 @@ def options_from(profile: str | None, device: str | None, nagle: bool | None, mt
                                  "min and doubles up to max", param_hint="--dtls-timeout-min")
     return Options(device=device, nagle=nagle, iface_mtu=mtu, dtls_min_ms=dtls_min, dtls_max_ms=dtls_max,
                    draws=draws, seed=default_seed if seed is None else seed,
-                   profile=resolve(profile) if profile else None, device_scale=device_scale, waiting=waiting)
+                   profile=profile_point(profile, device_scale) if profile else None,
+                   device_scale=None if profile else device_scale, waiting=waiting)
 
 
 def print_link_presets() -> None:
@@ -65,11 +65,11 @@ def print_link_presets() -> None:
 @click.option("--validate", "check", is_flag=True,
               help="Predicted vs measured for every configuration the store ran over an emulated link "
                    "(needs the same configuration over the `none` preset or loopback).")
-@click.option("--profile", help="A power profile for predicted energy (`tlsbench energy profiles`, NAME-<F>mhz, a TOML file).")
+@click.option("--profile", help="A board (spec/boards.toml) or power profile for predicted energy (`tlsbench energy "
+              "profiles`, NAME-<F>mhz, a TOML file; default: the plan's [device] board on a device run).")
 @click.option("--device", type=click.Choice(("client", "server")), help="The peer on the device (default: the stored "
               "configuration's device role; in memory, the client).")
-@click.option("--device-scale", type=FINITE_POSITIVE, help="Device processing time / measured time (default: the "
-              "profile's time scale, else 1).")
+@device_scale_option
 @click.option("--waiting", type=click.Choice(("idle", "rx")), default="idle", show_default=True,
               help="What the device draws while it waits: idle, or its radio listening (cellular modems do).")
 @click.option("--nagle/--nodelay", default=None, help="TCP: Nagle on or off (default: the configuration's; in memory, on).")

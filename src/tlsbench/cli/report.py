@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from tlsbench.app.report import predictions_for
-from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
-                                  store_location, store_option)
+from tlsbench.cli.options import (analyze_experiment, device_scale_option, fail, flagged_option, load_experiment,
+                                  output_option, profile_point, store_location, store_option)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
@@ -51,8 +51,10 @@ def parse_budget(text: str) -> "Budget":
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
 @click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
-@click.option("--profile", help="Add energy estimates from a power profile: a built-in (`tlsbench energy profiles`), "
-                                "NAME-<F>mhz, or a TOML file. Measured energy (`tlsbench energy import`) is shown anyway.")
+@click.option("--profile", help="Add energy estimates for a board (spec/boards.toml) or a power profile: a built-in "
+                                "(`tlsbench energy profiles`), NAME-<F>mhz, or a TOML file (default: the plan's [device] "
+                                "board on a device run). Measured energy (`tlsbench energy import`) is shown anyway.")
+@device_scale_option
 @click.option("--predict", "predict_links", multiple=True, metavar="LINK",
               help="Add predictions over a link (repeatable): a preset (`tlsbench predict --list-links`), with "
                    "overrides (nb-iot,loss=5) or parameters (rate=250k,delay=5); energy with --profile.")
@@ -63,8 +65,8 @@ def parse_budget(text: str) -> "Budget":
 @store_option
 def report(experiment: str, out: str | None, other: str | None, budget, figures_dir: str | None, figure_format: str,
            pdf_dir: str | None, winners: str,
-           profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
-           output: str | None) -> None:
+           profile: str | None, device_scale: float | None, predict_links: tuple[str, ...], predict_sweep: str,
+           include_flagged: bool, output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
     from tlsbench.analysis.models.predict.links import parse_link
     from tlsbench.report import figures
@@ -74,6 +76,7 @@ def report(experiment: str, out: str | None, other: str | None, budget, figures_
 
     for text in predict_links:
         parse_link(text)  # a wrong link fails before the experiment is analysed
+    point = profile_point(profile, device_scale)
     folders = ((figures_dir, (figure_format,), "--figures DIR"), (pdf_dir, ("pdf", "svg", "png"), "--pdf DIR"))
     for folder, _, option in folders:
         if folder:
@@ -87,9 +90,9 @@ def report(experiment: str, out: str | None, other: str | None, budget, figures_
             raise click.BadParameter(f"{experiment} ran on no device: a budget applies to a device's footprint",
                                      param_hint="--budget")
         apply_budget(analysis.results.device, budget)
-    predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
+    predictions = predictions_for(analysis, predict_links, predict_sweep, point)
     target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
-                        other_analysis, winners, profile, predictions=predictions)
+                        other_analysis, winners, point, predictions=predictions)
     click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
     for folder, formats, option in folders:
         if folder:
@@ -101,7 +104,7 @@ def report(experiment: str, out: str | None, other: str | None, budget, figures_
             extra = primitives_figures(analysis.results.primitives) if analysis.results.primitives else []
             extra += prediction_figures(predictions) if predictions else []
             extra += network_section(analysis)["figures"] if analysis.results.configs else []
-            for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, profile) + extra:
+            for f in figures.all_figures(analysis, analysis.results.context.seed) + energy_figures(analysis, point) + extra:
                 for fmt in formats:
                     write_output(d / f"{f.name}.{fmt}", figures.render(f.figure, fmt), option)
                 figures.plt.close(f.figure)
@@ -135,13 +138,15 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
                    "group), as csv or parquet (docs/export.md). Default: statistics (parquet: repetition).")
 @click.option("--rep", "reps", type=int, multiple=True,
               help="Repetition id(s) for perfetto (default: a representative repetition of the winner).")
-@click.option("--profile", help="csv, json: add energy estimates from a power profile (`tlsbench energy profiles`).")
+@click.option("--profile", help="csv, json: add energy estimates for a board or power profile (`tlsbench energy profiles`; "
+              "default: the plan's [device] board on a device run).")
+@device_scale_option
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="File to write (default and `-`: standard output).")
 @flagged_option
 @output_option
 @store_option
-def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], profile: str | None, out: str | None,
-           include_flagged: bool, output: str | None) -> None:
+def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], profile: str | None,
+           device_scale: float | None, out: str | None, include_flagged: bool, output: str | None) -> None:
     """Export statistics (csv, json, markdown), traces (perfetto trace-event JSON), or tidy
     per-repetition / per-slice tables (csv, parquet)."""
     level = level or ("repetition" if fmt == "parquet" else "statistics")
@@ -152,7 +157,7 @@ def export(experiment: str, fmt: str, level: str | None, reps: tuple[int, ...], 
     from tlsbench.export import exporter
 
     analysis = analyze_experiment(experiment, output, include_flagged)
-    text = exporter(fmt, profile).export(analysis, list(reps) or None)
+    text = exporter(fmt, profile_point(profile, device_scale)).export(analysis, list(reps) or None)
     write_output(out or STDOUT, text)
     if out and out != STDOUT:
         click.echo(f"{fmt}: {out}", err=True)

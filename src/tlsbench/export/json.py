@@ -44,11 +44,12 @@ def network(analysis: Analysis) -> list:
     return plain(network_results(analysis.ds, analysis.table, ctx.seed, ctx.include_flagged))
 
 
-def energy(analysis: Analysis, profile: str | None) -> dict | None:
+def energy(analysis: Analysis, profile) -> dict | None:  # profile: a name, an OperatingPoint, None
     from tlsbench.analysis.models.energy.results import collect
 
     res = collect(analysis, profile)
-    return None if res is None else {"sources": res.sources, "warnings": res.warnings, "rows": plain(res.rows)}
+    return None if res is None else {"sources": res.sources, "warnings": res.warnings, "rows": plain(res.rows),
+                                     "conversion": res.conversion.as_dict() if res.conversion else None}
 
 
 def configurations(analysis: Analysis) -> dict[str, dict]:

@@ -19,7 +19,7 @@ PREDICTION_COLUMNS = (
     "kind", "link", "rank", "tied", "config_id", "config", "device", "transport", "n_repetitions", "n_draws", "failed",
     "duration_ms_median", "duration_ms_ci_lo", "duration_ms_ci_hi", "duration_ms_p5", "duration_ms_p95",
     "bytes_median", "packets_median", "device_processing_ms", "tls_bytes", "energy_mj_median", "energy_mj_ci_lo",
-    "energy_mj_ci_hi", "energy_total_mj_median", "profile")
+    "energy_mj_ci_hi", "energy_total_mj_median", "profile", "model_band_worst_pct")
 SWEEP_COLUMNS = ("kind", "parameter", "unit", "x", "config_id", "config", "duration_ms_median", "duration_ms_ci_lo",
                  "duration_ms_ci_hi", "duration_ms_p5", "duration_ms_p95", "bytes_median", "energy_mj_median",
                  "energy_mj_ci_lo", "energy_mj_ci_hi")
@@ -56,16 +56,23 @@ def _energy(p: Prediction) -> list[Any]:
     return [e.median / MJ, e.median_ci[0] / MJ, e.median_ci[1] / MJ, t.median / MJ]
 
 
-def prediction_row(p: Prediction, rank: int | None, tied: bool, profile: str) -> list[Any]:
+def prediction_row(p: Prediction, rank: int | None, tied: bool, profile: str, band: float = math.nan) -> list[Any]:
+    """`band`: the cycle model's worst measured |error| in % (NaN: no model between the values and the time)."""
     d = p.duration
     return [LABEL, p.link.label, rank, tied, p.config_id, p.label, p.device, p.transport, p.n_scripts, p.n_draws,
             p.failed, d.median / MS, d.median_ci[0] / MS, d.median_ci[1] / MS, p.p5_ns / MS, p.p95_ns / MS,
-            p.bytes.median, p.packets.median, p.processing_ns / MS, p.sent_bytes, *_energy(p), profile]
+            p.bytes.median, p.packets.median, p.processing_ns / MS, p.sent_bytes, *_energy(p), profile, band]
+
+
+def _band(res: PredictResults) -> float:
+    conv = res.options.conversion
+    return 100 * conv.band.worst if conv and conv.band else math.nan
 
 
 def predictions_csv(res: PredictResults) -> str:
     profile = res.profile.name if res.profile else ""
-    rows = [prediction_row(r.prediction, r.rank, r.tied, profile) for lp in res.links for r in lp.by_duration]
+    rows = [prediction_row(r.prediction, r.rank, r.tied, profile, _band(res)) for lp in res.links
+            for r in lp.by_duration]
     return _csv(PREDICTION_COLUMNS, rows)
 
 
@@ -116,11 +123,11 @@ def to_json(res: PredictResults) -> str:
     profile = res.profile.name if res.profile else ""
     doc: dict[str, Any] = {
         "kind": LABEL, "experiment": res.experiment, "profile": res.profile.label if res.profile else None,
-        "warnings": res.warnings,
+        "conversion": res.options.conversion.as_dict() if res.options.conversion else None, "warnings": res.warnings,
         "links": [{"link": lp.link.label, "preset": lp.link.preset,
                    "d2p": vars(lp.link.d2p), "p2d": vars(lp.link.p2d),
                    "predictions": [dict(zip(PREDICTION_COLUMNS, map(_num, prediction_row(r.prediction, r.rank, r.tied,
-                                                                                      profile))))
+                                                                                      profile, _band(res)))))
                                    for r in lp.by_duration]} for lp in res.links],
     }
     if res.sweep:

@@ -11,6 +11,8 @@ driven over a serial line (docs/plan-format.md, docs/porting.md).
     serial = "/dev/ttyACM0"              # a real board on a serial port
     baud = 115200
     firmware = "build/firmware/<name>/tlsbench-firmware-<name>.elf"   # the image flashed on it
+    board = "nrf52840"                   # the part its counts are converted to (spec/boards.toml):
+                                         # cycles (model), ms and mJ; without one, counts only
 
 A device configuration is a handshake configuration of the firmware's library with the
 device's name on it (config.target); its counts are in the unit the firmware's HELLO names
@@ -21,7 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from tlsbench.core import libraries, targets
+from tlsbench.core import boards, libraries, targets
 from tlsbench.core.validation import Strict, UserPath, as_list, no_duplicates
 
 # The emulated boards the host boots itself (spec/targets.toml: their QEMU command line, the
@@ -29,6 +31,7 @@ from tlsbench.core.validation import Strict, UserPath, as_list, no_duplicates
 TARGETS = tuple(targets.load().emulated)
 # The library builds a firmware can carry (spec/libraries.toml [device]).
 DEVICE_BUILDS = tuple(b.name for b in libraries.load().device)
+BOARDS = tuple(boards.boards())  # the parts a device's counts convert to (spec/boards.toml)
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
 IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
 # Counts are the same run after run; repetitions differ only through random keys, nonces and
@@ -59,6 +62,7 @@ class DevicePlan(Strict):
     protocols: Annotated[list[Literal[PROTOCOLS]], BeforeValidator(as_list), Field(min_length=1)] = ["tls"]
     dtls_timeout_ms: Annotated[int, Field(ge=1, le=65535)] = DEVICE_DTLS_TIMEOUT_MS
     reset: Annotated[str, Field(min_length=1)] | None = None  # serial: a command that resets the board
+    board: Literal[BOARDS] | None = None  # the part whose time and energy the counts are converted to
 
     @model_validator(mode="after")
     def _one_place(self) -> "DevicePlan":

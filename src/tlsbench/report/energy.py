@@ -52,6 +52,14 @@ def significant(x: float, digits: int = 3) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:,.{digits}g}" if abs(x) >= 1 else f"{x:.{digits}g}"
 
 
+def _part_ms(analysis: Analysis, res, cid: int, peer: str) -> float | None:
+    """The peer's median handshake processing as the part's ms (the one conversion), when the
+    estimate converts a device's counts (a host's own times are already shown as ms)."""
+    conv = res.conversion
+    found = analysis.results.find(cid, "handshake_processing", peer) if conv and conv.counted else None
+    return found.summary.median * conv.processing_s * 1e3 if found else None
+
+
 def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None) -> dict[str, Any] | None:
     """The report's energy section (template energy.html.j2), None when there is nothing."""
     res = collect(analysis, profile)
@@ -67,7 +75,8 @@ def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None
             if row:
                 other = res.find(cid, "handshake", peer, "", res.profile.label) if both and res.profile else None
                 handshakes.append({"config": labels[cid], "peer": peer, "row": row,
-                                   "estimate": other if other is not row else None})
+                                   "estimate": other if other is not row else None,
+                                   "ms": _part_ms(analysis, res, cid, peer)})
         rows = [r for r in res.rows if r.config_id == cid and r.kind == "step"
                 and r is res.preferred(cid, "step", r.peer, r.label)]
         rows.sort(key=lambda r: (r.peer, order.get(voc.label_id.get(r.label, -1), -1)))
@@ -76,7 +85,8 @@ def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None
     records = [r for r in res.rows if r.kind in ("record_write", "record_read")]
     figure = figures.inline_svg(scatter_figure(analysis, res), "Handshake time and energy") if handshakes else None
     return {"res": res, "handshakes": handshakes, "steps": steps, "records": records, "both": both,
-            "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant}
+            "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant,
+            "band": res.conversion.band if res.conversion else None}
 
 
 def energy_figures(analysis: Analysis, profile: str | OperatingPoint | None = None) -> list[figures.FigureSpec]:

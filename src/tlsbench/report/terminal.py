@@ -316,3 +316,26 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
                           highlight=False, markup=False)
     for w in res.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)
+
+
+def validation_table(result) -> list[Any]:  # app.validate.Validation
+    """`tlsbench validate cycles`: predicted vs published cycles per row, skipped rows, the band."""
+    t = Table(title="Cycle model vs published silicon figures (cycles (model) from instructions counted under QEMU)")
+    for col in ("id", "board", "library", "operation", "instructions", "cycles (model)", "published cycles", "error",
+                "role"):
+        t.add_column(col, justify="right" if col in ("instructions", "cycles (model)", "published cycles", "error")
+                     else "left")
+    for r in result.results:
+        t.add_row(r.id, f"{r.board} @ {r.clock_mhz:g} MHz", r.library, f"{r.experiment}/{r.group}",
+                  f"{r.instructions / 1e6:,.3f} M", f"{r.predicted_cycles / 1e6:,.3f} M",
+                  f"{r.published_cycles / 1e6:,.3f} M", f"{r.error:+.1%}", r.role)
+    out: list[Any] = [t]
+    for s in result.skipped:
+        out.append(f"skipped {escape(s['id'])}: {escape(s['reason'])}")
+    band = result.band
+    out.append(f"median |error| {band.median:.1%}, worst {band.worst:.1%} over {band.rows} validation rows"
+               if band else "no validation row (only calibration rows ran)")
+    calibrated = [r.id for r in result.results if r.role == "calibration"]
+    if calibrated:
+        out.append(f"calibration rows (one per core, not counted above): {', '.join(calibrated)}")
+    return out

@@ -10,9 +10,9 @@ t_tx is the time in the step's top-level SEND slices, t_rx in its other I/O slic
 WAIT), each tracer-corrected; s is the profile's time scale (device time / host time).
 Energies are above idle, like measured ones (whose idle baseline is subtracted).
 
-A device's own counts (the firmware's; HELLO clock.unit) need no time scale: every count
-becomes device time as count × CPI / f (instructions, the profile's CPI an assumption it
-states) or count / f (cycles), processing and I/O alike.
+What a stored value is worth in the part's seconds is the one conversion's business
+(models/conversion.py): a device's counts through the board's cycle model, a host's times
+only with an explicit scale.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import numpy as np
 from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, NO_PEER, MeasureTable, SliceCosts
 from tlsbench.analysis.results import Analysis
 from tlsbench.analysis.derive.slices import Slices
-from tlsbench.analysis.units import TIME, Unit
+from tlsbench.analysis.models.conversion import Conversion
 from tlsbench.analysis.vocab import Vocab, vocab
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.models.energy.table import EnergyTable, Rows, group_sum
@@ -51,22 +51,20 @@ class _Io:
         self.rx = np.where(is_tx, 0.0, true)  # RECV, and WAIT between library calls
 
 
-def cpu_joules_per_unit(op: OperatingPoint, unit: Unit = TIME) -> float:
-    """J per unit of processing, above idle: per host ns (the time scale makes it device
-    time), or per unit of a device's own count (× CPI ÷ f: device time)."""
-    return (op.cpu_w - op.idle_w) * op.seconds_per(unit)[0]
+def cpu_joules_per_unit(op: OperatingPoint, conv: Conversion) -> float:
+    """J per unit of processing above idle: the part's seconds per unit (the conversion) × power."""
+    return (op.cpu_w - op.idle_w) * conv.processing_s
 
 
-def _weights(op: OperatingPoint, unit: Unit) -> tuple[float, float, float]:
+def _weights(op: OperatingPoint, conv: Conversion) -> tuple[float, float, float]:
     """J per unit of processing, TX and RX time, above idle."""
-    io = op.seconds_per(unit)[1]
-    return cpu_joules_per_unit(op, unit), (op.tx_w - op.idle_w) * io, (op.rx_w - op.idle_w) * io
+    return cpu_joules_per_unit(op, conv), (op.tx_w - op.idle_w) * conv.io_s, (op.rx_w - op.idle_w) * conv.io_s
 
 
 def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
-           unit: Unit) -> None:
+           conv: Conversion) -> None:
     """Per (repetition, peer, step): CPU energy of its processing plus radio energy of its I/O."""
-    cpu_w, tx_w, rx_w = _weights(op, unit)
+    cpu_w, tx_w, rx_w = _weights(op, conv)
     is_step = (slices.category == voc.role_cat("step")) & ~slices.open
     steps = np.flatnonzero(is_step)
     owner = nearest_ancestor(slices.parent, io.idx, is_step)
@@ -82,10 +80,10 @@ def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: Operating
 
 
 def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
-                      unit: Unit) -> None:
+                      conv: Conversion) -> None:
     """The HANDSHAKE phase: both peers' step processing plus every I/O slice inside the window
     (WAIT between library calls included)."""
-    cpu_w, tx_w, rx_w = _weights(op, unit)
+    cpu_w, tx_w, rx_w = _weights(op, conv)
     hs = np.flatnonzero((slices.label == voc.role_label("handshake")) & ~slices.open)
     reps, first = np.unique(slices.rep[hs], return_index=True)
     hs = hs[first]
@@ -103,10 +101,10 @@ def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op
     rows.add("handshake_window", rep[has], NO_PEER, NO_LABEL, total[has])
 
 
-def _records(mt: MeasureTable, op: OperatingPoint, rows: Rows, unit: Unit) -> None:
+def _records(mt: MeasureTable, op: OperatingPoint, rows: Rows, conv: Conversion) -> None:
     """Per logical record: CPU energy of its processing (incl. post/pre work) plus radio energy
     of the rest of its total time (its I/O and the waiting between its calls)."""
-    cpu_w, tx_w, rx_w = _weights(op, unit)
+    cpu_w, tx_w, rx_w = _weights(op, conv)
     for kind, processing, total, radio_w in (("record_write", "write_processing_post", "write_total", tx_w),
                                               ("record_read", "read_processing_pre", "read_total", rx_w)):
         p, t = mt.metric == METRIC[processing], mt.metric == METRIC[total]
@@ -119,14 +117,14 @@ def _records(mt: MeasureTable, op: OperatingPoint, rows: Rows, unit: Unit) -> No
         rows.add(kind, mt.rep[p], mt.peer[p], mt.label[p], cpu_w * mt.value[p] + radio_w * io_ns)
 
 
-def estimate(analysis: Analysis, op: OperatingPoint) -> EnergyTable:
-    """Estimated energies of every repetition of an analysed experiment, in J."""
+def estimate(analysis: Analysis, op: OperatingPoint, conv: Conversion) -> EnergyTable:
+    """Estimated energies of every repetition of an analysed experiment, in J (its values
+    made the part's seconds by `conv`)."""
     voc = vocab()
     slices, costs = analysis.ds.slices, analysis.costs
     rows = Rows(op.label)
     io = _Io(slices, costs, voc)
-    unit = analysis.ds.unit
-    _steps(slices, costs, io, voc, op, rows, unit)
-    _handshake_window(slices, costs, io, voc, op, rows, unit)
-    _records(analysis.ds.table, op, rows, unit)  # every row (analysis.table keeps a few measures)
+    _steps(slices, costs, io, voc, op, rows, conv)
+    _handshake_window(slices, costs, io, voc, op, rows, conv)
+    _records(analysis.ds.table, op, rows, conv)  # every row (analysis.table keeps a few measures)
     return rows.table()

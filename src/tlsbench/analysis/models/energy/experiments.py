@@ -15,6 +15,7 @@ import numpy as np
 from tlsbench.analysis.derive.dataset import Dataset
 from tlsbench.analysis.questions.primitives import GroupValues, group_values
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
+from tlsbench.analysis.models.conversion import Conversion
 from tlsbench.analysis.models.energy.estimate import cpu_joules_per_unit
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.schema import StoredCapture
@@ -39,14 +40,14 @@ def _measured(ds: Dataset, gv: GroupValues, cap: StoredCapture, energy: GroupEne
     return out
 
 
-def _estimated(ds: Dataset, gv: GroupValues, op: OperatingPoint, seed: int) -> list[EnergyRow]:
-    per_ns = cpu_joules_per_unit(op)
-    return [_row(ds, cid, g, op.label, summarize(values * per_ns, rng_for(seed, "energy", op.label, cid, g)))
+def _estimated(ds: Dataset, gv: GroupValues, op: OperatingPoint, conv: Conversion, seed: int) -> list[EnergyRow]:
+    per_unit = cpu_joules_per_unit(op, conv)
+    return [_row(ds, cid, g, op.label, summarize(values * per_unit, rng_for(seed, "energy", op.label, cid, g)))
             for (cid, g), values in gv.values.items()]
 
 
-def group_energies(ds: Dataset, op: OperatingPoint | None, seed: int, include_flagged: bool = False,
-                   measured: bool = True) -> list[EnergyRow]:
+def group_energies(ds: Dataset, op: OperatingPoint | None, conv: Conversion | None, seed: int,
+                   include_flagged: bool = False, measured: bool = True) -> list[EnergyRow]:
     """Energy per operation of every experiment group of an experiments dataset: measured
     where the store holds a capture (and `measured`), estimated when a profile is given; []
     for neither."""
@@ -54,4 +55,4 @@ def group_energies(ds: Dataset, op: OperatingPoint | None, seed: int, include_fl
     if op is None and stored is None:
         return []
     gv = group_values(ds, include_flagged)
-    return (_measured(ds, gv, *stored, seed) if stored else []) + (_estimated(ds, gv, op, seed) if op else [])
+    return (_measured(ds, gv, *stored, seed) if stored else []) + (_estimated(ds, gv, op, conv, seed) if op and conv else [])

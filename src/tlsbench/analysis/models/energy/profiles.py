@@ -10,6 +10,7 @@ NAME is a built-in (src/tlsbench/energy/profiles/*.toml) or a path to a TOML fil
 Errors name the field (dotted path), the bad value and what is allowed."""
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import tomllib
@@ -20,8 +21,8 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tlsbench.core.boards import Board, boards
 from tlsbench.core.validation import problem
-from tlsbench.analysis.units import Unit
 from tlsbench.analysis.models.energy import EnergyError
 
 PROFILE_DIR = "profiles"  # package data of tlsbench.analysis.models.energy
@@ -146,27 +147,12 @@ class OperatingPoint:
     rx_w: float     # radio receiving or listening
     idle_w: float
     time_scale: float  # device time / host time at this frequency
-    origin: str        # "built-in" or the file it was read from
+    origin: str        # "built-in", "board" (spec/boards.toml) or the file it was read from
+    board: Board | None = None  # a declared board: its counts become time through the cycle model
 
     @property
     def cpi(self) -> float | None:
         return self.profile.cpi.value if self.profile.cpi else None
-
-    def seconds_per(self, unit: Unit) -> tuple[float, float]:
-        """Device seconds per unit of a measured value: (processing, I/O). Host ns are scaled
-        by the time scale (processing only, as ever); a device's own count needs none: cycles
-        ÷ f, instructions × CPI ÷ f (the CPI an assumption the profile states)."""
-        if unit.is_time:
-            return self.time_scale * 1e-9, 1e-9
-        if unit.noun == "cycles":
-            per = 1 / (self.frequency_mhz * 1e6)
-        elif self.cpi is not None:
-            per = self.cpi / (self.frequency_mhz * 1e6)
-        else:
-            raise EnergyError(f"profile {self.profile.name} states no [cpi]: a count of {unit.name} needs the "
-                              "core's cycles per instruction to become time; add [cpi] value = ... (an assumption "
-                              "you state, docs/energy.md), or use a profile that has one (nrf52840)")
-        return per, per
 
     @property
     def name(self) -> str:
@@ -266,6 +252,36 @@ def builtins() -> list[Profile]:
     return [parse(f.read_text(), f"{name}.toml (built-in)") for name, f in builtin_files().items()]
 
 
+def board_profile(board: Board) -> Profile:
+    """A declared board as a power profile (spec/boards.toml): its figures and their sources."""
+    p = board.power
+    src = [Source(id=k, document=v.split(",")[0], section=v) for k, v in board.sources.items()]
+    power = "power" if "power" in board.sources else src[0].id
+
+    def draw(kind, ma, path):
+        return kind(current_ma=ma, source=power, approximate=f"power.{path}" in board.approximate)
+
+    radio = p.tx_ma is not None and p.rx_ma is not None
+    return Profile(name=board.name, description=board.meaning, supply_voltage_v=p.supply_v,
+                   default_frequency_mhz=board.clock_mhz, sources=src, core=board.core.name,
+                   cpu=[CpuPoint(frequency_mhz=board.clock_mhz, current_ma=p.run_ma, source=power,
+                                 approximate="power.run_ma" in board.approximate)],
+                   radio_tx=draw(Draw, p.tx_ma, "tx_ma") if radio else None,
+                   radio_rx=draw(Draw, p.rx_ma, "rx_ma") if radio else None,
+                   idle=draw(Draw, p.sleep_ma, "sleep_ma"))
+
+
+def board_point(board: Board) -> OperatingPoint:
+    """A declared board at its clock: the operating point of its counts' time and energy."""
+    return dataclasses.replace(operating_point(board_profile(board), origin="board"), board=board)
+
+
+def scaled(op: OperatingPoint, factor: float) -> OperatingPoint:
+    """`op` with an explicit time scale (`--device-scale`): device ns per host ns of a host run."""
+    ts = TimeScale(factor=factor, frequency_mhz=op.frequency_mhz, basis="--device-scale, given")
+    return dataclasses.replace(op, profile=op.profile.model_copy(update={"time_scale": ts}), time_scale=factor)
+
+
 def _load_named(base: str) -> tuple[Profile, str] | None:
     files = builtin_files()
     if base in files:
@@ -282,14 +298,19 @@ def _load_named(base: str) -> tuple[Profile, str] | None:
 
 
 def resolve(ref: str) -> OperatingPoint:
-    """`NAME` or `NAME-<F>mhz`, NAME a built-in or a TOML file: the operating point it names."""
+    """`NAME` or `NAME-<F>mhz`, NAME a declared board (spec/boards.toml), a built-in or a TOML
+    file: the operating point it names."""
+    if ref in boards():
+        return board_point(boards()[ref])
     found = _load_named(ref)
     if found:
         return operating_point(found[0], origin=found[1])
     m = _FREQUENCY_SUFFIX.match(ref)
+    if m and m["base"] in boards() and float(m["mhz"]) == boards()[m["base"]].clock_mhz:
+        return board_point(boards()[m["base"]])
     if m and (found := _load_named(m["base"])):
         return operating_point(found[0], float(m["mhz"]), found[1])
-    names = [f"{p.name}-{_mhz(f)}mhz" for p in builtins() for f in p.frequencies]
+    names = list(boards()) + [f"{p.name}-{_mhz(f)}mhz" for p in builtins() for f in p.frequencies]
     close = difflib.get_close_matches(ref, names + list(builtin_files()), n=2)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     raise ProfileError("", [f"no power profile {ref!r}{hint} (built-in: {', '.join(names)}; "

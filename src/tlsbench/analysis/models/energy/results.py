@@ -13,9 +13,10 @@ import numpy as np
 
 from tlsbench.schema import StoredCapture
 from tlsbench.analysis.results import Analysis
+from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu, point_for
 from tlsbench.analysis.models.energy.estimate import estimate
 from tlsbench.analysis.models.energy.experiments import group_energies
-from tlsbench.analysis.models.energy.profiles import ASSUMPTION, OperatingPoint, resolve
+from tlsbench.analysis.models.energy.profiles import ASSUMPTION, OperatingPoint
 from tlsbench.analysis.models.energy.stored import measured_table
 from tlsbench.analysis.models.energy.table import EnergyRow, EnergyTable, summarize_table
 
@@ -29,6 +30,7 @@ class EnergyResults:
     rows: list[EnergyRow]
     capture: StoredCapture | None = None
     profile: OperatingPoint | None = None
+    conversion: Conversion | None = None  # how the estimates' values became the part's seconds
     warnings: list[str] = field(default_factory=list)
     _index: dict[tuple[int, str, str, str, str], EnergyRow] = field(default_factory=dict, repr=False)
 
@@ -50,27 +52,18 @@ class EnergyResults:
 
 
 def _device_notes(analysis: Analysis, op: OperatingPoint) -> list[str]:
-    """A device's counts become time through the profile's clock (and CPI): said every time."""
-    unit, ds = analysis.ds.unit, analysis.ds
-    cpu = next((str((a["hello"].get("device") or {}).get("cpu")) for a in ds.agents.values() if a.get("target")), "?")
-    out = [f"{op.label}: from the device's own counts ({unit.name}): " +
-           (f"cycles ÷ {op.frequency_mhz:g} MHz." if unit.noun == "cycles" else
-            f"instructions × CPI {op.cpi:g} ÷ {op.frequency_mhz:g} MHz; the CPI is "
-            f"{'an assumption' if op.profile.cpi and op.profile.cpi.source == ASSUMPTION else 'from ' + str(op.profile.cpi.source if op.profile.cpi else '?')}"
-            f"{': ' + op.profile.cpi.note if op.profile.cpi and op.profile.cpi.note else ''}. An estimate, not a measurement.")]
-    if op.profile.core != cpu:
-        out.append(f"{op.label}: the profile is for a {op.profile.core or 'core it does not name'}, the counts are of a "
-                   f"{cpu}: its CPU power and CPI do not describe the code that was counted.")
-    return out
+    """A profile for another core than the one counted: its power and cycle model do not apply."""
+    cpu = counted_cpu(analysis.ds) or "?"
+    if op.profile.core == cpu:
+        return []
+    return [f"{op.label}: the profile is for a {op.profile.core or 'core it does not name'}, the counts are of a "
+            f"{cpu}: its CPU power and cycle model do not describe the code that was counted."]
 
 
-def _profile_warnings(analysis: Analysis, op: OperatingPoint) -> list[str]:
-    out = []
+def _profile_warnings(analysis: Analysis, op: OperatingPoint, conv: Conversion) -> list[str]:
+    out = [f"{op.label}: time from {conv.basis}; {conv.band_text()}. An estimate, not a measurement."]
     if not analysis.ds.unit.is_time:
         out += _device_notes(analysis, op)
-    elif not op.scale_measured:
-        out.append(f"{op.label}: the profile has no time scale, so its estimates take the host's processing times as "
-                   "the device's; time a handshake on the device and set [time_scale] (docs/energy.md).")
     flagged = [path for path, d in op.profile.draws() if d.approximate or d.source == ASSUMPTION]
     if flagged:
         out.append(f"{op.label}: figures that are approximate or assumed, not read off a datasheet: "
@@ -92,8 +85,9 @@ def _coverage_warnings(analysis: Analysis, capture: StoredCapture, table: Energy
 
 def collect(analysis: Analysis, profile: str | OperatingPoint | None = None, measured: bool = True) -> EnergyResults | None:
     """Measured energies if the store holds a capture (and `measured`), estimates if a profile
-    is given; None when there is neither."""
-    op = resolve(profile) if isinstance(profile, str) else profile
+    is given or the plan names a board (their time from the one conversion: a host run needs
+    the host's profile or a device profile with an explicit scale); None when there is neither."""
+    op = point_for(analysis.ds, profile)  # `--profile`, else the plan's board on a device run
     stored = measured_table(analysis.ds) if measured else None
     if stored is None and op is None:
         return None
@@ -106,8 +100,11 @@ def collect(analysis: Analysis, profile: str | OperatingPoint | None = None, mea
         res.warnings += _coverage_warnings(analysis, res.capture, table)
     if op is not None:
         res.profile = op
-        res.rows += summarize_table(analysis.ds, estimate(analysis, op), seed, flagged)
-        res.warnings += _profile_warnings(analysis, op)
+        res.conversion = conversion(analysis.ds.unit, op, run=analysis.ds.name, cpu=counted_cpu(analysis.ds))
+        res.rows += summarize_table(analysis.ds, estimate(analysis, op, res.conversion), seed, flagged)
+        res.warnings += _profile_warnings(analysis, op, res.conversion)
     if analysis.ds.experiments and analysis.results.primitives:  # energy per operation (the primitives section)
-        res.rows += group_energies(analysis.ds.experiments, op, seed, flagged, measured)
+        exp = analysis.ds.experiments
+        conv = conversion(exp.unit, op, run=exp.name, cpu=counted_cpu(exp)) if op is not None else None
+        res.rows += group_energies(exp, op, conv, seed, flagged, measured)
     return res

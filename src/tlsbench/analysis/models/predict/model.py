@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from tlsbench.analysis.models.conversion import Conversion, identity
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.derive.dataset import Config, Dataset
 from tlsbench.analysis.stats.stats import Summary, cis_overlap, rng_for, summarize
@@ -45,7 +46,8 @@ class Options:
     max_scripts: int = MAX_SCRIPTS
     seed: int = 1
     profile: OperatingPoint | None = None
-    device_scale: float | None = None  # None: the profile's time scale (1 without one)
+    device_scale: float | None = None  # a host run: device ns per host ns (given, explicit)
+    conversion: Conversion | None = None  # the one conversion of the stored values (results.collect sets it)
     waiting: str = "idle"
 
 
@@ -94,12 +96,13 @@ def stack_for(ds: Dataset, config: Config, link: Link, opts: Options) -> Stack:
         link_mtu = min([m for m in (link.d2p.mtu, link.p2d.mtu) if m] or [mtu])
         mtu = mtu if config.network_json else min(mtu, link_mtu)  # a deployment uses its path MTU
     lo, hi = dtls_timer_ms(ds)
-    scale = opts.device_scale if opts.device_scale is not None else (opts.profile.time_scale if opts.profile else 1.0)
+    conv = opts.conversion or identity()
     return Stack(transport_of(config),
                  nagle=net.get("nagle", True) if opts.nagle is None else opts.nagle,
                  sack=bool(plan_net.get("sack", True)) if opts.sack is None else opts.sack,
                  mss=int(net.get("mss") or 0), iface_mtu=mtu,
-                 dtls_min_ms=opts.dtls_min_ms or lo, dtls_max_ms=opts.dtls_max_ms or hi, device_scale=scale)
+                 dtls_min_ms=opts.dtls_min_ms or lo, dtls_max_ms=opts.dtls_max_ms or hi, device_scale=conv.processing_ns,
+                 peer_scale=conv.peer_ns)
 
 
 def device_of(config: Config, opts: Options) -> str:
@@ -209,7 +212,6 @@ def warnings_for(link: Link, predictions: Sequence[Prediction], opts: Options) -
     for p in failed:
         out.append(f"{p.label} over {link.label}: {p.failed} of {p.n_draws} simulated handshakes did not finish "
                    "(e.g. packets above the link's MTU: set the interface MTU with --mtu)")
-    if opts.profile is not None and not opts.profile.scale_measured and opts.device_scale is None:
-        out.append(f"profile {opts.profile.name} has no time scale: the device's processing is the host's "
-                   "(set [time_scale] in the profile, or --device-scale)")
+    conv = opts.conversion or identity()
+    out.append(f"device processing from {conv.basis}; {conv.band_text()}")
     return out

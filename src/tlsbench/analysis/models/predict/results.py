@@ -4,10 +4,11 @@ rankings per link, a crossover sweep, and the check against the emulator when th
 has one (validate.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.models.conversion import conversion, counted_cpu, point_for
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link, parse_link
@@ -67,6 +68,9 @@ def collect(sources: Sources, labels: dict[int, str], link_texts: Sequence[str],
     """Predictions over each link (`--link` texts), the sweep around the first link, and the
     validation (None: when the store has emulated links with a reference)."""
     ds = sources.ds
+    point = point_for(ds, opts.profile)
+    opts = replace(opts, profile=point, conversion=conversion(ds.unit, point, opts.device_scale, ds.name,
+                                                                   counted_cpu(ds)))
     res = PredictResults(ds.name, opts)
     links = [parse_link(t) for t in link_texts]
     configs = predicted_configs(ds, only)

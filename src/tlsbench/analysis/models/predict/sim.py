@@ -73,7 +73,8 @@ class Stack:
     quickacks: int = 16
     tlp_min_ms: float = 2.0
     tick_ms: float = 4.0  # Linux's TCP timers fire on the next tick (HZ=250 here): half a tick late on average
-    device_scale: float = 1.0  # the device peer's processing × this (a power profile's time scale)
+    device_scale: float = 1.0  # the device peer's processing × this: its values in the part's ns (models/conversion.py)
+    peer_scale: float = 1.0  # the other peer's (a device run counted both peers: the same conversion)
 
     @property
     def timer_lag(self) -> float:
@@ -928,7 +929,7 @@ def simulate(script: Script, link: Link, stack: Stack, device: str,
     sim = Sim()
     direction = {device: "d2p", PEERS[1 - PEERS.index(device)]: "p2d"}
     wires = {p: Wire(sim, link.direction(direction[p]), rng) for p in PEERS}
-    apps = {p: App(sim, p, script.peer(p), stack.device_scale if p == device else 1.0) for p in PEERS}
+    apps = {p: App(sim, p, script.peer(p), stack.device_scale if p == device else stack.peer_scale) for p in PEERS}
     if stack.transport == "tcp":
         net: Transport = Tcp(sim, stack, apps, wires)
     else:

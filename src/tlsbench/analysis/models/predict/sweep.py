@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from tlsbench.analysis.models.conversion import identity
 from tlsbench.analysis.stats.stats import Summary
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link
@@ -162,9 +163,10 @@ def run_sweep(sources: Sources, configs: dict[int, str], base: Link, parameter: 
 
 def _both_processing(scripts: Sequence[Script], device: str, opts: Options) -> float:
     """Median processing of both peers (the device's scaled): what a faster link cannot hide."""
-    scale = opts.device_scale if opts.device_scale is not None else (opts.profile.time_scale if opts.profile else 1.0)
-    return float(np.median([s.peer(device).processing_ns * scale
-                            + s.peer("server" if device == "client" else "client").processing_ns for s in scripts]))
+    conv = opts.conversion or identity()
+    return float(np.median([s.peer(device).processing_ns * conv.processing_ns
+                            + s.peer("server" if device == "client" else "client").processing_ns * conv.peer_ns
+                            for s in scripts]))
 
 
 def mark_comparable(sweep: Sweep, configs: Mapping[int, Any]) -> None:

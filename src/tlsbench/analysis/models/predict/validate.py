@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tlsbench.analysis.models.conversion import identity
 from tlsbench.analysis.derive.dataset import Config, ok_status
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.models.predict.links import Link, from_plan
@@ -122,7 +123,7 @@ def validate(sources: Sources, labels: dict[int, str], opts: Options,
              only: Sequence[int] | None = None) -> list[Check]:
     """A check per emulated configuration that has a reference configuration."""
     ds = sources.ds
-    opts = replace(opts, device_scale=1.0)  # the emulated runs ran on this host: its own processing, unscaled
+    opts = replace(opts, conversion=identity())  # the emulated runs ran on this host: its own processing, unscaled
     reps = ds.reps
     ok = reps.status == ok_status()
     retrans = (reps.flags & _retransmitted_flag()) != 0

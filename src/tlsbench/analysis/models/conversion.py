@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The one conversion of a stored value into a part's time (docs/cycles.md): the report,
+`tlsbench energy`, `tlsbench predict` and every export get their device seconds from here.
+
+    a device's cycles            cycles / f                                   exact
+    a device's instructions      instructions x CPI(board) / f (cycle model)  an estimate, with its band
+                                 instructions x CPI / f (a profile's stated   an estimate, no band
+                                 assumption, for a profile that is no board)
+    a host's ns, host profile    as measured                                  the host's own time
+    a host's ns, device profile  x an explicit scale (--device-scale, or a    an estimate, the scale's
+                                 profile's measured [time_scale])             basis said
+    a host's ns, device profile, no scale: refused (HostRunRefused), never silently the device's.
+
+`basis` says which was used; every output prints it."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from tlsbench.analysis.models.cycles import Band, board_cpi, fitted
+from tlsbench.analysis.models.energy import EnergyError
+from tlsbench.analysis.models.energy.profiles import OperatingPoint, board_point, resolve
+from tlsbench.core.boards import boards, cores
+from tlsbench.analysis.units import Unit
+
+NS = 1e-9
+
+
+class HostRunRefused(EnergyError):
+    """A device's profile on a host run without a scale: the host's time is not the device's."""
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """Seconds of the part per unit of a stored value (processing and I/O), and how."""
+
+    processing_s: float  # per unit of processing
+    io_s: float  # per unit of I/O (a host's I/O time is wall time: never scaled)
+    basis: str  # what was used, e.g. "cycles (model) of stm32f411: instructions × CPI 1.77 ÷ 100 MHz"
+    band: Band | None = None  # the model's measured error; None: exact or unknown (see `estimate`)
+    estimate: bool = False  # a model or an assumption stands between the value and the time
+    counted: bool = False  # the values are a device's counts: both peers ran on the part
+
+    @property
+    def processing_ns(self) -> float:
+        """Part ns per unit of processing: what the link simulation multiplies a script by."""
+        return self.processing_s / NS
+
+    @property
+    def peer_ns(self) -> float:
+        """The other peer's ns per unit: the part's too when both ran on it, else its own time."""
+        return self.processing_ns if self.counted else 1.0
+
+    def ms(self, value: float) -> float:
+        return value * self.processing_s * 1e3
+
+    def as_dict(self) -> dict:
+        """What every export and JSON output carries: the basis and the band."""
+        return {"basis": self.basis, "estimate": self.estimate, "seconds_per_unit": self.processing_s,
+                "band_median_abs_error": self.band.median if self.band else None,
+                "band_worst_abs_error": self.band.worst if self.band else None}
+
+    def band_text(self) -> str:
+        if self.band is not None:
+            return f"model error {self.band.text()}"
+        return "error not measured" if self.estimate else "exact"
+
+
+def identity() -> Conversion:
+    """A host run read as the host's own time (no profile)."""
+    return Conversion(NS, NS, "host time (this machine's, as measured)")
+
+
+def _counted(unit: Unit, op: OperatingPoint, cpu: str | None) -> Conversion:
+    f = op.frequency_mhz * 1e6
+    counted = cores().get(cpu or "")
+    if op.board is not None and counted is not None and counted.stream != op.board.core.stream:
+        raise EnergyError(f"the counts are of {cpu} code ({counted.stream}); {op.board.name}'s {op.board.core.name} "
+                          f"runs {op.board.core.stream} code, another instruction stream: run the firmware built for "
+                          "that core, or choose a board with the same kind of core")
+    if unit.noun == "cycles":
+        return Conversion(1 / f, 1 / f, f"cycles ÷ {op.frequency_mhz:g} MHz ({op.name})", counted=True)
+    if op.board is not None:
+        cpi = board_cpi(op.board)
+        # The band is measured on the calibrated cores' published rows; a core none calibrates
+        # (no published figure: the RISC-V core) has a timing table of assumptions, its error unknown.
+        calibrated = op.board.core.name in fitted().calibrated_on
+        return Conversion(cpi / f, cpi / f, f"cycles (model) of {op.board.name}: {unit.noun} × CPI {cpi:.2f} "
+                          f"÷ {op.frequency_mhz:g} MHz" + ("" if calibrated else f" (no published figure "
+                          f"calibrates or validates {op.board.core.name})"),
+                          fitted().band if calibrated else None, True, True)
+    if op.cpi is not None:
+        return Conversion(op.cpi / f, op.cpi / f, f"{unit.noun} × CPI {op.cpi:g} (profile {op.profile.name}'s "
+                          f"assumption, not the cycle model) ÷ {op.frequency_mhz:g} MHz", None, True, True)
+    raise EnergyError(f"profile {op.profile.name} is no declared board and states no [cpi]: a count of {unit.name} "
+                      "needs a core to become time; use a board (spec/boards.toml, e.g. --profile nrf52840)")
+
+
+def conversion(unit: Unit, op: OperatingPoint | None, device_scale: float | None = None,
+               run: str = "this experiment", cpu: str | None = None) -> Conversion:
+    """How `run`'s values (in `unit`) become time on `op`'s part: the one conversion. `cpu`:
+    the core a device's counts are of (HELLO device.cpu)."""
+    if not unit.is_time:
+        if op is None:
+            raise EnergyError(f"{run} counted {unit.name} on an emulated core: a count becomes time only on a "
+                              "part; name a board (--profile nrf52840, or `board = ...` in the plan's [device])")
+        return _counted(unit, op, cpu)
+    if device_scale is not None:  # predict's --device-scale without a profile: durations only
+        return Conversion(device_scale * NS, NS, f"host time × {device_scale:g} (--device-scale, given)", None, True)
+    if op is None:
+        return identity()
+    if op.scale_measured:
+        how = op.profile.time_scale.basis or "the profile's [time_scale]"
+        return Conversion(op.time_scale * NS, NS, f"host time × {op.time_scale:g} ({how})", None, True)
+    raise HostRunRefused(f"{run} ran on this host: its times are this machine's, not {op.profile.name}'s; run it on "
+                         f"the device ([device] in the plan, docs/porting.md), or give an explicit scale "
+                         "(--device-scale S: device ns per host ns, e.g. measured by the same handshake on both)")
+
+
+def counted_cpu(ds) -> str | None:  # ds: Dataset
+    """The core a device run's counts are of (its firmware's HELLO device.cpu)."""
+    return next((str((a["hello"].get("device") or {}).get("cpu")) for a in ds.agents.values() if a.get("target")),
+                None)
+
+
+def planned_board(ds) -> str | None:  # ds: Dataset
+    """The board a device plan names ([device] board): its counts' part by default."""
+    plan = json.loads(ds.experiment.get("plan_json") or "{}")
+    return (plan.get("device") or {}).get("board")
+
+
+def point_for(ds, ref: str | OperatingPoint | None) -> OperatingPoint | None:  # ds: Dataset
+    """The operating point asked for (`--profile`), else the plan's board on a device run."""
+    if isinstance(ref, OperatingPoint):
+        return ref
+    if ref:
+        return resolve(ref)
+    board = planned_board(ds) if not ds.unit.is_time else None
+    return board_point(boards()[board]) if board in boards() else None
