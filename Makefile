@@ -53,13 +53,13 @@ agent: deps
 
 # The agent as firmware (docs/porting.md "The targets" and "Library builds on the device"): a
 # device library build cross-built once per core into ~/.cache/tlsbench, then its counting and
-# memory images into build/firmware/ (incremental; `tlsbench run` builds a missing one on
-# demand). Every target with its own build, and every build on the default target (the
-# Cortex-M4); `python -m tlsbench.builder.firmware --target all --library all` builds them all.
-# And the cycle model's QEMU plugin into the same cache (docs/cycles.md).
+# memory images into build/firmware/ (incremental; `tlsbench run` and the tests build a missing
+# one on demand), and the cycle model's QEMU plugin into the same cache (docs/cycles.md). The
+# default target's own build unless told: FIRMWARE_TARGETS=all FIRMWARE_LIBRARIES=all builds
+# every target with every library build its core builds.
 firmware: deps
-	$(BIN)/python -m tlsbench.builder.firmware --target all
-	$(BIN)/python -m tlsbench.builder.firmware --library all
+	$(BIN)/python -m tlsbench.builder.firmware $(if $(FIRMWARE_TARGETS),--target $(FIRMWARE_TARGETS)) \
+		$(if $(FIRMWARE_LIBRARIES),--library $(FIRMWARE_LIBRARIES))
 	@$(BIN)/python -m tlsbench.builder.cycles >/dev/null
 
 # The link emulator (link/): a host tool of its own, installed next to the agents.

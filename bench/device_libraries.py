@@ -64,6 +64,7 @@ FEATURES = (
                                                  "#undef MBEDTLS_KEY_EXCHANGE_DHE_RSA_ENABLED",
                                                  "#undef MBEDTLS_KEY_EXCHANGE_ECDHE_RSA_ENABLED",
                                                  "#undef MBEDTLS_KEY_EXCHANGE_RSA_PSK_ENABLED",
+                                                 "#undef MBEDTLS_KEY_EXCHANGE_ECDH_RSA_ENABLED",
                                                  "#undef MBEDTLS_X509_RSASSA_PSS_SUPPORT", "#undef MBEDTLS_GENPRIME"]),
     ("ECP window 2, no fixed-point comb", ["#undef MBEDTLS_ECP_WINDOW_SIZE", "#define MBEDTLS_ECP_WINDOW_SIZE 2",
                                            "#undef MBEDTLS_ECP_FIXED_POINT_OPTIM",
