@@ -265,7 +265,7 @@ def _answer(cls: str, members: list[Candidate], inp: Inputs, q: Question) -> Cla
     over = [c for c in with_data if not c.fits]
     if not fitting:
         return ClassAnswer(cls, None, [], None, None, len(with_data), [], over, no_data)
-    pick, rest = fitting[0], [c for c in fitting[1:] if c.status == fitting[0].status][:RUNNERS_UP]
+    pick, rest = fitting[0], [c for c in fitting[1:] if c.status.name == fitting[0].status.name][:RUNNERS_UP]
     median = inp.answers.medians[q]
     cheaper = [c for c in fitting if c.status.rank > pick.status.rank and median[c.config_id] < median[pick.config_id]]
     held = inp.answers.values[q]

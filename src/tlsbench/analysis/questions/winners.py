@@ -59,7 +59,9 @@ class Winner:
 def exact(values: np.ndarray, unit: Unit) -> bool:
     """Exact values: every one the same, or a count's single value (a device counts the same
     run after run; a host's one time is a sample)."""
-    return len(values) > 0 and (values.min() == values.max() or (not unit.is_time and len(values) == 1))
+    if len(values) == 1:
+        return not unit.is_time
+    return len(values) > 1 and bool(values.min() == values.max())
 
 
 def judge(best: np.ndarray, other: np.ndarray, unit: Unit, rng: np.random.Generator,
