@@ -31,7 +31,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.patches import Patch, PathPatch  # noqa: E402
+from matplotlib.path import Path  # noqa: E402
 
 from tlsbench.analysis.questions.groups import GroupTable  # noqa: E402
 from tlsbench.analysis.pipeline import representative_rep  # noqa: E402
@@ -49,6 +50,7 @@ STYLE = {
     "svg.fonttype": "none",          # text stays text: small, searchable, no embedded fonts
     "svg.hashsalt": "tlsbench",      # deterministic ids: the same store gives the same report
     "font.family": ["DejaVu Sans", "sans-serif"],
+    "font.sans-serif": ["DejaVu Sans"],  # each SVG text names its font list: the one it is drawn with
     "hatch.linewidth": 0.6,
 }
 # Grayscale: a hatch per filled series, a dash pattern and a marker per line (with the colour).
@@ -117,6 +119,15 @@ _METADATA = re.compile(rb"<metadata>.*?</metadata>\s*|<!--.*?-->\s*", re.S)  # a
 _NAMESPACES = re.compile(rb' xmlns(:xlink)?="[^"]*"')  # the HTML parser puts inline SVG in its namespace
 _SIZE = re.compile(rb'^(<svg[^>]*?) width="[^"]*" height="[^"]*"')
 _IDS = re.compile(rb'(id="|url\(#|href="#)([^")]+)')
+_GEOMETRY = re.compile(rb'( (?:d|x|y|points)=")([^"]*)"')  # coordinates only, never a text's words
+_INDENT = re.compile(rb'\n\s+')  # matplotlib indents its SVG by depth: bytes nobody reads
+_DIGITS = re.compile(rb'(\d\.\d{2})\d+')  # 1/100 of a point: finer than any screen or print shows
+
+
+def _compact(m: re.Match) -> bytes:
+    """A coordinate attribute at 1/100 point, on one line (matplotlib writes 6 decimals, a
+    line per vertex: half an SVG's bytes)."""
+    return m.group(1) + b" ".join(_DIGITS.sub(rb"\1", m.group(2)).split()) + b'"'
 
 
 def inline_svg(fig: Figure, title: str = "") -> Markup:
@@ -130,6 +141,7 @@ def inline_svg(fig: Figure, title: str = "") -> Markup:
     svg = _NAMESPACES.sub(b"", svg)
     svg = _SIZE.sub(rb'\1 class="fig" role="img"', svg, count=1)  # scales with the page (viewBox stays)
     svg = _IDS.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
+    svg = _INDENT.sub(b"\n", _GEOMETRY.sub(_compact, svg))
     label = Markup(' aria-label="{}"').format(title) if title else Markup("")
     return Markup(svg.decode().replace("<svg ", f"<svg{label} ", 1))
 
@@ -185,8 +197,9 @@ def shown_configs(analysis: Analysis, totals: dict[int, float], most: int = SHOW
     """The configurations a bar chart shows, cheapest first: the cheapest of each key-exchange
     class, then the cheapest others (obsolete suites last), `most` at most."""
     obsolete = obsolete_ids(analysis)
-    picks = {min(group & totals.keys(), key=totals.__getitem__) for group in classes_of(analysis.results.configs)
-             if group & totals.keys()}
+    current = totals.keys() - obsolete
+    picks = {min(group & current, key=totals.__getitem__) for group in classes_of(analysis.results.configs)
+             if group & current}
     rest = sorted(totals, key=lambda c: (c in obsolete, totals[c]))
     chosen = list(picks)[:most] + [c for c in rest if c not in picks][:max(0, most - len(picks))]
     return sorted(chosen, key=totals.__getitem__)
@@ -202,10 +215,34 @@ def _left_out(shown: int, total: int) -> str:
             "others); every configuration is in the report's tables." if shown < total else "")
 
 
+def _add_series(ax, verts: np.ndarray, style: dict, linewidth: float, sticky_x: list[float] = (),
+                sticky_y: list[float] = ()) -> None:
+    """A series of rectangles (n × 4 corners) as one compound path: one SVG element, one style
+    and one hatch reference for the whole series (a collection writes them for every bar);
+    the limits follow as bar() sets them (edges at `sticky_*` stay at the axes' border)."""
+    patch = PathPatch(Path.make_compound_path_from_polys(verts), linewidth=linewidth, joinstyle="miter",
+                      capstyle="butt", **style)
+    patch.sticky_edges.x[:], patch.sticky_edges.y[:] = list(sticky_x), list(sticky_y)
+    ax.add_patch(patch)
+    ax.autoscale_view()
+
+
+def _whiskers(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Vertical interval lines from lo to hi at x, as one black path (NaN: none drawn)."""
+    keep = np.isfinite(lo) & np.isfinite(hi)
+    if not keep.any():
+        return
+    x, lo, hi = x[keep], lo[keep], hi[keep]
+    verts = np.column_stack([np.repeat(x, 2), np.column_stack([lo, hi]).ravel()])
+    codes = np.tile([Path.MOVETO, Path.LINETO], len(x))
+    ax.add_patch(PathPatch(Path(verts, codes), fill=False, edgecolor="k", linewidth=0.8, zorder=3))
+    ax.autoscale_view()
+
+
 def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: float) -> list[Patch]:
     """Horizontal bars stacked left to right, one row per y = 0, 1, …, as `ax.barh(…, left=…)`
     per series draws them (height 0.8, centred; the same limits, left edges sticky), but one
-    PolyCollection per series (label, widths, `fill` style) instead of a Rectangle per bar:
+    compound path per series (label, widths, `fill` style) instead of a Rectangle per bar:
     thousands of patches cost seconds to add and to draw. Returns the legend's handles."""
     n = len(series[0][1]) if series else 0
     y0 = np.arange(n) - 0.4
@@ -215,9 +252,7 @@ def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: flo
     for label, w, style in series:
         right = left + w
         verts = np.stack([np.column_stack(xy) for xy in ((left, y0), (right, y0), (right, y1), (left, y1))], axis=1)
-        coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
-        coll.sticky_edges.x[:] = left.tolist()
-        ax.add_collection(coll)
+        _add_series(ax, verts, style, linewidth, sticky_x=left.tolist())
         handles.append(Patch(label=label, linewidth=linewidth, **style))
         left = right
     return handles
@@ -309,16 +344,14 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
 
 def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, label: str, style: dict, linewidth: float) -> Patch:
     """Vertical bars from 0, centred on x, as `ax.bar` draws them (same rectangles, style, limits,
-    bottom edge sticky) but as one PolyCollection instead of a Rectangle each. Returns the
+    bottom edge sticky) but as one compound path instead of a Rectangle each. Returns the
     legend's handle."""
     left = x - width / 2
     right = left + width
     zero = np.zeros(len(x))
     verts = np.stack([np.column_stack(xy) for xy in ((left, zero), (right, zero), (right, heights), (left, heights))],
                      axis=1)
-    coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
-    coll.sticky_edges.y[:] = [0.0]
-    ax.add_collection(coll)
+    _add_series(ax, verts, style, linewidth, sticky_y=[0.0])
     return Patch(label=label, linewidth=linewidth, **style)
 
 
@@ -339,9 +372,10 @@ def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
         ey.append(med)
         elo.append(lo)
         ehi.append(hi)
-    # One errorbar for every series: black lines above all bars, as each bar(yerr=…) drew them.
-    ax.errorbar(np.concatenate(ex), np.concatenate(ey), yerr=[np.concatenate(elo), np.concatenate(ehi)], fmt="none",
-                ecolor="k", capsize=2, linewidth=0.8, label="_nolegend_")
+    # The intervals of every series as one path above all bars (an errorbar writes a line
+    # and two cap markers per bar: most of a grouped figure's bytes).
+    x, y = np.concatenate(ex), np.concatenate(ey)
+    _whiskers(ax, x, y - np.concatenate(elo), y + np.concatenate(ehi))
     ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
     ax.set_xlabel(table.by[0].replace("_", " "))
     ax.set_ylabel(f"median ({unit})")

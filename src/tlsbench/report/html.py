@@ -29,7 +29,7 @@ from markupsafe import Markup
 from tlsbench import __version__
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import write_output
-from tlsbench.core.recommendations import STATUSES, suite_fields
+from tlsbench.core.recommendations import OBSOLETE, STATUSES, suite_fields
 from tlsbench.analysis.questions.compare import Comparison, compare
 from tlsbench.analysis.questions.place import place_of
 from tlsbench.analysis.questions.recommend import Budget, DeviceTime, Recommendations, inputs_of, recommend
@@ -256,8 +256,10 @@ def _med(row) -> float:
     return row.summary.median if row else math.nan
 
 
-def _step_tables(analysis: Analysis) -> list[dict]:
-    """Per configuration: step and crypto rows, in the spec's label order."""
+def _step_tables(analysis: Analysis, statuses: dict[int, str]) -> list[dict]:
+    """Per configuration but the obsolete ones (their per-step values would be most of a
+    default report's bytes; every export has them): step and crypto rows, in the spec's
+    label order."""
     res, voc = analysis.results, vocab()
     order_of = {lab: i for i, lab in enumerate(sorted(voc.label_name))}
     out = []
@@ -269,6 +271,8 @@ def _step_tables(analysis: Analysis) -> list[dict]:
         if r.metric in ("step", "crypto", "handshake_processing", "handshake_overhead"):
             by_config.setdefault(r.config_id, []).append(r)
     for cid in sorted(res.configs, key=by_library):
+        if statuses[cid] == OBSOLETE:
+            continue
         rows = by_config.get(cid, [])
         rows.sort(key=lambda r: (r.peer, ("handshake_processing", "step", "crypto", "handshake_overhead").index(r.metric),
                                  order_of.get(voc.label_id.get(r.label, -1), -1)))
@@ -344,14 +348,16 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
     script, script_source = _script()
     beyond = metrics_section(analysis.ds, ctx.seed)
     recommended = answer(analysis, budget, role, energy, beyond)
+    statuses = _by_status(analysis, recommended)
     place = place_of(analysis.ds, ctx.libraries, res.device, recommended.device_time.label
                      if recommended.device_time else "")
     page = tpl.render(
         answer=recommended, place=place,
         summary=_summary(analysis), misses=_misses(analysis), script=script, script_source=script_source,
         network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
-        r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis, _by_status(analysis, recommended)),
-        step_tables=_step_tables(analysis), metrics={m.name: m for m in METRICS},
+        r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis, statuses),
+        step_tables=_step_tables(analysis, statuses), steps_left_out=list(statuses.values()).count(OBSOLETE),
+        metrics={m.name: m for m in METRICS},
         figures=FIGURES_HERE,
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
