@@ -66,7 +66,7 @@ def profiles_command(as_json: bool) -> None:
     from rich.console import Console
 
     from tlsbench.analysis.models.energy.profiles import builtins, operating_point
-    from tlsbench.report.terminal import profiles_table
+    from tlsbench.report.terminal import profiles_table, show
 
     points = [operating_point(p, f) for p in builtins() for f in p.frequencies]
     if as_json:
@@ -75,7 +75,7 @@ def profiles_command(as_json: bool) -> None:
                                 "time_scale_measured": op.scale_measured, "radio": op.has_radio,
                                 "sources": [s.model_dump() for s in op.profile.sources]} for op in points], indent=2))
         return
-    Console(width=None if sys.stdout.isatty() else 200).print(profiles_table(points))
+    show(Console(), profiles_table(points))
 
 
 @energy.command(name="estimate")

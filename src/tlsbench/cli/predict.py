@@ -48,9 +48,9 @@ def print_link_presets() -> None:
     """The presets with every figure's source."""
     from rich.console import Console
 
-    from tlsbench.report.terminal import link_presets_table
+    from tlsbench.report.terminal import link_presets_table, show
 
-    Console(width=None if sys.stdout.isatty() else 220).print(link_presets_table())
+    show(Console(), link_presets_table())
 
 
 @click.command()

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from tlsbench.app.report import predictions_for
-from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, output_option,
-                                  store_location)
+from tlsbench.cli.options import (analyze_experiment, fail, flagged_option, load_experiment, note_line,
+                                  output_option, store_location)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
@@ -23,9 +23,15 @@ FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vecto
                                                                     "`-`: standard output).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
-              help="Also write every figure of the report as a file of its own here (for papers), in --format.")
-@click.option("--format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
+              help="Also write every figure of the report as a file of its own here (for papers), in --figure-format.")
+@click.option("--figure-format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
               show_default=True, help="The --figures files: vector SVG or PDF, or PNG.")
+@click.option("--format", "old_figure_format", type=click.Choice(FIGURE_FORMATS), hidden=True,
+              help="Deprecated: --figure-format (--format names a data format in export, compare, predict, energy).")
+@click.option("--budget", metavar="ram_kb=N,flash_kb=N,ms=N",
+              help="The part's budget: the first screen's recommendations keep what fits (any of the three).")
+@click.option("--role", type=click.Choice(("client", "server")), default="client", show_default=True,
+              help="The device's peer the first screen's recommendations weigh (client: the handshake initiator).")
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
 @click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
@@ -39,27 +45,37 @@ FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vecto
 @flagged_option
 @output_option
 def report(experiment: str, out: str | None, other: str | None, figures_dir: str | None, figure_format: str,
-           pdf_dir: str | None, winners: str,
+           old_figure_format: str | None, budget: str | None, role: str, pdf_dir: str | None, winners: str,
            profile: str | None, predict_links: tuple[str, ...], predict_sweep: str, include_flagged: bool,
            output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
     from tlsbench.analysis.models.predict.links import parse_link
+    from tlsbench.analysis.questions.recommend import parse_budget
     from tlsbench.report import figures
     from tlsbench.report.energy import energy_figures
     from tlsbench.report.html import write_html
     from tlsbench.report.predict import prediction_figures
+    from tlsbench.report.terminal import working
 
+    if old_figure_format:
+        note_line("report --format is deprecated: it is --figure-format now (--format names a data format in "
+                  "export, compare, predict and energy)")
+        figure_format = old_figure_format
+    part_budget = parse_budget(budget)
     for text in predict_links:
         parse_link(text)  # a wrong link fails before the experiment is analysed
     folders = ((figures_dir, (figure_format,), "--figures DIR"), (pdf_dir, ("pdf", "svg", "png"), "--pdf DIR"))
     for folder, _, option in folders:
         if folder:
             folder_path(folder, option)  # `-` refused before the work
-    analysis = analyze_experiment(experiment, output, include_flagged)
-    other_analysis = analyze_experiment(other, output, include_flagged) if other else None
-    predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
-    target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
-                        other_analysis, winners, profile, predictions=predictions)
+    with working(f"analysing {experiment}") as status:
+        analysis = analyze_experiment(experiment, output, include_flagged)
+        other_analysis = analyze_experiment(other, output, include_flagged) if other else None
+        status.update("predicting" if predict_links else "drawing the figures and writing the report")
+        predictions = predictions_for(analysis, predict_links, predict_sweep, profile)
+        status.update("drawing the figures and writing the report")
+        target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
+                            other_analysis, winners, profile, predictions=predictions, budget=part_budget, role=role)
     click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
     for folder, formats, option in folders:
         if folder:
@@ -262,9 +278,9 @@ def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # 
     from rich.console import Console
 
     from tlsbench.analysis.questions.device import identity
-    from tlsbench.report.terminal import compare_table
+    from tlsbench.report.terminal import compare_table, show
 
-    Console(width=None if sys.stdout.isatty() else 200).print(compare_table(cmp_, noise_floor, show_all))
+    show(Console(), compare_table(cmp_, noise_floor, show_all))
     for side_a, side_b in sides:
         if side_a.ds is not side_b.ds and side_a.ds.kind == "device":  # two device runs: are the counts identical?
             same = identity(side_a.ds, side_b.ds)

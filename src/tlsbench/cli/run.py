@@ -60,7 +60,7 @@ def suites(library: str, device: str | None, baud: int, firmware: str | None, as
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
-        console.print(views.suites_table(hello, suite_list))
+        views.show(console, views.suites_table(hello, suite_list))
 
 
 def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
@@ -144,7 +144,7 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
     with locate(summary.folder).reader() as store:
         results = analyze_store(store, store)
     if results:
-        Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
+        views.show(console, summary_table(results))
     console.print(f"report: {report}", highlight=False, markup=False)
 
 
@@ -161,7 +161,7 @@ def experiments_command(library: str, as_json: bool, agent_dir: str | None, time
         click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
                               indent=2))
     else:
-        console.print(views.experiments_table(hello))
+        views.show(console, views.experiments_table(hello))
 
 
 def _fail_if_given_up(summary: RunSummary) -> None:
@@ -206,7 +206,7 @@ def status_command(experiment: str | None, output: str | None, all_configs: bool
     with where.reader() as store:
         status, coverage = progress.status_of(store, where.folder), read_coverage(store, store)
     for table in views.status_tables(status, all_configs, coverage):
-        console.print(table)
+        views.show(console, table)
 
 
 @click.group()

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
+from rich.text import Text
 
 from tlsbench.analysis.questions.coverage import Coverage, Unmeasured, reasons_text
 from tlsbench.run.controller import RunSummary, budget_text
@@ -22,6 +23,47 @@ from tlsbench.store.progress import ExperimentStatus
 SUITE_COLUMNS = ("name", "key_exchange", "authentication", "cipher", "mac")
 # HELLO fields that say which build an agent is (for `tlsbench suites --json`).
 AGENT_FACTS = ("agent", "library", "library_name", "library_version", "step_granularity")
+
+
+def working(what: str):  # -> rich.status.Status, a context manager
+    """A spinner on standard error saying what a command of more than a moment is doing
+    (`status.update(...)` as it goes on); nothing where standard error is not a terminal."""
+    return Console(stderr=True).status(what + "…")
+
+
+LONGEST_WORD = 48  # a terminal table keeps words up to this long whole (suite names)
+
+
+def show(console: Console, table: Table) -> None:
+    """A table as it fits where it goes: at a terminal wide enough for its longest words, the
+    table wrapped to the width (a cell folds onto more lines, a word is never cut to "P…");
+    elsewhere (a pipe, a file, a log, a narrow terminal) plain aligned lines, one a row, never
+    cut, so that `tlsbench suites | grep CCM-8` finds whole names."""
+    if console.is_terminal:
+        for column in table.columns:
+            words = [w for c in (column.header, *column.cells) for w in _plain(c).split()]
+            column.min_width = max(column.min_width or 0, min(LONGEST_WORD, max(map(len, words), default=1)))
+            column.overflow = "fold"
+        if sum(c.min_width for c in table.columns) + 2 * len(table.columns) <= console.width:
+            console.print(table)
+            return
+    cells = [[_plain(c) for c in column.cells] for column in table.columns]
+    rows = [[_plain(c.header) for c in table.columns], *zip(*cells)] if table.show_header else list(zip(*cells))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(table.columns))]
+    right = [c.justify == "right" for c in table.columns]
+    if table.title:
+        console.out(_plain(table.title), highlight=False)
+    for r in rows:
+        line = "  ".join(v.rjust(w) if rj else v.ljust(w) for v, w, rj in zip(r, widths, right))
+        console.out(line.rstrip(), highlight=False)
+    if table.caption:
+        console.out(_plain(table.caption), highlight=False)
+
+
+def _plain(cell: Any) -> str:
+    """A cell's text without its markup or style, on one line."""
+    text = cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
+    return " ".join(text.split())
 
 
 def agent_facts(hello: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,12 +91,17 @@ def suites_table(hello: Mapping[str, Any], suites: Sequence[Mapping[str, Any]]) 
     return table
 
 
+# What the progress bar's other columns need at the least (bar, done/total, elapsed, ETA):
+# the description gets the rest of the line, so at 80 columns every number stays whole.
+PROGRESS_COLUMNS = 50
+
+
 class ProgressObserver:
     """A progress bar with ETA and the configuration being measured."""
 
     def __init__(self, console: Console):
         self.console = console
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(bar_width=10), MofNCompleteColumn(),
                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                  console=console, transient=False)
         self.task = None
@@ -75,7 +122,9 @@ class ProgressObserver:
 
     def batch(self, config: str, round: int, first_index: int, count: int) -> None:
         what = " ".join(config.split("|")[:2])  # library and suite: rounds interleave libraries
-        self.progress.update(self.task, description=f"round {round + 1} {what[:56]:<56}")
+        room = max(12, min(56, self.console.width - PROGRESS_COLUMNS))  # the counts and ETA keep their room
+        text = f"round {round + 1} {what}"
+        self.progress.update(self.task, description=f"{text[:room - 1] + '…' if len(text) > room else text:<{room}}")
 
     def stored(self, config: str, idx: int, status: str, agent: AgentRef) -> None:
         self.progress.advance(self.task)
