@@ -25,6 +25,7 @@ from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES
 from tlsbench.plan.model import load as load_plan
+from tlsbench.plan.quick import DEVICE_REPETITIONS, HOST_REPETITIONS, QuickRun
 from tlsbench.report import terminal as views
 from tlsbench.run.agents import query_suites
 from tlsbench.run.controller import RunSummary
@@ -83,14 +84,31 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @click.option("--live-report", "live_minutes", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
               help="While the run goes on, write report.html next to the store every MINUTES from the rounds so "
                    "far (marked partial); the final report replaces it.")
+@click.option("--suite", "suites", multiple=True, metavar="NAME",
+              help="Without a PLAN: measure these suites (names, fnmatch patterns or IANA ids; repeat for several) "
+                   "with the options below, and print the answer first.")
+@click.option("--library", "quick_library", metavar="NAME", help="With --suite: the library (default mbedtls). "
+                                                                 + LIBRARY_HELP)
+@click.option("--device", "quick_device", type=click.Choice(TARGETS),
+              help="With --suite: on this emulated device (its firmware is built if it is not yet), with its "
+                   "footprint; counts, not times.")
+@click.option("--board", metavar="BOARD", help="With --device: the board whose clock and cycle model turn counts "
+                                               "into ms and mJ.")
+@click.option("--repetitions", type=click.IntRange(min=1),
+              help=f"With --suite: repetitions per configuration (default {HOST_REPETITIONS} on the host, "
+                   f"{DEVICE_REPETITIONS} on a device, whose counts are exact).")
+@click.option("--group", "groups", multiple=True, metavar="GROUP", help="With --suite: key-exchange groups (repeat).")
 @output_option
 @agent_dir_option
 @timeout_option
 @pin_option
-def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, output: str | None,
-        agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
-    """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db."""
-    loaded = load_plan(plan_file)
+def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, suites: tuple[str, ...],
+        quick_library: str | None, quick_device: str | None, board: str | None, repetitions: int | None,
+        groups: tuple[str, ...], output: str | None, agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
+    """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db; or,
+    without a plan, the suites given with --suite (`tlsbench run --suite TLS-PSK-WITH-AES-128-CCM-8`)."""
+    quick = _quick(plan_file, suites, quick_library, quick_device, board, repetitions, groups)
+    loaded = quick.plan() if quick else load_plan(plan_file)
     with views.ProgressObserver(console) as progress_bar:
         live = LiveReport(progress_bar, experiment_folder(loaded, output), live_minutes) if live_minutes else None
         try:
@@ -98,13 +116,43 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
         finally:
             if live is not None:
                 live.close()
-    coverage = _closing_lines(summary, _resume_command(plan_file, summary.folder.parent))
+    again = quick.arguments() if quick else [plan_file] if plan_file else []
+    coverage = _closing_lines(summary, _resume_command(again, summary.folder.parent))
     if summary.interrupted:
         sys.exit(130)
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "the run")
     if report:
-        console.print(f"report: {report_after_run(summary.folder, note_line)}", highlight=False, markup=False)
+        console.print(f"report: {report_after_run(summary.folder, note_line, _print_answer)}", highlight=False,
+                      markup=False)
+
+
+def _quick(plan_file: str | None, suites: tuple[str, ...], library: str | None, device: str | None,
+           board: str | None, repetitions: int | None, groups: tuple[str, ...]) -> QuickRun | None:
+    """The plan-less run the options ask for; None when they ask for none (a PLAN, or the default)."""
+    given = [name for name, v in (("--library", library), ("--device", device), ("--board", board),
+                                  ("--repetitions", repetitions), ("--group", groups)) if v]
+    if not suites:
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: only with --suite (a plan sets them in its file)")
+        return None
+    if plan_file:
+        raise click.UsageError("give a PLAN or --suite, not both (a plan lists its suites itself)")
+    if board:
+        raise click.UsageError("boards are not declared in this version: --device TARGET counts the emulated core's "
+                               "instructions (ms and mJ of a part come with a board's cycle model)")
+    return QuickRun(suites, library, device, repetitions, groups)
+
+
+def _print_answer(analysis) -> None:  # (Analysis)
+    """The answer before the report's path: the first screen's table."""
+    from tlsbench.analysis.questions.place import place_of
+    from tlsbench.report.html import answer
+
+    if analysis.results.configs:
+        res = analysis.results
+        views.show(console, views.answer_table(answer(analysis), place_of(analysis.ds, res.context.libraries,
+                                                                          res.device)))
 
 
 @click.command()
@@ -190,9 +238,8 @@ def _fail_if_no_data(coverage: Coverage, what: str) -> None:
     fail(f"{what} produced no data: {held}; the lines above name each configuration and why")
 
 
-def _resume_command(plan_file: str | None, output: Path) -> str:
-    parts = ["tlsbench", "run"] + ([plan_file] if plan_file else []) + ["--resume", "--output", str(output)]
-    return shlex.join(parts)
+def _resume_command(arguments: list[str], output: Path) -> str:
+    return shlex.join(["tlsbench", "run", *arguments, "--resume", "--output", str(output)])
 
 
 @click.command(name="status")

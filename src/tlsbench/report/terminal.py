@@ -365,3 +365,58 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
                           highlight=False, markup=False)
     for w in res.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)
+
+
+# ---------------------------------------------------------------------- the answer first
+ANSWER_ROWS = 12  # more configurations than this: the cheapest of each key-exchange class only
+
+
+def answer_table(rec: Any, place: Any) -> Table:  # (recommend.Recommendations, place.Place)
+    """The first screen in the terminal (what `tlsbench run` prints before the report's path,
+    as hyperfine puts the answer first): where it was measured, then each configuration
+    (or, for many, the cheapest of each key-exchange class) with what the device's peer
+    pays, cheapest first, and how many times more the others cost."""
+    u = rec.unit
+    picks = [row.pick for row in rec.classes if row.pick is not None]
+    with_cost = [c for c in rec.candidates if c.cost is not None and c.cost.n]
+    rows = sorted(with_cost if len(with_cost) <= ANSWER_ROWS else picks, key=lambda c: c.cost.median)
+    every = len(rows) == len(with_cost)
+    title = (f"{'Every configuration' if every else 'The cheapest configuration of each key-exchange class'}: "
+             f"{rec.role} handshake processing · {place.headline}")
+    table = Table(title=escape(title), box=None,
+                  caption=escape(_answer_caption(rec, every, len(with_cost))) or None)
+    table.add_column("configuration")
+    table.add_column("class, status")
+    table.add_column(f"{rec.role} ({u.label(1e6)})", justify="right")
+    table.add_column("× cheapest", justify="right")
+    for title_, on in (("ms (estimate)", rec.device_time and not u.is_time), ("RAM KiB", any(c.ram for c in rows)),
+                       ("bytes", any(c.wire for c in rows))):
+        if on:
+            table.add_column(title_, justify="right")
+    best = rows[0] if rows else None
+    for c in rows:
+        value = f"{c.cost.median / 1e6:,.3f} {_spread_word(c, u)}"
+        times = "1" if c is best else f"{c.cost.median / best.cost.median:,.2f}"
+        extra = [f"{c.ms:,.1f}" if c.ms is not None else "–"] if rec.device_time and not u.is_time else []
+        extra += [f"{c.ram / 1024:,.1f}" if c.ram else "–"] if any(x.ram for x in rows) else []
+        extra += [f"{c.wire:,.0f}" if c.wire else "–"] if any(x.wire for x in rows) else []
+        table.add_row(escape(c.label), escape(f"{c.cls or 'obsolete key exchange'}, {c.status.name}"), value, times,
+                      *extra)
+    return table
+
+
+def _spread_word(c: Any, u: Any) -> str:
+    s = c.cost
+    if c.exact:
+        return "exact" if s.n == 1 else f"identical in {s.n}"
+    if s.has_interval:
+        return f"±{s.median_ci_pct:.1f}%"
+    return f"n={s.n}, no interval"
+
+
+def _answer_caption(rec: Any, every: bool, total: int) -> str:
+    what = (f"counts of {rec.unit.noun}, not times: exact for each repetition (random keys and nonces move a "
+            "count by about 1% at most between repetitions)" if not rec.unit.is_time
+            else "medians with their 95% interval; this host's times, not a device's")
+    rest = "" if every else f"; all {total} configurations are in the report"
+    return f"{what}{rest}"

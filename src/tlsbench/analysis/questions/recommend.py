@@ -143,6 +143,7 @@ class Recommendations:
     unknown: list[str] = field(default_factory=list)  # budget items no configuration has a value for, and why
     ram_what: str = ""  # what the RAM column is
     flash_what: str = ""
+    candidates: list[Candidate] = field(default_factory=list)  # every configuration, weighed (the terminal's rows)
 
     @property
     def shown(self) -> bool:
@@ -215,7 +216,7 @@ def recommend(inp: Inputs, role: str = "client", budget: Budget = Budget(),
     answers = [_answer(cls, members, inp, q) for (_, cls), members in sorted(classes.items())]
     obsolete = [c for c in candidates if c.cls is None or c.status.name == OBSOLETE]
     return Recommendations(role, inp.unit, budget, answers, obsolete, policy, device_time, unknown, ram_what,
-                           flash_what)
+                           flash_what, candidates)
 
 
 _FIELD = {"ram_kb": "ram", "flash_kb": "flash", "ms": "ms"}
