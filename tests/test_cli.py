@@ -17,12 +17,17 @@ def invoke(*args, agent_dir=None):
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
 
 
-def test_plan_show_resolves_defaults_as_toml_and_json():
-    out = invoke("plan", "show")
+def test_plan_show_resolves_defaults_as_toml_and_json(agent_path, agent_suites):
+    """Every default filled in; as TOML comments, the configurations it means and an estimate."""
+    out = invoke("plan", "show", agent_dir=agent_path.parent)
     assert out.exit_code == 0
     resolved = tomllib.loads(out.output)
     assert resolved["name"] == "default" and resolved["suites"]["include"] == ["all"]
-    assert json.loads(invoke("plan", "show", "--format", "json").output) == resolved
+    comments = [l for l in out.output.splitlines() if l.startswith("# ")]
+    assert comments[0].startswith(f"# default.toml (embedded): {len(agent_suites)} configurations (")
+    assert "estimated duration: about" in out.output and "TLS-PSK-WITH-AES-128-CCM-8" in comments[2]
+    json_out = invoke("plan", "show", "--format", "json", "--no-resolve")
+    assert json.loads(json_out.output) == resolved
 
 
 def test_invalid_plan_is_one_clear_message(tmp_path):

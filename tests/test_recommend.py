@@ -68,12 +68,15 @@ def test_exact_values_need_no_interval_and_tie_only_within_the_noise_floor():
 
 
 def test_matrix_arithmetic_counts_configurations_not_products():
-    c = lambda s, g, k: SimpleNamespace(library="m", suite_name=s, grp=g, credential=k, record_size=1,  # noqa: E731
-                                        protocol=None, link_label=None)
+    c = lambda s, g, k, image=None: SimpleNamespace(library="m", suite_name=s, grp=g, credential=k,  # noqa: E731
+                                                    record_size=1, image=image)
     full = [c(s, g, "ecdsa") for s in "ab" for g in ("x25519", "p256")]
     assert matrix_text(full) == "2 suites × 2 groups"
     mixed = [c("psk", "", "psk"), c("ecdsa", "", "ecdsa"), c("rsa", "", "rsa")]
     assert matrix_text(mixed).startswith("3 suites, with 3 credentials among them") and "×" not in matrix_text(mixed)
+    # a product by coincidence is not one: 2 suites on the host and 2 images of a device (6 = 2 × 3 credentials)
+    device = [c(s, "", k, image) for s, k in (("a", "psk"), ("b", "ecdsa")) for image in ("counting", "memory", None)]
+    assert "×" not in matrix_text(device) and "2 firmware images" in matrix_text(device)
 
 
 def test_budget_parses_or_says_what_to_write():

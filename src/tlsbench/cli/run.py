@@ -21,6 +21,7 @@ from tlsbench.app.run import BUILDABLE, LiveReport, experiment_folder, run_exper
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, store_location,
                                   timeout_option)
+from tlsbench.core.errors import UserError
 from tlsbench.plan.device import TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES
@@ -288,9 +289,52 @@ def plan_group() -> None:
 @plan_group.command(name="show")
 @click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True)
-def plan_show(plan_file: str | None, fmt: str) -> None:
-    """The fully resolved plan, every default filled in."""
-    resolved = load_plan(plan_file).plan.resolved()
-    click.echo(tomli_w.dumps(resolved) if fmt == "toml" else json.dumps(resolved, indent=2))
+@click.option("--resolve/--no-resolve", default=True, show_default=True,
+              help="Start the plan's agents (and boot its device) to list the configurations it means, and "
+                   "estimate its duration.")
+@agent_dir_option
+@timeout_option
+def plan_show(plan_file: str | None, fmt: str, resolve: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
+    """The fully resolved plan, every default filled in; then (as TOML comments, or on
+    standard error with --format json) the suites it selects, its number of configurations
+    and an estimate of its duration."""
+    loaded = load_plan(plan_file)
+    resolved = loaded.plan.resolved()
+    lines = _resolution_lines(loaded, agent_dir, timeouts) if resolve else []
+    if fmt == "toml":
+        click.echo("".join(f"# {line}\n" for line in lines) + tomli_w.dumps(resolved))
+    else:
+        click.echo(json.dumps(resolved, indent=2))
+        for line in lines:
+            note_line(line)
+
+
+def _resolution_lines(loaded, agent_dir: str | None, timeouts: Timeouts) -> list[str]:  # (LoadedPlan)
+    """What the plan means against its agents, in a few lines (or why it could not be told)."""
+    from tlsbench.app.plan import resolve_offline
+    from tlsbench.report.html import matrix_text
+
+    try:
+        with views.working("resolving the plan against its agents"):
+            found = resolve_offline(loaded, agent_dir, timeouts)
+    except UserError as exc:
+        return [f"not resolved: {exc}"]
+    configs = found.resolution.configs
+    rows = [c.row for c in configs]
+    suites = sorted({r.suite_name for r in rows})
+    out = [f"{loaded.source}: {len(configs)} configurations ({matrix_text(rows)})",
+           f"estimated duration: {found.estimate.text()} (an order of magnitude from the test machine: "
+           "docs/plan-format.md)",
+           f"suites ({len(suites)}): {', '.join(suites)}"]
+    for why, cells in _by_why(found.resolution.skipped).items():
+        out.append(f"not measured ({why}): {', '.join(cells)}")
+    return out
+
+
+def _by_why(skipped) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for s in skipped:
+        out.setdefault(s.reason, []).append(s.cell)
+    return out
 
 

@@ -116,20 +116,24 @@ def partial_state(ds: Dataset) -> Partial | None:
 
 # The factors of a matrix of configurations, as the summary counts them: (attribute, noun).
 MATRIX_FACTORS = (("library", "libraries"), ("suite_name", "suites"), ("grp", "groups"), ("credential", "credentials"),
-                  ("record_size", "record sizes"), ("protocol", "protocols"), ("link_label", "links"))
+                  ("record_size", "record sizes"), ("protocol", "protocols"), ("link_label", "links"),
+                  ("target", "places (host, device)"), ("image", "firmware images"), ("collect", "metric twins"))
+ONLY_SOME = ("image", "collect")  # factors only some configurations have (a device's images, metric twins)
 
 
 def matrix_text(configs: list) -> str:
-    """How the configurations are made of their factors: "8 suites × 2 groups" when they are
-    the whole product, else the distinct values of each ("127 suites with 4 credentials between
-    them: each suite with those it takes")."""
-    counts = [(len({getattr(c, attr) for c in configs}), noun) for attr, noun in MATRIX_FACTORS]
-    several = [(n, noun) for n, noun in counts if n > 1] or [counts[1]]
-    if math.prod(n for n, _ in several) == len(configs):
-        return " × ".join(f"{n} {noun if n > 1 else noun[:-1]}" for n, noun in several)
+    """How the configurations are made of their factors: "8 suites × 2 groups" only when every
+    combination was measured, else the distinct values of each ("127 suites, with 4 credentials
+    among them: each with those its key exchange takes, not every combination")."""
+    counts = [(attr, len({getattr(c, attr, None) for c in configs} - ({None} if attr in ONLY_SOME else set())), noun)
+              for attr, noun in MATRIX_FACTORS]
+    several = [(a, n, noun) for a, n, noun in counts if n > 1] or [counts[1]]
+    combos = {tuple(getattr(c, a, None) for a, _, _ in several) for c in configs}
+    if len(combos) == math.prod(n for _, n, _ in several) == len(configs):
+        return " × ".join(f"{n} {noun if n > 1 else noun.split()[0][:-1]}" for _, n, noun in several)
     head, rest = several[0], several[1:]
-    return (f"{head[0]} {head[1]}, with {' and '.join(f'{n} {noun}' for n, noun in rest)} among them: each with "
-            "those its key exchange takes, not every combination")
+    return (f"{head[1]} {head[2]}, with {' and '.join(f'{n} {noun}' for _, n, noun in rest)} among them: not every "
+            "combination")
 
 
 def exact_run(res, unit) -> bool:
