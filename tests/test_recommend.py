@@ -109,3 +109,19 @@ def test_first_screen_says_host_and_shows_no_nan(golden):  # noqa: F811
     assert all("host" in h for h in headers if 'class="where"' in h) and sum('class="where"' in h for h in headers) >= 5
     text = re.sub(r"<svg.*?</svg>|<script.*?</script>", "", html, flags=re.S)
     assert not re.search(r"\bnan\b|±nan", text, re.I)
+
+
+def test_suites_selected_by_status_and_the_device_plan_by_name(tmp_path, monkeypatch):
+    from tlsbench.plan.model import load as load_plan
+    from tlsbench.plan.suites import suite_matches
+
+    psk = _suite("TLS-PSK-WITH-AES-128-CCM-8", "PSK", "PSK", "AES-128-CCM", "SHA256", 0xC0A8)
+    dhe = _suite("TLS-DHE-RSA-WITH-AES-128-GCM-SHA256", "DHE", "RSA", "AES-128-GCM", "SHA256")
+    assert suite_matches("current", psk) and suite_matches("recommended", psk) and not suite_matches("obsolete", psk)
+    assert suite_matches("obsolete", dhe) and not suite_matches("current", dhe)
+    device = load_plan("device")
+    assert device.source == "device.toml (embedded)" and device.plan.device.target and device.plan.repetitions == 1
+    assert device.plan.suites.include == ["current"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "device").write_text('name = "mine"\nrepetitions = 2\n')  # a file of that name wins
+    assert load_plan("device").plan.name == "mine"

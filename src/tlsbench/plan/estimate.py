@@ -13,13 +13,15 @@ from tlsbench.plan.model import Plan
 # Seconds per repetition by where it runs and the suite's key exchange. Host: the default run of
 # 2026-11-27 on the 2-core test machine (mbed TLS 2.28, in memory): the mean repetition wall
 # time by key exchange × 1.9, the whole run's time over its repetitions' (controller, warm-up,
-# precision checks). Device: a QEMU mps2-an386 run the next day (both peers emulated, each
-# repetition's batch and image boot included).
+# precision checks). Device: `tlsbench run device` on the same machine on 2026-11-28 (mbed TLS
+# 2.28 on qemu-mps2-an386, both peers emulated: 52 repetitions in 19.5 s), plus each firmware
+# image's boot.
 SECONDS_PER_REPETITION = {
     "host": {"PSK": 0.001, "ECDHE": 0.011, "ECDH": 0.007, "RSA": 0.005, "DHE": 0.046},
-    "device": {"PSK": 1.0, "ECDHE": 2.5, "ECDH": 2.5, "RSA": 2.5, "DHE": 6.0},
+    "device": {"PSK": 0.15, "ECDHE": 0.5, "ECDH": 0.5, "RSA": 0.5, "DHE": 1.5},
 }
-UNKNOWN_KEY_EXCHANGE = {"host": 0.011, "device": 2.5}  # TLS 1.3 suites, experiments: as ECDHE
+UNKNOWN_KEY_EXCHANGE = {"host": 0.011, "device": 0.5}  # TLS 1.3 suites, experiments: as ECDHE
+BOOT_S = 2.0  # a device's firmware image, booted once per run
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,12 @@ def estimate(plan: Plan, configs: Sequence[Configuration]) -> Estimate:
     where = ["device" if c.row.target else "host" for c in configs]  # a device plan's host twins run here
     per = [SECONDS_PER_REPETITION[w].get(c.row.key_exchange, UNKNOWN_KEY_EXCHANGE[w]) for w, c in zip(where, configs)]
     reps = [c.row.repetitions for c in configs]
-    seconds = sum(p * (r + plan.warmup) for p, r in zip(per, reps))
+    boots = BOOT_S * len({c.row.image for c in configs if c.row.target})
+    seconds = boots + sum(p * (r + plan.warmup) for p, r in zip(per, reps))
     if plan.precision is None:
         return Estimate(sum(reps), seconds, sum(reps), seconds)
     most = max(plan.precision.max_repetitions, 1)
-    longest = sum(p * (most + plan.warmup) for p in per)
+    longest = boots + sum(p * (most + plan.warmup) for p in per)
     budget = plan.precision.time_budget_s
     return Estimate(sum(reps), seconds, most * len(configs), min(longest, budget) if budget else longest)
 

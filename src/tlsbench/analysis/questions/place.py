@@ -57,5 +57,7 @@ def _device(ds: Dataset, libraries: list[str], device: DeviceResults, time_label
                            else "the board's core clock (cycles)")
     facts = (("Where", f"device {device.target}" + (f", board {board}" if board else "") + ", both peers on it"),
              ("Part", part), ("Core", core), ("Clock", clock), ("Library build", build),
-             ("Values", f"counts of {device.unit.name}: exact, the same run after run; never a time"))
+             ("Values", f"counts of {device.unit.name}, never a time: exact for each repetition (the same image, "
+                        "plan and order count the same run after run; random keys and nonces move a handshake's "
+                        "count by about 1% at most between repetitions)"))
     return Place(True, f"device {device.target} ({core})", f"{device.target}, {device.unit.noun}", facts)
