@@ -130,7 +130,7 @@ class ProgressObserver:
         self.progress.advance(self.task)
 
     def note(self, message: str) -> None:
-        self.console.print(message, style="yellow", markup=False, highlight=False)
+        self.console.print(message, style="yellow", markup=False, highlight=False, soft_wrap=True)  # one line a note
 
     def extend(self, extra: int) -> None:
         task = next(t for t in self.progress.tasks if t.id == self.task)
