@@ -162,7 +162,7 @@ def test_figures_are_inline_svg_with_ids_of_their_own(report_html, golden):  # n
     assert shared <= 1 and report_html.count("<svg") == report_html.count("<figure") + shared >= 5
     assert report_html.count("<pattern ") == len(set(re.findall(r'<pattern id="([^"]+)"', report_html)))
     geometry = " ".join(re.findall(r' d="([^"]*)"', report_html))
-    assert geometry and not re.search(r"\d\.\d{3}", geometry) and "\n" not in geometry  # 1/100 point, one line
+    assert geometry and not re.search(r"\d\.\d{2}", geometry) and "\n" not in geometry  # 1/10 point, one line
     assert '<svg aria-label="' in report_html and "<?xml" not in report_html and "<metadata>" not in report_html
     ids = Counter(re.findall(r' id="([^"]+)"', report_html))
     assert [i for i, n in ids.items() if n > 1] == []

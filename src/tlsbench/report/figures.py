@@ -121,13 +121,27 @@ _SIZE = re.compile(rb'^(<svg[^>]*?) width="[^"]*" height="[^"]*"')
 _IDS = re.compile(rb'(id="|url\(#|href="#)([^")]+)')
 _GEOMETRY = re.compile(rb'( (?:d|x|y|points)=")([^"]*)"')  # coordinates only, never a text's words
 _INDENT = re.compile(rb'\n\s+')  # matplotlib indents its SVG by depth: bytes nobody reads
-_DIGITS = re.compile(rb'(\d\.\d{2})\d+')  # 1/100 of a point: finer than any screen or print shows
+_NUMBER = re.compile(rb'-?\d+\.\d+')
+_REPEATED_L = re.compile(rb'(L[^A-Za-z]*?) L ')  # "L a b L c d" is "L a b c d" in SVG path syntax
+
+
+def _tenth(m: re.Match) -> bytes:
+    """A coordinate at 1/10 point (0.035 mm: finer than any screen or print shows)."""
+    text = b"%.1f" % float(m.group(0))
+    return text[:-2] if text.endswith(b".0") else text
 
 
 def _compact(m: re.Match) -> bytes:
-    """A coordinate attribute at 1/100 point, on one line (matplotlib writes 6 decimals, a
-    line per vertex: half an SVG's bytes)."""
-    return m.group(1) + b" ".join(_DIGITS.sub(rb"\1", m.group(2)).split()) + b'"'
+    """A coordinate attribute at 1/10 point on one line, a path's repeated L commands once
+    (matplotlib writes 6 decimals, a line per vertex, an L for each: half an SVG's bytes)."""
+    value = b" ".join(_NUMBER.sub(_tenth, m.group(2)).split())
+    if m.group(1) == b' d="':
+        while True:
+            shorter = _REPEATED_L.sub(rb"\1 ", value)
+            if shorter == value:
+                break
+            value = shorter
+    return m.group(1) + value + b'"'
 
 
 def inline_svg(fig: Figure, title: str = "") -> Markup:
