@@ -114,7 +114,7 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
 @click.command()
 @click.argument("experiment")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto", "parquet"]), default="csv",
-              show_default=True)
+              show_default=True, help="The data format (markdown: a short summary to paste; perfetto: a trace).")
 @click.option("--level", type=click.Choice(["statistics", "repetition", "slice"]), default=None,
               help="Tidy data: one row per repetition, or per slice (step, crypto operation, record, experiment "
                    "group), as csv or parquet (docs/export.md). Default: statistics (parquet: repetition).")

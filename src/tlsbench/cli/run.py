@@ -159,7 +159,7 @@ def _print_answer(analysis) -> None:  # (Analysis)
 @click.command()
 @click.option("--library", "libraries", multiple=True, metavar="NAME",
               help="An agent name (repeat for several; default: the plan's mbedtls, openssl, wolfssl).")
-@click.option("--reps", type=click.IntRange(min=1),
+@click.option("--repetitions", "--reps", "reps", type=click.IntRange(min=1),
               help="Exactly this many repetitions per configuration (default: the plan's 60, "
                    "extended up to 300 where a median is not yet known to ±1%).")
 @click.option("--experiment", "names", multiple=True, metavar="NAME",

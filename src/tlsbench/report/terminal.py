@@ -143,7 +143,8 @@ def print_summary(console: Console, summary: RunSummary, resume_command: str, co
     for why, names in _by_reason(coverage.unmeasured).items():
         console.print(f"[yellow]not measured[/] ({escape(why)}): {escape(', '.join(names))}")
     console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
-                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}")
+                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}",
+                  soft_wrap=True)  # a path is never broken in a log
     if coverage.excluded:
         console.print(f"[yellow]excluded from statistics:[/] {sum(coverage.excluded.values())} of {coverage.stored} "
                       f"stored repetitions ({escape(reasons_text(coverage.excluded))})")
