@@ -125,3 +125,14 @@ def test_suites_selected_by_status_and_the_device_plan_by_name(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     (tmp_path / "device").write_text('name = "mine"\nrepetitions = 2\n')  # a file of that name wins
     assert load_plan("device").plan.name == "mine"
+
+
+def test_predictions_without_an_interval_tie_only_when_equal():
+    """One device repetition: no interval; 130 and 217 ms are ranks 1 and 2, never "=1"."""
+    from tlsbench.analysis.models.predict.model import rank
+    from tlsbench.analysis.stats.stats import summarize
+
+    one = lambda ms: SimpleNamespace(duration=summarize(np.array([ms * 1e6]), np.random.default_rng(0)))  # noqa: E731
+    ranked = rank([one(217.2), one(130.3), one(130.3)])
+    assert [(r.rank, r.tied) for r in ranked] == [(1, False), (1, True), (3, False)]
+    assert ranked[-1].prediction.duration.median == 217.2e6
