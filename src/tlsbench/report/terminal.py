@@ -284,9 +284,10 @@ def energy_table(sources: Sequence[str], rows: Sequence[Any], label: Callable[[i
     for r in shown:
         s = r.summary
         scale, unit = _si(s.median)
+        interval = (f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]", f"±{s.median_ci_pct:.1f}%") \
+            if s.has_interval else (s.interval_note, "–")  # n = 1: no interval, never "±nan%"
         t.add_row(escape(label(r.config_id)), r.peer, r.kind, r.label, escape(r.source), str(s.n),
-                  f"{s.median / scale:,.4g} {unit}", f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]",
-                  f"±{s.median_ci_pct:.1f}%")
+                  f"{s.median / scale:,.4g} {unit}", *interval)
     return t
 
 
