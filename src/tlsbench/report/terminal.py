@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tlsbench.analysis.questions.coverage import Coverage, Unmeasured, reasons_text
+from tlsbench.analysis.stats.stats import NOISE_FLOOR, cis_overlap
 from tlsbench.run.controller import RunSummary, budget_text
 from tlsbench.run.exchange import AgentRef
 from tlsbench.store.progress import ExperimentStatus
@@ -398,13 +399,21 @@ def answer_table(rec: Any, place: Any) -> Table:  # (recommend.Recommendations, 
     best = rows[0] if rows else None
     for c in rows:
         value = f"{c.cost.median / 1e6:,.3f} {_spread_word(c, u)}"
-        times = "1" if c is best else f"{c.cost.median / best.cost.median:,.2f}"
+        times = "1" if c is best else f"{c.cost.median / best.cost.median:,.2f}{_apart(best.cost, c.cost)}"
         extra = [f"{c.ms:,.1f}" if c.ms is not None else "–"] if rec.device_time and not u.is_time else []
         extra += [f"{c.ram / 1024:,.1f}" if c.ram else "–"] if any(x.ram for x in rows) else []
         extra += [f"{c.wire:,.0f}" if c.wire else "–"] if any(x.wire for x in rows) else []
         table.add_row(escape(c.label), escape(f"{c.cls or 'obsolete key exchange'}, {c.status.name}"), value, times,
                       *extra)
     return table
+
+
+def _apart(best: Any, other: Any) -> str:  # (Summary, Summary)
+    """" (within noise)" when the cheapest does not clearly lead: intervals that overlap, or
+    values without one within the noise floor."""
+    if best.has_interval and other.has_interval:
+        return " (within noise)" if cis_overlap(best.median_ci, other.median_ci) else ""
+    return " (within 1%)" if other.median < best.median * (1 + NOISE_FLOOR) else ""
 
 
 def _spread_word(c: Any, u: Any) -> str:
