@@ -20,7 +20,7 @@ from tlsbench.run.timeouts import Timeouts
 @dataclass(frozen=True)
 class Resolved:
     resolution: Resolution
-    estimate: Estimate
+    estimate: Estimate | None  # None: not estimated (a plan over emulated links)
 
 
 def resolve_offline(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeouts,

@@ -324,7 +324,8 @@ def _resolution_lines(loaded, agent_dir: str | None, timeouts: Timeouts) -> list
     suites = sorted({r.suite_name for r in rows})
     out = [f"{loaded.source}: {len(configs)} configurations ({matrix_text(rows)})",
            f"estimated duration: {found.estimate.text()} (an order of magnitude from the test machine: "
-           "docs/plan-format.md)",
+           "docs/plan-format.md)" if found.estimate else
+           "estimated duration: not estimated (the emulated links' delays, not the processing, set it)",
            f"suites ({len(suites)}): {', '.join(suites)}"]
     for why, cells in _by_why(found.resolution.skipped).items():
         out.append(f"not measured ({why}): {', '.join(cells)}")

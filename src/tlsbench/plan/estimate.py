@@ -38,7 +38,10 @@ class Estimate:
         return f"{low}; up to {_duration(self.most_seconds)} for {self.most_repetitions:,} with the precision rounds"
 
 
-def estimate(plan: Plan, configs: Sequence[Configuration]) -> Estimate:
+def estimate(plan: Plan, configs: Sequence[Configuration]) -> Estimate | None:
+    """None for a plan over emulated links: their delays, not the processing, set its duration."""
+    if any(c.row.link_label not in (None, "loopback") for c in configs):
+        return None
     where = ["device" if c.row.target else "host" for c in configs]  # a device plan's host twins run here
     per = [SECONDS_PER_REPETITION[w].get(c.row.key_exchange, UNKNOWN_KEY_EXCHANGE[w]) for w, c in zip(where, configs)]
     reps = [c.row.repetitions for c in configs]

@@ -115,25 +115,32 @@ def partial_state(ds: Dataset) -> Partial | None:
 
 
 # The factors of a matrix of configurations, as the summary counts them: (attribute, noun).
-MATRIX_FACTORS = (("library", "libraries"), ("suite_name", "suites"), ("grp", "groups"), ("credential", "credentials"),
-                  ("record_size", "record sizes"), ("protocol", "protocols"), ("link_label", "links"),
-                  ("target", "places (host, device)"), ("image", "firmware images"), ("collect", "metric twins"))
-ONLY_SOME = ("image", "collect")  # factors only some configurations have (a device's images, metric twins)
+MATRIX_FACTORS = (("library", "libraries"), ("suite_name", "suites"), ("experiment", "experiments"),
+                  ("grp", "groups"), ("credential", "credentials"), ("record_size", "record sizes"),
+                  ("protocol", "protocols"), ("options", "option sets"), ("link_label", "links"),
+                  ("network_json", "network variants"), ("target", "places (host, device)"),
+                  ("image", "firmware images"), ("collect", "metric twins"))
+# Factors only some configurations have (a device's images, metric twins, experiments, network variants).
+ONLY_SOME = ("experiment", "image", "collect", "network_json")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun if n != 1 else noun.split()[0][:-1]}"
 
 
 def matrix_text(configs: list) -> str:
     """How the configurations are made of their factors: "8 suites × 2 groups" only when every
     combination was measured, else the distinct values of each ("127 suites, with 4 credentials
-    among them: each with those its key exchange takes, not every combination")."""
+    among them: not every combination")."""
     counts = [(attr, len({getattr(c, attr, None) for c in configs} - ({None} if attr in ONLY_SOME else set())), noun)
               for attr, noun in MATRIX_FACTORS]
     several = [(a, n, noun) for a, n, noun in counts if n > 1] or [counts[1]]
     combos = {tuple(getattr(c, a, None) for a, _, _ in several) for c in configs}
     if len(combos) == math.prod(n for _, n, _ in several) == len(configs):
-        return " × ".join(f"{n} {noun if n > 1 else noun.split()[0][:-1]}" for _, n, noun in several)
+        return " × ".join(_count(n, noun) for _, n, noun in several)
     head, rest = several[0], several[1:]
-    return (f"{head[1]} {head[2]}, with {' and '.join(f'{n} {noun}' for _, n, noun in rest)} among them: not every "
-            "combination")
+    among = f", with {' and '.join(_count(n, noun) for _, n, noun in rest)} among them" if rest else ""
+    return f"{_count(head[1], head[2])}{among}: not every combination"
 
 
 def exact_run(res, unit) -> bool:
