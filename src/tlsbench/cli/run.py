@@ -77,7 +77,7 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
     return DevicePlan(serial=device, baud=baud, firmware=firmware)
 
 
-@click.command()
+@click.command(short_help="Start here: run --suite NAME, run device, or run PLAN.")
 @click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
 @click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
 @click.option("--report/--no-report", default=True, show_default=True,
