@@ -26,10 +26,28 @@ SUITE_COLUMNS = ("name", "key_exchange", "authentication", "cipher", "mac")
 AGENT_FACTS = ("agent", "library", "library_name", "library_version", "step_granularity")
 
 
-def working(what: str):  # -> rich.status.Status, a context manager
-    """A spinner on standard error saying what a command of more than a moment is doing
-    (`status.update(...)` as it goes on); nothing where standard error is not a terminal."""
-    return Console(stderr=True).status(what + "…")
+class working:
+    """A line on standard error saying what a command of more than a moment is doing
+    (`update(...)` as it goes on), erased when it is done; nothing where standard error is not
+    a terminal. No spinner: an animating thread would keep the analysis from forking its
+    workers (analysis/derive/parallel.py works alone beside another thread)."""
+
+    def __init__(self, what: str):
+        self.console = Console(stderr=True)
+        self.update(what)
+
+    def update(self, what: str) -> None:
+        if self.console.is_terminal:
+            self.console.file.write(f"\r\x1b[2K{what[:max(self.console.width - 2, 10)]}…")
+            self.console.file.flush()
+
+    def __enter__(self) -> "working":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.console.is_terminal:
+            self.console.file.write("\r\x1b[2K")
+            self.console.file.flush()
 
 
 LONGEST_WORD = 48  # a terminal table keeps words up to this long whole (suite names)
