@@ -17,12 +17,17 @@ def invoke(*args, agent_dir=None):
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
 
 
-def test_plan_show_resolves_defaults_as_toml_and_json():
-    out = invoke("plan", "show")
+def test_plan_show_resolves_defaults_as_toml_and_json(agent_path, agent_suites):
+    """Every default filled in; as TOML comments, the configurations it means and an estimate."""
+    out = invoke("plan", "show", agent_dir=agent_path.parent)
     assert out.exit_code == 0
     resolved = tomllib.loads(out.output)
     assert resolved["name"] == "default" and resolved["suites"]["include"] == ["all"]
-    assert json.loads(invoke("plan", "show", "--format", "json").output) == resolved
+    comments = [l for l in out.output.splitlines() if l.startswith("# ")]
+    assert comments[0].startswith(f"# default.toml (embedded): {len(agent_suites)} configurations (")
+    assert "estimated duration: about" in out.output and "TLS-PSK-WITH-AES-128-CCM-8" in comments[2]
+    json_out = invoke("plan", "show", "--format", "json", "--no-resolve")
+    assert json.loads(json_out.output) == resolved
 
 
 def test_invalid_plan_is_one_clear_message(tmp_path):
@@ -103,3 +108,26 @@ def test_a_reader_that_leaves_ends_the_command_quietly():
     proc.stdout.close()  # before the ~200 kB of JSON is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1 and err == ""
+
+
+def test_quick_run_without_a_plan_prints_the_answer_first(tmp_path, agent_path):
+    """`run --suite ...`: a plan made of the options, the answer before the report's path, the
+    same command again finds its store; options that need --suite say so. About 10 s."""
+    args = ("run", "--suite", "TLS-PSK-WITH-AES-128-CCM-8", "--suite", "TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8",
+            "--repetitions", "3", "--output", str(tmp_path))
+    out = invoke(*args, agent_dir=agent_path.parent)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("Every configuration"))
+    assert "host (" in lines[head] and "not a device" in lines[head]
+    rows = [l for l in lines[head:] if l.startswith("TLS-")]
+    assert [r.split()[0] for r in rows] == ["TLS-PSK-WITH-AES-128-CCM-8", "TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8"]
+    assert "recommended" in rows[0] and max(i for i, l in enumerate(lines) if l.startswith("report: ")) > head
+    folder = next(tmp_path.glob("quick-*"))
+    assert (folder / "report.html").is_file()
+    again = invoke(*args, agent_dir=agent_path.parent)
+    assert again.exit_code == 0 and list(tmp_path.glob("quick-*")) == [folder]
+    for wrong, says in ((("run", "--repetitions", "3"), "only with --suite"),
+                        (("run", "plan.toml", "--suite", "X"), "not both")):
+        out = CliRunner().invoke(main, list(wrong))
+        assert out.exit_code == 2 and says in out.output

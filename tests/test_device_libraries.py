@@ -103,7 +103,7 @@ def test_a_budget_says_which_configurations_fit(stored):
     against the part's; a budget between the two suites' needs splits them."""
     from tlsbench.analysis.pipeline import analyze
     from tlsbench.analysis.questions.device import Budget, apply_budget
-    from tlsbench.cli.report import parse_budget
+    from tlsbench.analysis.questions.recommend import parse_budget
     from stores import load_path
 
     device = analyze(load_path(stored)).results.device

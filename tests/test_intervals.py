@@ -74,7 +74,7 @@ def test_one_repetition_has_no_interval_anywhere(thin_analysis):
     one = [r for r in res.rows if r.config_id == 3 and r.metric == "handshake_processing"]
     assert one and all(r.summary.n == 1 and not r.summary.has_interval for r in one)
     html = build_html(thin_analysis, figures=[])
-    start = html.index(f'<tr><td class="l">{synth.SUITES[2].name}')
+    start = html.index(f'<tr><td class="l name">{synth.SUITES[2].name}')
     handshake_cells = html[start:html.index("</tr>", start)].split("</td>")[2:5]  # client, server, stop–start
     assert all("n = 1: no interval" in cell and "±" not in cell for cell in handshake_cells), handshake_cells
     for r in csv.DictReader(io.StringIO(CsvExporter().export(thin_analysis))):

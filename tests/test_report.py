@@ -158,7 +158,11 @@ def test_figures_are_inline_svg_with_ids_of_their_own(report_html, golden):  # n
     from collections import Counter
 
     assert "<img" not in report_html and "data:image/svg" not in report_html
-    assert report_html.count("<svg") == report_html.count("<figure") >= 5
+    shared = report_html.count('<svg width="0" height="0"')  # the page's one set of hatch patterns
+    assert shared <= 1 and report_html.count("<svg") == report_html.count("<figure") + shared >= 5
+    assert report_html.count("<pattern ") == len(set(re.findall(r'<pattern id="([^"]+)"', report_html)))
+    geometry = " ".join(re.findall(r' d="([^"]*)"', report_html))
+    assert geometry and not re.search(r"\d\.\d{2}", geometry) and "\n" not in geometry  # 1/10 point, one line
     assert '<svg aria-label="' in report_html and "<?xml" not in report_html and "<metadata>" not in report_html
     ids = Counter(re.findall(r' id="([^"]+)"', report_html))
     assert [i for i, n in ids.items() if n > 1] == []
@@ -197,15 +201,18 @@ def test_a_figure_drawn_once_is_cropped_as_savefig_crops_it(golden):  # noqa: F8
         figures.plt.close(spec.figure)
 
 
-@pytest.mark.parametrize("fmt, magic", [("svg", b"<svg"), ("pdf", b"%PDF")])
-def test_report_writes_each_figure_as_a_file_for_papers(tmp_path, fmt, magic):
+@pytest.mark.parametrize("fmt, magic, option", [("svg", b"<svg", "--figure-format"), ("pdf", b"%PDF", "--format")])
+def test_report_writes_each_figure_as_a_file_for_papers(tmp_path, fmt, magic, option):
+    """--figure-format; --format still works for a while, and says it is deprecated (it names
+    a data format in the other commands)."""
     from click.testing import CliRunner
 
     from tlsbench.cli import main
 
     out = CliRunner().invoke(main, ["report", str(GOLDEN_DB), "--out", str(tmp_path / "r.html"),
-                                    "--figures", str(tmp_path / "figs"), "--format", fmt])
+                                    "--figures", str(tmp_path / "figs"), option, fmt])
     assert out.exit_code == 0, out.output
+    assert ("deprecated" in out.output) == (option == "--format")
     files = sorted((tmp_path / "figs").iterdir())
     assert len(files) >= 5 and all(f.suffix == f".{fmt}" for f in files)
     assert all(magic in f.read_bytes()[:400] for f in files)

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from tlsbench.analysis.questions import groups, libraries, primitives, winners
+from tlsbench.analysis.questions import groups, libraries, primitives, recommend, winners
 from tlsbench.analysis.derive import statcache
 from tlsbench.analysis.questions.postquantum import kex_tables
 from tlsbench.analysis.questions.device import device_results
@@ -37,7 +37,7 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     labels = config_labels(ds.configs)
     res = Results(context(ds, table, include_flagged), ds.configs, labels, summarized.rows)
     res.exclusions = exclusions(ds, include_flagged)
-    res.winners = winners.find_winners(labels, samples.answers, seed, no_data=res.no_data)
+    res.winners = winners.find_winners(labels, samples.answers, seed, no_data=res.no_data, unit=ds.unit)
     res.groups = stored_groups if stored_groups is not None else groups.default_group_tables(ds, samples.answers, seed)
     res.round_shift = handshake_shift(ds, table, include_flagged)
     res.notes = _warnings(res)
@@ -56,10 +56,10 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
 
 def shown_answers(ds: Dataset, keep_all: bool) -> Answers:
     """What a report holds of the answers to the winners' questions: every configuration's when
-    it groups them (its group-bys are not stored), else those it can show, of all configurations
-    and of each library's."""
+    it groups them (its group-bys are not stored), else those it can show, of all configurations,
+    of each library's and of each key-exchange class's (the first screen's recommendations)."""
     of_library = libraries.configs_by_library(ds.configs).values()
-    return Answers(keep=None if keep_all else SHOWN, among=[None, *of_library])
+    return Answers(keep=None if keep_all else SHOWN, among=[None, *of_library, *recommend.classes_of(ds.configs)])
 
 
 def context(ds: Dataset, table: MeasureTable, include_flagged: bool) -> Context:
@@ -131,8 +131,8 @@ def precision_check(ds: Dataset, table: MeasureTable, res: Results) -> Precision
     included = ~ds.excluded_mask()
     of_peer: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # peer -> (repetition positions, values)
     for row in res.rows:
-        if row.metric != "handshake_processing" or not row.summary.n:
-            continue
+        if row.metric != "handshake_processing" or not row.summary.has_interval:
+            continue  # no interval (too few values): no width to report, none missed
         worst[row.config_id] = max(worst.get(row.config_id, 0.0), row.summary.median_ci_pct)
         if not target or not row.summary.median_ci_pct > target:
             continue

@@ -75,6 +75,14 @@ def identical(summary) -> bool:  # summary: stats.Summary
     return summary.n >= 1 and summary.min == summary.max
 
 
-def identity_text(summary) -> str:
-    """What is shown instead of an interval around identical values."""
-    return summary.interval_note if summary.n == 1 else f"identical in {summary.n} repetitions"
+def identity_text(summary, unit: Unit = TIME) -> str:
+    """What is shown instead of an interval around identical values: a count's one value is
+    exact (a device counts the same run after run), a time's one value has no interval."""
+    if summary.n == 1:
+        return "exact (one count)" if not unit.is_time else summary.interval_note
+    return f"identical in {summary.n} repetitions"
+
+
+def exact_values(summary, unit: Unit) -> bool:
+    """Values shown as exact, without an interval: all the same, or a count's one value."""
+    return identical(summary) and (summary.n > 1 or not unit.is_time)

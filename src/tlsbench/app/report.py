@@ -5,7 +5,7 @@ loaded only when called."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from tlsbench.store.api import Location
 from tlsbench.store.locator import locate
@@ -39,15 +39,18 @@ def analyze_experiment(where: Location, name: str, include_flagged: bool, note: 
     return analyze(load_experiment(where, name, note), include_flagged=include_flagged)
 
 
-def report_after_run(store: Location | Path, note: Note = quiet) -> Path:
+def report_after_run(store: Location | Path, note: Note = quiet, first: Callable[[Any], None] | None = None) -> Path:
     """The report `tlsbench run` writes when a sweep ends: report.html next to the store
     (with predicted vs measured when the plan ran emulated links and their reference).
-    `store`: its location, a store file or its experiment folder."""
+    `store`: its location, a store file or its experiment folder; `first` is handed the
+    analysis before the report is drawn (the run prints the answer first)."""
     from tlsbench.report.html import write_html
 
     where = locate(store) if isinstance(store, Path) else store
     analysis = analyze_experiment(where, str(where), False, note)
     where.folder.mkdir(parents=True, exist_ok=True)  # a shared store's experiment has no folder of its own yet
+    if first is not None:
+        first(analysis)
     return write_html(analysis, where.folder / "report.html",
                       where=f"the store is complete: `tlsbench report {where} --out FILE`",
                       predictions=predictions_for(analysis, (), None, None))

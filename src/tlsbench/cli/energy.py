@@ -68,7 +68,7 @@ def profiles_command(as_json: bool) -> None:
 
     from tlsbench.analysis.models.energy.profiles import board_point, builtins, operating_point
     from tlsbench.core.boards import boards
-    from tlsbench.report.terminal import profiles_table
+    from tlsbench.report.terminal import profiles_table, show
 
     points = [board_point(b) for b in boards().values()] + [operating_point(p, f) for p in builtins()
                                                              for f in p.frequencies]
@@ -78,7 +78,7 @@ def profiles_command(as_json: bool) -> None:
                                 "time_scale_measured": op.scale_measured, "radio": op.has_radio,
                                 "sources": [s.model_dump() for s in op.profile.sources]} for op in points], indent=2))
         return
-    Console(width=None if sys.stdout.isatty() else 200).print(profiles_table(points))
+    show(Console(), profiles_table(points))
 
 
 @energy.command(name="estimate")

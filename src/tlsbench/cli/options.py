@@ -26,8 +26,21 @@ err_console = Console(stderr=True)
 agent_dir_option = click.option("--agent-dir", type=click.Path(file_okay=False), envvar=AGENT_DIR_ENV,
                                 help=f"Directory of the agent binaries (default: ${AGENT_DIR_ENV}, "
                                      "next to the Python interpreter, PATH).")
-output_option = click.option("--output", "-o", type=click.Path(file_okay=False),
-                             help="Parent folder of experiment folders (default: the plan's `output`).")
+# Names of files, never of the folder -o/--output is: `report X -o rep.html` once wrote report.html
+# elsewhere and exited 0.
+FILE_SUFFIXES = (".html", ".htm", ".csv", ".json", ".md", ".parquet", ".txt", ".db", ".toml", ".svg", ".pdf", ".png")
+
+
+def _a_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value and Path(value).suffix.lower() in FILE_SUFFIXES:
+        raise click.BadParameter(f"{value!r} names a file, but -o/--output is the parent folder of experiment "
+                                 "folders: a report or export file is written with --out FILE")
+    return value
+
+
+output_option = click.option("--output", "-o", type=click.Path(file_okay=False), callback=_a_folder,
+                             help="Parent folder of experiment folders (default: the plan's `output`); "
+                                  "not a file: that is --out.")
 flagged_option = click.option("--include-flagged", is_flag=True,
                               help="Keep failed and flagged repetitions in the statistics (excluded by default).")
 

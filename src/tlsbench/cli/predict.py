@@ -48,9 +48,9 @@ def print_link_presets() -> None:
     """The presets with every figure's source."""
     from rich.console import Console
 
-    from tlsbench.report.terminal import link_presets_table
+    from tlsbench.report.terminal import link_presets_table, show
 
-    Console(width=None if sys.stdout.isatty() else 220).print(link_presets_table())
+    show(Console(), link_presets_table())
 
 
 @click.command()
@@ -103,6 +103,7 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
     from tlsbench.analysis.models.predict.links import parse_link
     from tlsbench.analysis.models.predict.results import collect, sources_of
     from tlsbench.analysis.derive.samples import config_labels
+    from tlsbench.report.terminal import working
 
     for text in links:
         parse_link(text)  # a wrong link fails before the experiment is read
@@ -111,8 +112,9 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
         ds = load(reader, reader)
     opts = options_from(profile, device, nagle, mtu, dtls_min, dtls_max, draws, seed, device_scale, waiting,
                         int(ds.experiment.get("seed") or 1))
-    res = collect(sources_of(ds), config_labels(ds.configs), links, opts, sweep, (lo, hi, points),
-                  check=True if check else False, only=only)
+    with working("predicting"):
+        res = collect(sources_of(ds), config_labels(ds.configs), links, opts, sweep, (lo, hi, points),
+                      check=True if check else False, only=only)
     if out_dir:
         _write_files(res, Path(out_dir))
     if fmt == "csv":

@@ -10,29 +10,12 @@ import click
 
 from tlsbench.app.report import predictions_for
 from tlsbench.cli.options import (analyze_experiment, device_scale_option, fail, flagged_option, load_experiment,
-                                  output_option, profile_point, store_location, store_option)
+                                  note_line, output_option, profile_point, store_location, store_option)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
 
-FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --format`: vectors for papers first
-
-def parse_budget(text: str) -> "Budget":
-    """ram_kb=32,flash_kb=256 (either or both), as --budget takes it."""
-    from tlsbench.analysis.questions.device import Budget
-
-    fields: dict[str, float] = {}
-    for item in text.split(","):
-        name, _, value = item.partition("=")
-        try:
-            number = float(value)
-        except ValueError:
-            number = -1.0
-        if name.strip() not in ("ram_kb", "flash_kb") or number <= 0:
-            raise click.BadParameter(f"{item.strip()!r}: give ram_kb=N and/or flash_kb=N (KiB, above 0), "
-                                     "e.g. ram_kb=32,flash_kb=256", param_hint="--budget")
-        fields[name.strip()] = number
-    return Budget(**fields)
+FIGURE_FORMATS = ("svg", "pdf", "png")  # `report --figures DIR --figure-format`: vectors for papers first
 
 
 @click.command()
@@ -40,14 +23,18 @@ def parse_budget(text: str) -> "Budget":
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="HTML file (default: report.html next to the store; "
                                                                     "`-`: standard output).")
 @click.option("--compare-with", "other", help="A second experiment: adds the B/A comparison section.")
-@click.option("--budget", callback=lambda ctx, param, value: parse_budget(value) if value else None,
-              metavar="ram_kb=N,flash_kb=N",
-              help="A device part's RAM and flash (KiB, either or both): the footprint table says per configuration "
-                   "and peer whether it fits (the library's static RAM + heap peak + stack; the library's flash).")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
-              help="Also write every figure of the report as a file of its own here (for papers), in --format.")
-@click.option("--format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
+              help="Also write every figure of the report as a file of its own here (for papers), in --figure-format.")
+@click.option("--figure-format", "figure_format", type=click.Choice(FIGURE_FORMATS), default=FIGURE_FORMATS[0],
               show_default=True, help="The --figures files: vector SVG or PDF, or PNG.")
+@click.option("--format", "old_figure_format", type=click.Choice(FIGURE_FORMATS), hidden=True,
+              help="Deprecated: --figure-format (--format names a data format in export, compare, predict, energy).")
+@click.option("--budget", metavar="ram_kb=N,flash_kb=N,ms=N",
+              help="The part's budget (any of the three; KiB, ms): the first screen's recommendations keep what fits, "
+                   "and a device's footprint table says per configuration and peer whether it fits (the library's "
+                   "static RAM + heap peak + stack; the library's flash).")
+@click.option("--role", type=click.Choice(("client", "server")), default="client", show_default=True,
+              help="The device's peer the first screen's recommendations weigh (client: the handshake initiator).")
 @click.option("--pdf", "pdf_dir", type=click.Path(file_okay=False), help="Also write every figure as PDF, SVG and PNG here.")
 @click.option("--winners", type=click.Choice(WINNERS_MODES), default=WINNERS_MODES[0], show_default=True,
               help="Winners over all configurations, per library, or both (per library: plans with several libraries).")
@@ -63,17 +50,25 @@ def parse_budget(text: str) -> "Budget":
 @flagged_option
 @output_option
 @store_option
-def report(experiment: str, out: str | None, other: str | None, budget, figures_dir: str | None, figure_format: str,
-           pdf_dir: str | None, winners: str,
+def report(experiment: str, out: str | None, other: str | None, figures_dir: str | None, figure_format: str,
+           old_figure_format: str | None, budget: str | None, role: str, pdf_dir: str | None, winners: str,
            profile: str | None, device_scale: float | None, predict_links: tuple[str, ...], predict_sweep: str,
            include_flagged: bool, output: str | None) -> None:
     """Write the self-contained offline HTML report of an experiment."""
     from tlsbench.analysis.models.predict.links import parse_link
+    from tlsbench.analysis.questions.device import apply_budget
+    from tlsbench.analysis.questions.recommend import parse_budget
     from tlsbench.report import figures
     from tlsbench.report.energy import energy_figures
     from tlsbench.report.html import write_html
     from tlsbench.report.predict import prediction_figures
+    from tlsbench.report.terminal import working
 
+    if old_figure_format:
+        note_line("report --format is deprecated: it is --figure-format now (--format names a data format in "
+                  "export, compare, predict and energy)")
+        figure_format = old_figure_format
+    part_budget = parse_budget(budget)
     for text in predict_links:
         parse_link(text)  # a wrong link fails before the experiment is analysed
     point = profile_point(profile, device_scale)
@@ -81,18 +76,16 @@ def report(experiment: str, out: str | None, other: str | None, budget, figures_
     for folder, _, option in folders:
         if folder:
             folder_path(folder, option)  # `-` refused before the work
-    analysis = analyze_experiment(experiment, output, include_flagged)
-    other_analysis = analyze_experiment(other, output, include_flagged) if other else None
-    if budget is not None:
-        from tlsbench.analysis.questions.device import apply_budget
-
-        if analysis.results.device is None:
-            raise click.BadParameter(f"{experiment} ran on no device: a budget applies to a device's footprint",
-                                     param_hint="--budget")
-        apply_budget(analysis.results.device, budget)
-    predictions = predictions_for(analysis, predict_links, predict_sweep, point)
-    target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
-                        other_analysis, winners, point, predictions=predictions)
+    with working(f"analysing {experiment}") as status:
+        analysis = analyze_experiment(experiment, output, include_flagged)
+        other_analysis = analyze_experiment(other, output, include_flagged) if other else None
+        if part_budget and analysis.results.device is not None:
+            apply_budget(analysis.results.device, part_budget)  # the footprint table's fit, per configuration
+        status.update("predicting" if predict_links else "drawing the figures and writing the report")
+        predictions = predictions_for(analysis, predict_links, predict_sweep, point)
+        status.update("drawing the figures and writing the report")
+        target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
+                            other_analysis, winners, point, predictions=predictions, budget=part_budget, role=role)
     click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
     for folder, formats, option in folders:
         if folder:
@@ -132,7 +125,7 @@ def derive(experiment: str, rebuild: bool, output: str | None) -> None:
 @click.command()
 @click.argument("experiment")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "perfetto", "parquet"]), default="csv",
-              show_default=True)
+              show_default=True, help="The data format (markdown: a short summary to paste; perfetto: a trace).")
 @click.option("--level", type=click.Choice(["statistics", "repetition", "slice"]), default=None,
               help="Tidy data: one row per repetition, or per slice (step, crypto operation, record, experiment "
                    "group), as csv or parquet (docs/export.md). Default: statistics (parquet: repetition).")
@@ -300,9 +293,9 @@ def _compare_table(cmp_, sides, noise_floor: float, show_all: bool) -> None:  # 
     from rich.console import Console
 
     from tlsbench.analysis.questions.device import identity
-    from tlsbench.report.terminal import compare_table
+    from tlsbench.report.terminal import compare_table, show
 
-    Console(width=None if sys.stdout.isatty() else 200).print(compare_table(cmp_, noise_floor, show_all))
+    show(Console(), compare_table(cmp_, noise_floor, show_all))
     for side_a, side_b in sides:
         if side_a.ds is not side_b.ds and side_a.ds.kind == "device":  # two device runs: are the counts identical?
             same = identity(side_a.ds, side_b.ds)

@@ -21,10 +21,12 @@ from tlsbench.app.run import BUILDABLE, LiveReport, run_experiment, run_location
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, shared_store,
                                   store_location, store_option, timeout_option)
-from tlsbench.plan.device import TARGETS, DevicePlan
+from tlsbench.core.errors import UserError
+from tlsbench.plan.device import BOARDS, TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
 from tlsbench.plan.model import LIBRARIES, LoadedPlan
 from tlsbench.plan.model import load as load_plan
+from tlsbench.plan.quick import DEVICE_REPETITIONS, HOST_REPETITIONS, QuickRun
 from tlsbench.report import terminal as views
 from tlsbench.run.agents import query_suites
 from tlsbench.run.controller import RunSummary
@@ -61,7 +63,7 @@ def suites(library: str, device: str | None, baud: int, firmware: str | None, as
     if as_json:
         click.echo(json.dumps({"agent": views.agent_facts(hello), "suites": suite_list}, indent=2))
     else:
-        console.print(views.suites_table(hello, suite_list))
+        views.show(console, views.suites_table(hello, suite_list))
 
 
 def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
@@ -76,7 +78,7 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
     return DevicePlan(serial=device, baud=baud, firmware=firmware)
 
 
-@click.command()
+@click.command(short_help="Start here: run --suite NAME, run device, or run PLAN.")
 @click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
 @click.option("--resume", is_flag=True, help="Continue a stopped experiment (refused if there is none).")
 @click.option("--report/--no-report", default=True, show_default=True,
@@ -87,16 +89,34 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @click.option("--enqueue", is_flag=True,
               help="With --store: put the plan's schedule in the shared store for `tlsbench worker`s to run, "
                    "instead of running it here (docs/fleet.md).")
+@click.option("--suite", "suites", multiple=True, metavar="NAME",
+              help="Without a PLAN: measure these suites (names, fnmatch patterns or IANA ids; repeat for several) "
+                   "with the options below, and print the answer first.")
+@click.option("--library", "quick_library", metavar="NAME", help="With --suite: the library (default mbedtls; with "
+                                                                 "--device, its library build). " + LIBRARY_HELP)
+@click.option("--device", "quick_device", type=click.Choice(TARGETS),
+              help="With --suite: on this emulated device (its firmware is built if it is not yet), with its "
+                   "footprint; counts, not times.")
+@click.option("--board", type=click.Choice(BOARDS), help="With --device: the part whose clock and cycle model turn "
+                                                         "counts into ms and mJ (spec/boards.toml).")
+@click.option("--repetitions", type=click.IntRange(min=1),
+              help=f"With --suite: repetitions per configuration (default {HOST_REPETITIONS} on the host, "
+                   f"{DEVICE_REPETITIONS} on a device, whose counts are exact).")
+@click.option("--group", "groups", multiple=True, metavar="GROUP", help="With --suite: key-exchange groups (repeat).")
 @output_option
 @store_option
 @agent_dir_option
 @timeout_option
 @pin_option
 def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, enqueue: bool,
-        output: str | None, agent_dir: str | None, timeouts: Timeouts, pin: bool) -> None:
+        suites: tuple[str, ...], quick_library: str | None, quick_device: str | None, board: str | None,
+        repetitions: int | None, groups: tuple[str, ...], output: str | None, agent_dir: str | None,
+        timeouts: Timeouts, pin: bool) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db, or with
-    --store into a shared PostgreSQL store."""
-    loaded = load_plan(plan_file)
+    --store into a shared PostgreSQL store; or, without a plan, the suites given with --suite
+    (`tlsbench run --suite TLS-PSK-WITH-AES-128-CCM-8`)."""
+    quick = _quick(plan_file, suites, quick_library, quick_device, board, repetitions, groups)
+    loaded = quick.plan() if quick else load_plan(plan_file)
     where = run_location(loaded, output, shared_store())
     if enqueue:
         return _enqueue(loaded, where, agent_dir, timeouts)
@@ -108,13 +128,15 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
         finally:
             if live is not None:
                 live.close()
-    coverage = _closing_lines(summary, _resume_command(plan_file, summary.folder.parent), where)
+    again = quick.arguments() if quick else [plan_file] if plan_file else []
+    coverage = _closing_lines(summary, _resume_command(again, summary.folder.parent), where)
     if summary.interrupted:
         sys.exit(130)
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "the run")
     if report:
-        console.print(f"report: {report_after_run(where, note_line)}", highlight=False, markup=False)
+        console.print(f"report: {report_after_run(where, note_line, _print_answer)}", highlight=False,
+                      markup=False)
 
 
 def _enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | None, timeouts: Timeouts) -> None:
@@ -128,10 +150,37 @@ def _enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | None, timeout
                   highlight=False, markup=False)
 
 
+def _quick(plan_file: str | None, suites: tuple[str, ...], library: str | None, device: str | None,
+           board: str | None, repetitions: int | None, groups: tuple[str, ...]) -> QuickRun | None:
+    """The plan-less run the options ask for; None when they ask for none (a PLAN, or the default)."""
+    given = [name for name, v in (("--library", library), ("--device", device), ("--board", board),
+                                  ("--repetitions", repetitions), ("--group", groups)) if v]
+    if not suites:
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: only with --suite (a plan sets them in its file)")
+        return None
+    if plan_file:
+        raise click.UsageError("give a PLAN or --suite, not both (a plan lists its suites itself)")
+    if board and not device:
+        raise click.UsageError("--board: only with --device (a board converts a device's counts)")
+    return QuickRun(suites, library, device, repetitions, groups, board)
+
+
+def _print_answer(analysis) -> None:  # (Analysis)
+    """The answer before the report's path: the first screen's table."""
+    from tlsbench.analysis.questions.place import place_of
+    from tlsbench.report.html import answer
+
+    if analysis.results.configs:
+        res = analysis.results
+        views.show(console, views.answer_table(answer(analysis), place_of(analysis.ds, res.context.libraries,
+                                                                          res.device)))
+
+
 @click.command()
 @click.option("--library", "libraries", multiple=True, metavar="NAME",
               help="An agent name (repeat for several; default: the plan's mbedtls, openssl, wolfssl).")
-@click.option("--reps", type=click.IntRange(min=1),
+@click.option("--repetitions", "--reps", "reps", type=click.IntRange(min=1),
               help="Exactly this many repetitions per configuration (default: the plan's 60, "
                    "extended up to 300 where a median is not yet known to ±1%).")
 @click.option("--experiment", "names", multiple=True, metavar="NAME",
@@ -165,7 +214,7 @@ def primitives(libraries: tuple[str, ...], reps: int | None, names: tuple[str, .
     with locate(summary.folder).reader() as store:
         results = analyze_store(store, store)
     if results:
-        Console(width=None if console.is_terminal else 160).print(summary_table(results))  # no truncation in logs
+        views.show(console, summary_table(results))
     console.print(f"report: {report}", highlight=False, markup=False)
 
 
@@ -182,7 +231,7 @@ def experiments_command(library: str, as_json: bool, agent_dir: str | None, time
         click.echo(json.dumps({"agent": views.agent_facts(hello), "experiments": hello.get("experiments", [])},
                               indent=2))
     else:
-        console.print(views.experiments_table(hello))
+        views.show(console, views.experiments_table(hello))
 
 
 def _fail_if_given_up(summary: RunSummary) -> None:
@@ -211,9 +260,8 @@ def _fail_if_no_data(coverage: Coverage, what: str) -> None:
     fail(f"{what} produced no data: {held}; the lines above name each configuration and why")
 
 
-def _resume_command(plan_file: str | None, output: Path) -> str:
-    parts = ["tlsbench", "run"] + ([plan_file] if plan_file else []) + ["--resume", "--output", str(output)]
-    return shlex.join(parts)
+def _resume_command(arguments: list[str], output: Path) -> str:
+    return shlex.join(["tlsbench", "run", *arguments, "--resume", "--output", str(output)])
 
 
 @click.command(name="status")
@@ -235,7 +283,7 @@ def status_command(experiment: str | None, output: str | None, all_configs: bool
     with where.reader() as store:
         status, coverage = progress.status_of(store, where.folder), read_coverage(store, store)
     for table in views.status_tables(status, all_configs, coverage):
-        console.print(table)
+        views.show(console, table)
 
 
 @click.group()
@@ -271,9 +319,53 @@ def plan_group() -> None:
 @plan_group.command(name="show")
 @click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True)
-def plan_show(plan_file: str | None, fmt: str) -> None:
-    """The fully resolved plan, every default filled in."""
-    resolved = load_plan(plan_file).plan.resolved()
-    click.echo(tomli_w.dumps(resolved) if fmt == "toml" else json.dumps(resolved, indent=2))
+@click.option("--resolve/--no-resolve", default=True, show_default=True,
+              help="Start the plan's agents (and boot its device) to list the configurations it means, and "
+                   "estimate its duration.")
+@agent_dir_option
+@timeout_option
+def plan_show(plan_file: str | None, fmt: str, resolve: bool, agent_dir: str | None, timeouts: Timeouts) -> None:
+    """The fully resolved plan, every default filled in; then (as TOML comments, or on
+    standard error with --format json) the suites it selects, its number of configurations
+    and an estimate of its duration."""
+    loaded = load_plan(plan_file)
+    resolved = loaded.plan.resolved()
+    lines = _resolution_lines(loaded, agent_dir, timeouts) if resolve else []
+    if fmt == "toml":
+        click.echo("".join(f"# {line}\n" for line in lines) + tomli_w.dumps(resolved))
+    else:
+        click.echo(json.dumps(resolved, indent=2))
+        for line in lines:
+            note_line(line)
+
+
+def _resolution_lines(loaded, agent_dir: str | None, timeouts: Timeouts) -> list[str]:  # (LoadedPlan)
+    """What the plan means against its agents, in a few lines (or why it could not be told)."""
+    from tlsbench.app.plan import resolve_offline
+    from tlsbench.report.html import matrix_text
+
+    try:
+        with views.working("resolving the plan against its agents"):
+            found = resolve_offline(loaded, agent_dir, timeouts)
+    except UserError as exc:
+        return [f"not resolved: {exc}"]
+    configs = found.resolution.configs
+    rows = [c.row for c in configs]
+    suites = sorted({r.suite_name for r in rows})
+    out = [f"{loaded.source}: {len(configs)} configurations ({matrix_text(rows)})",
+           f"estimated duration: {found.estimate.text()} (an order of magnitude from the test machine: "
+           "docs/plan-format.md)" if found.estimate else
+           "estimated duration: not estimated (the emulated links' delays, not the processing, set it)",
+           f"suites ({len(suites)}): {', '.join(suites)}"]
+    for why, cells in _by_why(found.resolution.skipped).items():
+        out.append(f"not measured ({why}): {', '.join(cells)}")
+    return out
+
+
+def _by_why(skipped) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for s in skipped:
+        out.setdefault(s.reason, []).append(s.cell)
+    return out
 
 

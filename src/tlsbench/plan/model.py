@@ -380,11 +380,19 @@ def parse(text: str, source: str) -> LoadedPlan:
     return LoadedPlan(validate(raw, source), text, source)
 
 
+def embedded(name: str) -> str | None:
+    """The text of the embedded plan NAME (src/tlsbench/plans/NAME.toml), None if there is none."""
+    found = resources.files("tlsbench").joinpath("plans", f"{name}.toml")
+    return found.read_text() if name and "/" not in name and found.is_file() else None
+
+
 def load(path: str | Path | None = None) -> LoadedPlan:
-    """A plan file, or the embedded default plan when path is None."""
-    if path is None:
-        text = resources.files("tlsbench").joinpath("plans", DEFAULT_PLAN).read_text()
-        return parse(text, f"{DEFAULT_PLAN} (embedded)")
+    """A plan file, or an embedded plan by its name (`default`, `device`: a name no file
+    has), or the embedded default plan when path is None."""
+    name = Path(DEFAULT_PLAN).stem if path is None else str(path)
+    text = embedded(name) if path is None or not Path(path).exists() else None
+    if text is not None:
+        return parse(text, f"{name}.toml (embedded)")
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from tlsbench.core import spec as specmod
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.libraries import agent_name
+from tlsbench.core import recommendations
 from tlsbench.plan.model import ALL, LoadedPlan, SuiteSelection
 from tlsbench.plan.network import NetworkPlan, Variant, variants
 from tlsbench.plan.select import Catalog, select
@@ -33,12 +34,22 @@ def _names_key(text: str) -> str:
     return text.upper() if "[" in text else text.upper().replace("-", "_")
 
 
+# Suite references that name a status of spec/recommendations.toml: `suites = "current"` measures
+# what a new device may pick (recommended and other suites), never the obsolete ones.
+BY_STATUS = {"recommended": {recommendations.RECOMMENDED},
+             "current": {recommendations.RECOMMENDED, recommendations.OTHER},
+             "obsolete": {recommendations.OBSOLETE}}
+
+
 def suite_matches(ref: str | int, suite: Suite) -> bool:
-    """A reference is "all", an IANA id (int or "0x..."), a name or an fnmatch pattern."""
+    """A reference is "all", a status (BY_STATUS), an IANA id (int or "0x..."), a name or an
+    fnmatch pattern."""
     if isinstance(ref, int):
         return suite["id"] == ref
     if ref.lower() == ALL:
         return True
+    if ref.lower() in BY_STATUS:  # spec/recommendations.toml: "recommended", "current", "obsolete"
+        return recommendations.load().status(suite).name in BY_STATUS[ref.lower()]
     if ref.lower().startswith("0x"):
         try:
             return suite["id"] == int(ref, 16)

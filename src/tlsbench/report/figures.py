@@ -6,7 +6,13 @@ turns it into bytes, `inline_svg` into markup the report embeds as it is (vector
 stays text). Values are shown ÷10³ (÷10⁶ for handshakes) in the dataset's unit: µs and ms
 on a host, k and M instructions on a device (analysis/units.py); error bars are 95% CIs.
 Printed in grayscale they stay readable: every filled series has a hatch and every line a
-style and marker of its own besides its colour (`fill`, `line`).
+style and marker of its own besides its colour (`fill`, `line`). Hatches are line patterns
+only (a dotted or circled hatch is a 140–250 KB SVG pattern), and the page defines each once
+(report/html.py shared_patterns).
+
+A figure shows what a person can read: the bar charts the cheapest configuration of each
+key-exchange class and the cheapest others, SHOWN_BARS at most (every configuration's values
+are in the report's tables); the record densities one curve per bulk cipher.
 """
 from __future__ import annotations
 
@@ -25,13 +31,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.patches import Patch, PathPatch  # noqa: E402
+from matplotlib.path import Path  # noqa: E402
 
 from tlsbench.analysis.questions.groups import GroupTable  # noqa: E402
 from tlsbench.analysis.pipeline import representative_rep  # noqa: E402
 from tlsbench.analysis.results import Analysis  # noqa: E402
 from tlsbench.analysis.vocab import vocab  # noqa: E402
-from tlsbench.analysis.questions.answers import QUESTIONS, SHOWN, Question  # noqa: E402
+from tlsbench.analysis.questions.answers import QUESTIONS, Question  # noqa: E402
+from tlsbench.analysis.questions.recommend import classes_of  # noqa: E402
+from tlsbench.core.recommendations import OBSOLETE, suite_fields  # noqa: E402
+from tlsbench.core.recommendations import load as load_policy  # noqa: E402
 
 STYLE = {
     "figure.dpi": 100, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10,
@@ -40,14 +50,16 @@ STYLE = {
     "svg.fonttype": "none",          # text stays text: small, searchable, no embedded fonts
     "svg.hashsalt": "tlsbench",      # deterministic ids: the same store gives the same report
     "font.family": ["DejaVu Sans", "sans-serif"],
+    "font.sans-serif": ["DejaVu Sans"],  # each SVG text names its font list: the one it is drawn with
     "hatch.linewidth": 0.6,
 }
 # Grayscale: a hatch per filled series, a dash pattern and a marker per line (with the colour).
-HATCHES = ("", "////", "....", "xxxx", "\\\\", "++++", "oo", "----", "||||", "**")
+HATCHES = ("", "////", "\\\\", "xxxx", "----", "||||", "++++", "//", "\\", "x")
 LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 EDGE = "0.2"  # hatch and outline colour: dark on every fill
-MAX_CONFIGS_DENSITY = SHOWN   # more curves than this are unreadable on one axis
+MAX_CURVES = 5            # curves of one density figure: more overlap into one shape
+SHOWN_BARS = 16           # bars of one bar chart: the cheapest of each class, then the cheapest others
 KDE_POINTS = 4000         # KDE on a seeded subsample: its shape, at bounded cost
 KDE_FINE = 4              # binned KDE: bins this many times finer than the figure's grid
 KDE_REACH = 6             # bandwidths: the Gaussian kernel there is 1.5e-8 of its peak
@@ -107,6 +119,29 @@ _METADATA = re.compile(rb"<metadata>.*?</metadata>\s*|<!--.*?-->\s*", re.S)  # a
 _NAMESPACES = re.compile(rb' xmlns(:xlink)?="[^"]*"')  # the HTML parser puts inline SVG in its namespace
 _SIZE = re.compile(rb'^(<svg[^>]*?) width="[^"]*" height="[^"]*"')
 _IDS = re.compile(rb'(id="|url\(#|href="#)([^")]+)')
+_GEOMETRY = re.compile(rb'( (?:d|x|y|points)=")([^"]*)"')  # coordinates only, never a text's words
+_INDENT = re.compile(rb'\n\s+')  # matplotlib indents its SVG by depth: bytes nobody reads
+_NUMBER = re.compile(rb'-?\d+\.\d+')
+_REPEATED_L = re.compile(rb'(L[^A-Za-z]*?) L ')  # "L a b L c d" is "L a b c d" in SVG path syntax
+
+
+def _tenth(m: re.Match) -> bytes:
+    """A coordinate at 1/10 point (0.035 mm: finer than any screen or print shows)."""
+    text = b"%.1f" % float(m.group(0))
+    return text[:-2] if text.endswith(b".0") else text
+
+
+def _compact(m: re.Match) -> bytes:
+    """A coordinate attribute at 1/10 point on one line, a path's repeated L commands once
+    (matplotlib writes 6 decimals, a line per vertex, an L for each: half an SVG's bytes)."""
+    value = b" ".join(_NUMBER.sub(_tenth, m.group(2)).split())
+    if m.group(1) == b' d="':
+        while True:
+            shorter = _REPEATED_L.sub(rb"\1 ", value)
+            if shorter == value:
+                break
+            value = shorter
+    return m.group(1) + value + b'"'
 
 
 def inline_svg(fig: Figure, title: str = "") -> Markup:
@@ -120,6 +155,7 @@ def inline_svg(fig: Figure, title: str = "") -> Markup:
     svg = _NAMESPACES.sub(b"", svg)
     svg = _SIZE.sub(rb'\1 class="fig" role="img"', svg, count=1)  # scales with the page (viewBox stays)
     svg = _IDS.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
+    svg = _INDENT.sub(b"\n", _GEOMETRY.sub(_compact, svg))
     label = Markup(' aria-label="{}"').format(title) if title else Markup("")
     return Markup(svg.decode().replace("<svg ", f"<svg{label} ", 1))
 
@@ -167,14 +203,60 @@ def _kde_direct(sample: np.ndarray, grid: np.ndarray, h: float) -> np.ndarray:
     return out / (len(sample) * h * np.sqrt(2 * np.pi))
 
 
-def _short(name: str, width: int = 46) -> str:
+def _short(name: str, width: int = 64) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def shown_configs(analysis: Analysis, totals: dict[int, float], most: int = SHOWN_BARS) -> list[int]:
+    """The configurations a bar chart shows, cheapest first: the cheapest of each key-exchange
+    class, then the cheapest others (obsolete suites last), `most` at most."""
+    obsolete = obsolete_ids(analysis)
+    current = totals.keys() - obsolete
+    picks = {min(group & current, key=totals.__getitem__) for group in classes_of(analysis.results.configs)
+             if group & current}
+    rest = sorted(totals, key=lambda c: (c in obsolete, totals[c]))
+    chosen = list(picks)[:most] + [c for c in rest if c not in picks][:max(0, most - len(picks))]
+    return sorted(chosen, key=totals.__getitem__)
+
+
+def obsolete_ids(analysis: Analysis) -> set[int]:
+    policy = load_policy()
+    return {cid for cid, c in analysis.results.configs.items() if policy.status(suite_fields(c)).name == OBSOLETE}
+
+
+def _left_out(shown: int, total: int) -> str:
+    return (f" Shown: {shown} of {total} configurations (the cheapest of each key-exchange class, then the cheapest "
+            "others); every configuration is in the report's tables." if shown < total else "")
+
+
+def _add_series(ax, verts: np.ndarray, style: dict, linewidth: float, sticky_x: list[float] = (),
+                sticky_y: list[float] = ()) -> None:
+    """A series of rectangles (n × 4 corners) as one compound path: one SVG element, one style
+    and one hatch reference for the whole series (a collection writes them for every bar);
+    the limits follow as bar() sets them (edges at `sticky_*` stay at the axes' border)."""
+    patch = PathPatch(Path.make_compound_path_from_polys(verts), linewidth=linewidth, joinstyle="miter",
+                      capstyle="butt", **style)
+    patch.sticky_edges.x[:], patch.sticky_edges.y[:] = list(sticky_x), list(sticky_y)
+    ax.add_patch(patch)
+    ax.autoscale_view()
+
+
+def _whiskers(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Vertical interval lines from lo to hi at x, as one black path (NaN: none drawn)."""
+    keep = np.isfinite(lo) & np.isfinite(hi)
+    if not keep.any():
+        return
+    x, lo, hi = x[keep], lo[keep], hi[keep]
+    verts = np.column_stack([np.repeat(x, 2), np.column_stack([lo, hi]).ravel()])
+    codes = np.tile([Path.MOVETO, Path.LINETO], len(x))
+    ax.add_patch(PathPatch(Path(verts, codes), fill=False, edgecolor="k", linewidth=0.8, zorder=3))
+    ax.autoscale_view()
 
 
 def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: float) -> list[Patch]:
     """Horizontal bars stacked left to right, one row per y = 0, 1, …, as `ax.barh(…, left=…)`
     per series draws them (height 0.8, centred; the same limits, left edges sticky), but one
-    PolyCollection per series (label, widths, `fill` style) instead of a Rectangle per bar:
+    compound path per series (label, widths, `fill` style) instead of a Rectangle per bar:
     thousands of patches cost seconds to add and to draw. Returns the legend's handles."""
     n = len(series[0][1]) if series else 0
     y0 = np.arange(n) - 0.4
@@ -184,9 +266,7 @@ def _stacked_barh(ax, series: list[tuple[str, np.ndarray, dict]], linewidth: flo
     for label, w, style in series:
         right = left + w
         verts = np.stack([np.column_stack(xy) for xy in ((left, y0), (right, y0), (right, y1), (left, y1))], axis=1)
-        coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
-        coll.sticky_edges.x[:] = left.tolist()
-        ax.add_collection(coll)
+        _add_series(ax, verts, style, linewidth, sticky_x=left.tolist())
         handles.append(Patch(label=label, linewidth=linewidth, **style))
         left = right
     return handles
@@ -212,8 +292,8 @@ def step_stacks(analysis: Analysis, peers: tuple[str, ...] = ("client", "server"
         per_cfg = step_medians(analysis, peer_name)
         if not per_cfg:
             continue
-        steps = [s for s in voc.labels_in("step") if any(s in d for d in per_cfg.values())]
-        order = sorted(per_cfg, key=lambda c: sum(per_cfg[c].values()))
+        order = shown_configs(analysis, {c: sum(d.values()) for c, d in per_cfg.items()})
+        steps = [s for s in voc.labels_in("step") if any(s in per_cfg[c] for c in order)]
         with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(order)))
             handles = _stacked_barh(ax, [(voc.name(s), np.array([per_cfg[c].get(s, 0.0) for c in order]) / 1e3,
@@ -226,24 +306,32 @@ def step_stacks(analysis: Analysis, peers: tuple[str, ...] = ("client", "server"
             ax.grid(axis="y", visible=False)
         out.append(FigureSpec(f"steps_{peer_name}", f"Step costs — {peer_name}",
                               f"Stacked medians of each step's processing ({analysis.ds.unit.quantity}); bars sorted by total "
-                              "(the network-invariant handshake cost of this peer).", fig))
+                              "(the network-invariant handshake cost of this peer)." + _left_out(len(order), len(per_cfg)),
+                              fig))
     return out
 
 
 def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
-    """Histogram with a density estimate of record write and read processing per config."""
+    """Histogram with a density estimate of record write and read processing: one curve per
+    bulk cipher and MAC (the cheapest configuration of each: a record's cost is its cipher's,
+    whatever the key exchange), MAX_CURVES at most, cheapest first."""
     out, u, answers = [], analysis.ds.unit, analysis.samples.answers
+    configs = analysis.results.configs
     for q in QUESTIONS[:2]:
-        ranked = answers.ranked(q)
+        ranked = [c for c in answers.ranked(q) if c in answers.values[q]]  # those whose values are held
         if not ranked:
             continue
-        order = ranked[:MAX_CONFIGS_DENSITY]
+        by_cipher: dict[str, int] = {}
+        for c in ranked:
+            by_cipher.setdefault(f"{configs[c].cipher} {configs[c].mac}".strip() or analysis.results.config_labels[c], c)
+        order = list(by_cipher.values())[:MAX_CURVES]
         vals = answers.values_of(q, order)
         allv = np.concatenate([vals[c] for c in order]) / 1e3
         lo, hi = np.percentile(allv, [0.5, 99.5])
         bins = np.linspace(lo, hi, 60)
         grid = np.linspace(lo, hi, 400)
         rng = np.random.default_rng(seed)
+        names = {c: name for name, c in by_cipher.items()}
         with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 3.6))
             for i, c in enumerate(order):
@@ -253,32 +341,31 @@ def record_distributions(analysis: Analysis, seed: int = 0) -> list[FigureSpec]:
                 sub = rng.choice(v, KDE_POINTS, replace=False) if len(v) > KDE_POINTS else v
                 if len(sub) > 2 and np.ptp(sub) > 0:
                     ax.plot(grid, kde(sub, grid), linewidth=1.2, **line(i),
-                            label=f"{_short(analysis.results.config_labels[c], 40)} (median {np.median(v):.1f} "
-                                  f"{u.label(1e3)})")
+                            label=f"{names[c]}: {_short(analysis.results.config_labels[c], 48)} (median "
+                                  f"{np.median(v):.2f} {u.label(1e3)})")
             ax.set_xlabel(f"{q.title.lower()} processing per record ({u.label(1e3)})")
             ax.set_ylabel(f"density (1/{u.label(1e3)})")
-            ax.set_title(f"{q.title}: distribution per configuration")
-            ax.legend(frameon=False, loc="upper right")
-        hidden = len(ranked) - len(order)
+            ax.set_title(f"{q.title}: distribution per bulk cipher")
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
         out.append(FigureSpec(f"density_{q.metric}", f"{q.title} — distribution",
                               "Histogram (shaded) and Gaussian kernel density (line) of each record's "
-                              f"processing ({u.quantity}); 0.5–99.5 percentile range shown"
-                              + (f"; the {hidden} slowest configurations are left out for readability." if hidden else "."), fig))
+                              f"processing ({u.quantity}), one curve per bulk cipher and MAC: the cheapest configuration "
+                              "of each (a record costs what its cipher costs, whatever the key exchange); 0.5–99.5 "
+                              f"percentile range shown.", fig))
     return out
 
 
 def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, label: str, style: dict, linewidth: float) -> Patch:
     """Vertical bars from 0, centred on x, as `ax.bar` draws them (same rectangles, style, limits,
-    bottom edge sticky) but as one PolyCollection instead of a Rectangle each. Returns the
+    bottom edge sticky) but as one compound path instead of a Rectangle each. Returns the
     legend's handle."""
     left = x - width / 2
     right = left + width
     zero = np.zeros(len(x))
     verts = np.stack([np.column_stack(xy) for xy in ((left, zero), (right, zero), (right, heights), (left, heights))],
                      axis=1)
-    coll = PolyCollection(verts, linewidth=linewidth, joinstyle="miter", capstyle="butt", **style)
-    coll.sticky_edges.y[:] = [0.0]
-    ax.add_collection(coll)
+    _add_series(ax, verts, style, linewidth, sticky_y=[0.0])
     return Patch(label=label, linewidth=linewidth, **style)
 
 
@@ -299,9 +386,10 @@ def _group_panel(ax, table: GroupTable, scale: float, unit: str) -> None:
         ey.append(med)
         elo.append(lo)
         ehi.append(hi)
-    # One errorbar for every series: black lines above all bars, as each bar(yerr=…) drew them.
-    ax.errorbar(np.concatenate(ex), np.concatenate(ey), yerr=[np.concatenate(elo), np.concatenate(ehi)], fmt="none",
-                ecolor="k", capsize=2, linewidth=0.8, label="_nolegend_")
+    # The intervals of every series as one path above all bars (an errorbar writes a line
+    # and two cap markers per bar: most of a grouped figure's bytes).
+    x, y = np.concatenate(ex), np.concatenate(ey)
+    _whiskers(ax, x, y - np.concatenate(elo), y + np.concatenate(ehi))
     ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
     ax.set_xlabel(table.by[0].replace("_", " "))
     ax.set_ylabel(f"median ({unit})")
@@ -348,7 +436,9 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
         parts.append((cid, np.array([cp, sp, io_, max(t - cp - sp - io_, 0.0)]) / t * 100, t))
     if not parts:
         return None
-    parts.sort(key=lambda p: p[2])
+    keep = set(shown_configs(analysis, {p[0]: p[2] for p in parts}))
+    total = len(parts)
+    parts = sorted((p for p in parts if p[0] in keep), key=lambda p: p[2])
     names = ["client processing", "server processing", "I/O", "other (harness, tracer)"]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.38 * len(parts)))
@@ -363,12 +453,15 @@ def io_share(analysis: Analysis) -> FigureSpec | None:
         ax.grid(axis="y", visible=False)
     return FigureSpec("io_share", "Processing vs I/O",
                       f"Medians of each component as a share of the median stop–start handshake {u.quantity} "
-                      "(shown in parentheses).", fig)
+                      "(shown in parentheses); over the in-memory transport I/O is close to nothing, so the bars "
+                      "show how the peers share the handshake." + _left_out(len(parts), total), fig)
 
 
 def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     """One repetition: peers as lanes, spans nested by depth, coloured by category."""
     voc, slices, u = vocab(), analysis.ds.traced([rep]).slices, analysis.ds.unit
+    config = analysis.results.config_labels.get(int(analysis.ds.reps.config_id[analysis.ds.rep_index(np.array([rep]))[0]]),
+                                                "?")
     idx = np.flatnonzero((slices.rep == rep) & ~slices.instant)
     t0 = slices.ts[idx].min() if len(idx) else 0
     lanes = [voc.peers[p] for p in ("none", "client", "server")]
@@ -380,7 +473,7 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
     cat_style = {c: fill(i) for i, c in enumerate(voc.categories)}
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(11, 0.5 + 0.32 * y))
-        span_us = (slices.ts[idx].max() + slices.dur[idx].max() - t0) / 1e3 if len(idx) else 1
+        span_us = ((slices.ts[idx] + slices.dur[idx]).max() - t0) / 1e3 if len(idx) else 1
         boxes: dict[str, list] = {}  # category -> its spans' rectangles: one collection each, not a patch per span
         for i in idx.tolist():
             x0, w = (slices.ts[i] - t0) / 1e3, slices.dur[i] / 1e3
@@ -398,12 +491,12 @@ def timeline(analysis: Analysis, rep: int) -> FigureSpec:
         ax.set_ylim(y, -0.3)
         ax.set_yticks([base[p] + depth_max[p] / 2 for p in lanes], [voc.peer_name(p) for p in lanes])
         ax.set_xlabel(f"{'time' if u.is_time else 'count'} since the repetition started ({u.label(1e3)})")
-        ax.set_title(f"Timeline of repetition {rep}")
+        ax.set_title(f"Timeline of repetition {rep}: {_short(config, 70)}")
         used = sorted({voc.categories[c] for c in slices.category[idx] if c >= 0}, key=voc.categories.index)
         ax.legend(handles=[Patch(label=c, **cat_style[c]) for c in used], ncol=len(used),
                   loc="lower center", bbox_to_anchor=(0.5, 1.04), frameon=False)
         ax.grid(axis="y", visible=False)
-    return FigureSpec("timeline", f"Timeline of repetition {rep}",
+    return FigureSpec("timeline", f"Timeline of repetition {rep} ({config})",
                       "Both peers as lanes; steps, crypto operations and I/O nested by depth. "
                       "`tlsbench export --format perfetto` opens the same repetition in a trace viewer.", fig)
 

@@ -3,10 +3,13 @@
 no web fonts; figures are inline SVG, the one script that sorts and filters tables is
 inline and allowed by its hash alone).
 
-Its first screen answers the question: what was measured where, how precisely, and the
-winners with their significance; the configurations that missed the precision target are
-one sortable table, collapsed. A report of a store still being written (a live report,
-`tlsbench run --live-report`) or of a run stopped early says it is partial."""
+Its first screen answers the question (docs/report.md "The first screen"): what was measured
+where (the part, core, clock and library build, or plainly the host), then the cheapest
+configuration of each key-exchange class with what it costs the device's peer, recommended
+suites first and obsolete ones folded away, within a budget when one is given; then the
+winners, crowned only where their lead is clear. Exact values (a device's counts) are shown
+without intervals. A report of a store still being written (a live report, `tlsbench run
+--live-report`) or of a run stopped early says it is partial."""
 from __future__ import annotations
 
 import base64
@@ -14,6 +17,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +29,10 @@ from markupsafe import Markup
 from tlsbench import __version__
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import write_output
+from tlsbench.core.recommendations import OBSOLETE, STATUSES, suite_fields
 from tlsbench.analysis.questions.compare import Comparison, compare
+from tlsbench.analysis.questions.place import place_of
+from tlsbench.analysis.questions.recommend import Budget, DeviceTime, Recommendations, inputs_of, recommend
 from tlsbench.analysis.questions.coverage import excluded_by_reason, reasons_text, unmeasured
 from tlsbench.analysis.questions.device import device_vs_host, identity
 from tlsbench.analysis.questions.libraries import GRANULARITY_MEANING
@@ -35,7 +42,7 @@ from tlsbench.analysis.derive.parallel import map_ordered
 from tlsbench.analysis.results import Analysis
 from tlsbench.analysis.tables import SUITE_COLUMNS, ci_text
 from tlsbench.analysis.stats.stats import N_BOOT, N_BOOT_ROUNDS
-from tlsbench.analysis.units import identical, identity_text
+from tlsbench.analysis.units import TIME, exact_values, identical, identity_text
 from tlsbench.analysis.vocab import vocab
 from tlsbench.report import WINNERS_MODES
 from tlsbench.report.figures import FIGURE_BUILDERS, FigureSpec, inline_svg
@@ -107,19 +114,53 @@ def partial_state(ds: Dataset) -> Partial | None:
     return Partial(status.stored, planned, done, len(status.rounds), pid)
 
 
+# The factors of a matrix of configurations, as the summary counts them: (attribute, noun).
+MATRIX_FACTORS = (("library", "libraries"), ("suite_name", "suites"), ("experiment", "experiments"),
+                  ("grp", "groups"), ("credential", "credentials"), ("record_size", "record sizes"),
+                  ("protocol", "protocols"), ("options", "option sets"), ("link_label", "links"),
+                  ("network_json", "network variants"), ("target", "places (host, device)"),
+                  ("image", "firmware images"), ("collect", "metric twins"))
+# Factors only some configurations have (a device's images, metric twins, experiments, network variants).
+ONLY_SOME = ("experiment", "image", "collect", "network_json")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun if n != 1 else noun.split()[0][:-1]}"
+
+
+def matrix_text(configs: list) -> str:
+    """How the configurations are made of their factors: "8 suites × 2 groups" only when every
+    combination was measured, else the distinct values of each ("127 suites, with 4 credentials
+    among them: not every combination")."""
+    counts = [(attr, len({getattr(c, attr, None) for c in configs} - ({None} if attr in ONLY_SOME else set())), noun)
+              for attr, noun in MATRIX_FACTORS]
+    several = [(a, n, noun) for a, n, noun in counts if n > 1] or [counts[1]]
+    combos = {tuple(getattr(c, a, None) for a, _, _ in several) for c in configs}
+    if len(combos) == math.prod(n for _, n, _ in several) == len(configs):
+        return " × ".join(_count(n, noun) for _, n, noun in several)
+    head, rest = several[0], several[1:]
+    among = f", with {' and '.join(_count(n, noun) for _, n, noun in rest)} among them" if rest else ""
+    return f"{_count(head[1], head[2])}{among}: not every combination"
+
+
+def exact_run(res, unit) -> bool:
+    """Every handshake value of the run is exact (a device's counts): no interval to report."""
+    rows = [r.summary for r in res.rows if r.metric == "handshake_processing" and r.summary.n]
+    return bool(rows) and all(exact_values(s, unit) for s in rows)
+
+
 def _summary(analysis: Analysis) -> dict:
-    """What the first screen says besides the winners: what was measured, where, and how precisely."""
+    """What the first screen says besides the answers: what was measured and how precisely."""
     res, ds = analysis.results, analysis.ds
-    ctx, cfgs = res.context, list(res.configs.values())
+    cfgs = [c for c in res.configs.values() if c.experiment is None]
     plan = json.loads(ds.experiment.get("plan_json") or "{}")
-    host = ctx.host or {}
-    where = ", ".join(str(x) for x in (ds.target or host.get("cpu"), f"{host['cpus']} CPUs" if host.get("cpus") else None,
-                                       f"{host.get('system', '')} {host.get('kernel', '')}".strip() or None) if x)
     distinct = lambda attr: sorted({str(getattr(c, attr, "")) for c in cfgs} - {"", "None"})  # noqa: E731
     check = res.precision
     widths = np.array([w for w in (check.half_widths if check else []) if math.isfinite(w)])
-    return {"suites": distinct("suite_name"), "groups": distinct("grp"), "credentials": distinct("credential"),
-            "transports": distinct("transport"), "rounds": plan.get("rounds"), "adaptive": bool(plan.get("precision")), "where": where or "this host",
+    return {"matrix": matrix_text(cfgs) if cfgs else "", "transports": distinct("transport"),
+            "rounds": plan.get("rounds"), "adaptive": bool(plan.get("precision")), "exact": exact_run(res, ds.unit),
+            "fewest": min((r.summary.n for r in res.rows if r.metric == "handshake_processing" and r.summary.n),
+                          default=0),
             "check": check, "median_width": float(np.median(widths)) if len(widths) else math.nan,
             "worst_width": float(widths.max()) if len(widths) else math.nan, "partial": partial_state(ds),
             "unmeasured": unmeasured(ds.skipped, res.configs, res.exclusions, res.config_labels),
@@ -135,10 +176,18 @@ def _misses(analysis: Analysis) -> list[dict]:
                    for cid, why in sorted(res.no_data.items(), key=lambda kv: res.config_labels[kv[0]])]
 
 
-def _spread(s) -> str:
+@jinja2.pass_context
+def _spread(ctx, s) -> str:
     """A median's interval as ±%, or why there is none: "n = 1: no interval", "identical in
-    n repetitions" (a device's deterministic counts)."""
-    return "–" if s is None else identity_text(s) if identical(s) else ci_text(s)
+    n repetitions", "exact (one count)" (a device's deterministic counts)."""
+    unit = ctx.get("u") or TIME
+    if s is None:
+        return "–"
+    if identical(s):
+        return identity_text(s, unit)
+    if not unit.is_time and not s.has_interval and s.median:  # a few counts: their range, not an interval
+        return f"range ±{100 * (s.max - s.min) / 2 / abs(s.median):.2f}%"
+    return ci_text(s)
 
 
 @functools.cache  # one environment: each template compiled once
@@ -150,7 +199,7 @@ def _env() -> jinja2.Environment:
     env.filters["pct"] = lambda x: "–" if not math.isfinite(x) else f"±{x:.1f}%"
     env.filters["ci"] = _spread
     env.filters["scale"] = lambda x, s: x / s if x is not None and math.isfinite(x) else math.nan
-    env.globals.update(identical=identical, identity_text=identity_text)
+    env.globals.update(identical=identical, identity_text=identity_text, exact_values=exact_values)
     return env
 
 
@@ -158,10 +207,12 @@ class ReportError(UserError):
     """Two experiments that cannot be set side by side as asked."""
 
 
-def _suite_rows(analysis: Analysis) -> list[dict]:
+def _suite_rows(analysis: Analysis, statuses: dict[int, str]) -> list[dict]:
+    """The per-configuration table's rows: recommended suites first, then the others, then the
+    obsolete ones (folded away by the template)."""
     res = analysis.results
     rows = []
-    order = sorted(res.configs, key=lambda c: res.config_labels[c])
+    order = sorted(res.configs, key=lambda c: (STATUSES.index(statuses[c]), res.config_labels[c]))
     for cid in order:
         cells = []
         for _, metric, peer, scale, unit in SUITE_COLUMNS:
@@ -169,7 +220,7 @@ def _suite_rows(analysis: Analysis) -> list[dict]:
             cells.append((row.summary if row else None, scale))
         share = res.find(cid, "io_share", "none")
         client = res.find(cid, "handshake_processing", "client")
-        rows.append({"config": res.config_labels[cid], "cfg": res.configs[cid], "cells": cells,
+        rows.append({"config": res.config_labels[cid], "cfg": res.configs[cid], "cells": cells, "status": statuses[cid],
                      "no_data": res.no_data.get(cid, ""),
                      "round_spread": client.summary.round_spread_pct if client else math.nan,
                      "used": analysis.samples.used_reps.get(cid, 0), "excluded": analysis.samples.excluded_reps.get(cid, 0),
@@ -216,8 +267,10 @@ def _med(row) -> float:
     return row.summary.median if row else math.nan
 
 
-def _step_tables(analysis: Analysis) -> list[dict]:
-    """Per configuration: step and crypto rows, in the spec's label order."""
+def _step_tables(analysis: Analysis, statuses: dict[int, str]) -> list[dict]:
+    """Per configuration but the obsolete ones (their per-step values would be most of a
+    default report's bytes; every export has them): step and crypto rows, in the spec's
+    label order."""
     res, voc = analysis.results, vocab()
     order_of = {lab: i for i, lab in enumerate(sorted(voc.label_name))}
     out = []
@@ -229,6 +282,8 @@ def _step_tables(analysis: Analysis) -> list[dict]:
         if r.metric in ("step", "crypto", "handshake_processing", "handshake_overhead"):
             by_config.setdefault(r.config_id, []).append(r)
     for cid in sorted(res.configs, key=by_library):
+        if statuses[cid] == OBSOLETE:
+            continue
         rows = by_config.get(cid, [])
         rows.sort(key=lambda r: (r.peer, ("handshake_processing", "step", "crypto", "handshake_overhead").index(r.metric),
                                  order_of.get(voc.label_id.get(r.label, -1), -1)))
@@ -245,11 +300,55 @@ def _sched_section(analysis: Analysis) -> dict | None:
     return {"res": res, "missing_text": sched_view.missing_text(res), "columns": sched_view.TABLE}
 
 
+def device_time(analysis: Analysis, energy: dict | None) -> DeviceTime | None:
+    """How a device run's counts become the part's ms and mJ on the first screen: the energy
+    section's profile (count × CPI ÷ f), None without one or on the host. (The one place the
+    cycle model of a board replaces, once boards are declared.)"""
+    op = energy["res"].profile if energy else None
+    unit = analysis.ds.unit
+    if op is None or unit.is_time:
+        return None
+    try:
+        per_unit = op.seconds_per(unit)[0]
+    except UserError:
+        return None  # a profile without a CPI: the energy section says why
+    rows = energy["res"]
+
+    def joules(config_id: int, peer: str) -> float | None:
+        row = rows.find(config_id, "handshake", peer, "", op.label)
+        return row.summary.median if row else None
+    how = f"count ÷ {op.frequency_mhz:g} MHz" if unit.noun == "cycles" else \
+        f"count × CPI {op.cpi:g} ÷ {op.frequency_mhz:g} MHz (the CPI an assumption of the profile)"
+    return DeviceTime(f"{op.label}: {how}", per_unit, None, joules)
+
+
+def _host_memory(beyond: dict | None) -> dict[tuple[str, str], int] | None:
+    """(configuration key, peer) -> heap peak + stack peak in bytes, from a host run's memory
+    twins (metrics heap, stack), the most over the repetitions."""
+    heap: dict[tuple[str, str], int] = {}
+    stack: dict[tuple[str, str], int] = {}
+    for r in beyond["res"].rows if beyond else []:
+        key = (r.config_key, r.peer)
+        if r.metric == "heap_peak" and r.slice in ("handshake", "connected"):
+            heap[key] = max(heap.get(key, 0), int(r.summary.max))
+        elif r.metric == "stack_peak":
+            stack[key] = max(stack.get(key, 0), int(r.summary.max))
+    return {k: v + stack.get(k, 0) for k, v in heap.items()} or None
+
+
+def answer(analysis: Analysis, budget: Budget = Budget(), role: str = "client", energy: dict | None = None,
+           beyond: dict | None = None) -> Recommendations:
+    """The recommendations per key-exchange class the first screen shows."""
+    return recommend(inputs_of(analysis, _host_memory(beyond)), role, budget, device_time(analysis, energy))
+
+
 def build_html(analysis: Analysis, comparison: Comparison | None = None, figures: list | None = None,
-               winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None) -> str:
+               winners: str = WINNERS_MODES[0], energy: dict | None = None, predict: dict | None = None,
+               budget: Budget = Budget(), role: str = "client") -> str:
     """The report as one HTML string; `winners` picks the winners sections (WINNERS_MODES);
     `energy` is the energy section (report/energy.py html_section), `predict` the
-    predictions' (report/predict.py html_section), None for none."""
+    predictions' (report/predict.py html_section), None for none; `budget` and `role`: the
+    first screen's recommendations (the part's budget, the device's peer)."""
     res = analysis.results
     drawn = _figures(analysis, res.context.seed) if figures is None else (_figure(f) for f in figures)
     overhead = [r.summary.median for r in res.rows if r.metric == "handshake_overhead"]
@@ -258,11 +357,18 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
     tpl = _env().get_template("report.html.j2")
     network = network_section(analysis)
     script, script_source = _script()
+    beyond = metrics_section(analysis.ds, ctx.seed)
+    recommended = answer(analysis, budget, role, energy, beyond)
+    statuses = _by_status(analysis, recommended)
+    place = place_of(analysis.ds, ctx.libraries, res.device, recommended.device_time.label
+                     if recommended.device_time else "")
     page = tpl.render(
+        answer=recommended, place=place,
         summary=_summary(analysis), misses=_misses(analysis), script=script, script_source=script_source,
         network=network["rows"], network_figures=[_figure(f) for f in network["figures"]],
-        r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis),
-        step_tables=_step_tables(analysis), metrics={m.name: m for m in METRICS},
+        r=res, ctx=ctx, a=analysis, hello=hello, suite_columns=SUITE_COLUMNS, suites=_suite_rows(analysis, statuses),
+        step_tables=_step_tables(analysis, statuses), steps_left_out=list(statuses.values()).count(OBSOLETE),
+        metrics={m.name: m for m in METRICS},
         figures=FIGURES_HERE,
         overhead_median_ns=float(np.median(overhead)) if overhead else math.nan,
         comparison=comparison, labels=res.config_labels, version=__version__, n_boot=N_BOOT,
@@ -272,18 +378,53 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
-        beyond=metrics_section(analysis.ds, ctx.seed),
+        beyond=beyond,
     )
-    return page.replace(FIGURES_HERE, _env().get_template("figures.html.j2").render(figures=list(drawn)), 1)
+    drawn = list(drawn)
+    defs, drawn = shared_patterns(drawn)
+    return page.replace(FIGURES_HERE, _env().get_template("figures.html.j2").render(figures=drawn, defs=defs), 1)
+
+
+_PATTERN = re.compile(r'<pattern id="([^"]+)"(.*?)</pattern>', re.S)
+
+
+def shared_patterns(drawn: list[dict]) -> tuple[Markup, list[dict]]:
+    """Every figure's hatch patterns defined once in the page (matplotlib writes each into
+    every figure that uses it; a dotted one is 250 KB), the figures' references pointing there:
+    one hidden SVG of <defs> before the figures, ids by content."""
+    defs: dict[str, str] = {}
+    out = []
+    for f in drawn:
+        svg = str(f["svg"])
+        renamed: dict[str, str] = {}
+        for own, body in _PATTERN.findall(svg):
+            shared = "hatch-" + hashlib.sha1(body.encode()).hexdigest()[:10]
+            defs.setdefault(shared, f'<pattern id="{shared}"{body}</pattern>')
+            renamed[own] = shared
+        if renamed:
+            svg = _PATTERN.sub("", svg)
+            svg = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{renamed.get(m.group(1), m.group(1))})", svg)
+        out.append({**f, "svg": Markup(svg)})
+    if not defs:
+        return Markup(""), out
+    return Markup('<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>'
+                  + "".join(defs.values()) + "</defs></svg>"), out
+
+
+def _by_status(analysis: Analysis, recommended: Recommendations) -> dict[int, str]:
+    """config id -> its status name, for the per-configuration table's order and folding."""
+    policy = recommended.policy
+    return {cid: policy.status(suite_fields(c)).name for cid, c in analysis.results.configs.items()}
 
 
 def write_report(analysis: Analysis, out: str | Path, comparison: Comparison | None = None,
                  winners: str = WINNERS_MODES[0], energy: dict | None = None, where: str = "--out",
-                 predict: dict | None = None) -> Path:
+                 predict: dict | None = None, budget: Budget = Budget(), role: str = "client") -> Path:
     """Writes the report (files.write_output: a file atomically, a device or FIFO through, `-`
     standard output); a failure leaves no truncated file;
     `where` names the option that writes it elsewhere."""
-    return write_output(out, build_html(analysis, comparison, winners=winners, energy=energy, predict=predict), where)
+    return write_output(out, build_html(analysis, comparison, winners=winners, energy=energy, predict=predict,
+                                        budget=budget, role=role), where)
 
 
 def set_beside(analysis: Analysis, other: Analysis) -> Comparison | None:
@@ -304,12 +445,14 @@ def set_beside(analysis: Analysis, other: Analysis) -> Comparison | None:
 
 
 def write_html(analysis: Analysis, target: Path, other: Analysis | None = None, winners: str = WINNERS_MODES[0],
-               profile: str | None = None, where: str = "--out", predictions: PredictResults | None = None) -> Path:
+               profile: str | None = None, where: str = "--out", predictions: PredictResults | None = None,
+               budget: Budget = Budget(), role: str = "client") -> Path:
     """The HTML report of an analysed experiment: with a B/A section when `other` is given;
     `winners`: both, overall or per-library winners sections; an energy section when the
-    store holds a capture or a power `profile` is named. `where`: how to write it elsewhere,
-    for the message when it cannot be written."""
+    store holds a capture or a power `profile` is named; `budget`, `role`: the first screen's
+    recommendations. `where`: how to write it elsewhere, for the message when it cannot be
+    written."""
     comparison = set_beside(analysis, other) if other else None
     analysis.results.comparison = comparison
     return write_report(analysis, target, comparison, winners, html_section(analysis, profile), where,
-                        predict_section(predictions))
+                        predict_section(predictions), budget, role)

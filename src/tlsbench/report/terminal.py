@@ -13,8 +13,10 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
+from rich.text import Text
 
 from tlsbench.analysis.questions.coverage import Coverage, Unmeasured, reasons_text
+from tlsbench.analysis.stats.stats import NOISE_FLOOR, cis_overlap
 from tlsbench.run.controller import RunSummary, budget_text
 from tlsbench.run.exchange import AgentRef
 from tlsbench.store.progress import ExperimentStatus
@@ -22,6 +24,65 @@ from tlsbench.store.progress import ExperimentStatus
 SUITE_COLUMNS = ("name", "key_exchange", "authentication", "cipher", "mac")
 # HELLO fields that say which build an agent is (for `tlsbench suites --json`).
 AGENT_FACTS = ("agent", "library", "library_name", "library_version", "step_granularity")
+
+
+class working:
+    """A line on standard error saying what a command of more than a moment is doing
+    (`update(...)` as it goes on), erased when it is done; nothing where standard error is not
+    a terminal. No spinner: an animating thread would keep the analysis from forking its
+    workers (analysis/derive/parallel.py works alone beside another thread)."""
+
+    def __init__(self, what: str):
+        self.console = Console(stderr=True)
+        self.update(what)
+
+    def update(self, what: str) -> None:
+        if self.console.is_terminal:
+            self.console.file.write(f"\r\x1b[2K{what[:max(self.console.width - 2, 10)]}…")
+            self.console.file.flush()
+
+    def __enter__(self) -> "working":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.console.is_terminal:
+            self.console.file.write("\r\x1b[2K")
+            self.console.file.flush()
+
+
+LONGEST_WORD = 48  # a terminal table keeps words up to this long whole (suite names)
+
+
+def show(console: Console, table: Table) -> None:
+    """A table as it fits where it goes: at a terminal wide enough for its longest words, the
+    table wrapped to the width (a cell folds onto more lines, a word is never cut to "P…");
+    elsewhere (a pipe, a file, a log, a narrow terminal) plain aligned lines, one a row, never
+    cut, so that `tlsbench suites | grep CCM-8` finds whole names."""
+    if console.is_terminal:
+        for column in table.columns:
+            words = [w for c in (column.header, *column.cells) for w in _plain(c).split()]
+            column.min_width = max(column.min_width or 0, min(LONGEST_WORD, max(map(len, words), default=1)))
+            column.overflow = "fold"
+        if sum(c.min_width for c in table.columns) + 2 * len(table.columns) <= console.width:
+            console.print(table)
+            return
+    cells = [[_plain(c) for c in column.cells] for column in table.columns]
+    rows = [[_plain(c.header) for c in table.columns], *zip(*cells)] if table.show_header else list(zip(*cells))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(table.columns))]
+    right = [c.justify == "right" for c in table.columns]
+    if table.title:
+        console.out(_plain(table.title), highlight=False)
+    for r in rows:
+        line = "  ".join(v.rjust(w) if rj else v.ljust(w) for v, w, rj in zip(r, widths, right))
+        console.out(line.rstrip(), highlight=False)
+    if table.caption:
+        console.out(_plain(table.caption), highlight=False)
+
+
+def _plain(cell: Any) -> str:
+    """A cell's text without its markup or style, on one line."""
+    text = cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
+    return " ".join(text.split())
 
 
 def agent_facts(hello: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,12 +110,17 @@ def suites_table(hello: Mapping[str, Any], suites: Sequence[Mapping[str, Any]]) 
     return table
 
 
+# What the progress bar's other columns need at the least (bar, done/total, elapsed, ETA):
+# the description gets the rest of the line, so at 80 columns every number stays whole.
+PROGRESS_COLUMNS = 50
+
+
 class ProgressObserver:
     """A progress bar with ETA and the configuration being measured."""
 
     def __init__(self, console: Console):
         self.console = console
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(bar_width=10), MofNCompleteColumn(),
                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                  console=console, transient=False)
         self.task = None
@@ -75,13 +141,15 @@ class ProgressObserver:
 
     def batch(self, config: str, round: int, first_index: int, count: int) -> None:
         what = " ".join(config.split("|")[:2])  # library and suite: rounds interleave libraries
-        self.progress.update(self.task, description=f"round {round + 1} {what[:56]:<56}")
+        room = max(12, min(56, self.console.width - PROGRESS_COLUMNS))  # the counts and ETA keep their room
+        text = f"round {round + 1} {what}"
+        self.progress.update(self.task, description=f"{text[:room - 1] + '…' if len(text) > room else text:<{room}}")
 
     def stored(self, config: str, idx: int, status: str, agent: AgentRef) -> None:
         self.progress.advance(self.task)
 
     def note(self, message: str) -> None:
-        self.console.print(message, style="yellow", markup=False, highlight=False)
+        self.console.print(message, style="yellow", markup=False, highlight=False, soft_wrap=True)  # one line a note
 
     def extend(self, extra: int) -> None:
         task = next(t for t in self.progress.tasks if t.id == self.task)
@@ -94,7 +162,8 @@ def print_summary(console: Console, summary: RunSummary, resume_command: str, co
     for why, names in _by_reason(coverage.unmeasured).items():
         console.print(f"[yellow]not measured[/] ({escape(why)}): {escape(', '.join(names))}")
     console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
-                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}")
+                  f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}",
+                  soft_wrap=True)  # a path is never broken in a log
     if coverage.excluded:
         console.print(f"[yellow]excluded from statistics:[/] {sum(coverage.excluded.values())} of {coverage.stored} "
                       f"stored repetitions ({escape(reasons_text(coverage.excluded))})")
@@ -234,9 +303,10 @@ def energy_table(sources: Sequence[str], rows: Sequence[Any], label: Callable[[i
     for r in shown:
         s = r.summary
         scale, unit = _si(s.median)
+        interval = (f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]", f"±{s.median_ci_pct:.1f}%") \
+            if s.has_interval else (s.interval_note, "–")  # n = 1: no interval, never "±nan%"
         t.add_row(escape(label(r.config_id)), r.peer, r.kind, r.label, escape(r.source), str(s.n),
-                  f"{s.median / scale:,.4g} {unit}", f"[{s.median_ci[0] / scale:,.4g}, {s.median_ci[1] / scale:,.4g}]",
-                  f"±{s.median_ci_pct:.1f}%")
+                  f"{s.median / scale:,.4g} {unit}", *interval)
     return t
 
 
@@ -339,3 +409,66 @@ def validation_table(result) -> list[Any]:  # app.validate.Validation
     if calibrated:
         out.append(f"calibration rows (one per core, not counted above): {', '.join(calibrated)}")
     return out
+
+
+# ---------------------------------------------------------------------- the answer first
+ANSWER_ROWS = 12  # more configurations than this: the cheapest of each key-exchange class only
+
+
+def answer_table(rec: Any, place: Any) -> Table:  # (recommend.Recommendations, place.Place)
+    """The first screen in the terminal (what `tlsbench run` prints before the report's path,
+    as hyperfine puts the answer first): where it was measured, then each configuration
+    (or, for many, the cheapest of each key-exchange class) with what the device's peer
+    pays, cheapest first, and how many times more the others cost."""
+    u = rec.unit
+    picks = [row.pick for row in rec.classes if row.pick is not None]
+    with_cost = [c for c in rec.candidates if c.cost is not None and c.cost.n]
+    rows = sorted(with_cost if len(with_cost) <= ANSWER_ROWS else picks, key=lambda c: c.cost.median)
+    every = len(rows) == len(with_cost)
+    title = (f"{'Every configuration' if every else 'The cheapest configuration of each key-exchange class'}: "
+             f"{rec.role} handshake processing · {place.headline}")
+    table = Table(title=escape(title), box=None,
+                  caption=escape(_answer_caption(rec, every, len(with_cost))) or None)
+    table.add_column("configuration")
+    table.add_column("class, status")
+    table.add_column(f"{rec.role} ({u.label(1e6)})", justify="right")
+    table.add_column("× cheapest", justify="right")
+    for title_, on in (("ms (estimate)", rec.device_time and not u.is_time), ("RAM KiB", any(c.ram for c in rows)),
+                       ("bytes", any(c.wire for c in rows))):
+        if on:
+            table.add_column(title_, justify="right")
+    best = rows[0] if rows else None
+    for c in rows:
+        value = f"{c.cost.median / 1e6:,.3f} {_spread_word(c, u)}"
+        times = "1" if c is best else f"{c.cost.median / best.cost.median:,.2f}{_apart(best.cost, c.cost)}"
+        extra = [f"{c.ms:,.1f}" if c.ms is not None else "–"] if rec.device_time and not u.is_time else []
+        extra += [f"{c.ram / 1024:,.1f}" if c.ram else "–"] if any(x.ram for x in rows) else []
+        extra += [f"{c.wire:,.0f}" if c.wire else "–"] if any(x.wire for x in rows) else []
+        table.add_row(escape(c.label), escape(f"{c.cls or 'obsolete key exchange'}, {c.status.name}"), value, times,
+                      *extra)
+    return table
+
+
+def _apart(best: Any, other: Any) -> str:  # (Summary, Summary)
+    """" (within noise)" when the cheapest does not clearly lead: intervals that overlap, or
+    values without one within the noise floor."""
+    if best.has_interval and other.has_interval:
+        return " (within noise)" if cis_overlap(best.median_ci, other.median_ci) else ""
+    return " (within 1%)" if other.median < best.median * (1 + NOISE_FLOOR) else ""
+
+
+def _spread_word(c: Any, u: Any) -> str:
+    s = c.cost
+    if c.exact:
+        return "exact" if s.n == 1 else f"identical in {s.n}"
+    if s.has_interval:
+        return f"±{s.median_ci_pct:.1f}%"
+    return f"n={s.n}, no interval"
+
+
+def _answer_caption(rec: Any, every: bool, total: int) -> str:
+    what = (f"counts of {rec.unit.noun}, not times: exact for each repetition (random keys and nonces move a "
+            "count by about 1% at most between repetitions)" if not rec.unit.is_time
+            else "medians with their 95% interval; this host's times, not a device's")
+    rest = "" if every else f"; all {total} configurations are in the report"
+    return f"{what}{rest}"

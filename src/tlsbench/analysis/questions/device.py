@@ -264,15 +264,23 @@ def _records(ds: Dataset, pos: int) -> np.ndarray:
 # ---------------------------------------------------------------- does it fit
 @dataclass(frozen=True)
 class Budget:
-    """A part's RAM and flash in KiB (report --budget ram_kb=32,flash_kb=256): what one peer of a
-    configuration must fit in, the device running that peer alone."""
+    """What a part offers (`report --budget ram_kb=32,flash_kb=256,ms=500`): the RAM and flash
+    one peer of a configuration must fit in (the device runs that peer alone), and the ms of its
+    handshake processing (the first screen's recommendations)."""
 
     ram_kb: float | None = None
     flash_kb: float | None = None
+    ms: float | None = None
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.ram_kb, self.flash_kb, self.ms))
 
     def __str__(self) -> str:
         return ", ".join(f"{name} {value:g} KiB" for name, value in (("RAM", self.ram_kb), ("flash", self.flash_kb))
                          if value is not None)
+
+    def text(self) -> str:
+        return ", ".join(f"{k} ≤ {v:g}" for k, v in vars(self).items() if v is not None)
 
 
 @dataclass(frozen=True)
@@ -286,10 +294,22 @@ class Fit:
     verdict: str  # "fits", or what exceeds the budget and by how much
 
 
-def fit(values: dict[str, Bytes], library: dict[str, int], shared: int, budget: Budget) -> Fit:
+def peer_needs(values: dict[str, Bytes], library: dict[str, int], shared: int) -> tuple[int, int]:
+    """The RAM and flash one peer needs on the part (bytes): the library's static RAM, its heap
+    peak (handshake or connected, the larger), the heap neither peer owns and its stack; the
+    library's flash (the link map's: harness and C runtime apart)."""
     heap = max((values[k].most for k in ("HEAP_PEAK_HANDSHAKE", "HEAP_PEAK_CONNECTED") if k in values), default=0)
     stack = values["STACK_HIGH_WATER"].most if "STACK_HIGH_WATER" in values else 0
-    ram, flash = library.get("ram", 0) + heap + shared + stack, library.get("flash", 0)
+    return library.get("ram", 0) + heap + shared + stack, library.get("flash", 0)
+
+
+def library_bytes(device: "DeviceResults") -> dict[str, int]:
+    """The library's own flash and static RAM in the counting image (builder/footprint.py)."""
+    return next((im.parts.get("library", {}) for im in device.images if im.variant == "counting"), {})
+
+
+def fit(values: dict[str, Bytes], library: dict[str, int], shared: int, budget: Budget) -> Fit:
+    ram, flash = peer_needs(values, library, shared)
     over = [f"{what} {need / 1024:,.1f} KiB > {limit:g}" for what, need, limit in
             (("RAM", ram, budget.ram_kb), ("flash", flash, budget.flash_kb)) if limit is not None and need > limit * 1024]
     return Fit(ram, flash, "; ".join(over) if over else "fits")
@@ -297,7 +317,7 @@ def fit(values: dict[str, Bytes], library: dict[str, int], shared: int, budget: 
 
 def apply_budget(device: "DeviceResults", budget: Budget) -> None:
     """Each footprint row's fit against the budget, from the counting image's library bytes."""
-    library = next((im.parts.get("library", {}) for im in device.images if im.variant == "counting"), {})
+    library = library_bytes(device)
     device.budget = budget
     if device.footprint:
         shared = device.footprint.shared.most if device.footprint.shared else 0

@@ -202,6 +202,6 @@ def analyze_libraries(measured: Measured, seed: int, no_data: dict[int, str] | N
         libs.comparisons = compare_libraries(measured, libs, seed)
         of_library = configs_by_library(measured.ds.configs)
         libs.winners = {lib: find_winners(measured.labels, measured.samples.answers, seed, among=of_library[lib],
-                                          no_data=no_data)
+                                          no_data=no_data, unit=measured.ds.unit)
                         for lib in order}
     return libs

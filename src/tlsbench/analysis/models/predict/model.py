@@ -194,9 +194,17 @@ def rank(predictions: Sequence[Prediction], by: str = "duration") -> list[Ranked
     usable.sort(key=lambda p: summary(p).median)  # type: ignore[union-attr]
     out: list[Ranked] = []
     for i, p in enumerate(usable):
-        tied = bool(i) and cis_overlap(summary(usable[i - 1]).median_ci, summary(p).median_ci)  # type: ignore[union-attr]
+        tied = bool(i) and _tied(summary(usable[i - 1]), summary(p))  # type: ignore[arg-type]
         out.append(Ranked(out[-1].rank if tied else i + 1, tied, p))
     return out
+
+
+def _tied(a: Summary, b: Summary) -> bool:
+    """Overlapping intervals tie; without an interval (one value, a device's exact count) only
+    equal values do: 130 and 217 ms are never "=1"."""
+    if a.has_interval and b.has_interval:
+        return cis_overlap(a.median_ci, b.median_ci)
+    return a.median == b.median
 
 
 def warnings_for(link: Link, predictions: Sequence[Prediction], opts: Options) -> list[str]:

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`tlsbench plan show`: a plan resolved against the agents' and the device's offers without
+running it (the configurations it means, the cells that fall out), and how long it will take."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from tlsbench.app.device import query_device
+from tlsbench.app.run import BUILDABLE
+from tlsbench.plan.configs import Resolution
+from tlsbench.plan.estimate import Estimate, estimate
+from tlsbench.plan.model import LoadedPlan
+from tlsbench.plan.resolve import DeviceOffer, resolve
+from tlsbench.run.agents import query_suites
+from tlsbench.run.timeouts import Timeouts
+
+
+@dataclass(frozen=True)
+class Resolved:
+    resolution: Resolution
+    estimate: Estimate | None  # None: not estimated (a plan over emulated links)
+
+
+def resolve_offline(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeouts,
+                    progress: Callable[[str], None] = lambda message: None) -> Resolved:
+    """The plan against what its agents offer (each started for its HELLO and SUITES, the
+    device's firmware booted, built first if it is not yet), nothing stored."""
+    plan = loaded.plan
+    host = plan.device is None or plan.device.host
+    greetings = {lib: query_suites(lib, agent_dir, timeouts, BUILDABLE) for lib in plan.libraries} if host else {}
+    offer = None
+    if plan.device is not None:
+        hello, suites = query_device(plan.device, progress, timeouts)
+        images = plan.device.images if plan.device.target else (str(hello["device"]["image"]["variant"]),)
+        offer = DeviceOffer(str(hello.get("library", "?")), str(hello["device"]["target"]), suites, images)
+    resolution = resolve(loaded, {lib: s for lib, (_, s) in greetings.items()},
+                         {lib: h for lib, (h, _) in greetings.items()}, offer)
+    return Resolved(resolution, estimate(plan, resolution.configs))

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Terminal output that fits: tables whole in a pipe and readable at 80 columns, a progress
+line whose numbers stay whole at 80 columns, -o never taken for a file."""
+from __future__ import annotations
+
+import io
+import re
+
+from click.testing import CliRunner
+from rich.console import Console
+from rich.table import Table
+
+from analysis_support import GOLDEN_DB
+from tlsbench.cli import main
+from tlsbench.report import terminal
+
+LONG = "TLS-ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256"
+
+
+def _table() -> Table:
+    t = Table(title="suites", caption="2 of 2")
+    t.add_column("id", justify="right", no_wrap=True)
+    for col in ("name", "key_exchange", "authentication", "cipher", "credentials"):
+        t.add_column(col)
+    t.add_row("0xCCA9", LONG, "ECDHE", "ECDSA", "CHACHA20-POLY1305", "ecdsa-p256, ecdsa-p384")
+    t.add_row("0xC0A8", "TLS-PSK-WITH-AES-128-CCM-8", "PSK", "PSK", "AES-128-CCM-8", "[red]psk[/]")
+    return t
+
+
+def _shown(terminal_: bool, width: int) -> str:
+    out = io.StringIO()
+    terminal.show(Console(file=out, width=width, force_terminal=terminal_, color_system=None), _table())
+    return out.getvalue()
+
+
+def test_a_piped_table_is_plain_lines_with_whole_names():
+    text = _shown(False, 80)
+    rows = [line for line in text.splitlines() if "0x" in line]
+    assert len(rows) == 2 and LONG in rows[0] and "ecdsa-p256, ecdsa-p384" in rows[0] and "…" not in text
+    assert rows[1].split()[:2] == ["0xC0A8", "TLS-PSK-WITH-AES-128-CCM-8"] and "[red]" not in text
+    assert text.splitlines()[0] == "suites" and text.splitlines()[-1] == "2 of 2"
+
+
+def test_a_terminal_table_never_cuts_a_word():
+    """Wide enough for its longest words: the table, within the width; narrower: a row a line
+    (the terminal wraps it), never "P…"."""
+    wide = _shown(True, 200)
+    assert "…" not in wide and LONG in wide and max(map(len, wide.splitlines())) <= 200 and "━" in wide
+    narrow = _shown(True, 80)
+    assert "…" not in narrow and any(LONG in line and "ecdsa-p256, ecdsa-p384" in line for line in narrow.splitlines())
+
+
+def test_the_progress_line_keeps_its_numbers_at_80_columns():
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    bar = terminal.ProgressObserver(console)
+    bar.start(7620, 0, 127)
+    bar.batch(f"mbedtls|{LONG}|ecdsa-p256", 95, 0, 60)
+    for _ in range(3):
+        bar.stored("x", 0, "ok", None)
+    bar.progress.refresh()
+    bar.progress.stop()
+    line = [l for l in out.getvalue().splitlines() if "round 96" in l][-1]
+    assert len(line) <= 80 and re.search(r"3/7620", line) and "ETA" in line
+
+
+def test_output_option_refuses_a_file_name(tmp_path):
+    out = CliRunner().invoke(main, ["report", str(GOLDEN_DB), "-o", str(tmp_path / "rep.html")])
+    assert out.exit_code == 2 and "--out FILE" in out.output and not list(tmp_path.iterdir())
