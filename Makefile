@@ -11,15 +11,17 @@ RESULTS ?= results
 
 .PHONY: run test deps agent firmware libs link test-agent test-link test-host bench clean
 
-# Builds only what the default plan needs: its mbed TLS is Debian 12's, so no library version is
-# built from Debian 13 sources first (minutes on a fresh machine); `make run LIBRARIES=all` does.
+# Builds only what the plan needs: the default (the device, src/tlsbench/plans/device.toml)
+# builds its firmware on demand; a host plan (PLAN=default, or a file) needs the agents and the
+# link emulator, built with Debian 12's mbed TLS only (`make run LIBRARIES=all` builds every
+# library version from Debian 13 sources first: minutes on a fresh machine).
 run: LIBRARIES = none
-run: agent link
+run: deps $(if $(PLAN),agent link)
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
 
 test: test-agent test-link test-host
 
-deps: $(VENV)/.installed .venv-labgrid/.installed
+deps: $(VENV)/.installed
 	@scripts/install-deps.sh
 
 # labgrid (docs/fleet.md) in an environment of its own: it brings its own pyserial fork and
@@ -81,7 +83,7 @@ test-agent: agent firmware
 test-link: link
 	ctest --test-dir $(LINK) --output-on-failure
 
-test-host: agent link
+test-host: agent link .venv-labgrid/.installed
 	$(BIN)/pytest -q
 
 bench: agent link

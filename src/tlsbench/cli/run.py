@@ -169,12 +169,13 @@ def _quick(plan_file: str | None, suites: tuple[str, ...], library: str | None, 
 def _print_answer(analysis) -> None:  # (Analysis)
     """The answer before the report's path: the first screen's table."""
     from tlsbench.analysis.questions.place import place_of
+    from tlsbench.report.energy import html_section
     from tlsbench.report.html import answer
 
     if analysis.results.configs:
         res = analysis.results
-        views.show(console, views.answer_table(answer(analysis), place_of(analysis.ds, res.context.libraries,
-                                                                          res.device)))
+        recommended = answer(analysis, energy=html_section(analysis))  # the plan's board: ms and mJ (estimate)
+        views.show(console, views.answer_table(recommended, place_of(analysis.ds, res.context.libraries, res.device)))
 
 
 @click.command()

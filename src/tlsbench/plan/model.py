@@ -25,7 +25,7 @@ from tlsbench.core.validation import Strict, UserPath, dotted, no_duplicates, pr
 from tlsbench.core.validation import as_list as _as_list
 from tlsbench.core.validation import spec_name as _spec_name
 
-DEFAULT_PLAN = "default.toml"  # package data: src/tlsbench/plans/
+DEFAULT_PLAN = "device.toml"  # package data: src/tlsbench/plans/ (`make run`; this host's times: `run default`)
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
 U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10

@@ -301,25 +301,26 @@ def _sched_section(analysis: Analysis) -> dict | None:
 
 
 def device_time(analysis: Analysis, energy: dict | None) -> DeviceTime | None:
-    """How a device run's counts become the part's ms and mJ on the first screen: the energy
-    section's profile (count × CPI ÷ f), None without one or on the host. (The one place the
-    cycle model of a board replaces, once boards are declared.)"""
+    """How a device run's counts become the part's ms and mJ on the first screen: the one
+    conversion (analysis/models/conversion.py) on the energy section's board or profile; None
+    without one, or on the host."""
+    from tlsbench.analysis.models.conversion import conversion, counted_cpu
+
     op = energy["res"].profile if energy else None
     unit = analysis.ds.unit
     if op is None or unit.is_time:
         return None
     try:
-        per_unit = op.seconds_per(unit)[0]
+        converted = conversion(unit, op, cpu=counted_cpu(analysis.ds))
     except UserError:
-        return None  # a profile without a CPI: the energy section says why
+        return None  # the energy section says why
     rows = energy["res"]
 
     def joules(config_id: int, peer: str) -> float | None:
         row = rows.find(config_id, "handshake", peer, "", op.label)
         return row.summary.median if row else None
-    how = f"count ÷ {op.frequency_mhz:g} MHz" if unit.noun == "cycles" else \
-        f"count × CPI {op.cpi:g} ÷ {op.frequency_mhz:g} MHz (the CPI an assumption of the profile)"
-    return DeviceTime(f"{op.label}: {how}", per_unit, None, joules)
+    band = converted.band.worst * 100 if converted.band else None  # shown as ± the worst measured error
+    return DeviceTime(f"estimate, {converted.basis}", converted.processing_s, band, joules)
 
 
 def _host_memory(beyond: dict | None) -> dict[tuple[str, str], int] | None:

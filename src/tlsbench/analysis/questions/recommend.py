@@ -63,9 +63,9 @@ def parse_budget(text: str | None) -> Budget:
 @dataclass(frozen=True)
 class DeviceTime:
     """How a device's count becomes the part's time and energy: an estimate, always labelled
-    (the energy profile's count × CPI ÷ f today; the cycle model of a board once declared)."""
+    (the one conversion's basis: a board's cycle model, or a profile's stated CPI)."""
 
-    label: str  # e.g. "estimate (profile nrf52840-64mhz): count × CPI 1.3 ÷ 64 MHz"
+    label: str  # e.g. "estimate, cycles (model) of nrf52840: instructions × CPI 1.73 ÷ 64 MHz"
     seconds_per_unit: float
     band_pct: float | None = None  # the model's measured error, ± % (None: not known)
     energy_j: Callable[[int, str], float | None] = lambda config_id, peer: None  # median J above idle
