@@ -19,14 +19,14 @@ def invoke(*args, agent_dir=None):
 
 def test_plan_show_resolves_defaults_as_toml_and_json(agent_path, agent_suites):
     """Every default filled in; as TOML comments, the configurations it means and an estimate."""
-    out = invoke("plan", "show", agent_dir=agent_path.parent)
+    out = invoke("plan", "show", "default", agent_dir=agent_path.parent)  # the host plan
     assert out.exit_code == 0
     resolved = tomllib.loads(out.output)
     assert resolved["name"] == "default" and resolved["suites"]["include"] == ["all"]
     comments = [l for l in out.output.splitlines() if l.startswith("# ")]
     assert comments[0].startswith(f"# default.toml (embedded): {len(agent_suites)} configurations (")
     assert "estimated duration: about" in out.output and "TLS-PSK-WITH-AES-128-CCM-8" in comments[2]
-    json_out = invoke("plan", "show", "--format", "json", "--no-resolve")
+    json_out = invoke("plan", "show", "default", "--format", "json", "--no-resolve")
     assert json.loads(json_out.output) == resolved
 
 

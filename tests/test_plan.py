@@ -57,10 +57,13 @@ def test_good_plan_resolves_with_defaults():
     assert p.resolved()["suites"]["exclude"] == ["*-CBC-*"]
 
 
-def test_default_plan_is_valid_and_embedded():
-    loaded = plan.load()
-    assert loaded.plan.name == "default" and loaded.plan.suites.include == ["all"]
-    assert "embedded" in loaded.source
+def test_default_plan_is_the_device_question_and_the_host_plan_is_embedded_too():
+    loaded = plan.load()  # make run's: the current suites of mbed TLS 3.6 on the device, as an nRF52840
+    device = loaded.plan.device
+    assert loaded.plan.name == "device" and loaded.plan.suites.include == ["current"] and "embedded" in loaded.source
+    assert device is not None and device.library == "mbedtls@3.6" and device.board == "nrf52840"
+    host = plan.load("default")  # this host's times, by name
+    assert host.plan.device is None and host.plan.suites.include == ["all"] and "embedded" in host.source
 
 
 def test_hash_ignores_output_and_formatting_but_not_content():
