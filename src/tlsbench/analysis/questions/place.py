@@ -60,4 +60,5 @@ def _device(ds: Dataset, libraries: list[str], device: DeviceResults, time_label
              ("Values", f"counts of {device.unit.name}, never a time: exact for each repetition (the same image, "
                         "plan and order count the same run after run; random keys and nonces move a handshake's "
                         "count by about 1% at most between repetitions)"))
-    return Place(True, f"device {device.target} ({core})", f"{device.target}, {device.unit.noun}", facts)
+    headline = f"device {device.target} ({core}), {', '.join(libraries)}" + (f"; ms and mJ of {board}" if board else "")
+    return Place(True, headline, f"{device.target}, {device.unit.noun}", facts)
