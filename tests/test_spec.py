@@ -97,10 +97,12 @@ def test_every_declared_library_build_has_what_its_builders_need():
     debian13 = {lib.spec for lib in builds.from_source(declared.DEBIAN13)}
     assert debian13 == set(libraries.RECIPES) == set(prefixes.CMAKE_VARIABLES) and debian13
     assert set(custom_version.CUSTOM_RECIPES) == {lib.spec for lib in builds.all if lib.custom} & debian13
-    assert set(cross.CROSS_SOURCES) == {lib.spec for lib in builds.all if lib.device} == {"mbedtls@2.28"}
+    assert set(cross.CROSS_SOURCES) == {b.name for b in builds.device} >= {"mbedtls@2.28", "mbedtls@3.6", "wolfssl@5.7"}
     for lib in builds.all:
         assert (REPO / "agent" / "src" / "backends" / f"{lib.backend}.c").is_file(), lib
-        assert not lib.device or (REPO / "agent" / "firmware" / "backends" / f"{lib.backend}.cmake").is_file(), lib
+    for build in builds.device:
+        assert build.config.is_file(), build
+        assert (REPO / "agent" / "firmware" / "backends" / f"{build.library.backend}.cmake").is_file(), build
     assert LIBRARIES == ("mbedtls", "openssl", "wolfssl") and builds.bare_build("openssl").spec == "openssl@3.0"
 
 
@@ -119,12 +121,12 @@ def test_a_library_declaration_that_contradicts_itself_is_refused(text, message)
 
 def test_the_declared_targets_are_what_plans_take_and_the_run_boots(tmp_path):
     """spec/targets.toml is the one list of targets: a plan's [device] target takes the emulated
-    ones, and the run boots the one declared, with the command line it always had."""
+    ones, the default first, and the run boots the default with the command line it always had."""
     from tlsbench.core import targets
     from tlsbench.plan.device import TARGETS
 
     declared = targets.load()
-    assert TARGETS == tuple(declared.emulated) == ("qemu-mps2-an386",)
+    assert TARGETS == tuple(declared.emulated) and TARGETS[0] == "qemu-mps2-an386" and len(TARGETS) == 7
     image = tmp_path / "fw.elf"
     assert declared.emulated["qemu-mps2-an386"].command(image) == [
         "qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-monitor", "none", "-semihosting-config",

@@ -143,6 +143,7 @@ def test_a_store_two_old_derives_doubled_is_read_right_and_repaired(tmp_path, ag
         testing.at_migration(tmp_path / "old" / DB_FILE, BEFORE_UNIQUE_KEY)  # as that tlsbench created it
         m.setattr(schema, "migrations", lambda: [v for v in old if v[0] <= BEFORE_UNIQUE_KEY])
         m.setattr(SqliteStore, "set_skipped_cells", lambda self, cells: None)  # migration 016's table: not there yet
+        m.setattr(SqliteStore, "add_agent", testing.add_agent_before_017)  # nor 017's columns
         db = run_experiment(small_plan("old", repetitions=6), tmp_path, agent_dir=agent_path.parent).folder / DB_FILE
         with writer(db, create=False) as store:
             batches = list(store.derived_batches("handshakes", DERIVE_VERSION))

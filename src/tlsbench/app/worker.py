@@ -198,10 +198,10 @@ class Worker:
                     claimed = queue.claim(worker_id, self.target, libraries, self.lease_s)
                     summary.database_s += time.perf_counter() - asked
                     if claimed is None:
-                        if not self.wait:
+                        if not self.wait and not queue.held(self.target, libraries):
                             summary.reason = "no more work"
                             break
-                        time.sleep(POLL_S)
+                        time.sleep(POLL_S)  # --wait, or another worker's batch: done, or ours when its lease runs out
                         continue
                     beat.claimed = claimed
                     stored, failed, again = self._run(claimed)

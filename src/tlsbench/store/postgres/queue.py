@@ -136,6 +136,16 @@ class Queue:
             c.execute("UPDATE worker SET work_id = %s WHERE id = %s", (row[0], worker_id))
         return Claimed(*row)
 
+    def held(self, target: str | None, libraries: Sequence[str]) -> int:
+        """Batches a worker of this kind could run that others hold under a lease: a worker
+        that found nothing to claim waits for them (finished, or handed out again when the
+        lease of a dead worker runs out) before it calls the queue empty."""
+        with self._transaction() as c:
+            return int(c.execute(
+                f"""SELECT count(*) FROM work WHERE done_at IS NULL AND leased_until >= {NOW}
+                      AND target IS NOT DISTINCT FROM %(t)s AND string_to_array(libraries, ',') <@ %(libs)s::text[]""",
+                {"t": target, "libs": list(libraries)}).fetchone()[0])
+
     def heartbeat(self, worker_id: int, claimed: Claimed | None, lease_s: float) -> bool:
         """Renews the worker's heartbeat and its batch's lease; False: the batch went to another
         worker (this one was silent longer than a lease)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from tlsbench.schema import BY_NAME
+from tlsbench.store.rows import now_iso
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
 from tlsbench.store.sqlite.schema import migrations
 from tlsbench.store.sqlite.store import SqliteStore
@@ -110,6 +111,19 @@ def at_migration(path: str | Path, version: int) -> None:
         for number, file in migrations():
             if number <= version:
                 conn.executescript(f"BEGIN;\n{file.read_text()}\nPRAGMA user_version = {number};\nCOMMIT;")
+
+
+def add_agent_before_017(store: SqliteStore, library: str, executable: str, pid: int | None, hello_json: str,
+                         suites_json: str, device: Any = None, placement_json: str = "") -> int:
+    """SqliteStore.add_agent as a tlsbench before migration 017 wrote it (no host, worker or
+    version columns yet): for a test that runs a store at an older schema."""
+    facts = (device.target, device.counter_unit, device.firmware_sha256, device.firmware_json) if device else (None,) * 4
+    with store.transaction() as c:
+        cur = c.execute("INSERT INTO agent (library, executable, pid, hello_json, suites_json, started_at, target,"
+                        " counter_unit, firmware_sha256, firmware_json, placement_json)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (library, executable, pid, hello_json, suites_json, now_iso(), *facts, placement_json or None))
+    return int(cur.lastrowid)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
