@@ -329,3 +329,31 @@ def test_a_killed_link_runs_namespaces_go_at_any_next_link_run_and_with_clean(tm
     completes(*run)
     assert repetitions(db) == LINK_REPS
     intact(db)
+
+
+# A parent that starts a child and is killed between the fork and the child's call to
+# dying_with_us()'s function: the child's preexec_fn sleeps first, so the kill falls there.
+KILLED_WHILE_FORKING = """
+import subprocess, sys, time
+from tlsbench.core.processes import dying_with_us
+die = dying_with_us()
+subprocess.Popen([sys.executable, "-c", "import time; print('child runs', flush=True); time.sleep(30)"],
+                 preexec_fn=lambda: (time.sleep(1.0), die()))
+"""
+
+
+def test_a_child_forked_as_its_parent_is_killed_does_not_live_on(tmp_path):
+    """The race a kill -9 of a run can hit while it starts an agent or a forwarder: the child,
+    adopted before it asked to die with its parent, must not run its command."""
+    out = tmp_path / "out"
+    with open(out, "wb") as sink:
+        parent = subprocess.Popen([sys.executable, "-c", KILLED_WHILE_FORKING], env=ENV, stdout=sink,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        time.sleep(0.5)  # forked, the child's preexec_fn sleeping
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+    time.sleep(2.0)  # past the child's sleep: had it lived on, it would run now
+    left = {p for p, (_, session, _) in processes().items() if session == parent.pid and alive(p)}
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    assert not left and b"child runs" not in out.read_bytes(), out.read_text()

@@ -19,7 +19,7 @@ from typing import Any, Collection, Iterator
 from tlsbench.app.device import reached
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.core.processes import die_with_host
+from tlsbench.core.processes import dying_with_us
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import metrics
 from tlsbench.run.agents import locate_agents
@@ -136,11 +136,12 @@ class LiveReport:
             self.last = time.monotonic()
             self.errors.seek(0)
             self.errors.truncate()
+            die = dying_with_us()
             self.child = subprocess.Popen(
                 [sys.executable, "-m", "tlsbench.cli", "report", str(self.where), "--out",
                  str(self.where.folder / "report.html")],
                 stdout=subprocess.DEVNULL, stderr=self.errors,
-                preexec_fn=lambda: (die_with_host(), os.nice(LIVE_NICE)))  # a killed run leaves no report running
+                preexec_fn=lambda: (die(), os.nice(LIVE_NICE)))  # a killed run leaves no report running
 
     def _finished(self) -> None:
         assert self.child is not None

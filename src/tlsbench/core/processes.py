@@ -7,6 +7,7 @@ import ctypes
 import os
 import signal
 from pathlib import Path
+from typing import Callable
 
 # The kernel sends a child SIGKILL when the thread that started it exits (kill -9 included).
 PR_SET_PDEATHSIG = 1
@@ -21,11 +22,14 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
-def die_with_host() -> None:
-    """preexec_fn of every child process the host starts (agents, QEMU, the link forwarder, a
-    live report): it dies with the host however the host ends (kill -9 included), when the
-    thread that started it exits."""
-    die_with(os.getppid())
+def dying_with_us() -> Callable[[], None]:
+    """The preexec_fn of every child process the host starts (agents, QEMU, the link forwarder,
+    a live report): the child dies with this process however it ends (kill -9 included), when
+    the thread that started it exits. Our PID is taken here, in the parent: a child that read
+    it with getppid() after a kill that fell between the fork and the call would read its new
+    parent's and live on."""
+    parent = os.getpid()
+    return lambda: die_with(parent)
 
 
 def alive(pid: int) -> bool:

@@ -9,7 +9,7 @@ then never shared. A worker hands each write to that thread (OwnerThread.call) a
 it, so a batch is stored before its lane goes on, exactly as in a sequential sweep.
 
 Why a lane closes its own exchange: a process started by a thread dies when that thread
-ends (core/processes.py die_with_host), so the QEMU a worker booted is ended by that worker,
+ends (core/processes.py dying_with_us), so the QEMU a worker booted is ended by that worker,
 with QUIT, before the worker moves on."""
 from __future__ import annotations
 

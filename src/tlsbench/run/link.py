@@ -25,7 +25,7 @@ from typing import BinaryIO, Sequence
 import numpy as np
 
 from tlsbench.core.errors import UserError
-from tlsbench.core.processes import alive, die_with_host
+from tlsbench.core.processes import alive, dying_with_us
 from tlsbench.plan.model import PlanError
 from tlsbench.plan.network import Link
 from tlsbench.run.agents import find_program
@@ -67,7 +67,7 @@ COMMAND_TIMEOUT_S = 60.0  # `tlsbench-link up/down/check`: a few `ip` commands
 def _run(cmd: Sequence[str]) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(list(cmd), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
-                              preexec_fn=die_with_host)
+                              preexec_fn=dying_with_us())
     except subprocess.TimeoutExpired:
         raise LinkUnavailable(f"`{' '.join(cmd)}` did not finish within {COMMAND_TIMEOUT_S:g} s") from None
 
@@ -187,7 +187,7 @@ class Forwarder:
                "--stats", str(self.stats_path), "--packet-log", str(self.log_path)]
         self.stderr = open(self.workdir / "stderr.txt", "wb")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr, process_group=0,
-                                     preexec_fn=die_with_host)
+                                     preexec_fn=dying_with_us())
         deadline = time.monotonic() + START_TIMEOUT_S
         while not self.log_path.exists():  # the log is opened once both TUN devices are attached
             if self.proc.poll() is not None or time.monotonic() > deadline:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from tlsbench.core import spec as specmod
-from tlsbench.core.processes import die_with_host
+from tlsbench.core.processes import dying_with_us
 from tlsbench.run import protocol
 from tlsbench.run.endpoints import AgentError, Listener
 from tlsbench.run.endpoints.collect import Collected
@@ -71,8 +71,10 @@ class ProcessEndpoint:
         not greeted within `greeting_s` is killed."""
         stderr_file = tempfile.TemporaryFile()
 
+        die = dying_with_us()
+
         def prepare_child() -> None:
-            die_with_host()
+            die()
             placement.in_child()
 
         # Own session (so its own process group and scheduling group: run/placement.py): a

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from tlsbench.core import inputs
 from tlsbench.core import spec as specmod
-from tlsbench.core.processes import die_with_host
+from tlsbench.core.processes import dying_with_us
 from tlsbench.run import protocol
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 
@@ -265,7 +265,7 @@ def _run_reset(command: Sequence[str], wait_s: float) -> None:
     shown = shlex.join(command)
     try:
         proc = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True, preexec_fn=die_with_host)
+                                start_new_session=True, preexec_fn=dying_with_us())
     except OSError as exc:
         why = RESET_TOOL_PROBLEMS.get(exc.errno, exc.strerror)
         raise DeviceError(f"the reset command `{shown}` cannot run: {command[0]} {why}; or set [device] reset to "
