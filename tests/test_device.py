@@ -232,3 +232,14 @@ def test_the_hang_wait_follows_the_largest_repetition_of_a_configuration():
     assert hang_seconds(config("ffdhe4096"), 1, qemu, Timeouts(silence=5), emulated=True) == 5  # the user's word
     board = {"device": {"counter": {"board_clock_hz": 16_000_000}}}  # a slow board counting cycles
     assert hang_seconds(config("ffdhe2048"), 1, board, default, emulated=False) == pytest.approx(2 * 1.2e9 / 8e6 + 10)
+
+
+def test_plan_show_resolves_a_device_plan_against_its_firmware(tmp_path, images, agent_path):
+    """`plan show` boots the firmware for its SUITES and shows the configurations it means
+    (a device plan once raised a TypeError there)."""
+    path = tmp_path / "d.toml"
+    path.write_text(f'name = "d"\nsuites = ["{PSK}"]\n[device]\ntarget = "qemu-mps2-an386"\n')
+    shown = subprocess.run([sys.executable, "-m", "tlsbench.cli", "plan", "show", str(path)], capture_output=True,
+                           text=True, timeout=120, env=dict(os.environ, TLSBENCH_AGENT_DIR=str(agent_path.parent)))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("# d.toml: 1 configuration (1 suite)") and PSK in shown.stdout, shown.stdout[:400]

@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tlsbench.app.device import query_device
+from tlsbench.app.device import reached
 from tlsbench.app.run import BUILDABLE
 from tlsbench.plan.configs import Resolution
 from tlsbench.plan.estimate import Estimate, estimate
 from tlsbench.plan.model import LoadedPlan
-from tlsbench.plan.resolve import DeviceOffer, resolve
+from tlsbench.plan.resolve import resolve
 from tlsbench.run.agents import query_suites
+from tlsbench.run.device import query_device
+from tlsbench.run.session import device_offer
 from tlsbench.run.timeouts import Timeouts
 
 
@@ -30,11 +32,10 @@ def resolve_offline(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: 
     plan = loaded.plan
     host = plan.device is None or plan.device.host
     greetings = {lib: query_suites(lib, agent_dir, timeouts, BUILDABLE) for lib in plan.libraries} if host else {}
-    offer = None
+    offers = []
     if plan.device is not None:
-        hello, suites = query_device(plan.device, progress, timeouts)
-        images = plan.device.images if plan.device.target else (str(hello["device"]["image"]["variant"]),)
-        offer = DeviceOffer(str(hello.get("library", "?")), str(hello["device"]["target"]), suites, images)
+        with reached(plan.device, progress) as setups:
+            offers = [device_offer(*query_device(setup, timeouts), loaded, setup) for setup in setups]
     resolution = resolve(loaded, {lib: s for lib, (_, s) in greetings.items()},
-                         {lib: h for lib, (h, _) in greetings.items()}, offer)
+                         {lib: h for lib, (h, _) in greetings.items()}, offers)
     return Resolved(resolution, estimate(plan, resolution.configs))

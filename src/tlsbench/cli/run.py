@@ -353,7 +353,7 @@ def _resolution_lines(loaded, agent_dir: str | None, timeouts: Timeouts) -> list
     configs = found.resolution.configs
     rows = [c.row for c in configs]
     suites = sorted({r.suite_name for r in rows})
-    out = [f"{loaded.source}: {len(configs)} configurations ({matrix_text(rows)})",
+    out = [f"{loaded.source}: {len(configs)} configuration{'s' if len(configs) != 1 else ''} ({matrix_text(rows)})",
            f"estimated duration: {found.estimate.text()} (an order of magnitude from the test machine: "
            "docs/plan-format.md)" if found.estimate else
            "estimated duration: not estimated (the emulated links' delays, not the processing, set it)",

@@ -83,12 +83,14 @@ class Greeted:
         self.devices.clear()
 
 
-def device_offer(link: Endpoint, loaded: LoadedPlan, setup: DeviceSetup) -> DeviceOffer:
-    """What a booted firmware offers a plan: its library build, its device, its suites, and the
-    images to run them on (the plan's for an emulated board; what a board has flashed)."""
-    device, plan = link.hello["device"], loaded.plan.device
+def device_offer(hello: dict[str, Any], suites: list[dict[str, Any]], loaded: LoadedPlan,
+                 setup: DeviceSetup) -> DeviceOffer:
+    """What a booted firmware offers a plan (its HELLO and SUITES): its library build, its
+    device, its suites, and the images to run them on (the plan's for an emulated board; what a
+    board has flashed)."""
+    device, plan = hello["device"], loaded.plan.device
     images = plan.images if plan and plan.target else (str(device["image"]["variant"]),)
-    return DeviceOffer(setup.library(link.hello), str(device["target"]), link.suites, images, link.hello)
+    return DeviceOffer(setup.library(hello), str(device["target"]), suites, images, hello)
 
 
 def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
@@ -104,7 +106,7 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
         agents = greeted.agents
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
-                                     [device_offer(link, loaded, setup)
+                                     [device_offer(link.hello, link.suites, loaded, setup)
                                       for setup, link in zip(settings.devices, greeted.devices)])
         greeted.resolution.refuse_if_empty()
         return greeted
