@@ -98,7 +98,8 @@ def board_cpi(board: Board) -> float:
     cpi = fitted().cpi.get(board.name)
     if cpi is None:
         raise NoModel(f"board {board.name}: the cycle model has no figures for its core {board.core.name} yet "
-                      "(`tlsbench validate cycles --write-model` computes them where a validation program runs)")
+                      "(`tlsbench validate cycles --write-model` computes them where the mbedtls@3.6+p256m "
+                      "firmware runs on the core)")
     return cpi
 
 
