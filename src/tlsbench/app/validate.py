@@ -204,7 +204,7 @@ def validate(rows: list[Row], cache: Path | None = None, factors: Mapping[str, f
                 name = f"{row.experiment}/{row.group}"
                 if name not in ops:
                     reason = (f"the {row.library} firmware has no experiment group {name} "
-                              f"(counted: {', '.join(ops) or 'none'}; `tlsbench experiments` lists a build's)")
+                              f"(counted: {', '.join(ops) or 'none'}; `tlsbench experiments` lists the primitives' names and groups)")
         if reason or b is None:
             out.skipped.append({"id": row.id, "reason": reason or "?"})
             continue
