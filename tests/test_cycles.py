@@ -103,7 +103,9 @@ def test_validate_with_a_users_table(tmp_path):
                      + ROW.format(id="nowhere", board="stm32xyz", library="mbedtls@3.6+p256m", ms=1)
                      + ROW.format(id="nolib", board="stm32f411", library="openssl@3.5", ms=1)
                      + ROW.format(id="nogroup", board="stm32l4a6", library="mbedtls@3.6+p256m", ms=1)
-                     .replace('group = "keygen"', 'group = "encapsulate"'))
+                     .replace('group = "keygen"', 'group = "encapsulate"')
+                     + ROW.format(id="noconfig", board="stm32l4a6", library="mbedtls@3.6+p256m", ms=1)
+                     + 'config = "configs/none.h"\n')
     out = CliRunner().invoke(main, ["validate", "cycles", "--table", str(table), "--json"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
@@ -112,7 +114,8 @@ def test_validate_with_a_users_table(tmp_path):
     assert row["error"] == pytest.approx(row["predicted_cycles"] / row["published_cycles"] - 1)
     assert row["role"] == "validation" and row["predicted_cycles"] > row["instructions"]
     assert {s["id"]: s["reason"].split(" ")[1] for s in doc["skipped"]} == {"nowhere": "board", "nolib": "build",
-                                                                            "nogroup": "mbedtls@3.6+p256m"}
+                                                                            "nogroup": "mbedtls@3.6+p256m",
+                                                                            "noconfig": "config"}
     assert "ecdh-p256/keygen" in next(s["reason"] for s in doc["skipped"] if s["id"] == "nogroup")
     assert doc["summary"]["validation_rows"] == 1
 
