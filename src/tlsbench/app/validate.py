@@ -239,6 +239,7 @@ def fit(rows: list[Row], cache: Path | None = None) -> tuple[Validation, str]:
         factors[core.name] = row.published_cycles(b) / raw_cycles(counts, b)
         lines += [f"[core.{core.name}]", f"factor = {factors[core.name]:.4f}", f'calibrated_on = "{row.id}"', ""]
     result = validate(rows, cache, factors, runs)
+    spread: list[float] = []  # |CPI(group) / CPI(reference) - 1| of every other code's group, on its board
     for b in boards().values():
         if _skip_reason(Row("", b.name, REFERENCE, "", "", "")):
             continue
@@ -248,16 +249,25 @@ def fit(rows: list[Row], cache: Path | None = None) -> tuple[Validation, str]:
             continue  # no firmware of the reference build for this core: its board has no CPI (said when used)
         ops = [groups[name] for name in groups if name.split("/")[0] in REFERENCE_EXPERIMENTS]
         total = {f: sum(o.get(f, 0) for o in ops) for f in ops[0]}
-        cpi = factors.get(b.core.name, 1.0) * raw_cycles(total, b) / total["instructions"]
+        k = factors.get(b.core.name, 1.0)
+        cpi = k * raw_cycles(total, b) / total["instructions"]
         lines += [f"[board.{b.name}]", f"cpi = {cpi:.4f}", ""]
-    band = result.band
+        spread += [abs(k * raw_cycles(c, b) / c["instructions"] / cpi - 1)
+                   for (library, config, name), counted in runs.done.items()
+                   if name == b.name and (library, config) != (REFERENCE, None) for c in counted.values()]
+    band, code = result.band, band_of(spread)
     head = ["# SPDX-License-Identifier: Apache-2.0",
             "# Written by `tlsbench validate cycles --write-model` (app/validate.py): do not edit by hand.",
             "# core factor: published / model of the core's ONE calibration row (spec/cores.toml);",
             f"# board cpi: modelled cycles per instruction of {REFERENCE}'s four P-256 operations (the device",
             "# firmware's ecdh-p256 and ecdsa-p256 groups) on the board; band: |error| over the published rows",
-            "# not used for calibration whose build is the one run here (spec/cycles/published.toml).",
+            "# not used for calibration whose build is the one run here (spec/cycles/published.toml);",
+            "# code_spread: |CPI(group) / board cpi - 1| over every other code's group counted on the board:",
+            "# how far the CPI moves with the code, added to the band of a device run's estimate.",
             f'reference = "{REFERENCE}"', ""]
     if band:
         head += ["[band]", f"median = {band.median:.4f}", f"worst = {band.worst:.4f}", f"rows = {band.rows}", ""]
+    if code:
+        head += ["[code_spread]", f"median = {code.median:.4f}", f"worst = {code.worst:.4f}", f"groups = {code.rows}",
+                 ""]
     return result, "\n".join(head + lines)
