@@ -16,9 +16,7 @@ instruction on the reference workload, and the band: median and worst |error| ov
 comparable rows not used for calibration."""
 from __future__ import annotations
 
-import statistics
 import tomllib
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -203,8 +201,8 @@ def validate(rows: list[Row], cache: Path | None = None, factors: Mapping[str, f
             else:
                 name = f"{row.experiment}/{row.group}"
                 if name not in ops:
-                    reason = (f"the {row.library} firmware has no experiment group {name} "
-                              f"(counted: {', '.join(ops) or 'none'}; `tlsbench experiments` lists the primitives' names and groups)")
+                    reason = (f"the {row.library} firmware has no experiment group {name} (counted: "
+                              f"{', '.join(ops) or 'none'}; `tlsbench experiments` lists the primitives' groups)")
         if reason or b is None:
             out.skipped.append({"id": row.id, "reason": reason or "?"})
             continue

@@ -482,7 +482,8 @@ def _answer_caption(rec: Any, every: bool, total: int) -> str:
             else "medians with their 95% interval; this host's times, not a device's")
     rest = "" if every else f"; all {total} configurations are in the report"
     dt = rec.device_time
-    band = (f", ±{dt.band_pct:.0f}% (the worst error the model showed against published silicon figures)"
-            if dt and dt.band_pct else ", its error against silicon not measured") if dt else ""
+    band = ("" if dt is None else ", its error against silicon not measured" if not dt.band_pct else
+            f", ±{dt.band_pct:.0f}% (the cycle model's band: its worst error against published silicon figures "
+            "plus its CPI's spread over code)")
     ms = f"; ms: {dt.label}{band}" if dt and not rec.unit.is_time else ""
     return f"{what}{rest}{ms}"
