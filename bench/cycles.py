@@ -42,7 +42,7 @@ from tlsbench.run.cycles import count_groups, run_experiments  # noqa: E402
 from tlsbench.run.endpoints.firmware import FirmwareImage  # noqa: E402
 from tlsbench.run.endpoints.qemu import QemuEndpoint  # noqa: E402
 
-ECDHE, TLS13 = "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS_AES_128_GCM_SHA256"
+ECDHE, TLS13 = "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS1-3-AES-128-GCM-SHA256"
 # The two handshakes shown, by IANA suite id and group: ECDHE-ECDSA AES-128-GCM (0xC02B), TLS_AES_128_GCM_SHA256 (0x1301).
 HANDSHAKES = {"ECDHE-ECDSA P-256, TLS 1.2": (0xC02B, "secp256r1"), "X25519, TLS 1.3 (ECDSA P-256)": (0x1301, "x25519")}
 DEVICE_LIBRARY = "mbedtls@3.6"
