@@ -105,7 +105,8 @@ def test_validate_with_a_users_table(tmp_path):
                      + ROW.format(id="nogroup", board="stm32l4a6", library="mbedtls@3.6+p256m", ms=1)
                      .replace('group = "keygen"', 'group = "encapsulate"')
                      + ROW.format(id="noconfig", board="stm32l4a6", library="mbedtls@3.6+p256m", ms=1)
-                     + 'config = "configs/none.h"\n')
+                     + 'config = "configs/none.h"\n'
+                     + ROW.format(id="noarch", board="esp32c3", library="wolfssl@5.7+sp-asm", ms=1))
     out = CliRunner().invoke(main, ["validate", "cycles", "--table", str(table), "--json"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
@@ -115,9 +116,22 @@ def test_validate_with_a_users_table(tmp_path):
     assert row["role"] == "validation" and row["predicted_cycles"] > row["instructions"]
     assert {s["id"]: s["reason"].split(" ")[1] for s in doc["skipped"]} == {"nowhere": "board", "nolib": "build",
                                                                             "nogroup": "mbedtls@3.6+p256m",
-                                                                            "noconfig": "config"}
+                                                                            "noconfig": "config",
+                                                                            "noarch": "does"}  # not build for it
     assert "ecdh-p256/keygen" in next(s["reason"] for s in doc["skipped"] if s["id"] == "nogroup")
     assert doc["summary"]["validation_rows"] == 1
+
+
+def test_a_calibration_row_of_another_build_is_refused():
+    """A factor fitted to another build's figure would carry its difference into every estimate."""
+    from dataclasses import replace
+
+    from tlsbench.app.validate import TableError, fit
+
+    rows = [replace(r, not_reproducible="another build") if r.id == board("stm32f411").core.calibration_row else r
+            for r in read_table(PUBLISHED)]
+    with pytest.raises(TableError, match="calibrates on p256m-f411-ecdh, a row whose published build is not"):
+        fit(rows)
 
 
 @pytest.mark.parametrize("text, says", [

@@ -172,9 +172,14 @@ class _Runs:
 def _skip_reason(row: Row) -> str | None:
     if row.board not in boards():
         return f"unknown board {row.board!r} (spec/boards.toml declares {', '.join(boards())})"
-    if libraries.load().device_build(row.library) is None:
+    build = libraries.load().device_build(row.library)
+    if build is None:
         known = ", ".join(b.name for b in libraries.load().device)
         return f"unknown build {row.library!r} (the device library builds: {known})"
+    target = targets.load().emulated[board(row.board).core.target]
+    if not build.builds_for(target.arch.name):
+        return (f"{row.library} does not build for {target.name} ({board(row.board).core.name}): spec/libraries.toml "
+                f"declares it for {', '.join(build.arch)}")
     if row.config_path is not None and not row.config_path.is_file():
         return f"no config header {row.config} in the repository"
     return None
@@ -197,7 +202,8 @@ def validate(rows: list[Row], cache: Path | None = None, factors: Mapping[str, f
             try:
                 ops = runs.groups(row.library, b, row.config_path)
             except (BuildError, DeviceError) as exc:
-                reason = f"{row.library} does not build or run on {b.core.target} ({b.core.name}): {exc}"
+                reason = (f"{row.library} does not build or run on {b.core.target} ({b.core.name}): "
+                          f"{str(exc).splitlines()[0]}")
             else:
                 name = f"{row.experiment}/{row.group}"
                 if name not in ops:
