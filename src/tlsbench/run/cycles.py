@@ -151,6 +151,8 @@ def count_groups(target: Target, image: FirmwareImage, plugin: Path, geometry: S
         finally:
             link.end()
             link.close()
+        if not out.exists():
+            raise CountingError(f"QEMU ran {image.path.name} but the cycles plugin wrote nothing: {link.ending()}")
         names, rows = read_snapshots(out.read_bytes())
     return _assign(names, [(index, counts) for index, counts in rows if index != SNAP_EXIT], ran)
 
