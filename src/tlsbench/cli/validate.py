@@ -45,4 +45,6 @@ def cycles_command(table: Path | None, as_json: bool, write_model: bool) -> None
 
     from tlsbench.report.terminal import validation_table
 
-    Console(width=None if sys.stdout.isatty() else 220).print(*validation_table(result))
+    console = Console(width=None if sys.stdout.isatty() else 220)
+    for item in validation_table(result):  # one line each
+        console.print(item)

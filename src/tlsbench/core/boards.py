@@ -33,8 +33,7 @@ class Core:
     name: str
     stream: str  # the instruction stream its code is (armv6-m, armv7-m, rv32): counts compare within one
     meaning: str
-    isa: str  # -mcpu of its validation firmware
-    machine: str  # the QEMU machine its code runs on
+    target: str  # the emulated target whose firmware runs its code (spec/targets.toml)
     cycles: Mapping[str, float]  # feature -> cycles per counted event
     notes: Mapping[str, str]  # feature -> "source id: where"
     sources: Mapping[str, str]
@@ -99,7 +98,7 @@ def cores() -> dict[str, Core]:
     out = {}
     for name, c in _read(CORES_FILE)["core"].items():
         table = c.get("cycles", {})
-        out[name] = Core(name, c["stream"], c["meaning"], c["isa"], c["machine"], {k: float(v[0]) for k, v in table.items()},
+        out[name] = Core(name, c["stream"], c["meaning"], c["target"], {k: float(v[0]) for k, v in table.items()},
                          {k: str(v[1]) for k, v in table.items()}, dict(c.get("sources", {})),
                          (c.get("calibration") or {}).get("row"))
     return out

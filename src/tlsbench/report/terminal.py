@@ -389,22 +389,32 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
 
 
 def validation_table(result) -> list[Any]:  # app.validate.Validation
-    """`tlsbench validate cycles`: predicted vs published cycles per row, skipped rows, the band."""
+    """`tlsbench validate cycles`: predicted vs published cycles per row, the comparable rows
+    first, then the rows not comparable apart (why, under the table), skipped rows, the band."""
     t = Table(title="Cycle model vs published silicon figures (cycles (model) from instructions counted under QEMU)")
     for col in ("id", "board", "library", "operation", "instructions", "cycles (model)", "published cycles", "error",
                 "role"):
         t.add_column(col, justify="right" if col in ("instructions", "cycles (model)", "published cycles", "error")
                      else "left")
-    for r in result.results:
-        t.add_row(r.id, f"{r.board} @ {r.clock_mhz:g} MHz", r.library, f"{r.experiment}/{r.group}",
-                  f"{r.instructions / 1e6:,.3f} M", f"{r.predicted_cycles / 1e6:,.3f} M",
-                  f"{r.published_cycles / 1e6:,.3f} M", f"{r.error:+.1%}", r.role)
+    others = [r for r in result.results if r.not_reproducible]
+    for group in ([r for r in result.results if not r.not_reproducible], others):
+        for r in group:
+            t.add_row(r.id, f"{r.board} @ {r.clock_mhz:g} MHz", r.library, f"{r.experiment}/{r.group}",
+                      f"{r.instructions / 1e6:,.3f} M", f"{r.predicted_cycles / 1e6:,.3f} M",
+                      f"{r.published_cycles / 1e6:,.3f} M", f"{r.error:+.1%}", r.role)
+        t.add_section()
     out: list[Any] = [t]
+    for reason in dict.fromkeys(r.not_reproducible for r in others):
+        ids = ", ".join(r.id for r in others if r.not_reproducible == reason)
+        out.append(f"not comparable ({escape(ids)}): {escape(reason)}")
     for s in result.skipped:
         out.append(f"skipped {escape(s['id'])}: {escape(s['reason'])}")
-    band = result.band
-    out.append(f"median |error| {band.median:.1%}, worst {band.worst:.1%} over {band.rows} validation rows"
-               if band else "no validation row (only calibration rows ran)")
+    band, every = result.band, result.all_rows_band
+    out.append(f"median |error| {band.median:.1%}, worst {band.worst:.1%} over {band.rows} comparable validation rows"
+               if band else "no comparable validation row (only calibration rows or rows not comparable ran)")
+    if others and every:
+        out.append(f"beside it, every row not used for calibration (the not comparable ones included): median |error| "
+                   f"{every.median:.1%}, worst {every.worst:.1%} over {every.rows} rows")
     calibrated = [r.id for r in result.results if r.role == "calibration"]
     if calibrated:
         out.append(f"calibration rows (one per core, not counted above): {', '.join(calibrated)}")
@@ -472,7 +482,8 @@ def _answer_caption(rec: Any, every: bool, total: int) -> str:
             else "medians with their 95% interval; this host's times, not a device's")
     rest = "" if every else f"; all {total} configurations are in the report"
     dt = rec.device_time
-    band = (f", ±{dt.band_pct:.0f}% (the worst error the model showed against published silicon figures)"
-            if dt and dt.band_pct else ", its error against silicon not measured") if dt else ""
+    band = ("" if dt is None else ", its error against silicon not measured" if not dt.band_pct else
+            f", ±{dt.band_pct:.0f}% (the cycle model's band: its worst error against published silicon figures "
+            "plus its CPI's spread over code)")
     ms = f"; ms: {dt.label}{band}" if dt and not rec.unit.is_time else ""
     return f"{what}{rest}{ms}"

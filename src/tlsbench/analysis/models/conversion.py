@@ -82,13 +82,14 @@ def _counted(unit: Unit, op: OperatingPoint, cpu: str | None) -> Conversion:
         return Conversion(1 / f, 1 / f, f"cycles ÷ {op.frequency_mhz:g} MHz ({op.name})", counted=True)
     if op.board is not None:
         cpi = board_cpi(op.board)
-        # The band is measured on the calibrated cores' published rows; a core none calibrates
-        # (no published figure: the RISC-V core) has a timing table of assumptions, its error unknown.
+        # The band is measured on the calibrated cores' published rows, widened by how far the CPI
+        # moves with the code (the run's code is not the reference workload); a core none
+        # calibrates (no comparable published figure) has a timing table unchecked, its error unknown.
         calibrated = op.board.core.name in fitted().calibrated_on
         return Conversion(cpi / f, cpi / f, f"cycles (model) of {op.board.name}: {unit.noun} × CPI {cpi:.2f} "
                           f"÷ {op.frequency_mhz:g} MHz" + ("" if calibrated else f" (no published figure "
                           f"calibrates or validates {op.board.core.name})"),
-                          fitted().band if calibrated else None, True, True)
+                          fitted().run_band if calibrated else None, True, True)
     if op.cpi is not None:
         return Conversion(op.cpi / f, op.cpi / f, f"{unit.noun} × CPI {op.cpi:g} (profile {op.profile.name}'s "
                           f"assumption, not the cycle model) ÷ {op.frequency_mhz:g} MHz", None, True, True)

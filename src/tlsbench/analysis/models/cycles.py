@@ -61,9 +61,14 @@ class Band:
     median: float  # |error|, a fraction
     worst: float
     rows: int
+    spread: str = ""  # what else the band holds besides the published figures' error ("": nothing)
 
     def text(self) -> str:
-        return f"±{self.median:.0%} (worst {self.worst:.0%}, {self.rows} published figures)"
+        return f"±{self.median:.0%} (worst {self.worst:.0%}, {self.rows} published figures{self.spread})"
+
+    def widened(self, other: "Band", what: str) -> "Band":
+        """This band plus another error source's (errors add at worst): `what` says which."""
+        return Band(self.median + other.median, self.worst + other.worst, self.rows, f" and {what}")
 
     def interval(self, value: float) -> tuple[float, float]:
         """value ± the worst measured error: the range an estimate is shown with."""
@@ -77,7 +82,19 @@ class Fitted:
     factors: Mapping[str, float]  # core -> k_core (1 where no published figure calibrates it)
     calibrated_on: Mapping[str, str]  # core -> the published row's id
     cpi: Mapping[str, float]  # board -> cycles per instruction of the reference workload
-    band: Band | None
+    band: Band | None  # the model's error on the comparable published rows
+    # How far a board's modelled CPI moves with the code: |CPI(group) / CPI(reference) - 1| over
+    # every group the validation counted. A device run's instructions are multiplied by the
+    # reference CPI (no class counts yet), so its estimates carry this too (run_band).
+    code_spread: Band | None = None
+
+    @property
+    def run_band(self) -> Band | None:
+        """The band of a device run's estimate: the model's error, widened by the CPI's spread
+        over code (the run's code is not the reference workload)."""
+        if self.band is None or self.code_spread is None:
+            return self.band
+        return self.band.widened(self.code_spread, f"the CPI's spread over {self.code_spread.rows} code groups")
 
 
 @functools.cache
@@ -85,11 +102,12 @@ def fitted() -> Fitted:
     path = SPEC_DIR / MODEL_FILE
     raw = tomllib.loads(path.read_text()) if path.exists() else {}
     cores = raw.get("core", {})
-    b = raw.get("band")
+    b, spread = raw.get("band"), raw.get("code_spread")
     return Fitted({c: float(v["factor"]) for c, v in cores.items()},
                   {c: v["calibrated_on"] for c, v in cores.items() if v.get("calibrated_on")},
                   {n: float(v["cpi"]) for n, v in raw.get("board", {}).items()},
-                  Band(b["median"], b["worst"], b["rows"]) if b else None)
+                  Band(b["median"], b["worst"], b["rows"]) if b else None,
+                  Band(spread["median"], spread["worst"], spread["groups"]) if spread else None)
 
 
 def board_cpi(board: Board) -> float:
@@ -98,7 +116,8 @@ def board_cpi(board: Board) -> float:
     cpi = fitted().cpi.get(board.name)
     if cpi is None:
         raise NoModel(f"board {board.name}: the cycle model has no figures for its core {board.core.name} yet "
-                      "(`tlsbench validate cycles --write-model` computes them where a validation program runs)")
+                      "(`tlsbench validate cycles --write-model` computes them where the mbedtls@3.6+p256m "
+                      "firmware runs on the core)")
     return cpi
 
 

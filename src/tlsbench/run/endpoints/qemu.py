@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Sequence
 
 from tlsbench.core.image import elf_problem
 from tlsbench.core.targets import Target
@@ -39,11 +40,12 @@ class QemuEndpoint(FirmwareEndpoint):
 
     emulated = True
 
-    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float):
+    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float, extra: Sequence[str] = ()):
+        """`extra`: QEMU options after the target's own (the cycle model's -plugin: run/cycles.py)."""
         _check_image(target, image.path)
         try:
             self.process = ProcessEndpoint.start(image.path, greeting_s=greeting_s,
-                                                 command=target.command(image.path), advice=REBUILD_QEMU)
+                                                 command=[*target.command(image.path), *extra], advice=REBUILD_QEMU)
         except FileNotFoundError:  # QEMU itself: the image was read above
             raise DeviceError(f"{target.command(image.path)[0]} is not installed: scripts/install-deps.sh installs it") from None
         except AgentError as exc:

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The device firmware's primitive experiments counted by class under the cycle model's QEMU
+plugin (agent/tools/cycles/tb_cycles.c, docs/cycles.md): what `tlsbench validate cycles`
+compares with published silicon figures.
+
+The image is the one a `[device]` plan boots (builder/firmware.py), booted the same way
+(endpoints/qemu.py) with `-plugin` added; the RUNs are the ones a plan's `[experiments]`
+sends (protocol 3). The plugin snapshots its cumulative counts at the entry of
+`tb_group_begin` and of `tb_group_end` (agent/src/core/experiment.c: the only calls that open
+and close a measured group), so each (begin, end) pair is one group of one repetition, in
+the order the RUNs ran them. The firmware's own count of each group (its counter, in the
+REP's trace) is checked against the plugin's instructions: the two count the same code."""
+from __future__ import annotations
+
+import statistics
+import struct
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from tlsbench.core import spec as specmod
+from tlsbench.core.targets import Target
+from tlsbench.run import protocol, tracefs
+from tlsbench.run.endpoints.firmware import DeviceError, FirmwareImage
+from tlsbench.run.endpoints.qemu import QemuEndpoint
+from tlsbench.run.timeouts import Timeouts
+
+MARKS = ("tb_group_begin", "tb_group_end")  # snapshot 0 opens a group, 1 closes it
+SNAP_EXIT = 0xFFFF_FFFF  # the plugin's last row, written when QEMU exits
+PLUGIN_ISA = {"riscv": ("isa=riscv",)}  # the plugin's disassembly per target architecture (Arm: its default)
+# The counter and the plugin count the same instructions of a group but for the few between
+# tb_group_begin's entry and its counter read (and tb_group_end's): a group that differs by
+# more is not the code the plugin counted.
+AGREE_INSTRUCTIONS, AGREE_FRACTION = 400, 1e-3  # a coarse counter (31.25 instructions a tick) rounds
+
+
+class CountingError(DeviceError):
+    """The firmware under the plugin did not give one count per group: one line saying why."""
+
+
+def symbol(image: Path, name: str, target: Target) -> int:
+    """The address of a function of the image (its Thumb bit cleared)."""
+    out = subprocess.run([f"{target.arch.toolchain}-nm", str(image)], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == name:
+            return int(parts[0], 16) & ~1
+    raise CountingError(f"{image.name} has no function {name}: rebuild the firmware (tlsbench build firmware)")
+
+
+def read_snapshots(data: bytes) -> tuple[list[str], list[tuple[int, list[int]]]]:
+    """The plugin's file: (feature names, rows of (snapshot index, cumulative counts))."""
+    if data[:4] != b"TBCY":
+        raise CountingError("the cycles plugin wrote no snapshot file (or another format)")
+    _, n = struct.unpack_from("<II", data, 4)
+    pos, names = 12, []
+    for _ in range(n):
+        end = data.index(b"\0", pos)
+        names.append(data[pos:end].decode())
+        pos = end + 1
+    rows, size = [], 8 + 8 * n
+    while pos + size <= len(data):
+        index, _holds = struct.unpack_from("<II", data, pos)
+        rows.append((index, list(struct.unpack_from(f"<{n}Q", data, pos + 8))))
+        pos += size
+    return names, rows
+
+
+def plugin_option(plugin: Path, out: Path, image: Path, target: Target, geometry: Sequence[str]) -> list[str]:
+    """QEMU's `-plugin` option: snapshots at the group marks, the target's flash, the board's
+    cache geometry (MemorySystem.plugin_args)."""
+    flash = target.memory.flash
+    args = [f"out={out}", *(f"snap={symbol(image, m, target):#x}" for m in MARKS),
+            f"flash={flash.base:#x}:{flash.size:#x}", *geometry, *PLUGIN_ISA.get(target.arch.name, ())]
+    return ["-plugin", f"{plugin}," + ",".join(args)]
+
+
+@dataclass(frozen=True)
+class GroupCounts:
+    """One group of one experiment: the plugin's counts by feature, averaged over the
+    repetitions (they differ only through random keys and nonces)."""
+
+    experiment: str
+    group: str
+    counts: Mapping[str, float]
+    repetitions: int
+
+
+def _group_spans(records: bytes) -> list[int]:
+    """The firmware's own count of each group of a REP, in order (USER_GROUP STOP - START)."""
+    spec = specmod.load()
+    label, start = spec.label_by_name["USER_GROUP"].id, 0
+    out = []
+    for lab, kind, _peer, t in tracefs.decode(records):
+        if lab == label and kind == spec.kinds.START:
+            start = t
+        elif lab == label and kind == spec.kinds.STOP:
+            out.append(t - start)
+    return out
+
+
+def _run(link: QemuEndpoint, number: int, config_id: int, repetitions: int) -> list[list[int]]:
+    """One RUN of experiment `number` (HELLO's 1-based index): each repetition's group counts."""
+    frames = specmod.load().frames
+    link.send(protocol.RunRequest(config_id, 0, 0, 0, 0, 0, repetitions, 0, 0, 1, 0, experiment=number).encode())
+    spans = []
+    while True:
+        frame = link.read_frame()
+        if frame is None:
+            raise CountingError(f"the firmware stopped during a RUN: {link.death_reason()}")
+        if frame.type == frames.REP:
+            rep = protocol.decode_rep(frame)
+            if rep.reason:
+                raise CountingError(f"a repetition failed on the firmware: {rep.reason}")
+            spans.append(_group_spans(rep.records))
+        elif frame.type == frames.DONE:
+            return spans
+        elif frame.type == frames.ERROR:
+            raise CountingError(f"the firmware refused the RUN: {frame.json()}")
+
+
+Ran = list[tuple[str, tuple[str, ...], list[list[int]]]]  # (experiment, its groups, each repetition's group counts)
+
+
+def run_experiments(link: QemuEndpoint, experiments: Sequence[str], repetitions: int) -> Ran:
+    """Each named experiment the firmware offers, `repetitions` times, one RUN each, in order."""
+    offered = {e["name"]: (i, tuple(e.get("groups", ()))) for i, e in enumerate(link.hello.get("experiments", []), 1)}
+    ran: Ran = []
+    for config_id, name in enumerate(experiments, 1):
+        if name in offered:
+            number, groups = offered[name]
+            ran.append((name, groups, _run(link, number, config_id, repetitions)))
+    return ran
+
+
+def count_groups(target: Target, image: FirmwareImage, plugin: Path, geometry: Sequence[str],
+                 experiments: Sequence[str], repetitions: int = 2,
+                 timeouts: Timeouts = Timeouts()) -> dict[tuple[str, str], GroupCounts]:
+    """Boots `image` on `target` under the plugin (the board's cache `geometry`), runs each
+    named experiment `repetitions` times and returns each (experiment, group)'s counts; an
+    experiment the firmware does not offer is left out (the caller says why)."""
+    with tempfile.TemporaryDirectory(prefix="tb-cycles-") as tmp:
+        out = Path(tmp) / "counts.bin"
+        link = QemuEndpoint(target, image, timeouts.greeting,
+                            extra=plugin_option(plugin, out, image.path, target, geometry))
+        try:
+            ran = run_experiments(link, experiments, repetitions)
+        finally:
+            link.end()
+            link.close()
+        if not out.exists():
+            raise CountingError(f"QEMU ran {image.path.name} but the cycles plugin wrote nothing: {link.ending()}")
+        names, rows = read_snapshots(out.read_bytes())
+    return _assign(names, [(index, counts) for index, counts in rows if index != SNAP_EXIT], ran)
+
+
+def _assign(names: list[str], rows: list[tuple[int, list[int]]], ran: Ran) -> dict[tuple[str, str], GroupCounts]:
+    """Pairs the snapshots (begin, end, begin, end...) with the groups the REPs reported, in order."""
+    expected = sum(len(s) for _, _, reps in ran for s in reps)
+    if len(rows) != 2 * expected or any(index != i % 2 for i, (index, _) in enumerate(rows)):
+        raise CountingError(f"the plugin saw {len(rows)} group marks where the firmware reported {expected} groups "
+                            "(two marks each, begin then end)")
+    deltas = iter([{f: after - before for f, before, after in zip(names, rows[i][1], rows[i + 1][1])}
+                   for i in range(0, len(rows), 2)])
+    by_group: dict[tuple[str, str], list[dict[str, int]]] = defaultdict(list)
+    for name, groups, reps in ran:
+        for spans in reps:
+            for g, counted in enumerate(spans):
+                counts = next(deltas)
+                if abs(counts["instructions"] - counted) > max(AGREE_INSTRUCTIONS, AGREE_FRACTION * counted):
+                    raise CountingError(f"{name}/{groups[g]}: the plugin counted {counts['instructions']} instructions, "
+                                        f"the firmware {counted}: not the same code")
+                by_group[(name, groups[g])].append(counts)
+    return {key: GroupCounts(*key, {f: statistics.fmean(c[f] for c in runs) for f in names}, len(runs))
+            for key, runs in by_group.items()}
