@@ -207,6 +207,9 @@ def _add_cells(loaded: LoadedPlan, library: str, suite: Suite, cell: tuple[str, 
         if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
             out.skip(key, f"{prefix}suite not usable over DTLS")
             continue
+        if "CONNECTION_ID" in options and not (variant and variant.protocol == "dtls"):
+            out.skip(key, f"{prefix}CONNECTION_ID needs DTLS (a network variant over udp)")
+            continue
         if key in seen:  # e.g. "auto" and the credential it resolves to
             continue
         seen.add(key)
