@@ -46,13 +46,19 @@ def agent() -> Path:
 
 
 @pytest.fixture(scope="module")
-def cells(tmp_path_factory, agent) -> dict[tuple[str, str], dict]:
-    """(credential, options) -> what the device (the client) measured: its flights' bytes
-    (median), the bytes each way (median, transport counters), its records' overhead. About 10 s."""
+def folder(tmp_path_factory, agent) -> Path:
+    """The experiment folder of PLAN's run. About 10 s."""
     loaded = small_plan("dtls13-options", repetitions=3, rounds=1, suites=f'["{SUITE}"]', extra=PLAN)
     summary = run_experiment(loaded, tmp_path_factory.mktemp("dtls13"), agent_dir=agent.parent)
     assert summary.failed == 0 and not summary.skipped_configs, summary
-    ds = load_path(summary.folder / "tlsbench.db")
+    return summary.folder
+
+
+@pytest.fixture(scope="module")
+def cells(folder) -> dict[tuple[str, str], dict]:
+    """(credential, options) -> what the device (the client) measured: its flights' bytes
+    (median), the bytes each way (median, transport counters), its records' overhead."""
+    ds = load_path(folder / "tlsbench.db")
     table = measures(ds)
     flight = table.metric == METRIC["flight_bytes"]
     out = {}
@@ -92,6 +98,23 @@ def test_a_connection_id_adds_its_bytes_to_every_record(cells):
         # DTLS 1.3 unified header (1 + 2-byte sequence + 2-byte length), content type, 16-byte tag
         assert set(plain) == {5 + 1 + 16}
         assert set(cid) == {5 + 1 + 16 + CID_BYTES}
+
+
+def test_the_wire_section_sets_the_drafts_figures_beside_the_measured(folder):
+    from tlsbench.analysis.pipeline import analyze
+
+    # descheduled repetitions (a busy machine) are excluded by default; their bytes are the same
+    wire = analyze(load_path(folder / "tlsbench.db"), seed=1, include_flagged=True).results.wire
+    rows = {(r.authentication, r.cid): r for r in wire.rows}
+    assert len(wire.rows) == 6 and "draft-ietf-iotops-security-protocol-comparison-08" in wire.source["document"]
+    mutual = rows[("rpk-mutual", False)]
+    assert mutual.reference.flights == (179, 447, 254) and mutual.reference.record_overhead == 11
+    assert mutual.protocol == "DTLS1.3" and mutual.record_overhead.median == 5 + 1 + 16
+    assert mutual.total is None and set(mutual.flights) == {1, 3}  # the client's flights: one peer traced
+    assert rows[("rpk", True)].reference.flights == ()  # server-only RPK: the draft has no figure
+    assert rows[("rpk", True)].reference.record_overhead == 12
+    assert rows[("certificate", True)].record_overhead.median == 5 + 1 + 16 + CID_BYTES
+    assert any("16-byte tag" in d for d in mutual.differences)
 
 
 def agent_run(agent: Path, *args: str) -> str:
