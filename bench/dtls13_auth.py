@@ -172,9 +172,9 @@ flight #2 and 3 in #3), a 1-byte connection ID (2 here), only the mandatory exte
 adds encrypt_then_mac, psk_key_exchange_modes, a 40-byte signature_algorithms list), one
 protected record for the whole of flight #2 with a 3-byte unified header (wolfSSL writes one
 record per message, each with a 7-byte header: flags, CID, 16-bit sequence number, length)
-and no acknowledgements (the server's ACK: the "later" column). The host's ClientHello also
-offers every suite of the build (104 bytes of suites, docs/backend-wolfssl.md); the device
-build offers one, which is why its flight #1 is ~100 bytes smaller. Certificates instead of raw
+and no acknowledgements (the server's ACK: the "later" column). The host's ClientHello offers
+one suite, as the device's does (before this run's agent it offered every suite of the build:
+docs/backend-wolfssl.md). Certificates instead of raw
 public keys add each chain's leaf less its 91-byte SubjectPublicKeyInfo to flights #2 and #3
 (about 375 bytes each).
 

@@ -188,6 +188,21 @@ static int tb_wolf_dtls13_server_setup(WOLFSSL *ssl) { return wolfSSL_dtls13_all
 #define tb_wolf_dtls13_server NULL
 static int tb_wolf_dtls13_server_setup(WOLFSSL *ssl) { (void)ssl; return WOLFSSL_FAILURE; }
 #endif
+#if defined(OPENSSL_EXTRA) || defined(WOLFSSL_SET_CIPHER_BYTES)
+/* An OpenSSL-compatible build reads a cipher list as OpenSSL does: a TLS 1.3 name replaces the
+ * TLS 1.3 suites only, so the ClientHello still offered every TLS 1.2 suite of the build (51
+ * suites, 104 bytes, in 5.7.2's). The suite's two bytes set exactly that one. */
+static int tb_wolf_set_suite(WOLFSSL *ssl, uint16_t id, const char *name) {
+    (void)name;
+    const unsigned char bytes[2] = {(unsigned char)(id >> 8), (unsigned char)id};
+    return wolfSSL_set_cipher_list_bytes(ssl, bytes, (int)sizeof bytes);
+}
+#else
+static int tb_wolf_set_suite(WOLFSSL *ssl, uint16_t id, const char *name) {
+    (void)id;
+    return wolfSSL_set_cipher_list(ssl, name);
+}
+#endif
 #if TB_WOLF_CID
 /* Each peer asks the other to put a CID into the records it sends (RFC 9147 section 9): 2
  * bytes, wolfSSL 5.7's largest (DTLS_CID_MAX_SIZE); the values only need to differ. */
@@ -1192,8 +1207,8 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     const char *what = "wolfSSL_new";
     int ret = s->ssl ? WOLFSSL_SUCCESS : WOLFSSL_FAILURE;
     if (ret == WOLFSSL_SUCCESS) {
-        what = "wolfSSL_set_cipher_list";
-        ret = wolfSSL_set_cipher_list(s->ssl, suite->wolf_name);
+        what = "the suite (wolfSSL_set_cipher_list[_bytes])";
+        ret = tb_wolf_set_suite(s->ssl, suite->info.id, suite->wolf_name);
     }
     if (ret == WOLFSSL_SUCCESS) {
         what = "the group";
