@@ -165,3 +165,24 @@ def test_mbedtls_dtls12_records_carry_the_connection_id(tmp_path):
                                 & (table.metric == METRIC["record_overhead"])])
                 for cid, c in ds.configs.items()}
     assert overhead == {False: {29.0}, True: {29.0 + CID_BYTES + 1 + 15}}
+
+
+def test_openssl_raw_public_keys_pin_each_peer(tmp_path):
+    """OpenSSL 3.5 (RFC 7250 since 3.2) over TLS 1.3 in memory: raw public keys both ways run,
+    each peer pinning the other's key, and the server's flight loses its certificate. About 5 s."""
+    try:
+        ossl = agents.find_agent("openssl@3.5")
+    except agents.AgentError as exc:
+        pytest.fail(f"this test needs the OpenSSL 3.5 agent: {exc}")
+    extra = ('libraries = ["openssl@3.5"]\ncredentials = ["ecdsa-p256", "rpk-ecdsa"]\n'
+             'options = [[], ["MUTUAL_AUTH"]]\n')
+    loaded = small_plan("tls13-rpk", repetitions=2, rounds=1, suites='["TLS_AES_128_GCM_SHA256"]', extra=extra)
+    summary = run_experiment(loaded, tmp_path, agent_dir=ossl.parent)
+    assert summary.failed == 0 and not summary.skipped_configs and summary.stored == 8, summary
+    ds = load_path(summary.folder / "tlsbench.db")
+    s2c = {(c.credential, bool(c.options)): float(np.median(ds.reps.bytes_s2c[ds.reps.config_id == cid]))
+           for cid, c in ds.configs.items()}
+    assert s2c[("ecdsa-p256", False)] - s2c[("rpk-ecdsa", False)] > 200
+    c2s = {(c.credential, bool(c.options)): float(np.median(ds.reps.bytes_c2s[ds.reps.config_id == cid]))
+           for cid, c in ds.configs.items()}
+    assert c2s[("ecdsa-p256", True)] - c2s[("rpk-ecdsa", True)] > 200  # the client's certificate too
