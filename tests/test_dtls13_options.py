@@ -186,3 +186,21 @@ def test_openssl_raw_public_keys_pin_each_peer(tmp_path):
     c2s = {(c.credential, bool(c.options)): float(np.median(ds.reps.bytes_c2s[ds.reps.config_id == cid]))
            for cid, c in ds.configs.items()}
     assert c2s[("ecdsa-p256", True)] - c2s[("rpk-ecdsa", True)] > 200  # the client's certificate too
+
+
+TLS13_SUITE = {"id": 0x1304, "name": SUITE, "key_exchange": "any", "authentication": "any", "cipher": "AES-128-CCM",
+               "mac": "SHA256", "min_version": "TLS1.3", "max_version": "TLS1.3", "dtls": True,
+               "credentials": ["ecdsa-p256", "rpk-ecdsa"]}
+
+
+@pytest.mark.parametrize("network, kept", [
+    ("", set()),  # in memory on the host: TLS, never DTLS
+    ('[network]\ntransports = ["tcp", "udp"]\n', {"udp"}),
+])
+def test_connection_id_cells_are_dtls_only(network, kept):
+    from tlsbench.plan.suites import resolve
+
+    loaded = small_plan("cid", suites="[0x1304]", extra=f'library = "wolfssl@5.7"\noptions = [["CONNECTION_ID"]]\n{network}')
+    out = resolve(loaded, {"wolfssl@5.7": [TLS13_SUITE]})
+    assert {c.row.transport for c in out.configs} == kept
+    assert all("CONNECTION_ID needs DTLS" in why for why in out.not_applicable)

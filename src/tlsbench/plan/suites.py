@@ -210,7 +210,8 @@ def _add_cells(loaded: LoadedPlan, library: str, suite: Suite, cell: tuple[str, 
         if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
             out.skip(key, f"{prefix}suite not usable over DTLS")
             continue
-        if "CONNECTION_ID" in options and variant and variant.protocol != "dtls":
+        # DTLS is a udp variant, or a device's protocol (placed later: plan/resolve.py)
+        if "CONNECTION_ID" in options and (variant.protocol != "dtls" if variant else plan.device is None):
             out.skip(key, f"{prefix}{CID_NEEDS_DTLS}")
             continue
         if key in seen:  # e.g. "auto" and the credential it resolves to
