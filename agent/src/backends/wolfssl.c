@@ -311,6 +311,12 @@ typedef struct tb_wolf_kex {
     bool no_montgomery;         /* X25519/X448 fail with it (TB_WOLF_PSK_MONTGOMERY) */
 } tb_wolf_kex;
 
+/* A build with raw public keys runs ECDSA and TLS 1.3 suites with rpk-ecdsa too. */
+#if TB_WOLF_RPK
+#define TB_WOLF_RPK_CRED , TB_CREDENTIAL_RPK_ECDSA
+#else
+#define TB_WOLF_RPK_CRED
+#endif
 #define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
 #define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384 TB_WOLF_RPK_CRED)
 /* TLS 1.3: every certificate credential the build parses, and the external PSK. */
@@ -323,11 +329,6 @@ typedef struct tb_wolf_kex {
 #define TB_TLS13_PSK TB_CREDENTIAL_PSK
 #else
 #define TB_TLS13_PSK
-#endif
-#if TB_WOLF_RPK
-#define TB_WOLF_RPK_CRED , TB_CREDENTIAL_RPK_ECDSA
-#else
-#define TB_WOLF_RPK_CRED
 #endif
 #define TB_TLS13_CREDS                                                                                   \
     TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072, \
@@ -742,7 +743,6 @@ static int tb_wolf_recv_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx);
 static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx);
 
 static int tb_wolf_pem_len(const char *pem) { return (int)strlen(pem); }
-
 
 /* RPK (RFC 7250): the peer's own public key instead of a chain, its private key, only raw
  * public keys accepted. wolfSSL 5.7 authenticates a received raw public key against nothing
