@@ -64,7 +64,6 @@ class WireRow:
         acknowledgements and tickets the draft leaves out)."""
         return {n: self.flights[n].median for n in range(1, DRAFT_FLIGHTS + 1) if n in self.flights}
 
-
     @property
     def later(self) -> float:
         """Bytes of the flights after the draft's three (DTLS 1.3 acknowledgements, tickets)."""
