@@ -39,7 +39,23 @@ from tlsbench.run import agents  # noqa: E402
 
 DEVICE, LINK = REPO / "plans" / "dtls13-auth-device.toml", REPO / "plans" / "dtls13-auth-link.toml"
 MODES = ("rpk", "rpk-mutual", "certificate", "certificate-mutual")
-NAMES = {"rpk": "RPK", "rpk-mutual": "RPK mutual", "certificate": "certificates", "certificate-mutual": "certificates mutual"}
+NAMES = {"rpk": "RPK", "rpk-mutual": "RPK mutual", "certificate": "certificates", "certificate-mutual": "certificates mutual",
+         "psk-ecdhe": "PSK + ECDHE", "psk": "PSK (psk_ke)"}
+# The draft's PSK rows, on the same device and suite: the device plan with the psk credential.
+PSK_PLAN = """name = "dtls13-psk-device"
+suites = ["TLS_AES_128_CCM_SHA256"]
+groups = ["secp256r1"]
+credentials = ["psk"]
+options = [["CONNECTION_ID"], ["CONNECTION_ID", "PSK_ONLY"]]
+repetitions = 3
+warmup = 1
+seed = 1
+[device]
+target = "qemu-mps2-an386"
+library = "wolfssl@5.7"
+protocols = ["dtls"]
+board = "nrf52840"
+"""
 WIRE_OPTIONS = {"rpk": ["--credential", "rpk-ecdsa"], "rpk-mutual": ["--credential", "rpk-ecdsa", "--option", "MUTUAL_AUTH"],
                 "certificate": ["--credential", "ecdsa-p256"],
                 "certificate-mutual": ["--credential", "ecdsa-p256", "--option", "MUTUAL_AUTH"]}
@@ -57,6 +73,19 @@ def energy(folder: Path) -> dict:
     return json.loads(done.stdout)
 
 
+def wire_rows(results) -> list[str]:
+    """Each configuration's flights beside the draft's (in parentheses)."""
+    lines = []
+    for w in results.wire.rows:
+        ref = w.reference
+        measured = w.draft_flights
+        draft = (lambda i: f" ({ref.flights[i]})" if ref and ref.flights else "")
+        lines.append(f"| {NAMES[w.authentication]} | " + " | ".join(
+            f"{measured.get(i + 1, float('nan')):.0f}{draft(i)}" for i in range(3))
+            + f" | {w.later:.0f} | {w.total:.0f}" + (f" ({ref.total})" if ref and ref.flights else "") + " |")
+    return lines
+
+
 def device_table(folder: Path) -> tuple[list[str], list[str], dict]:
     """The device run: per mode each peer's instructions, ms and mJ; the wire rows."""
     res = analyze(load_path(folder / "tlsbench.db"), seed=1).results
@@ -67,7 +96,7 @@ def device_table(folder: Path) -> tuple[list[str], list[str], dict]:
     mode = {cid: authentication(c) for cid, c in res.configs.items()}
     proc = {(r.config_id, r.peer): r.summary.median for r in res.rows
             if r.metric == "handshake_processing" and r.label == ""}
-    lines, wire_lines = [], []
+    lines = []
     for m in MODES:
         cid = next(k for k, v in mode.items() if v == m)
         cells = []
@@ -75,14 +104,7 @@ def device_table(folder: Path) -> tuple[list[str], list[str], dict]:
             n = proc[(cid, peer)]
             cells += [f"{n / 1e6:.2f}", f"{n * s_per_unit * 1e3:.0f}", f"{joules[(cid, peer)] * 1e3:.2f}"]
         lines.append(f"| {NAMES[m]} | " + " | ".join(cells) + " |")
-    for w in res.wire.rows:
-        ref = w.reference
-        measured = w.draft_flights
-        draft = (lambda i: f" ({ref.flights[i]})" if ref and ref.flights else "")
-        wire_lines.append(f"| {NAMES[w.authentication]} | " + " | ".join(
-            f"{measured.get(i + 1, float('nan')):.0f}{draft(i)}" for i in range(3))
-            + f" | {w.later:.0f} | {w.total:.0f}" + (f" ({ref.total})" if ref and ref.flights else "") + " |")
-    return lines, wire_lines, {"band": band, "basis": est["conversion"]["basis"], "reps": res.context.n_reps}
+    return lines, wire_rows(res), {"band": band, "basis": est["conversion"]["basis"], "reps": res.context.n_reps}
 
 
 def link_table(folder: Path) -> tuple[list[str], int]:
@@ -120,9 +142,12 @@ def main() -> int:
     args = ap.parse_args()
     output = args.output or Path(tempfile.mkdtemp(prefix="tlsbench-dtls13-"))
     wall = {}
+    psk_plan = output / "dtls13-psk-device.toml"
+    psk_plan.write_text(PSK_PLAN)
     if not args.reuse:
-        wall = {"device": run(DEVICE, output), "link": run(LINK, output)}
+        wall = {"device": run(DEVICE, output), "link": run(LINK, output), "psk": run(psk_plan, output)}
     device, wire, facts = device_table(output / planmod.load(DEVICE).plan.name)
+    wire += wire_rows(analyze(load_path(output / "dtls13-psk-device" / "tlsbench.db"), seed=1).results)
     link, link_reps = link_table(output / planmod.load(LINK).plan.name)
     hello = client_hello(agents.find_agent("wolfssl@5.7"))
     took = (f" in {wall['device']:.0f} s and {wall['link']:.0f} s" if wall else "")
@@ -158,7 +183,8 @@ emulated link carried per handshake, both directions, IPv4/UDP headers included:
 
 **Bytes per flight beside draft-ietf-iotops-security-protocol-comparison-08** (its figure in
 parentheses: fig-compare1, with a connection ID; it counts raw public keys both ways and PSK,
-no X.509 chains). Medians of what the peers handed to the transport (both traced, device run);
+no X.509 chains). Medians of what the peers handed to the transport (both traced, device run;
+the PSK rows: the same device plan with the psk credential, psk_dhe_ke and PSK_ONLY's psk_ke);
 "later": the server's DTLS 1.3 ACK:
 
 | mode | #1 (B) | #2 (B) | #3 (B) | later (B) | total (B) |
@@ -177,6 +203,10 @@ one suite, as the device's does (before this run's agent it offered every suite 
 docs/backend-wolfssl.md). Certificates instead of raw
 public keys add each chain's leaf less its 91-byte SubjectPublicKeyInfo to flights #2 and #3
 (about 375 bytes each).
+
+PSK: wolfSSL's client still sends its key share with PSK_ONLY (psk_ke offered, the server
+answers without one), so its flight #1 stays near the psk_dhe_ke one where the draft's drops
+the key share (219 -> 136 bytes); the server's flight #2 loses its share (73 bytes).
 
 Per-record overhead (measure `record_overhead`, one 64-byte record, tests/test_dtls13_options.py):
 22 bytes for DTLS 1.3 with AES-128-CCM (5-byte unified header, content type, 16-byte tag) and 24
