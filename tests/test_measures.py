@@ -90,6 +90,19 @@ def test_record_write_latency_types(tmp_path):
     assert _one(mt, "write_total").tolist() == [600 - (E + 2 * C)]
 
 
+def test_record_overhead_is_sent_bytes_beyond_the_plaintext(tmp_path):
+    b = TraceBuilder()
+    # a write that first returned WANT_WRITE (nothing sent), then sent one record in two datagrams
+    b.ev("RECORD_WRITE", "START", "client", 0).ev("RECORD_WRITE", "STOP", "client", 10, 0)
+    b.ev("RECORD_WRITE", "START", "client", 100)
+    b.ev("SEND", "START", "client", 110).ev("SEND", "STOP", "client", 120, 300)
+    b.ev("SEND", "START", "client", 130).ev("SEND", "STOP", "client", 140, 229)
+    b.ev("RECORD_WRITE", "STOP", "client", 200, 512)
+    mt = measures(load_path(store_with_trace(tmp_path / "o.db", b.blob(), C, E)))
+    assert _one(mt, "record_overhead", "client").tolist() == [300 + 229 - 512]
+    assert _one(measures(_records(tmp_path)), "record_overhead").tolist() == [541 - 512]
+
+
 def test_record_read_aggregates_calls(tmp_path):
     mt = measures(_records(tmp_path))
     # processing only: L3' − L2' − overhead of the window (E: no record inside)

@@ -80,6 +80,16 @@ def test_run_request_network_tail():
     assert struct.unpack_from("<HHHHH", payload, 56) == (4433, 0, 100, 2000, 1280)
 
 
+def test_run_request_options_above_bit_7_go_to_offset_32():
+    # protocol 5: bits 8-15 of spec [options] (CONNECTION_ID) travel in options_high
+    both = S.options.CONNECTION_ID | S.options.MUTUAL_AUTH
+    assert S.options.CONNECTION_ID > 0xFF
+    req = protocol.RunRequest(7, 0xC02B, 29, 3, 1, 0, 10, 2, 10000, 1000, 40, **protocol.RunRequest.options_of(both))
+    payload = protocol.decode_frames(req.encode())[0].payload
+    assert payload[11] == S.options.MUTUAL_AUTH
+    assert payload[32] == S.options.CONNECTION_ID >> 8 and payload[33:36] == bytes(3)
+
+
 def test_run_request_experiment_at_offset_66():
     req = protocol.RunRequest(9, 0, 0, 0, S.directions.none, S.transports.memory, 5, 1, 1024, 1, 0, experiment=19)
     payload = protocol.decode_frames(req.encode())[0].payload

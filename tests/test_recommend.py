@@ -51,6 +51,10 @@ def test_status_of_a_suite_with_its_sources(suite, status):
      "ECDHE-ECDSA certificate (TLS 1.2)"),
     (_suite("TLS_AES_128_GCM_SHA256", "ECDHE", "ANY", "AES-128-GCM", "SHA256", 0x1301, "TLS1.3"), "ecdsa-p256",
      "x25519", None, "TLS 1.3 certificate, x25519"),
+    (_suite("TLS_AES_128_CCM_SHA256", "ECDHE", "ANY", "AES-128-CCM", "SHA256", 0x1304, "TLS1.3"), "rpk-ecdsa",
+     "secp256r1", "dtls", "DTLS 1.3 raw public key, secp256r1"),
+    (_suite("TLS-ECDHE-ECDSA-WITH-AES-128-CCM-8", "ECDHE", "ECDSA", "AES-128-CCM", "SHA256"), "rpk-ecdsa", "", None,
+     "ECDHE-ECDSA raw public key (TLS 1.2)"),
     (_suite("TLS-DHE-RSA-WITH-AES-128-GCM-SHA256", "DHE", "RSA", "AES-128-GCM", "SHA256"), "rsa2048", "", None, None),
 ])
 def test_key_exchange_class(suite, credential, group, protocol, label):

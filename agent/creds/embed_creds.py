@@ -14,7 +14,8 @@ CREDENTIALS = ["rsa2048", "rsa3072", "ecdsa-p256", "ecdsa-p384", "ed25519", "ecd
 # made only when the build has an openssl command that can (gen_creds.sh: OPENSSL_PQ)
 OPTIONAL = ["mldsa44", "mldsa65", "mldsa87"]
 FILES = [("ca", "ca.crt"), ("server_chain", "server.crt"), ("server_key", "server.key"),
-         ("client_chain", "client.crt"), ("client_key", "client.key")]
+         ("client_chain", "client.crt"), ("client_key", "client.key"),
+         ("server_public", "server.pub"), ("client_public", "client.pub")]
 # Fixed, public test values (not secrets): bytes 0x00..0x1f and a readable identity.
 PSK_KEY = bytes(range(32))
 PSK_IDENTITY = "tlsbench-psk"

@@ -77,6 +77,8 @@ make_leaf() {
         -subj "/O=tlsbench/CN=$host $2 $7" -out "$tmp/$2.csr"
     "$ossl" x509 -req -in "$tmp/$2.csr" -CA "$4/ca.crt" -CAkey "$4/ca.key" $(digest "$5") \
         -days $days -set_serial "$6" -extfile "$tmp/x509.cnf" -extensions leaf -out "$1/$2.crt" 2>/dev/null
+    # the leaf's SubjectPublicKeyInfo: what a raw-public-key peer (RFC 7250) sends instead
+    "$ossl" pkey -in "$1/$2.key" -pubout -out "$1/$2.pub"
 }
 
 # make_credentials: one credential per input line: name, key algorithm, and the credential

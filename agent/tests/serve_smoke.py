@@ -25,8 +25,8 @@ def frame(ftype: int, payload: bytes) -> bytes:
 
 def run_req(config_id, suite, reps=2, warmup=1, total=3000, record=1000, direction=3, reserved=0):
     """A handshake RUN (72 bytes, experiment 0): memory transport, role both, TLS, no endpoint."""
-    return struct.pack("<IHHBBBBIIIIII", config_id, suite, 0, 0, direction, 0, 0, reps, warmup,
-                       total, record, 10, reserved) + bytes(36)
+    return struct.pack("<IHHBBBBIIIIIBBH", config_id, suite, 0, 0, direction, 0, 0, reps, warmup,
+                       total, record, 10, 0, 0, reserved) + bytes(36)  # offset 32: options_high, then reserved
 
 
 def frames(data: bytes):

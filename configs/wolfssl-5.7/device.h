@@ -114,6 +114,9 @@ extern int tb_wolfssl_seed(unsigned char *output, unsigned int size);
 #define WOLFSSL_DTLS13
 #define WOLFSSL_DTLS_CH_FRAG
 #define WOLFSSL_SEND_HRR_COOKIE
+#define WOLFSSL_DTLS_CID       /* connection IDs (RFC 9147; wolfSSL 5.7: DTLS 1.3 only) */
+#define HAVE_RPK               /* raw public keys (RFC 7250) */
+#define WOLFSSL_PUB_PEM_TO_DER /* the agent reads a raw public key from its PEM */
 #define WOLFSSL_W64_WRAPPER
 #define WOLFSSL_ASN_TEMPLATE
 #define HAVE_EX_DATA /* the agent keeps its session in ex_data slot 0 (wolfssl.c) */

@@ -48,7 +48,7 @@ typedef struct tb_conn_config {
     uint16_t group;       /* TB_GROUP_* (IANA), 0 = default for the suite */
     uint8_t credential;   /* TB_CREDENTIAL_*, never AUTO here: the runner resolved it */
     uint8_t transport;    /* TB_TRANSPORT_* */
-    uint8_t options;      /* RUN options bit field (TB_OPTION_DTLS_COOKIES: server demands a cookie) */
+    uint16_t options;     /* RUN options bit field (TB_OPTION_*: tb_run_request_options() of the RUN) */
     uint8_t protocol;     /* TB_PROTOCOL_KIND_TLS or _DTLS (DTLS 1.2 over datagrams) */
     uint8_t max_fragment; /* RFC 6066 max_fragment_length code, 0 = none */
     uint16_t dtls_timeout_min_ms; /* 0 = the library's default */
@@ -82,7 +82,7 @@ typedef struct tb_backend {
     const char *step_granularity; /* "state" (one library state per step) or "flight" */
     /* RUN options (TB_OPTION_*) the backend implements beyond TB_OPTIONS_BASE, which every
      * backend honours (caches, TCP, cookies); a RUN asking for another is refused. */
-    uint8_t options;
+    uint16_t options;
 
     /* Adds build facts (enabled protocol versions, options) as members of an open JSON object. */
     void (*describe_build)(tb_json *out);

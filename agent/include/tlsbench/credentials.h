@@ -20,6 +20,8 @@ typedef struct tb_credential_pem {
     const char *server_key;   /* PKCS#8 */
     const char *client_chain; /* client leaf */
     const char *client_key;   /* PKCS#8 */
+    const char *server_public; /* the server leaf's SubjectPublicKeyInfo (PEM): a raw public key */
+    const char *client_public; /* the client leaf's */
 } tb_credential_pem;
 
 /* The PEMs of a certificate credential, or NULL (auto, psk, unknown). */

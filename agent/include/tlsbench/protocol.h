@@ -60,6 +60,8 @@ typedef struct tb_run_request {
     uint32_t total_bytes;
     uint32_t record_size;
     uint32_t first_index;
+    /* Protocol 5: options bits 8-15 (tb_run_request_options() joins both bytes). */
+    uint8_t options_high;
     /* Protocol 2: two-process mode and DTLS (docs/protocol.md, docs/networks.md). */
     uint8_t role;          /* TB_ROLE_*: both (memory) or the one peer this agent plays */
     uint8_t protocol;      /* TB_PROTOCOL_KIND_TLS or _DTLS */
@@ -79,6 +81,11 @@ typedef struct tb_run_request {
 /* Returns 0, or -1 with a message naming the bad field in err. Checks sizes and ranges only
  * (and an experiment RUN's fixed fields); whether the suite, group or experiment exists is
  * the runner's business. */
+/* Every RUN option bit (TB_OPTION_*): the `options` byte and, from protocol 5, `options_high`. */
+static inline uint16_t tb_run_request_options(const tb_run_request *r) {
+    return (uint16_t)(r->options | (unsigned)r->options_high << 8);
+}
+
 int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, char *err, size_t errlen);
 void tb_run_request_encode(const tb_run_request *r, uint8_t out[TB_RUN_REQUEST_SIZE]);
 

@@ -25,7 +25,7 @@ typedef struct tb_link_params {
     uint8_t family;    /* 4 or 6 (sockets) */
     uint8_t addr[16];  /* the server's address, network order */
     uint16_t port;     /* the server's port; a server may ask 0 (any free port) */
-    uint8_t options;   /* RUN options bits: TB_OPTION_NODELAY, TB_OPTION_QUICKACK */
+    uint16_t options;  /* RUN options bits: TB_OPTION_NODELAY, TB_OPTION_QUICKACK */
     uint16_t tcp_mss;  /* TCP_MAXSEG, 0 = the kernel's */
     uint8_t datagram;  /* memory: keep datagram boundaries (DTLS) */
     uint32_t give_up_ms; /* a client's connect gives up after this long (G) */

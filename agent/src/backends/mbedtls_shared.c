@@ -124,6 +124,28 @@ static int tb_mbed_set_transport_id(tb_mbed_link *l) { (void)l; return 0; }
 static void tb_mbed_cookie_free(void) {}
 #endif
 
+#if defined(MBEDTLS_SSL_DTLS_CONNECTION_ID)
+/* CONNECTION_ID (RFC 9146, DTLS 1.2): each peer asks the other to put a 2-byte CID into the
+ * records it sends, as the wolfSSL agent does; the values only need to differ. */
+static const unsigned char tb_mbed_cid[2][2] = {{'c', 0}, {'s', 0}};
+static int tb_mbed_conf_cid(mbedtls_ssl_config *c, bool on) {
+    return on ? mbedtls_ssl_conf_cid(c, sizeof tb_mbed_cid[0], MBEDTLS_SSL_UNEXPECTED_CID_IGNORE) : 0;
+}
+static int tb_mbed_set_cid(tb_mbed_link *l, bool on) {
+    return on ? mbedtls_ssl_set_cid(l->ssl, MBEDTLS_SSL_CID_ENABLED, tb_mbed_cid[l->server], sizeof tb_mbed_cid[0])
+              : 0;
+}
+#else
+static int tb_mbed_conf_cid(mbedtls_ssl_config *c, bool on) {
+    (void)c;
+    return on ? MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE : 0;
+}
+static int tb_mbed_set_cid(tb_mbed_link *l, bool on) {
+    (void)l;
+    return on ? MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE : 0;
+}
+#endif
+
 #if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
 /* RFC 6066 codes 1..4 are mbed TLS's MBEDTLS_SSL_MAX_FRAG_LEN_512..4096. */
 static int tb_mbed_conf_mfl(mbedtls_ssl_config *c, uint8_t code) {
@@ -141,14 +163,16 @@ static int tb_mbed_conf_dtls(mbedtls_ssl_config *c, const tb_mbed_link *l, const
     uint32_t lo = cfg->dtls_timeout_min_ms ? cfg->dtls_timeout_min_ms : MBEDTLS_SSL_DTLS_TIMEOUT_DFL_MIN;
     uint32_t hi = cfg->dtls_timeout_max_ms ? cfg->dtls_timeout_max_ms : MBEDTLS_SSL_DTLS_TIMEOUT_DFL_MAX;
     mbedtls_ssl_conf_handshake_timeout(c, lo, hi > lo ? hi : lo);
-    return l->server ? tb_mbed_conf_cookies(c, cfg->options & TB_OPTION_DTLS_COOKIES) : 0;
+    int ret = tb_mbed_conf_cid(c, cfg->options & TB_OPTION_CONNECTION_ID);
+    return ret == 0 && l->server ? tb_mbed_conf_cookies(c, cfg->options & TB_OPTION_DTLS_COOKIES) : ret;
 }
 /* After mbedtls_ssl_setup: the timer, the MTU and (server) the client's id for cookies. */
 static int tb_mbed_setup_dtls(tb_mbed_link *l, const tb_conn_config *cfg) {
     mbedtls_ssl_set_timer_cb(l->ssl, l, tb_mbed_timer_set, tb_mbed_timer_get);
     if (cfg->dtls_mtu)
         mbedtls_ssl_set_mtu(l->ssl, cfg->dtls_mtu);
-    return l->server ? tb_mbed_set_transport_id(l) : 0;
+    int ret = tb_mbed_set_cid(l, cfg->options & TB_OPTION_CONNECTION_ID);
+    return ret == 0 && l->server ? tb_mbed_set_transport_id(l) : ret;
 }
 #else
 static int tb_mbed_conf_dtls(mbedtls_ssl_config *c, const tb_mbed_link *l, const tb_conn_config *cfg) {

@@ -188,6 +188,12 @@ int tb_mbed_resume_keep(mbedtls_ssl_context *ssl);
 #else
 #define TB_MBED_RESUME_OPTIONS 0
 #endif
+/* CONNECTION_ID: DTLS 1.2 connection IDs (RFC 9146) where the build has them (3.6's default). */
+#if defined(MBEDTLS_SSL_DTLS_CONNECTION_ID)
+#define TB_MBED_CID_OPTION TB_OPTION_CONNECTION_ID
+#else
+#define TB_MBED_CID_OPTION 0
+#endif
 #if defined(MBEDTLS_SSL_CACHE_C)
 #define TB_MBED_CACHE_BUILT 1
 #else

@@ -51,6 +51,30 @@
 #define TB_OSSL_PSK_ONLY 0
 #endif
 
+/* Raw public keys (RFC 7250): OpenSSL >= 3.2. Both peers send and accept raw public keys only;
+ * each pins the other's key (SSL_add_expected_rpk: a DANE-EE SPKI record, so DANE is enabled on
+ * the context and the connection). The key pairs are ecdsa-p256's. */
+#if OPENSSL_VERSION_PREREQ(3, 2)
+#define TB_OSSL_RPK 1
+static int tb_ossl_ctx_rpk_types(SSL_CTX *ctx) {
+    static const unsigned char rpk[] = {TLSEXT_cert_type_rpk};
+    return SSL_CTX_set1_client_cert_type(ctx, rpk, sizeof rpk) == 1 &&
+           SSL_CTX_set1_server_cert_type(ctx, rpk, sizeof rpk) == 1 && SSL_CTX_dane_enable(ctx) > 0;
+}
+static int tb_ossl_expect_rpk(SSL *ssl, const char *spki_pem) {
+    BIO *bio = BIO_new_mem_buf(spki_pem, -1);
+    EVP_PKEY *key = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+    int ok = key && SSL_dane_enable(ssl, TB_CREDENTIAL_HOSTNAME) > 0 && SSL_add_expected_rpk(ssl, key) == 1;
+    EVP_PKEY_free(key);
+    BIO_free(bio);
+    return ok;
+}
+#else
+#define TB_OSSL_RPK 0
+static int tb_ossl_ctx_rpk_types(SSL_CTX *ctx) { (void)ctx; return 0; }
+static int tb_ossl_expect_rpk(SSL *ssl, const char *spki_pem) { (void)ssl, (void)spki_pem; return 0; }
+#endif
+
 /* Every TLS 1.3 suite RFC 8446 defines: the build keeps those it has (there is no API that
  * lists the TLS 1.3 suites a build could enable, only those a context has enabled). */
 static const char tb_ossl_tls13_all[] =
@@ -174,7 +198,8 @@ typedef struct tb_ossl_auth {
 } tb_ossl_auth;
 
 static const tb_ossl_auth tb_ossl_auth_table[] = {
-    {NID_auth_ecdsa, "ECDSA", TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384), NULL},
+    {NID_auth_ecdsa, "ECDSA", TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RPK_ECDSA),
+     NULL},
     {NID_auth_rsa, "RSA", TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072), NULL},
     {NID_auth_psk, "PSK", TB_CREDS(TB_CREDENTIAL_PSK), NULL},
     /* TLS 1.3: every certificate credential, and the external PSK (RFC 8446 4.2.11). Those
@@ -182,7 +207,7 @@ static const tb_ossl_auth tb_ossl_auth_table[] = {
     {NID_auth_any, "any",
      TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072,
               TB_CREDENTIAL_ED25519, TB_CREDENTIAL_MLDSA44, TB_CREDENTIAL_MLDSA65, TB_CREDENTIAL_MLDSA87,
-              TB_CREDENTIAL_PSK),
+              TB_CREDENTIAL_PSK, TB_CREDENTIAL_RPK_ECDSA),
      NULL},
     {NID_auth_dss, "DSS", .why_unsupported = "no DSA credential: the test credentials are RSA, ECDSA and Ed25519"},
     {NID_auth_null, "NONE", .why_unsupported = "anonymous: the server is not authenticated; the agent "
@@ -297,13 +322,20 @@ static const char *const tb_ossl_cred_algorithm[TB_CREDENTIAL_SLOTS] = {
 /* Whether this build can use a credential at all: its certificates were generated (ML-DSA
  * ones need an OpenSSL >= 3.5 command line at build time) and its key algorithm exists.
  * A suite lists only these, so a plan's `auto` never picks one that cannot run. */
+/* The PEMs of a credential: a raw public key is the ecdsa-p256 pair's (where the build has RPK). */
+static const tb_credential_pem *tb_ossl_pem_find(uint8_t credential) {
+    if (credential == TB_CREDENTIAL_RPK_ECDSA)
+        return TB_OSSL_RPK ? tb_credential_pem_find(TB_CREDENTIAL_ECDSA_P256) : NULL;
+    return tb_credential_pem_find(credential);
+}
+
 static bool tb_ossl_cred_offered(uint8_t credential) {
     const char *alg = credential < TB_CREDENTIAL_SLOTS ? tb_ossl_cred_algorithm[credential] : NULL;
     EVP_KEYMGMT *k = alg ? EVP_KEYMGMT_fetch(NULL, alg, NULL) : NULL;
     bool has_alg = !alg || k != NULL;
     EVP_KEYMGMT_free(k);
     ERR_clear_error();
-    return has_alg && (credential == TB_CREDENTIAL_PSK || tb_credential_pem_find(credential) != NULL);
+    return has_alg && (credential == TB_CREDENTIAL_PSK || tb_ossl_pem_find(credential) != NULL);
 }
 
 /* ---------------------------------------------------------------- process state */
@@ -930,7 +962,7 @@ static int tb_ossl_load_role(SSL_CTX *ctx, tb_ossl_role role, const tb_credentia
 }
 
 static void tb_ossl_cred_load(tb_ossl_cred *c, uint8_t id) {
-    const tb_credential_pem *pem = tb_credential_pem_find(id);
+    const tb_credential_pem *pem = tb_ossl_pem_find(id);
     c->ready = true;
     for (int dtls = 0; dtls < 2; dtls++)
         for (int role = 0; role < TB_OSSL_N_ROLES; role++) {
@@ -940,6 +972,10 @@ static void tb_ossl_cred_load(tb_ossl_cred *c, uint8_t id) {
             /* PSK: no certificates; the key is given by the session's PSK callbacks. */
             c->ready = c->ready && ctx &&
                        (!pem || tb_ossl_load_role(ctx, (tb_ossl_role)role, pem, c->why, sizeof c->why) == 0);
+            if (c->ready && id == TB_CREDENTIAL_RPK_ECDSA && !tb_ossl_ctx_rpk_types(ctx)) {
+                snprintf(c->why, sizeof c->why, "OpenSSL refused the raw public key certificate types");
+                c->ready = false;
+            }
         }
 }
 
@@ -1130,6 +1166,10 @@ static int tb_ossl_configure_options(tb_session *s, const tb_conn_config *cfg) {
     }
     if (ok && (cfg->options & TB_OPTION_PSK_ONLY))
         SSL_set_options(ssl, SSL_OP_ALLOW_NO_DHE_KEX | (server ? TB_OSSL_PREFER_NO_DHE : 0));
+    /* RPK: the client pins the server's key; with MUTUAL_AUTH the server pins the client's. */
+    const tb_credential_pem *pem = cfg->credential == TB_CREDENTIAL_RPK_ECDSA ? tb_ossl_pem_find(cfg->credential) : NULL;
+    if (ok && pem && (!server || (cfg->options & TB_OPTION_MUTUAL_AUTH)))
+        ok = tb_ossl_expect_rpk(ssl, server ? pem->client_public : pem->server_public);
     return ok;
 }
 
@@ -1152,9 +1192,10 @@ static int tb_ossl_configure(tb_session *s, const tb_ossl_suite *suite, const tb
     if (ok && suite->kex->psk && !server)
         SSL_set_psk_client_callback(ssl, tb_ossl_psk_client_cb);
     ok = ok && tb_ossl_configure_options(s, cfg);
-    /* The client verifies the chain and the host name (and sends it as SNI, like a real client). */
-    ok = ok && (server || (SSL_set1_host(ssl, TB_CREDENTIAL_HOSTNAME) == 1 &&
-                           SSL_set_tlsext_host_name(ssl, TB_CREDENTIAL_HOSTNAME) == 1));
+    /* The client verifies the chain and the host name (a raw public key: its pinned key) and
+     * sends the name as SNI, like a real client. */
+    ok = ok && (server || SSL_set_tlsext_host_name(ssl, TB_CREDENTIAL_HOSTNAME) == 1);
+    ok = ok && (server || cfg->credential == TB_CREDENTIAL_RPK_ECDSA || SSL_set1_host(ssl, TB_CREDENTIAL_HOSTNAME) == 1);
     /* RFC 6066 codes 1..4 are OpenSSL's TLSEXT_max_fragment_length_512..4096 (the client asks). */
     ok = ok && (server || cfg->max_fragment == 0 || SSL_set_tlsext_max_fragment_length(ssl, cfg->max_fragment) == 1);
     if (ok && s->dtls)

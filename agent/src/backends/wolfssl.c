@@ -117,6 +117,18 @@ static WOLFSSL_SESSION *tb_wolf_session_of(WOLFSSL *ssl) { return (void)ssl, NUL
 #else
 #define TB_WOLF_DTLS13 0
 #endif
+/* Connection IDs: --enable-dtlscid; wolfSSL 5.7 has them for DTLS 1.3 only (RFC 9147). */
+#ifdef WOLFSSL_DTLS_CID
+#define TB_WOLF_CID 1
+#else
+#define TB_WOLF_CID 0
+#endif
+/* Raw public keys (RFC 7250): --enable-rpk (part of --enable-all). */
+#ifdef HAVE_RPK
+#define TB_WOLF_RPK 1
+#else
+#define TB_WOLF_RPK 0
+#endif
 #ifdef WOLFSSL_HAVE_KYBER
 #define TB_WOLF_KYBER 1
 #else
@@ -175,6 +187,50 @@ static int tb_wolf_dtls13_server_setup(WOLFSSL *ssl) { return wolfSSL_dtls13_all
 #define tb_wolf_dtls13_client NULL
 #define tb_wolf_dtls13_server NULL
 static int tb_wolf_dtls13_server_setup(WOLFSSL *ssl) { (void)ssl; return WOLFSSL_FAILURE; }
+#endif
+#if defined(OPENSSL_EXTRA) || defined(WOLFSSL_SET_CIPHER_BYTES)
+/* An OpenSSL-compatible build reads a cipher list as OpenSSL does: a TLS 1.3 name replaces the
+ * TLS 1.3 suites only, so the ClientHello still offered every TLS 1.2 suite of the build (51
+ * suites, 104 bytes, in 5.7.2's). The suite's two bytes set exactly that one. */
+static int tb_wolf_set_suite(WOLFSSL *ssl, uint16_t id, const char *name) {
+    (void)name;
+    const unsigned char bytes[2] = {(unsigned char)(id >> 8), (unsigned char)id};
+    return wolfSSL_set_cipher_list_bytes(ssl, bytes, (int)sizeof bytes);
+}
+#else
+static int tb_wolf_set_suite(WOLFSSL *ssl, uint16_t id, const char *name) {
+    (void)id;
+    return wolfSSL_set_cipher_list(ssl, name);
+}
+#endif
+#if TB_WOLF_CID
+/* Each peer asks the other to put a CID into the records it sends (RFC 9147 section 9): 2
+ * bytes, wolfSSL 5.7's largest (DTLS_CID_MAX_SIZE); the values only need to differ. */
+static int tb_wolf_use_cid(WOLFSSL *ssl, uint8_t peer) {
+    static unsigned char cid[2][2] = {{'c', 0}, {'s', 0}};
+    int ret = wolfSSL_dtls_cid_use(ssl);
+    return ret == WOLFSSL_SUCCESS ? wolfSSL_dtls_cid_set(ssl, cid[peer], sizeof cid[peer]) : ret;
+}
+#else
+static int tb_wolf_use_cid(WOLFSSL *ssl, uint8_t peer) { (void)ssl, (void)peer; return WOLFSSL_FAILURE; }
+#endif
+#if TB_WOLF_RPK
+/* RPK: both peers send and accept only raw public keys. */
+static int tb_wolf_ctx_rpk_types(WOLFSSL_CTX *ctx) {
+    const char rpk[] = {WOLFSSL_CERT_TYPE_RPK};
+    int ret = wolfSSL_CTX_set_client_cert_type(ctx, rpk, sizeof rpk);
+    return ret == WOLFSSL_SUCCESS ? wolfSSL_CTX_set_server_cert_type(ctx, rpk, sizeof rpk) : ret;
+}
+/* The peer's SubjectPublicKeyInfo (PEM) as its "certificate": wolfSSL takes a raw public key as
+ * a DER certificate buffer. */
+static int tb_wolf_ctx_use_rpk(WOLFSSL_CTX *ctx, const char *spki_pem) {
+    unsigned char der[512];
+    int n = wc_PubKeyPemToDer((const unsigned char *)spki_pem, (int)strlen(spki_pem), der, (int)sizeof der);
+    return n < 0 ? n : wolfSSL_CTX_use_certificate_buffer(ctx, der, n, WOLFSSL_FILETYPE_ASN1);
+}
+#else
+static int tb_wolf_ctx_rpk_types(WOLFSSL_CTX *ctx) { (void)ctx; return WOLFSSL_FAILURE; }
+static int tb_wolf_ctx_use_rpk(WOLFSSL_CTX *ctx, const char *spki_pem) { (void)ctx, (void)spki_pem; return WOLFSSL_FAILURE; }
 #endif
 #ifndef NO_PSK
 /* The fixed test key and identity (tlsbench/credentials.h), for both peers. */
@@ -255,8 +311,14 @@ typedef struct tb_wolf_kex {
     bool no_montgomery;         /* X25519/X448 fail with it (TB_WOLF_PSK_MONTGOMERY) */
 } tb_wolf_kex;
 
+/* A build with raw public keys runs ECDSA and TLS 1.3 suites with rpk-ecdsa too. */
+#if TB_WOLF_RPK
+#define TB_WOLF_RPK_CRED , TB_CREDENTIAL_RPK_ECDSA
+#else
+#define TB_WOLF_RPK_CRED
+#endif
 #define TB_RSA_CREDS TB_CREDS(TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072)
-#define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384)
+#define TB_ECDSA_CREDS TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384 TB_WOLF_RPK_CRED)
 /* TLS 1.3: every certificate credential the build parses, and the external PSK. */
 #if TB_WOLF_ED25519
 #define TB_TLS13_ED25519 TB_CREDENTIAL_ED25519,
@@ -270,7 +332,7 @@ typedef struct tb_wolf_kex {
 #endif
 #define TB_TLS13_CREDS                                                                                   \
     TB_CREDS(TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384, TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072, \
-             TB_TLS13_ED25519 TB_TLS13_PSK)
+             TB_TLS13_ED25519 TB_TLS13_PSK TB_WOLF_RPK_CRED)
 #define TB_PSK_CREDS TB_CREDS(TB_CREDENTIAL_PSK)
 
 /* The first entry is TLS 1.3 (no "_WITH_" in the name); the last catches what is not listed. */
@@ -481,7 +543,7 @@ struct tb_session {
     tb_io io;
     uint8_t peer;
     const tb_wolf_suite *suite;
-    uint8_t options;   /* the RUN's (TB_OPTION_*) */
+    uint16_t options;  /* the RUN's (TB_OPTION_*) */
     bool first_connection; /* RESUME: the RUN's first connection, resuming nothing */
     bool ticket;       /* a NewSessionTicket arrived (RESUME client) */
     uint32_t turns; /* connect/accept calls so far */
@@ -627,6 +689,8 @@ static const struct {
     /* FP_ECC caches fixed-point tables: the first ECDSA sign costs ~45x a warm one. */
     {"fp_ecc", TB_WOLF_FP_ECC},
     {"dtls1_3", TB_WOLF_DTLS13},
+    {"connection_id", TB_WOLF_CID && TB_WOLF_DTLS13},
+    {"raw_public_keys", TB_WOLF_RPK},
     {"kyber", TB_WOLF_KYBER},
     {"session_tickets", TB_WOLF_TICKETS},
     {"brainpool", TB_WOLF_BRAINPOOL},
@@ -680,13 +744,40 @@ static int tb_wolf_cookie_cb(WOLFSSL *ssl, unsigned char *buf, int sz, void *ctx
 
 static int tb_wolf_pem_len(const char *pem) { return (int)strlen(pem); }
 
+/* RPK (RFC 7250): the peer's own public key instead of a chain, its private key, only raw
+ * public keys accepted. wolfSSL 5.7 authenticates a received raw public key against nothing
+ * (its code says DANE would be needed): the CertificateVerify signature is still checked. */
+static int tb_wolf_ctx_load_rpk(WOLFSSL_CTX *ctx, bool server, const tb_credential_pem *pem, const char **what) {
+    *what = "raw public key types";
+    int ret = tb_wolf_ctx_rpk_types(ctx);
+    if (ret == WOLFSSL_SUCCESS) {
+        *what = server ? "server raw public key" : "client raw public key";
+        ret = tb_wolf_ctx_use_rpk(ctx, server ? pem->server_public : pem->client_public);
+    }
+    if (ret == WOLFSSL_SUCCESS) {
+        const char *key = server ? pem->server_key : pem->client_key;
+        *what = server ? "server key" : "client key";
+        ret = wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)key, tb_wolf_pem_len(key),
+                                                WOLFSSL_FILETYPE_PEM);
+    }
+    return ret == WOLFSSL_SUCCESS ? 0 : ret;
+}
+
+/* The PEMs of a credential: a raw public key is the ecdsa-p256 pair's. */
+static const tb_credential_pem *tb_wolf_pem_find(uint8_t cred) {
+    return tb_credential_pem_find(cred == TB_CREDENTIAL_RPK_ECDSA && TB_WOLF_RPK ? TB_CREDENTIAL_ECDSA_P256 : cred);
+}
+
 /* One peer's certificate chain and key (the client's is sent only when the server asks:
  * MUTUAL_AUTH) and the CA it verifies the other peer with (the server verifies only when
  * MUTUAL_AUTH asks it to). 0 or the failing call's code, with what failed in *what. */
-static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, const tb_credential_pem *pem, const char **what) {
+static int tb_wolf_ctx_load(WOLFSSL_CTX *ctx, uint8_t peer, uint8_t cred, const tb_credential_pem *pem,
+                            const char **what) {
     if (!pem)
         return 0;
     bool server = peer == TB_PEER_SERVER;
+    if (cred == TB_CREDENTIAL_RPK_ECDSA) /* no chain, no CA: the key itself */
+        return tb_wolf_ctx_load_rpk(ctx, server, pem, what);
     const char *chain = server ? pem->server_chain : pem->client_chain;
     const char *key = server ? pem->server_key : pem->client_key;
     *what = server ? "server certificate" : "client certificate";
@@ -715,7 +806,7 @@ static void tb_wolf_ctx_sessions(WOLFSSL_CTX *ctx, tb_wolf_mode mode) {
 }
 
 static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_mode mode, tb_wolf_version v, uint8_t peer, uint8_t cred) {
-    const tb_credential_pem *pem = tb_credential_pem_find(cred);
+    const tb_credential_pem *pem = tb_wolf_pem_find(cred);
     c->built = true;
     c->ctx = tb_wolf_methods[v][peer] ? wolfSSL_CTX_new(tb_wolf_methods[v][peer]()) : NULL;
     if (!c->ctx) {
@@ -734,7 +825,7 @@ static void tb_wolf_ctx_build(tb_wolf_ctx *c, tb_wolf_mode mode, tb_wolf_version
     if (cred == TB_CREDENTIAL_PSK)
         tb_wolf_ctx_psk(c->ctx, peer);
     const char *what = "credential";
-    int ret = tb_wolf_ctx_load(c->ctx, peer, pem, &what);
+    int ret = tb_wolf_ctx_load(c->ctx, peer, cred, pem, &what);
     if (ret != 0) {
         char text[WOLFSSL_MAX_ERROR_SZ];
         wolfSSL_ERR_error_string_n((unsigned long)ret, text, sizeof text);
@@ -764,7 +855,7 @@ static int tb_wolf_init(char *err, size_t errlen) {
     for (int v = 0; v < TB_WOLF_N_VERSIONS; v++)
         for (uint8_t peer = TB_PEER_CLIENT; peer <= TB_PEER_SERVER; peer++)
             for (uint8_t cred = 1; cred < TB_CREDENTIAL_SLOTS; cred++)
-                if (tb_wolf_methods[v][peer] && (tb_credential_pem_find(cred) || cred == TB_CREDENTIAL_PSK))
+                if (tb_wolf_methods[v][peer] && (tb_wolf_pem_find(cred) || cred == TB_CREDENTIAL_PSK))
                     tb_wolf_ctx_get(TB_WOLF_MODE_PLAIN, (tb_wolf_version)v, peer, cred);
     tb_wolf.initialized = true;
     return 0;
@@ -998,6 +1089,10 @@ static int tb_wolf_configure_options(tb_session *s, const tb_conn_config *cfg, c
     }
     if (tls13 && cfg->credential == TB_CREDENTIAL_PSK)
         tb_wolf_ssl_psk13(s->ssl, s->peer, (cfg->options & TB_OPTION_PSK_ONLY) != 0);
+    if (ret == WOLFSSL_SUCCESS && (cfg->options & TB_OPTION_CONNECTION_ID)) {
+        *what = "wolfSSL_dtls_cid_use/set";
+        ret = tb_wolf_use_cid(s->ssl, s->peer);
+    }
     if (ret == WOLFSSL_SUCCESS && server && s->dtls && tls13) {
         *what = "wolfSSL_dtls13_allow_ch_frag";
         ret = tb_wolf_dtls13_server_setup(s->ssl);
@@ -1056,6 +1151,19 @@ static const tb_wolf_suite *tb_wolf_suite_check(uint8_t peer, const tb_conn_conf
                               "fragmented ClientHello only after a cookie exchange", tb_group_name(group));
         return NULL;
     }
+    /* RFC 9147 4.2.3: record-number encryption samples 16 bytes of ciphertext, and a sender pads
+     * shorter records; wolfSSL 5.7.2 does not pad, so its encrypted close_notify (2 + 1 + an 8-byte
+     * tag) fails with BUILD_MSG_ERROR every time. */
+    if (suite && dtls && suite->version == TB_WOLF_TLS1_3 && strstr(suite->info.cipher, "CCM-8")) {
+        snprintf(err, errlen, "wolfSSL 5.7 cannot send a DTLS 1.3 alert with an 8-byte tag (it does not pad a "
+                              "record to the 16 bytes RFC 9147 4.2.3 samples): use TLS_AES_128_CCM_SHA256");
+        return NULL;
+    }
+    if (suite && (cfg->options & TB_OPTION_CONNECTION_ID) && suite->version != TB_WOLF_TLS1_3) {
+        snprintf(err, errlen, "option CONNECTION_ID: wolfSSL 5.7 has connection IDs for DTLS 1.3 only "
+                              "(RFC 9147), not DTLS 1.2's (RFC 9146): use a TLS 1.3 suite over DTLS");
+        return NULL;
+    }
     const tb_wolf_ctx *c = suite ? tb_wolf_session_ctx(suite, peer, cfg) : NULL;
     if (c && !c->ctx) {
         snprintf(err, errlen, "credential %s: %s", tb_credential_name(cfg->credential), c->why);
@@ -1099,8 +1207,8 @@ static tb_session *tb_wolf_session_new(uint8_t peer, const tb_conn_config *cfg, 
     const char *what = "wolfSSL_new";
     int ret = s->ssl ? WOLFSSL_SUCCESS : WOLFSSL_FAILURE;
     if (ret == WOLFSSL_SUCCESS) {
-        what = "wolfSSL_set_cipher_list";
-        ret = wolfSSL_set_cipher_list(s->ssl, suite->wolf_name);
+        what = "the suite (wolfSSL_set_cipher_list[_bytes])";
+        ret = tb_wolf_set_suite(s->ssl, suite->info.id, suite->wolf_name);
     }
     if (ret == WOLFSSL_SUCCESS) {
         what = "the group";
@@ -1240,7 +1348,7 @@ static void tb_wolf_linger(tb_session *s) { s->lingering = s->dtls; }
  * TLS 1.3 external PSK needs PSK. */
 #define TB_WOLF_OPTIONS                                                                                      \
     (TB_OPTION_MUTUAL_AUTH | (TB_WOLF_TICKETS ? TB_OPTION_RESUME | TB_OPTION_RESUME_ID : 0) |                 \
-     (TB_WOLF_PSK ? TB_OPTION_PSK_ONLY : 0))
+     (TB_WOLF_PSK ? TB_OPTION_PSK_ONLY : 0) | (TB_WOLF_CID && TB_WOLF_DTLS13 ? TB_OPTION_CONNECTION_ID : 0))
 
 const tb_backend tb_linked_backend = {
     .name = "wolfssl",

@@ -339,9 +339,9 @@ int tb_run_request_decode(const uint8_t *p, size_t len, tb_run_request *out, cha
         return tb_run_fail(err, errlen, "direction: unknown value %lu", r.direction);
     if (!tb_transport_name(r.transport))
         return tb_run_fail(err, errlen, "transport: unknown value %lu", r.transport);
-    if (r.options & ~TB_OPTIONS_KNOWN) /* bits of spec [options] only */
-        return tb_run_fail(err, errlen, "options: unknown bits 0x%02lx (spec/protocol.toml [options])",
-                           r.options & ~TB_OPTIONS_KNOWN);
+    if (tb_run_request_options(&r) & ~TB_OPTIONS_KNOWN) /* bits of spec [options] only */
+        return tb_run_fail(err, errlen, "options: unknown bits 0x%04lx (spec/protocol.toml [options])",
+                           tb_run_request_options(&r) & ~TB_OPTIONS_KNOWN);
     if (r.repetitions == 0)
         return tb_run_fail(err, errlen, "repetitions: %lu, must be at least 1", r.repetitions);
     if (r.experiment == 0 && (r.record_size < 1 || r.record_size > TB_MAX_RECORD_SIZE))

@@ -555,37 +555,37 @@ static int tb_check_fail(const char **code, const char *name, char *err, size_t 
 /* What the RUN options mean together, whatever the library (spec [options]): a combination
  * with no meaning is refused before any repetition. */
 typedef struct tb_option_rule {
-    uint8_t options;   /* the rule applies when all of these are set */
-    bool (*holds)(const tb_suite_info *s, uint8_t options, uint8_t credential);
+    uint16_t options;  /* the rule applies when all of these are set */
+    bool (*holds)(const tb_suite_info *s, uint16_t options, uint8_t credential);
     const char *code, *message;
 } tb_option_rule;
 
 static bool tb_suite_tls13(const tb_suite_info *s) { return strcmp(s->max_version, "TLS1.3") == 0; }
 
-static bool tb_with_resume(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+static bool tb_with_resume(const tb_suite_info *s, uint16_t options, uint8_t credential) {
     (void)s;
     (void)credential;
     return options & TB_OPTION_RESUME;
 }
 
-static bool tb_on_tls12(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+static bool tb_on_tls12(const tb_suite_info *s, uint16_t options, uint8_t credential) {
     (void)options;
     (void)credential;
     return !tb_suite_tls13(s);
 }
 
-static bool tb_tls13_psk(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+static bool tb_tls13_psk(const tb_suite_info *s, uint16_t options, uint8_t credential) {
     (void)options;
     return tb_suite_tls13(s) && credential == TB_CREDENTIAL_PSK;
 }
 
-static bool tb_with_certificates(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+static bool tb_with_certificates(const tb_suite_info *s, uint16_t options, uint8_t credential) {
     (void)s;
     (void)options;
     return credential != TB_CREDENTIAL_PSK;
 }
 
-static bool tb_not_tls13_psk(const tb_suite_info *s, uint8_t options, uint8_t credential) {
+static bool tb_not_tls13_psk(const tb_suite_info *s, uint16_t options, uint8_t credential) {
     return !tb_tls13_psk(s, options, credential);
 }
 
@@ -606,7 +606,7 @@ static int tb_options_check(const tb_suite_info *s, const tb_run_request *req, c
     uint8_t credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential;
     for (size_t i = 0; i < sizeof tb_option_rules / sizeof tb_option_rules[0]; i++) {
         const tb_option_rule *r = &tb_option_rules[i];
-        if ((req->options & r->options) == r->options && !r->holds(s, req->options, credential))
+        if ((tb_run_request_options(req) & r->options) == r->options && !r->holds(s, tb_run_request_options(req), credential))
             return tb_check_fail(code, r->code, err, errlen, "%s", r->message);
     }
     return 0;
@@ -638,6 +638,9 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
     if (req->protocol == TB_PROTOCOL_KIND_DTLS && !s->dtls)
         return tb_check_fail(code, "unsupported", err, errlen, "suite %s cannot run over DTLS (a stream cipher "
                              "or TLS 1.3 only)", s->name);
+    if ((tb_run_request_options(req) & TB_OPTION_CONNECTION_ID) && req->protocol != TB_PROTOCOL_KIND_DTLS)
+        return tb_check_fail(code, "bad_request", err, errlen, "option CONNECTION_ID is DTLS's (RFC 9146/9147): "
+                             "the RUN is TLS");
     if (!tb_group_name(req->group))
         return tb_check_fail(code, "bad_request", err, errlen, "group %u is not in spec/protocol.toml",
                              (unsigned)req->group);
@@ -646,7 +649,7 @@ int tb_run_check(const tb_backend *b, const tb_run_request *req, const char **co
                              (unsigned)req->record_size, (unsigned)TB_MAX_RECORD_SIZE);
     if (req->repetitions == 0)
         return tb_check_fail(code, "bad_request", err, errlen, "repetitions must be at least 1");
-    uint8_t missing = (uint8_t)(req->options & ~(TB_OPTIONS_BASE | b->options));
+    uint16_t missing = (uint16_t)(tb_run_request_options(req) & ~(TB_OPTIONS_BASE | b->options));
     if (missing) {
         unsigned lowest = missing & (0u - missing); /* name one bit: each is checked in turn */
         return tb_check_fail(code, "unsupported", err, errlen, "option %s is not implemented by the %s backend",
@@ -673,7 +676,7 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
         .group = req->group,
         .credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential,
         .transport = req->transport,
-        .options = req->options,
+        .options = tb_run_request_options(req),
         .protocol = req->protocol,
         .max_fragment = req->max_fragment,
         .dtls_timeout_min_ms = req->dtls_timeout_min_ms,
@@ -689,7 +692,7 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     rep.local[TB_PEER_CLIENT] = req->role != TB_ROLE_SERVER;
     rep.local[TB_PEER_SERVER] = req->role != TB_ROLE_CLIENT;
     rep.give_up_ms = tb_give_up_ms(req);
-    tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = req->options,
+    tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = tb_run_request_options(req),
                          .tcp_mss = req->tcp_mss, .datagram = req->protocol == TB_PROTOCOL_KIND_DTLS,
                          .give_up_ms = rep.give_up_ms, .accept_ms = 2u * rep.give_up_ms + TB_NET_MARGIN_MS};
     memcpy(lp.addr, req->addr, sizeof lp.addr);
@@ -702,7 +705,7 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     /* Warm-ups are numbered on the wire just below the first shipped repetition (modulo 2^32),
      * so every connection of the RUN has its own number and client port. RESUME: one more
      * below them, the full handshake that makes the session the next connection resumes. */
-    uint32_t priming = (req->options & TB_OPTION_RESUME) ? 1u : 0u;
+    uint32_t priming = (tb_run_request_options(req) & TB_OPTION_RESUME) ? 1u : 0u;
     rep.cfg.first_connection = true;
     for (uint32_t i = 0; i < priming + req->warmup; i++) {
         tb_repetition(&rep, req->first_index, req->first_index - priming - req->warmup + i, TB_FLAG_WARMUP);

@@ -23,14 +23,17 @@
 #endif
 
 /* What OpenSSL 3.5 adds: ML-KEM groups, ML-DSA credentials, brainpool's TLS 1.3 code points,
- * psk_ke (SSL_OP_PREFER_NO_DHE_KEX, 3.3). */
+ * psk_ke (SSL_OP_PREFER_NO_DHE_KEX, 3.3), raw public keys (RFC 7250, 3.2) for ECDSA and
+ * TLS 1.3 suites. */
 #if OPENSSL_VERSION_PREREQ(3, 5)
 #define TB_OSSL_PQ 1
 #define C_MLDSA TB_CREDENTIAL_MLDSA44, TB_CREDENTIAL_MLDSA65, TB_CREDENTIAL_MLDSA87,
-#define TB_OSSL_TLS13_CREDS 9
+#define C_RPK , TB_CREDENTIAL_RPK_ECDSA
+#define TB_OSSL_TLS13_CREDS 10
 #else
 #define TB_OSSL_PQ 0
 #define C_MLDSA
+#define C_RPK
 #define TB_OSSL_TLS13_CREDS 6
 #endif
 
@@ -108,9 +111,10 @@ static void tb_ossl_negotiated(tb_session *client, tb_outcome *o) {
     o->group = tb_ossl_group(c);
 }
 
-#define C_EC TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384
+#define C_ECDSA TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384
+#define C_EC C_ECDSA C_RPK
 #define C_RSA TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072
-#define C_13 C_EC, C_RSA, TB_CREDENTIAL_ED25519, C_MLDSA TB_CREDENTIAL_PSK
+#define C_13 C_ECDSA, C_RSA, TB_CREDENTIAL_ED25519, C_MLDSA TB_CREDENTIAL_PSK C_RPK
 
 static const tb_expected_suite tb_ossl_known[] = {
     {0x1301, "TLS_AES_128_GCM_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-GCM", "SHA256", false, {C_13}},

@@ -68,10 +68,17 @@ static void tb_wolf_negotiated(tb_session *client, tb_outcome *o) {
             o->group = tb_wolf_curves[i].group;
 }
 
-#define C_EC TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384
+/* A build with raw public keys (5.7's --enable-all) runs ECDSA suites with rpk-ecdsa too */
+#ifdef HAVE_RPK
+#define C_RPK , TB_CREDENTIAL_RPK_ECDSA
+#else
+#define C_RPK
+#endif
+#define C_ECDSA TB_CREDENTIAL_ECDSA_P256, TB_CREDENTIAL_ECDSA_P384
+#define C_EC C_ECDSA C_RPK
 #define C_RSA TB_CREDENTIAL_RSA2048, TB_CREDENTIAL_RSA3072
-/* TLS 1.3 runs every certificate type, Ed25519 included, and the external PSK */
-#define C_13 C_EC, C_RSA, TB_CREDENTIAL_ED25519, TB_CREDENTIAL_PSK
+/* TLS 1.3 runs every certificate type, Ed25519 included, the external PSK and raw public keys */
+#define C_13 C_ECDSA, C_RSA, TB_CREDENTIAL_ED25519, TB_CREDENTIAL_PSK C_RPK
 
 static const tb_expected_suite tb_wolf_known[] = {
     {0x1301, "TLS_AES_128_GCM_SHA256", "TLS1.3", "TLS1.3", "any", "any", "AES-128-GCM", "SHA256", TB_TLS13_DTLS,

@@ -11,6 +11,7 @@ import numpy as np
 from tlsbench.analysis.questions import groups, libraries, primitives, recommend, winners
 from tlsbench.analysis.derive import statcache
 from tlsbench.analysis.questions.postquantum import kex_tables
+from tlsbench.analysis.questions.wire import wire_section
 from tlsbench.analysis.questions.device import device_results
 from tlsbench.analysis.stats.drift import RoundShift, round_shift
 from tlsbench.analysis.stats.exclusions import exclusions, load_warning
@@ -47,6 +48,7 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     measured = Measured(ds, costs, table, samples, labels)
     res.libraries = libraries.analyze_libraries(measured, seed, res.no_data)
     res.postquantum = kex_tables(res, res.libraries.order)
+    res.wire = wire_section(res)
     res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
     res.warnings += res.primitives.warnings if res.primitives else []
     host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None

@@ -17,6 +17,7 @@ from tlsbench.analysis.stats.exclusions import Exclusions
 from tlsbench.analysis.questions.groups import GroupTable
 from tlsbench.analysis.questions.libraries import Libraries
 from tlsbench.analysis.questions.postquantum import KexTable
+from tlsbench.analysis.questions.wire import WireSection
 from tlsbench.analysis.derive.dataset import Config
 from tlsbench.analysis.questions.primitives import Primitives
 from tlsbench.analysis.derive.samples import Measured, Row
@@ -89,6 +90,7 @@ class Results:
     primitives: Primitives | None = None  # experiment configurations
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/questions/device.py)
     postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
+    wire: WireSection | None = None  # bytes per flight and per record beside the IETF comparison (wire.py)
     exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why
     round_shift: RoundShift | None = None  # the machine's speed changed between states (analysis/stats/drift.py)
     notes: list[str] = field(default_factory=list)  # the warnings about the run as a whole (not per configuration)

@@ -224,6 +224,9 @@ WOLFSSL_OPTIONS = (
     # experimental in 5.7.2. No --enable-dilithium: Debian's CVE-2026-5194 backport names
     # ML_DSA_* constants 5.7.2 lacks, so that build does not compile.
     "--enable-dtls13", "--enable-dtls-frag-ch", "--enable-experimental", "--enable-kyber=all,ml-kem",
+    # Connection IDs (RFC 9146 for DTLS 1.2, RFC 9147 for DTLS 1.3): off in --enable-all.
+    # Raw public keys (RFC 7250, --enable-rpk) are already in --enable-all.
+    "--enable-dtlscid",
     # secp192r1 too: TLS offers it only when the minimum ECC size (default 224) allows it, and
     # constrained devices still use it.
     "--with-eccminsz=192",

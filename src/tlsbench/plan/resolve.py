@@ -69,6 +69,9 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
                 if protocol != TLS and not by_id[(config.row.library, config.suite_id)].get("dtls", True):
                     out.skip(prefix + placed(config, protocol, target, None).key, f"{prefix}suite not usable over DTLS")
                     continue
+                if protocol == TLS and config.options & specmod.load().options.value("CONNECTION_ID"):
+                    out.skip(prefix + placed(config, protocol, target, None).key, f"{prefix}{suites.CID_NEEDS_DTLS}")
+                    continue
                 out.configs += [placed(config, protocol, target, image) for image in images]
         # Experiments run on the counting image: their counts are the measurement.
         found = experiments.resolve(loaded, offered)

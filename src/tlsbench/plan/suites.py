@@ -111,6 +111,9 @@ OPTION_NEEDS = {
 }
 
 
+CID_NEEDS_DTLS = "CONNECTION_ID needs DTLS"
+
+
 def options_misfit(chosen: Sequence[str], suite: Suite, cred: str) -> str | None:
     """Why a set of RUN options cannot apply to a suite and credential (None: it can)."""
     return next((why for option, (fits, why) in OPTION_NEEDS.items()
@@ -206,6 +209,10 @@ def _add_cells(loaded: LoadedPlan, library: str, suite: Suite, cell: tuple[str, 
                          pay.total_bytes, pay.record_size, options, variant)
         if variant and variant.protocol == "dtls" and not suite.get("dtls", True):
             out.skip(key, f"{prefix}suite not usable over DTLS")
+            continue
+        # DTLS is a udp variant, or a device's protocol (placed later: plan/resolve.py)
+        if "CONNECTION_ID" in options and (variant.protocol != "dtls" if variant else plan.device is None):
+            out.skip(key, f"{prefix}{CID_NEEDS_DTLS}")
             continue
         if key in seen:  # e.g. "auto" and the credential it resolves to
             continue

@@ -62,8 +62,8 @@ def run_request(config: Configuration, config_id: int, batch: Batch, warmup: int
     fields = {"protocol": config.protocol, **network}  # DTLS over the memory transport, unless a variant says
     return protocol.RunRequest(config_id, config.suite_id, config.group, config.credential, config.direction,
                                config.transport, batch.count, warmup, config.row.total_bytes,
-                               config.row.record_size, batch.first_index, config.options,
-                               experiment=config.experiment_id, **fields)  # type: ignore[arg-type]
+                               config.row.record_size, batch.first_index,
+                               **protocol.RunRequest.options_of(config.options), experiment=config.experiment_id, **fields)  # type: ignore[arg-type]
 
 
 class AgentDied(Exception):

@@ -146,7 +146,8 @@ class RunRequest:
     total_bytes: int  # application bytes per direction
     record_size: int  # plaintext bytes per write
     first_index: int  # index of the first shipped repetition
-    options: int = 0
+    options: int = 0  # spec [options] bits 0-7
+    options_high: int = 0  # protocol 5: bits 8-15 (RunRequest.options_of splits a bit field)
     # Protocol 2 (two-process mode and DTLS; docs/networks.md). Defaults: memory, both peers, TLS.
     role: int = 0  # spec [role] value: both (memory), or the peer this agent plays
     protocol: int = 0  # spec [protocol_kind] value: tls or dtls
@@ -162,6 +163,11 @@ class RunRequest:
     # `experiments` (1-based), total_bytes its payload size; suite, group and credential 0,
     # direction none, memory, role both, TLS; record_size is ignored (send 1).
     experiment: int = 0
+
+    @staticmethod
+    def options_of(bits: int) -> dict[str, int]:
+        """The two option bytes of a spec [options] bit field."""
+        return {"options": bits & 0xFF, "options_high": bits >> 8}
 
     def encode(self) -> bytes:
         return encode_frame(specmod.load().frames.RUN, RUN.pack(dataclasses.asdict(self)))

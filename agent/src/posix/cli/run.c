@@ -174,8 +174,9 @@ static int tb_opt_cold(tb_cli *c, const char *a) { (void)a; c->req.options |= TB
 /* Any RUN option by its spec name (MUTUAL_AUTH, RESUME, ...); repeat it for several. */
 static int tb_opt_option(tb_cli *c, const char *a) {
     unsigned bit = 0;
-    int rc = tb_parse_name("--option", tb_option_name, 255, a, &bit);
+    int rc = tb_parse_name("--option", tb_option_name, 0xFFFF, a, &bit);
     c->req.options |= (uint8_t)bit;
+    c->req.options_high |= (uint8_t)(bit >> 8);
     return rc;
 }
 

@@ -35,8 +35,8 @@ from tlsbench.analysis.vocab import vocab
 
 # Bump whenever slices.py or measures.py change what a repetition's summaries are, or how
 # they are stored: stored batches of another version are then ignored by reports and rebuilt
-# by `tlsbench derive`. 2: one configuration per batch (migration 013).
-DERIVE_VERSION = 2
+# by `tlsbench derive`. 2: one configuration per batch (migration 013); 3: record_overhead.
+DERIVE_VERSION = 3
 # Records decoded at once while deriving (≈ 250 bytes of working memory each).
 BATCH_RECORDS = 400_000
 ZSTD_LEVEL = 3

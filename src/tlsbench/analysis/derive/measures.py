@@ -67,6 +67,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("key_exchange_crypto", "ns", "rep", "Key-exchange crypto of one peer's handshake (ECDH/DH, KEM encapsulate/decapsulate, RSA key transport): its outermost operations' processing, summed."),
     Metric("signature_crypto", "ns", "rep", "Signature crypto of one peer's handshake (sign, verify, chain verification): its outermost operations' processing, summed."),
     Metric("flight_bytes", "B", "rep", "Bytes one peer handed to the transport in one flight of the handshake (label: the flight's number, 1 = the client's first)."),
+    Metric("record_overhead", "B", "record", "Bytes a record write handed to the transport beyond its plaintext: the record header, the AEAD tag or MAC and padding, the DTLS 1.3 content type and connection ID (transport headers not included)."),
 )
 # Metrics whose label is not a spec label: how their label reads.
 LABEL_TEXT = {"flight_bytes": lambda n: f"flight {n}"}
@@ -274,6 +275,12 @@ def _records(slices: Slices, k: SliceCosts, voc: Vocab, rows: _Rows) -> int:
         peer = slices.peer[calls][run_last][complete]
         for name, vals in zip(metrics, (only, incl, total)):
             rows.add(name, rep, peer, lab, vals[complete])
+        if role == "record_write":  # what protecting the record added: sent bytes − plaintext
+            sent = np.bincount(run[owner[slices.label[ios] == io_lab]],
+                               weights=slices.value[ios[slices.label[ios] == io_lab]].view(np.int64).astype(float),
+                               minlength=n_runs)
+            plain = slices.value[calls][run_last].view(np.int64).astype(float)
+            rows.add("record_overhead", rep, peer, lab, (sent - plain)[complete])
     return incomplete
 
 

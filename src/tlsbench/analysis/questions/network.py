@@ -28,6 +28,7 @@ from tlsbench.analysis.derive.dataset import Dataset, excluding_flags, ok_status
 from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, MeasureTable
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
 from tlsbench.analysis.vocab import vocab
+from tlsbench.core import spec as specmod
 
 
 VARIANT_SWEEPS = ("dtls_mtu", "mss", "max_fragment")  # swept by the [network] section itself
@@ -59,6 +60,7 @@ class NetworkRow:
     wire_source: str  # "link" (IP packets on the emulated link) or "transport" (agent counters)
     wire_fragments: Summary | None = None  # link-layer frames (= packets on a link without a frame size)
     duration_no_retransmit: Summary | None = None  # ns: stop–start of the successful repetitions that did not retransmit
+    options: str = ""  # the RUN options set (spec [options] names), e.g. "CONNECTION_ID MUTUAL_AUTH"
 
     @property
     def ci_ratio(self) -> float:
@@ -117,8 +119,14 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
             _summary(wire[:, 0], seed, "net-bytes", cid),
             _summary(wire[:, 1], seed, "net-packets", cid) if source == "link" else None,
             source, _summary(wire[:, 2], seed, "net-fragments", cid) if source == "link" else None,
-            _summary(reps.handshake_wall_ns[mine & ok & ~retransmitted].astype(float), seed, "net-duration-clean", cid)))
+            _summary(reps.handshake_wall_ns[mine & ok & ~retransmitted].astype(float), seed, "net-duration-clean", cid),
+            option_names(c.options or 0)))
     return rows
+
+
+def option_names(bits: int) -> str:
+    """The spec [options] names of a bit field, in declaration order."""
+    return " ".join(name for name, bit in specmod.load().options.by_name.items() if bits & bit)
 
 
 def swept_parameters(rows: list[NetworkRow]) -> list[str]:
