@@ -67,6 +67,8 @@ def test_a_paced_handshake_takes_the_models_time_and_its_processing_stays_the_ho
         # the holds are not the host's work: its processing stays its own, far below the part's
         assert (g.handshake_processing_client < 0.5 * modelled).all()
         assert (g.handshake_io_client >= 0.5 * modelled).all()  # the holds are labelled (PACE_HOLD, io)
+    report = (where / "paced" / "report.html").read_text()
+    assert 'id="paced"' in report and "for computation (no packet lost)" in report  # the report's own section
 
 
 def test_a_configuration_without_device_counts_is_refused_in_one_line(device_run: Path) -> None:

@@ -95,3 +95,24 @@ def timer_causes(ds: Dataset) -> list[TimerCause]:
         lossless = sum(1 for r in retrans if (t := ds.link_traffic.get(r)) is None or t.d2p_lost + t.p2d_lost == 0)
         out.append(TimerCause(cid, len(mine), len(retrans), lossless))
     return out
+
+
+@dataclass(frozen=True)
+class Holds:
+    """The device agent's PACE_HOLD spans of one configuration: how many, and how many found
+    the host's own work already past the model (counted, never hidden)."""
+
+    holds: int
+    overruns: int
+    worst_overrun_ns: int
+
+
+def holds(ds: Dataset) -> dict[int, Holds]:
+    """Per configuration, the device agent's holds (its trace; a paced peer's are in its own)."""
+    sl = ds.slices
+    mine = np.flatnonzero(sl.label == vocab().role_label("pace_hold"))
+    config_of = dict(zip(ds.reps.id.tolist(), ds.reps.config_id.tolist()))
+    out: dict[int, list[int]] = {}
+    for i in mine:
+        out.setdefault(config_of[int(sl.rep[i])], []).append(int(np.int64(np.uint64(sl.value[i]))))
+    return {cid: Holds(len(v), sum(1 for x in v if x > 0), max(v, default=0)) for cid, v in out.items()}
