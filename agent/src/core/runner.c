@@ -122,11 +122,12 @@ static int tb_traced_send(void *ctx, const uint8_t *buf, size_t len) {
 
 static int tb_traced_recv(void *ctx, uint8_t *buf, size_t len) {
     const tb_io *raw = ctx;
-    uint64_t t0 = tb_pace_active() ? tb_port_now_ns() : 0;
+    bool paced = tb_pace_active();
+    uint64_t t0 = paced ? tb_port_now_ns() : 0;
     tb_begin(TB_L_RECV);
     int n = raw->recv(raw->ctx, buf, len);
     tb_end(TB_L_RECV, n > 0 ? (uint64_t)n : 0);
-    if (t0)
+    if (paced)
         tb_pace_io(tb_port_now_ns() - t0);
     return n;
 }
