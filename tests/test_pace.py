@@ -106,3 +106,15 @@ def test_only_the_paced_agents_get_rows_and_each_its_own_peer() -> None:
         both.remove()
     finally:
         files.remove()
+
+
+def test_an_unpaced_network_plan_hashes_as_before_pace_and_a_bad_board_is_one_line() -> None:
+    from tlsbench import plan
+
+    text = 'name = "x"\nrepetitions = 3\n[network]\ntransports = ["udp"]\n'
+    assert '"pace"' not in plan.parse(text, "t").plan.resolved_json()  # stores run before `pace` still resume
+    paced = plan.parse(text + 'pace = { board = "nrf52840", from = "dev" }\n', "t").plan
+    assert paced.network.pace.source == "dev" and paced.network.pace.side == "device"
+    with pytest.raises(plan.PlanError) as e:
+        plan.parse(text + 'pace = { board = "nrf5", from = "dev" }\n', "t")
+    assert "unknown board 'nrf5'" in str(e.value) and "nrf52840" in str(e.value)

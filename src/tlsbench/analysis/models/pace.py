@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tlsbench.analysis.derive.dataset import Dataset
+from tlsbench.analysis.derive.dataset import Dataset, ok_status
 from tlsbench.analysis.derive.measures import METRIC
 from tlsbench.analysis.derive.samples import measured
 from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu
@@ -85,7 +85,7 @@ def timer_causes(ds: Dataset) -> list[TimerCause]:
     """Per DTLS configuration of a two-process run: retransmitting repetitions, split by
     whether the link lost anything of the connection (flag RETRANSMITTED, the link's counts)."""
     reps, flag = ds.reps, vocab().flags["RETRANSMITTED"]
-    ok = reps.status == next(k for k, v in vocab().status.items() if v == 0)
+    ok = reps.status == ok_status()
     out = []
     for cid, c in ds.configs.items():
         if c.transport != "udp":

@@ -14,8 +14,9 @@ Per repetition and peer, a flat list of actions read off its trace:
   arrived (a RECV that delivered bytes; cumulative, so the client reads the certificate
   while the key exchange is still on the wire, as it does).
 
-A paced agent's PACE_HOLD (docs/networks.md "Paced peers": the rest of the part's modelled time
-of a step) is CPU at its place in the step. A WAIT (network waiting) is no action: the simulation decides how long each wait lasts.
+A paced agent's PACE_HOLD (docs/networks.md "Paced peers": the rest of the part's modelled
+time of a step) is CPU at its place in the step. A WAIT (network waiting) is no action: the
+simulation decides how long each wait lasts.
 The actions up to `handshake_end` are the handshake; the rest (application data, close)
 counts for bytes on the wire only.
 
