@@ -34,7 +34,7 @@ def pacing(pace: Pace | None, resolution: Resolution) -> Pacing | None:
         unpaced = next((lib for lib in libraries if lib not in PACED_LIBRARIES), None)
         if unpaced:
             raise PaceError(f"[network] pace: the {unpaced} agent cannot pace its steps (only "
-                            f"{', '.join(PACED_LIBRARIES)} do); pace another library's plan without it")
+                            f"{', '.join(PACED_LIBRARIES)} agents do): pace a plan of those, or leave `pace` out")
         row = config.row
         found = model.steps.get(match_key(row.library, variant.protocol, row.suite_name, row.grp, row.credential))
         if found is None:
