@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tlsbench/pace.h"
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/ecp.h"
 #include "mbedtls/pk.h"
@@ -506,7 +507,9 @@ static tb_step_result tb_mbed3_handshake_step(tb_session *s, int32_t *lib_error)
      * exchange (TLS 1.2); a resumed one does neither. */
     s->h.full_handshake |= state == (s->tls13 ? MBEDTLS_SSL_SERVER_CERTIFICATE : MBEDTLS_SSL_CLIENT_KEY_EXCHANGE);
     tb_begin(label);
+    tb_pace_step_begin(label);
     int ret = mbedtls_ssl_handshake_step(&s->h.ssl);
+    tb_pace_step_end(ret != MBEDTLS_ERR_SSL_WANT_READ && ret != MBEDTLS_ERR_SSL_WANT_WRITE);
     tb_end(label, (uint64_t)(int64_t)ret);
     if (ret == MBEDTLS_ERR_SSL_HELLO_VERIFY_REQUIRED) /* the HelloVerifyRequest is out: start over */
         ret = tb_mbed_after_hello_verify(&s->h.link);

@@ -22,6 +22,7 @@
 
 #include "tlsbench/experiment_run.h"
 #include "tlsbench/footprint.h"
+#include "tlsbench/pace.h"
 #include "tlsbench/runner.h"
 #include "tlsbench/transport.h"
 
@@ -103,19 +104,31 @@ static int tb_rep_fail(tb_rep *rep, uint8_t status, uint8_t peer, int32_t lib, c
 }
 
 /* ---------------------------------------------------------------- traced I/O */
+/* A paced step (tlsbench/pace.h) holds before its first send and counts its I/O apart from
+ * its work; unpaced, the wrappers read no extra clock. */
 static int tb_traced_send(void *ctx, const uint8_t *buf, size_t len) {
     const tb_io *raw = ctx;
+    bool paced = tb_pace_active();
+    if (paced)
+        tb_pace_before_send();
+    uint64_t t0 = paced ? tb_port_now_ns() : 0;
     tb_begin(TB_L_SEND);
     int n = raw->send(raw->ctx, buf, len);
     tb_end(TB_L_SEND, n > 0 ? (uint64_t)n : 0);
+    if (paced)
+        tb_pace_io(tb_port_now_ns() - t0);
     return n;
 }
 
 static int tb_traced_recv(void *ctx, uint8_t *buf, size_t len) {
     const tb_io *raw = ctx;
+    bool paced = tb_pace_active();
+    uint64_t t0 = paced ? tb_port_now_ns() : 0;
     tb_begin(TB_L_RECV);
     int n = raw->recv(raw->ctx, buf, len);
     tb_end(TB_L_RECV, n > 0 ? (uint64_t)n : 0);
+    if (paced)
+        tb_pace_io(tb_port_now_ns() - t0);
     return n;
 }
 
@@ -287,6 +300,7 @@ static int tb_handshake_one(tb_rep *rep) {
 
 /* Wall and CPU time are read directly, not through the tracer: the notrace build has them. */
 static int tb_handshake(tb_rep *rep) {
+    tb_pace_handshake();
     uint64_t w0 = tb_port_now_ns(), c0 = tb_port_cpu_ns();
     int rc = rep->one_peer ? tb_handshake_one(rep) : tb_handshake_loop(rep);
     uint64_t c1 = tb_port_cpu_ns(), w1 = tb_port_now_ns();
@@ -692,6 +706,7 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     rep.local[TB_PEER_CLIENT] = req->role != TB_ROLE_SERVER;
     rep.local[TB_PEER_SERVER] = req->role != TB_ROLE_CLIENT;
     rep.give_up_ms = tb_give_up_ms(req);
+    tb_pace_run(req->config_id, rep.one_peer); /* two agents over a network only */
     tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = tb_run_request_options(req),
                          .tcp_mss = req->tcp_mss, .datagram = req->protocol == TB_PROTOCOL_KIND_DTLS,
                          .give_up_ms = rep.give_up_ms, .accept_ms = 2u * rep.give_up_ms + TB_NET_MARGIN_MS};

@@ -71,6 +71,7 @@ ROLE_LABELS = {
     "record_read": "RECORD_READ", "handshake": "HANDSHAKE", "repetition": "REPETITION",
     "measured_block": "MEASURED_BLOCK", "user_group": "USER_GROUP",  # experiments (analysis/questions/primitives.py)
     "runqueue_wait": "RUNQUEUE_WAIT",  # descheduling (analysis/derive/load.py)
+    "pace_hold": "PACE_HOLD",  # a paced agent at the part's speed (analysis/models/predict/script.py)
 }
 # Crypto labels by what they serve in a handshake: the key exchange (classical, KEM or both)
 # and authentication by signatures. Per peer and repetition the outermost operations of each

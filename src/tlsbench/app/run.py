@@ -6,6 +6,7 @@ state) and analysis (the precision measurement, and the derivation when the swee
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterator
 
 from tlsbench.app.device import reached
+from tlsbench.app.pace import pacing
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
 from tlsbench.core.processes import dying_with_us
@@ -188,6 +190,8 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     try:
         with controller_on(settings.placement):
             greeted = resolve_plan(loaded, settings)
+            settings = dataclasses.replace(settings, pacing=pacing(
+                loaded.plan.network.pace if loaded.plan.network else None, greeted.resolution))
             with where.lock.hold(), where.writer() as store, \
                     scheduler_view(loaded, store, settings.placement, observer) as sched:
                 hooks = RunHooks(observer, stop, store.stored_indices(), _precision_of(where, loaded.plan.seed), sched)

@@ -326,6 +326,8 @@ class Plan(Strict):
         body["libraries"] = [agent_name(lib) for lib in self.libraries]
         if self.network and self.network.peer_library:
             body["network"]["peer_library"] = agent_name(self.network.peer_library)
+        if self.network and self.network.pace is None:  # likewise for the later `pace` (docs/networks.md)
+            body["network"].pop("pace", None)
         if len(self.libraries) == 1:  # the form plans had before `libraries`: their stores still resume
             body["library"] = body.pop("libraries")[0]
         if self.device and len(self.device.targets) == 1:  # likewise for a matrix of device targets

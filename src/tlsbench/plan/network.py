@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from tlsbench.plan.libraries import LIBRARY_PATTERN, agent_name, canonical
 from tlsbench.core.validation import Strict, as_list, no_duplicates
@@ -105,6 +105,28 @@ class Dtls(Strict):
 
 Role = Literal["client", "server"]
 Transport = Literal["tcp", "udp"]
+PACED_LIBRARIES = ("mbedtls", "mbedtls@3.6")  # the backends whose steps an agent paces (agent/src/core/pace.c)
+
+
+class Pace(Strict):
+    """`pace`: the host agents take each handshake step as long as `board` takes by the cycle
+    model, from the per-step counts of the same configurations in the device run `from`
+    (docs/networks.md "Paced peers")."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+    board: str  # spec/boards.toml
+    side: Literal["device", "both"] = "device"  # the device agent (the plan's library), or both agents
+    source: Annotated[str, Field(alias="from", min_length=1)]  # a device experiment: folder, store or name
+
+    @field_validator("board")
+    @classmethod
+    def _board(cls, value: str) -> str:
+        from tlsbench.core.boards import boards
+
+        if value not in boards():
+            raise ValueError(f"unknown board {value!r}: one of {', '.join(sorted(boards()))} (spec/boards.toml)")
+        return value
 
 
 class NetworkPlan(Strict):
@@ -122,6 +144,7 @@ class NetworkPlan(Strict):
     dtls: Dtls = Dtls()
     links: Annotated[list[Link], BeforeValidator(as_list)] = []  # none: loopback, no emulator, no root
     link_seed: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None  # default: the plan's seed
+    pace: Pace | None = None  # None: both agents at the host's speed
 
     @field_validator("transports", "device", "nagle", "mss", "links")
     @classmethod

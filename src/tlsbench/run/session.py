@@ -32,6 +32,7 @@ from tlsbench.run.precision import MeasurePrecision
 from tlsbench.schema import Experiment
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.run.topologies import OVER_NETWORK, Route, host_agent, on_device, route
+from tlsbench.run.pace import Pacing
 from tlsbench.run.topologies.pair import AgentPair
 from tlsbench.run.topologies.single import ONE, SingleAgent
 from tlsbench.run.tracefs import Recorder
@@ -49,6 +50,7 @@ class RunSettings:
     placement: Placement = Placement()  # where agents run (the caller keeps its own thread on the controller's CPUs)
     counting: metrics.Prefix = metrics.no_counting  # the counting runner of instruction twins
     remote: tuple[str, ...] = ()  # the bridge that runs host agents on another machine (run/remote.py)
+    pacing: Pacing | None = None  # [network] pace: the agents' modelled step times (app/pace.py)
 
 
 @dataclass
@@ -205,7 +207,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
         def agent_of(library: str) -> Path:
             return paths.get(library) or find_agent(library, settings.agent_dir)
         exchanges[OVER_NETWORK] = AgentPair(loaded.plan.network, loaded.plan.seed, agent_of, sink, timeouts, stop,
-                                            settings.place, settings.agent_dir, settings.placement)
+                                            settings.place, settings.agent_dir, settings.placement, settings.pacing)
     placement = settings.placement
     return Controller(loaded, greeted.resolution, sink, exchanges, route, observer, stop, hooks.done,
                       hooks.measure_precision, lookahead=placement.pinned and owner is None, sched=hooks.sched,

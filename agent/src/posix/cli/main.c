@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tlsbench/pace.h"
 #include "tlsbench/experiment_run.h"
 #include "tlsbench/messages.h"
 
@@ -40,6 +41,7 @@ static int tb_cmd_serve(int argc, char **argv) {
     (void)argc;
     (void)argv;
     tb_channel ch = tb_port_controller_channel();
+    tb_posix_pace_install();
     return tb_serve(&tb_cli_agent, &ch);
 }
 

@@ -27,6 +27,7 @@ from tlsbench.run.endpoints.process import ProcessEndpoint
 from tlsbench.run.exchange import AgentDied, AgentRef, BatchTraffic, Outcome, Repetition, Sink, StopFlag, run_request
 from tlsbench.run.link import (DEVICE_ADDRESS, PEER_ADDRESS, Forwarder, Namespaces, Window, attribute, link_binary,
                                owned_name, remove_orphans)
+from tlsbench.run.pace import PaceFiles, Pacing
 from tlsbench.run.placement import Placement
 from tlsbench.run.records import peer_row
 from tlsbench.run.schedule import Batch
@@ -73,8 +74,9 @@ class AgentPair:
 
     def __init__(self, network: NetworkPlan, seed: int, find_agent: Callable[[str], Path], sink: Sink,
                  timeouts: Timeouts, stop: StopFlag, place: str, agent_dir: str | Path | None = None,
-                 placement: Placement = Placement()):
+                 placement: Placement = Placement(), pacing: Pacing | None = None):
         self.net, self.seed, self.find_agent, self.sink = network, seed, find_agent, sink
+        self.pace = PaceFiles(pacing) if pacing else None
         self.timeouts, self.stop, self.place, self.agent_dir = timeouts, stop, place, agent_dir
         self.placement = placement
         self.spec = specmod.load()
@@ -111,6 +113,7 @@ class AgentPair:
         key = (library, side, linked)
         if key not in self.agents:
             prefix = self.namespaces.exec_prefix(side) if linked and self.namespaces else []
+            prefix += self.pace.prefix(side) if self.pace else []
             path = self.find_agent(library)
             process = ProcessEndpoint.start(path, prefix, greeting_s=self.timeouts.greeting, placement=self.placement)
             agent_id = self.sink.add_agent(library, path.name, process.pid, process.hello_raw, process.suites_raw,
@@ -132,6 +135,10 @@ class AgentPair:
         device = self._agent(config.row.library, "dev", linked)
         peer = self._agent(variant.peer_library or config.row.library, "peer", linked)
         server, client = (device, peer) if variant.device_role == "server" else (peer, device)
+        if self.pace:
+            other = "client" if variant.device_role == "server" else "server"
+            self.pace.write("dev", config_id, config.key, variant.device_role)
+            self.pace.write("peer", config_id, config.key, other)
         address = (DEVICE_ADDRESS if server is device else PEER_ADDRESS) if linked else LOOPBACK
         fields = self._network_fields(variant, address)
         roles = self.spec.roles
@@ -273,3 +280,5 @@ class AgentPair:
         if self.namespaces:
             self.namespaces.down()
             self.namespaces = None
+        if self.pace:
+            self.pace.remove()

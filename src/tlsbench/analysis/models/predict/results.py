@@ -96,7 +96,7 @@ def collect(sources: Sources, labels: dict[int, str], link_texts: Sequence[str],
             raise PredictError(f"{ds.name} has no configuration over an emulated link with a reference to predict it "
                                "from (the same configuration over the `none` preset or loopback): run a plan such "
                                "as plans/predict-validate.toml")
-        res.checks = validate(sources, labels, opts)
+        res.checks = validate(sources, labels, opts, unpredicted=res.warnings)
         res.errors = error_summaries(res.checks)
     res.warnings = list(dict.fromkeys(res.warnings))
     return res

@@ -14,7 +14,9 @@ Per repetition and peer, a flat list of actions read off its trace:
   arrived (a RECV that delivered bytes; cumulative, so the client reads the certificate
   while the key exchange is still on the wire, as it does).
 
-A WAIT (network waiting) is no action: the simulation decides how long each wait lasts.
+A paced agent's PACE_HOLD (docs/networks.md "Paced peers": the rest of the part's modelled
+time of a step) is CPU at its place in the step. A WAIT (network waiting) is no action: the
+simulation decides how long each wait lasts.
 The actions up to `handshake_end` are the handshake; the rest (application data, close)
 counts for bytes on the wire only.
 
@@ -78,6 +80,7 @@ def _units(ds: Dataset, costs: SliceCosts, lo: int, hi: int, peer: int) -> tuple
     voc, sl = vocab(), ds.slices
     step_cat, rec_cat = voc.role_cat("step"), voc.role_cat("record")
     send_l, recv_l = voc.role_label("send"), voc.role_label("recv")
+    hold_l = voc.role_label("pace_hold")
     hs_label = voc.role_label("handshake")
     hs = [i for i in range(lo, hi) if sl.label[i] == hs_label and not sl.open[i]]
     hs_end = int(sl.ts[hs[0]] + sl.dur[hs[0]]) if hs else None
@@ -95,7 +98,7 @@ def _units(ds: Dataset, costs: SliceCosts, lo: int, hi: int, peer: int) -> tuple
             nested[i] = []
         elif owner >= 0:
             unit_of[i] = owner
-            if costs.top_io[i] and sl.label[i] in (send_l, recv_l):
+            if costs.top_io[i] and sl.label[i] in (send_l, recv_l, hold_l):
                 nested[owner].append(i)
         elif costs.top_io[i] and sl.label[i] in (send_l, recv_l):
             order.append(i)  # an I/O call outside any step: the close's close_notify
@@ -105,6 +108,9 @@ def _units(ds: Dataset, costs: SliceCosts, lo: int, hi: int, peer: int) -> tuple
 
     def io_action(i: int) -> None:
         nonlocal received
+        if sl.label[i] == hold_l:  # a paced agent computing at the part's speed: the peer's CPU
+            actions.append((CPU, max(float(costs.io[i]), 0.0)))
+            return
         n = float(np.int64(np.uint64(sl.value[i])))
         if sl.label[i] == send_l and n > 0:
             actions.append((SEND, n))
