@@ -24,7 +24,7 @@ from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import metrics
 from tlsbench.run.agents import locate_agents
 from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary
-from tlsbench.run.exchange import StopFlag
+from tlsbench.run.exchange import STOPPING, StopFlag
 from tlsbench.run.link import check_links
 from tlsbench.run.placement import Placement, choose, controller_on
 from tlsbench.run.precision import Precision
@@ -176,15 +176,21 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     observer = observer or QuietObserver()
     device = loaded.plan.device
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
-    setups = device_block.enter_context(reached(device, observer.note)) if device else ()  # firmware built if not yet
-    settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups, choose(pin, loaded.plan.cpus),
-                           counting_prefix)
+    # SIGTERM (a CI's timeout, a scheduler's stop) ends the run as Ctrl-C does: at once while the
+    # device is reached (a firmware build), after the batch under way once the sweep starts.
     stop = StopFlag()
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, stop) if in_main else None
+    previous = {sig: signal.getsignal(sig) for sig in STOPPING} if threading.current_thread() is \
+        threading.main_thread() else {}
+    if previous:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
     greeted = None
     try:
+        setups = device_block.enter_context(reached(device, observer.note)) if device else ()  # built if not yet
+        settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
+                               choose(pin, loaded.plan.cpus), counting_prefix)
+        for sig in previous:
+            signal.signal(sig, stop)
         with controller_on(settings.placement):
             greeted = resolve_plan(loaded, settings)
             with where.lock.hold(), where.writer() as store, \
@@ -201,5 +207,5 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
         if greeted is not None:
             greeted.close()
         device_block.close()
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -86,6 +86,7 @@ def worker(url: str, target: str | None, place: str | None, libraries: tuple[str
     import signal
 
     from tlsbench.app.worker import Worker
+    from tlsbench.run.exchange import STOPPING
 
     _checked(url)
     if target and place:
@@ -99,8 +100,8 @@ def worker(url: str, target: str | None, place: str | None, libraries: tuple[str
         parse_address(remote)
         FleetKeys(Path(keys)).need("ca.pem", "controller.pem", "controller.key")
     runner = Worker(url, target, libraries, name, device, remote, keys, agent_dir, timeouts, lease_s, wait, note_line)
-    signal.signal(signal.SIGINT, runner.stop)
-    signal.signal(signal.SIGTERM, runner.stop)
+    for sig in STOPPING:
+        signal.signal(sig, runner.stop)
     done = runner.run()
     console.print(f"worker {runner.name}: {done.batches} batches, {done.stored} repetitions stored "
                   f"({done.failed} failed, {done.again} already stored by another worker) in {done.seconds:.1f} s, "
