@@ -186,7 +186,7 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
     greeted = None
     try:
-        setups = device_block.enter_context(reached(device, observer.note)) if device else ()  # built if not yet
+        setups = device_block.enter_context(reached(device, observer.note, timeouts)) if device else ()  # built if not yet
         settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
                                choose(pin, loaded.plan.cpus), counting_prefix)
         for sig in previous:

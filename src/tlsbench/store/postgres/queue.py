@@ -109,9 +109,9 @@ class Queue:
 
     def claim(self, worker_id: int, target: str | None, libraries: Sequence[str], lease_s: float) -> Claimed | None:
         """The lowest batch of the schedule no live worker holds whose target is the worker's,
-        whose libraries it offers, and whose experiment no worker of another device took a
-        batch of (an experiment is measured on one device: its statistics never pool two);
-        leased to the worker. Claims take turns (a transaction lock) so that two workers of
+        whose libraries it offers, and whose stream (experiment and target) no worker of another
+        device took a batch of (a configuration is measured on one device: its statistics never
+        pool two; a plan over several targets has a stream per target); leased to the worker. Claims take turns (a transaction lock) so that two workers of
         different devices never bind one experiment at once; the batches themselves are
         row-locked (SKIP LOCKED: a batch another claim holds is passed over)."""
         with self._transaction() as c:
@@ -123,7 +123,8 @@ class Queue:
                             AND target IS NOT DISTINCT FROM %(t)s
                             AND string_to_array(libraries, ',') <@ %(libs)s::text[]
                             AND NOT EXISTS (SELECT 1 FROM work o JOIN worker k ON k.id = o.worker_id
-                                            WHERE o.experiment_id = q.experiment_id AND k.device <>
+                                            WHERE o.experiment_id = q.experiment_id
+                                              AND o.target IS NOT DISTINCT FROM q.target AND k.device <>
                                                 (SELECT device FROM worker WHERE id = %(w)s))
                           ORDER BY experiment_id, seq LIMIT 1 FOR UPDATE SKIP LOCKED) pick,
                          experiment e, config c
@@ -201,7 +202,7 @@ class Queue:
     def experiments(self) -> list[QueueState]:
         """Every queued experiment's progress."""
         rows = self.conn.execute(
-            """SELECT e.name, coalesce(max(w.target), 'host'), count(*), count(w.done_at), sum(w.count),
+            """SELECT e.name, coalesce(string_agg(DISTINCT w.target, ', '), 'host'), count(*), count(w.done_at), sum(w.count),
                       (SELECT count(*) FROM repetition r WHERE r.experiment_id = e.id),
                       (SELECT count(*) FROM repetition r WHERE r.experiment_id = e.id AND r.status <> 'OK'),
                       count(*) FILTER (WHERE w.attempts > 1)
