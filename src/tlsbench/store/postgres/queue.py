@@ -66,7 +66,7 @@ class QueueState:
     """An experiment's queue: batches and repetitions done and to do."""
 
     experiment: str
-    target: str
+    target: str  # its batches' targets, comma-separated ("host": host agents)
     batches: int
     batches_done: int
     repetitions: int
