@@ -162,14 +162,16 @@ class LiveReport:
 
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
                    agent_dir: str | Path | None = None, observer: Observer | None = None,
-                   timeouts: Timeouts = Timeouts(), pin: bool = True, store: str | None = None) -> RunSummary:
+                   timeouts: Timeouts = Timeouts(), pin: bool = True, store: str | None = None,
+                   remote: tuple[str, ...] = ()) -> RunSummary:
     """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
     the output folder before the plan is resolved against the agents, so a plan that fails
     there leaves nothing behind; the store is then written under its writer lock. The agents
     are started from this thread, whose end they do not outlive (docs/host.md); with `pin`,
     this thread keeps to the controller's CPU and the agents to the others while it runs
     (run/placement.py). With `store` (a postgresql:// URL) it writes the experiment of the
-    plan's name there instead of the folder's SQLite store."""
+    plan's name there instead of the folder's SQLite store. With `remote` (run/remote.py's
+    bridge) the host agents run on another machine: nothing of theirs runs here to pin."""
     where = run_location(loaded, output, store)
     folder = where.folder
     check_before_start(loaded, where, resume, agent_dir)
@@ -188,7 +190,7 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     try:
         setups = device_block.enter_context(reached(device, observer.note, timeouts)) if device else ()  # built if not yet
         settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
-                               choose(pin, loaded.plan.cpus), counting_prefix)
+                               choose(pin and not remote, loaded.plan.cpus), counting_prefix, remote=remote)
         for sig in previous:
             signal.signal(sig, stop)
         with controller_on(settings.placement):
