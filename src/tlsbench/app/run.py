@@ -188,7 +188,8 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
     greeted = None
     try:
-        setups = device_block.enter_context(reached(device, observer.note, timeouts)) if device else ()  # built if not yet
+        # the firmware built if it is not yet, a board's image flashed
+        setups = device_block.enter_context(reached(device, observer.note, timeouts)) if device else ()
         settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
                                choose(pin and not remote, loaded.plan.cpus), counting_prefix, remote=remote)
         for sig in previous:

@@ -299,15 +299,16 @@ def _not_a_port(found: os.stat_result) -> str:
 
 TOOL_PROBLEMS = {errno.ENOENT: "is not found: install it, or give its full path",
                  errno.EACCES: "is not executable: chmod +x it"}
-# What each of a plan's board commands does ([device] reset, flash), and the option that allows it longer.
-BOARD_COMMANDS = {"reset": ("resets the board", "greeting"), "flash": ("writes the firmware image onto the board", "flash")}
+# What each of a plan's board commands does ([device] reset, flash), and the wait it has (run/timeouts.py).
+BOARD_COMMANDS = {"reset": ("resets the board", "greeting"),
+                  "flash": ("writes the firmware image onto the board", "flash")}
 
 
 def run_board_command(role: str, command: Sequence[str], wait_s: float) -> None:
     """The plan's reset or flash command, given `wait_s`: in a session of its own, so that a
     hung one is killed with whatever it started (a script's children would otherwise keep
     its output open, and the wait for it going)."""
-    shown, (does, longer) = shlex.join(command), BOARD_COMMANDS[role]
+    shown, (does, wait) = shlex.join(command), BOARD_COMMANDS[role]
     try:
         proc = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True, preexec_fn=die_with_host)
@@ -322,9 +323,9 @@ def run_board_command(role: str, command: Sequence[str], wait_s: float) -> None:
         proc.wait()
         assert proc.stdout is not None
         proc.stdout.close()
-        raise DeviceError(f"the {role} command `{shown}` did not finish within {wait_s:g} s (the {longer} wait) and "
+        raise DeviceError(f"the {role} command `{shown}` did not finish within {wait_s:g} s (the {wait} wait) and "
                           "was stopped: run it by hand to see where it waits, or allow it longer with --timeout "
-                          f"{longer}=SECONDS") from None
+                          f"{wait}=SECONDS") from None
     if proc.returncode:
         said = " ".join(output.split())[-300:]
         raise DeviceError(f"the {role} command `{shown}` failed (exit status {proc.returncode})"

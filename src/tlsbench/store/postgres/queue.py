@@ -97,9 +97,10 @@ class Queue(Connected):
         """The lowest batch of the schedule no live worker holds whose target is the worker's,
         whose libraries it offers, and whose stream (experiment and target) no worker of another
         device took a batch of (a configuration is measured on one device: its statistics never
-        pool two; a plan over several targets has a stream per target); leased to the worker. Claims take turns (a transaction lock) so that two workers of
-        different devices never bind one experiment at once; the batches themselves are
-        row-locked (SKIP LOCKED: a batch another claim holds is passed over)."""
+        pool two; a plan over several targets has a stream per target); leased to the worker.
+        Claims take turns (a transaction lock) so that two workers of different devices never
+        bind one stream at once; the batches themselves are row-locked (SKIP LOCKED: a batch
+        another claim holds is passed over)."""
         with self.transaction() as c:
             c.execute("SELECT pg_advisory_xact_lock(%s, 0)", (CLAIMS,))
             row = c.execute(
