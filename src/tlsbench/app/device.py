@@ -39,7 +39,7 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     if device.serial is not None or place is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
         reset = _command(device.reset)
-        common["flash"] = _command(device.flash, {IMAGE_WORD: str(images[next(iter(images))].path)})
+        common["flash"] = _command(device.flash, {IMAGE_WORD: str(next(iter(images.values())).path)})
         if place is not None:
             return (DeviceSetup(images, serial=place.serial_port, baud=place.speed or device.baud,
                                 reset=reset or place.power_cycle, build=build, place=place.name, **common),)

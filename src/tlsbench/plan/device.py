@@ -33,8 +33,8 @@ TARGETS = tuple(targets.load().emulated)
 DEVICE_BUILDS = tuple(b.name for b in libraries.load().device)
 BOARDS = tuple(boards.boards())  # the parts a device's counts convert to (spec/boards.toml)
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
-IMAGES = ("counting", "memory")
-IMAGE_WORD = "{image}"  # in [device] flash: where the image's path goes  # the firmware's two images (docs/agent.md)
+IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
+IMAGE_WORD = "{image}"  # in [device] flash: where the image's path goes
 # Counts are the same run after run; repetitions differ only through random keys, nonces and
 # blinding (0.1-0.3% for public-key suites), so a few pin the median and each costs up to
 # seconds of emulation (docs/porting.md "Reading the counts").
