@@ -406,6 +406,10 @@ PLANS = {  # file bytes -> what the message must say
     "device and network": (b'name = "x"\n[network]\n[device]\ntarget = "qemu-mps2-an386"\n',
                            ("network cannot be combined with device",)),
     "unknown device": (b'name = "x"\n[device]\ntarget = "qemu-nrf52"\n', ("device.target", "qemu-mps2-an386")),
+    "flash without image": (b'name = "x"\n[device]\nplace = "rack1"\nfirmware = "a.elf"\nflash = "flash-it"\n',
+                            ("write {image} where the command takes the image's path",)),
+    "flash of an emulated board": (b'name = "x"\n[device]\ntarget = "qemu-mps2-an386"\nflash = "cp {image} x"\n',
+                                   ("flash: only with serial or place",)),
 }
 # Mistakes only the agents or the link emulator can see: found before anything is written.
 RESOLVED_PLANS = {
@@ -421,6 +425,8 @@ RESOLVED_PLANS = {
                          ("device firmware nosuch.elf not found", "tlsbench build firmware")),
     "missing serial port": (b'name = "dmg"\n[device]\nserial = "/dev/nosuch-tty"\nfirmware = "/etc/hostname"\n',
                             ("cannot open the serial port /dev/nosuch-tty",)),
+    "failing flash": (b'name = "dmg"\n[device]\nserial = "/dev/nosuch-tty"\nfirmware = "/etc/hostname"\n'
+                      b'flash = "false {image}"\n', ("the flash command `false /etc/hostname` failed (exit status 1)",)),
 }
 
 

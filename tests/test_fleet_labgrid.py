@@ -5,23 +5,29 @@ installs .venv-labgrid), whose board is QEMU booting the firmware with its UART 
 ser2net (Debian) serves as a raw TCP port; its reset line is QEMU's monitor. A run of a plan
 with `[device] place` acquires the place, measures through it and releases it, also when the
 run fails or is terminated; a place someone else holds is refused with one line; a worker
-serves a place. About 90 s on the busy 2-core machine (5 QEMU boots, a labgrid client per check)."""
+serves a place. A second board has a power switch (labgrid's NetworkPowerPort) and a flash
+(tests/labgrid_board.py): a run flashes the image it built and power-cycles the board into it,
+and a board frozen mid-sweep is power-cycled and the sweep goes on. About 3 min on the busy
+2-core machine (about 15 QEMU boots; each labgrid-client call takes 1-3 s there)."""
 from __future__ import annotations
 
 import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from stores import reader
-from test_device import PSK, RESET_THROUGH_MONITOR, device_plan, images  # noqa: F401 (the module fixture)
+from test_device import OK, PSK, RESET_THROUGH_MONITOR, device_plan, images  # noqa: F401 (the module fixture)
 from tlsbench.app.run import run_experiment
 from tlsbench.core.errors import UserError
 from tlsbench.run.labgrid import CLIENT_ENV
@@ -29,7 +35,8 @@ from tlsbench.run.timeouts import Timeouts
 from tlsbench.store.postgres.testing import free_port
 
 REPO = Path(__file__).resolve().parents[1]
-PLACE = "tlsbench-board"
+PLACE = "tlsbench-board"  # a board reset through QEMU's monitor (the plan's reset)
+POWERED = "tlsbench-powered"  # a board with a power switch (labgrid's NetworkPowerPort) and a flash
 
 
 def labgrid_bin() -> Path:
@@ -50,6 +57,11 @@ def wait_for(check, what: str, seconds: float = 30) -> None:
         time.sleep(0.1)
 
 
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 class Processes:
     """Processes a fixture starts, each logging to a file of its own, killed at its end."""
 
@@ -67,32 +79,62 @@ class Processes:
             proc.wait()
 
 
+@dataclass
+class PoweredBoard:
+    """The powered place's board (tests/labgrid_board.py): its flash file, boots and QEMU."""
+
+    flash: Path
+
+    @property
+    def boots(self) -> list[tuple[int, str]]:
+        """(QEMU's PID, the SHA-256 of the image it booted) of every power-on."""
+        log = self.flash / "boots.log"
+        lines = log.read_text().split() if log.exists() else []
+        return [(int(pid), digest) for pid, digest in zip(lines[::2], lines[1::2])]
+
+
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """A coordinator and an exporter whose board's serial port is a ser2net port (the board
-    itself is each test's: a firmware that QUITs ends its QEMU), and the place on it."""
+def lab(tmp_path_factory, images):  # noqa: F811
+    """A coordinator and an exporter with two boards: `board`, a serial port that ser2net
+    serves (the board itself is each test's: a firmware that QUITs ends its QEMU), and
+    `powered`, a serial port and a power switch (labgrid's NetworkPowerPort, `simplerest`) in
+    front of a board that boots what is flashed on it (tests/labgrid_board.py; the memory
+    image until a run flashes another); a place on each."""
     if shutil.which("ser2net") is None:
         pytest.fail("these tests need ser2net: scripts/install-deps.sh installs it")
     tmp = tmp_path_factory.mktemp("lab")
     bin_dir = labgrid_bin()
     processes = Processes(tmp)
     try:
-        serial_port, coordinator = free_port(), free_port()
+        serial_port, coordinator, powered_serial, power, uart = (free_port() for _ in range(5))
         processes.start([str(bin_dir / "labgrid-coordinator"), "-l", f"127.0.0.1:{coordinator}"], "coordinator.log")
-        (tmp / "exporter.yaml").write_text(f"board:\n  NetworkSerialPort:\n    host: 127.0.0.1\n"
-                                           f"    port: {serial_port}\n    speed: 115200\n    protocol: raw\n")
+        flash = tmp / "flash"
+        flash.mkdir()
+        shutil.copy(images.image("memory").path, flash / "firmware.elf")
+        processes.start([sys.executable, str(REPO / "tests" / "labgrid_board.py"), str(power), str(uart), str(flash)],
+                        "powered-board.log")
+        (tmp / "powered-ser2net.yaml").write_text(f"connection: &powered\n  accepter: tcp,127.0.0.1,{powered_serial}\n"
+                                                  f"  connector: tcp,127.0.0.1,{uart}\n")
+        processes.start(["ser2net", "-n", "-d", "-c", str(tmp / "powered-ser2net.yaml")], "powered-ser2net.log")
+        serial = "  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {}\n    speed: 115200\n    protocol: raw\n"
+        (tmp / "exporter.yaml").write_text(
+            f"board:\n{serial.format(serial_port)}powered:\n{serial.format(powered_serial)}"
+            f"  NetworkPowerPort:\n    model: simplerest\n    host: 'http://127.0.0.1:{power}/power/{{index}}/{{value}}'\n"
+            "    index: 0\n")
+        wait_for(lambda: listening(coordinator), "the coordinator does not listen")  # an exporter does not retry
         processes.start([str(bin_dir / "labgrid-exporter"), "-c", f"127.0.0.1:{coordinator}", "-n", "rack1",
                          str(tmp / "exporter.yaml")], "exporter.log")
         env = {**os.environ, "LG_COORDINATOR": f"127.0.0.1:{coordinator}"}
 
         def client(*args: str) -> subprocess.CompletedProcess:
             return subprocess.run([str(bin_dir / "labgrid-client"), *args], env=env, capture_output=True, text=True)
-        wait_for(lambda: "rack1/board/NetworkSerialPort" in client("resources").stdout, "the exporter offers nothing")
-        assert client("-p", PLACE, "create").returncode == 0
-        assert client("-p", PLACE, "add-match", "rack1/board/*").returncode == 0
+        wait_for(lambda: "rack1/powered/NetworkPowerPort" in client("resources").stdout, "the exporter offers nothing")
+        for place, group in ((PLACE, "board"), (POWERED, "powered")):
+            assert client("-p", place, "create").returncode == 0
+            assert client("-p", place, "add-match", f"rack1/{group}/*").returncode == 0
         os.environ["LG_COORDINATOR"] = env["LG_COORDINATOR"]
         os.environ[CLIENT_ENV] = str(bin_dir / "labgrid-client")
-        yield client, serial_port
+        yield client, serial_port, PoweredBoard(flash)
     finally:
         os.environ.pop(CLIENT_ENV, None)
         os.environ.pop("LG_COORDINATOR", None)
@@ -152,8 +194,8 @@ def board(lab, images, tmp_path):  # noqa: F811
     running.stop()
 
 
-def acquired_by(client) -> str:
-    found = re.search(r"^\s*acquired: (.*)$", client("-p", PLACE, "show").stdout, re.M)
+def acquired_by(client, place: str = PLACE) -> str:
+    found = re.search(r"^\s*acquired: (.*)$", client("-p", place, "show").stdout, re.M)
     return found[1].strip() if found else ""
 
 
@@ -237,3 +279,72 @@ def test_a_worker_serves_a_place(lab, board, images, tmp_path):  # noqa: F811
     assert table_rows(url, "SELECT count(*), count(DISTINCT idx) FROM repetition") == [(4, 4)]
     assert table_rows(url, "SELECT DISTINCT device FROM worker") == [(f"place {PLACE}",)]
     assert acquired_by(client) in ("", "None")
+
+
+def powered_plan(name: str, images, flash: Path | None, repetitions: int = 2, extra: str = ""):  # noqa: F811
+    """A plan on the powered place: no reset of its own (the place's power driver resets it),
+    its image written onto the board by a copy into the board's flash file."""
+    flashing = f'flash = "cp {{image}} {flash / "firmware.elf"}"\n' if flash else ""
+    return device_plan(name, [PSK], f'place = "{POWERED}"\n{flashing}firmware = "{images.image("counting").path}"',
+                       repetitions=repetitions, extra=extra)
+
+
+def alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_place_is_flashed_and_power_cycled_into_the_image_the_run_built(lab, images, tmp_path):  # noqa: F811
+    client, powered = lab[0], lab[2]
+    counting = images.image("counting").sha256
+    with pytest.raises(UserError, match="is the memory image where the counting image was expected"):
+        run_experiment(powered_plan("unflashed", images, None), tmp_path, timeouts=Timeouts(greeting=30))
+    assert powered.boots and powered.boots[-1][1] == images.image("memory").sha256  # powered on: what was flashed
+    assert acquired_by(client, POWERED) in ("", "None")
+    summary = run_experiment(powered_plan("flashed", images, powered.flash), tmp_path, timeouts=Timeouts(greeting=30))
+    assert summary.stored == 2 and summary.failed == 0
+    pid, booted = powered.boots[-1]
+    with reader(tmp_path / "flashed" / "tlsbench.db") as st:
+        assert [a.firmware_sha256 for a in st.agent_rows()] == [counting]
+    assert booted == counting  # the board runs the image the run built, flashed through the plan's command
+    assert acquired_by(client, POWERED) in ("", "None")
+    assert client("-p", POWERED, "acquire").returncode == 0
+    try:  # labgrid's power driver switches the board: off kills its QEMU, on boots it again
+        assert client("-p", POWERED, "power", "off").returncode == 0
+        assert not alive(pid)
+        assert client("-p", POWERED, "power", "on").returncode == 0
+        assert alive(powered.boots[-1][0]) and powered.boots[-1][0] != pid
+    finally:
+        client("-p", POWERED, "release")
+
+
+class FreezeTheBoard:
+    """An observer that freezes the powered board's QEMU (SIGSTOP) before the first batch's RUN."""
+
+    def __init__(self, powered: PoweredBoard) -> None:
+        self.powered, self.frozen = powered, 0
+
+    def start(self, total: int, done: int, configs: int) -> None: pass
+    def note(self, message: str) -> None: pass
+    def extend(self, extra: int) -> None: pass
+    def stored(self, config: str, idx: int, status: str, agent) -> None: pass
+
+    def batch(self, config: str, round: int, first_index: int, count: int) -> None:
+        if not self.frozen:
+            self.frozen = self.powered.boots[-1][0]
+            os.kill(self.frozen, signal.SIGSTOP)
+
+
+def test_a_hung_board_is_power_cycled_and_the_sweep_goes_on(lab, images, tmp_path):  # noqa: F811
+    client, powered = lab[0], lab[2]
+    observer = FreezeTheBoard(powered)
+    summary = run_experiment(powered_plan("hung", images, powered.flash, repetitions=4, extra="rounds = 1\n"),
+                             tmp_path, observer=observer, timeouts=Timeouts(greeting=30, silence=6))
+    assert observer.frozen and summary.agent_deaths == 1 and summary.stored == 4
+    assert not alive(observer.frozen)  # the power cycle ended the hung board
+    assert powered.boots[-1][0] != observer.frozen and powered.boots[-1][1] == images.image("counting").sha256
+    with reader(tmp_path / "hung" / "tlsbench.db") as st:
+        statuses = [r.status for _, r in st.repetition_rows()]
+        agents = st.agent_rows()
+    assert statuses.count(OK) == 3 and len(agents) == 2 and agents[0].exit_reason.startswith("died: target hung")
+    assert acquired_by(client, POWERED) in ("", "None")

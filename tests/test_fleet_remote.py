@@ -94,6 +94,35 @@ def test_a_worker_runs_queued_work_on_the_remote_agent(fleet, tmp_path):
     assert table_rows(url, "SELECT device FROM worker") == [(f"127.0.0.1:{port}",)]
 
 
+def remote_run(plan: Path, output: Path, port: int, keys: FleetKeys) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tlsbench.cli", "run", str(plan), "--output", str(output),
+                           "--no-report", "--remote", f"127.0.0.1:{port}", "--keys", str(keys.folder)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_plain_run_measures_on_the_remote_agent(fleet, tmp_path):
+    """`tlsbench run --remote`: the sweep of a plan measured here on another machine's agent;
+    with another fleet's keys one line, and nothing stored."""
+    from stores import reader
+
+    keys, other, port, log = fleet
+    plan = tmp_path / "afar.toml"
+    plan.write_text('name = "afar"\nrepetitions = 3\nrounds = 1\nwarmup = 0\n'
+                    'suites = ["TLS-PSK-WITH-AES-128-GCM-SHA256"]\n')
+    refused = lines(log, "refused")
+    wrong = remote_run(plan, tmp_path / "wrong", port, other)
+    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr and "CERTIFICATE_VERIFY_FAILED" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1 and not (tmp_path / "wrong" / "afar").exists()
+    assert lines(log, "refused") > refused
+    accepted = lines(log, "accepted")
+    done = remote_run(plan, tmp_path / "right", port, keys)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert lines(log, "accepted") > accepted  # the agents ran behind the server
+    with reader(tmp_path / "right" / "afar" / "tlsbench.db") as st:
+        assert sum(len(idx) for idx in st.stored_indices().values()) == 3
+        assert {a.exit_reason for a in st.agent_rows()} == {"quit (exit code 0)"}
+
+
 def test_a_worker_with_another_fleets_keys_gets_one_line_and_stores_nothing(fleet, tmp_path):
     _, other, port, log = fleet
     url = database("remote_wrong")

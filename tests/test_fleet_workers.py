@@ -186,3 +186,29 @@ def test_a_terminated_worker_hands_its_batch_back_at_once(url, tmp_path):
     assert table_rows(url, "SELECT exit_reason FROM worker WHERE name = 'polite'") == [("interrupted",)]
     count, distinct = stored_once(url, "stopped")
     assert 0 < count == distinct < 120
+
+
+def test_a_plan_over_two_targets_is_queued_one_stream_per_target(url, tmp_path):
+    """Each target's batches go to workers of that target, each stream bound to its own device
+    (about 40 s; a minute more on a cold firmware cache: the second target's build)."""
+    plan = tmp_path / "two.toml"
+    plan.write_text('name = "two"\nsuites = ["TLS-PSK-WITH-AES-128-CCM-8"]\nrepetitions = 2\nrounds = 1\n'
+                    '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
+                    '[device]\ntarget = ["qemu-mps2-an386", "qemu-mps2-an385"]\n')
+    queued = CliRunner().invoke(main, ["run", str(plan), "--store", url, "--enqueue", "--output", str(tmp_path)],
+                                catch_exceptions=False)
+    assert queued.exit_code == 0, queued.output
+    per_target = ("SELECT c.target, count(r.idx) FROM config c JOIN experiment e ON e.id = c.experiment_id "
+                  "LEFT JOIN repetition r ON r.experiment_id = c.experiment_id AND r.config_id = c.id "
+                  "WHERE e.name = 'two' GROUP BY c.target ORDER BY c.target")
+    first = worker(url, "--name", "m4", "--device", "qemu-mps2-an386")
+    out = first.communicate(timeout=180)[0]
+    assert first.returncode == 0 and "1 batches" in out, out
+    assert table_rows(url, per_target) == [("qemu-mps2-an385", 0), ("qemu-mps2-an386", 2)]
+    second = worker(url, "--name", "m3", "--device", "qemu-mps2-an385")
+    out = second.communicate(timeout=180)[0]
+    assert second.returncode == 0 and "1 batches" in out, out
+    assert table_rows(url, per_target) == [("qemu-mps2-an385", 2), ("qemu-mps2-an386", 2)]
+    bound = table_rows(url, "SELECT DISTINCT w.target, k.device FROM work w JOIN worker k ON k.id = w.worker_id "
+                            "JOIN experiment e ON e.id = w.experiment_id WHERE e.name = 'two' ORDER BY w.target")
+    assert [(t, d.split("@")[0]) for t, d in bound] == [("qemu-mps2-an385",) * 2, ("qemu-mps2-an386",) * 2]

@@ -15,9 +15,9 @@ from tlsbench.builder import firmware
 from tlsbench.builder.shell import BuildError
 from tlsbench.core import inputs
 from tlsbench.core.errors import UserError
-from tlsbench.plan.device import DevicePlan
+from tlsbench.plan.device import IMAGE_WORD, DevicePlan
 from tlsbench.run import labgrid
-from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup
+from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup, flash
 from tlsbench.run.device import query_device as greeting_of
 from tlsbench.run.endpoints.firmware import FirmwareImage
 from tlsbench.core import targets
@@ -38,7 +38,8 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
         raise FirmwareUnavailable(f"place {device.place!r} is reached only while acquired")  # reached() acquires it
     if device.serial is not None or place is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
-        reset = tuple(os.path.expanduser(word) for word in shlex.split(device.reset or ""))
+        reset = _command(device.reset)
+        common["flash"] = _command(device.flash, {IMAGE_WORD: str(next(iter(images.values())).path)})
         if place is not None:
             return (DeviceSetup(images, serial=place.serial_port, baud=place.speed or device.baud,
                                 reset=reset or place.power_cycle, build=build, place=place.name, **common),)
@@ -57,22 +58,32 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     return tuple(setups)
 
 
+def _command(text: str | None, words: dict[str, str] | None = None) -> tuple[str, ...]:
+    """A plan's board command as argv: `~` expanded, each of `words` replaced by its value."""
+    argv = [os.path.expanduser(word) for word in shlex.split(text or "")]
+    for word, value in (words or {}).items():
+        argv = [arg.replace(word, value) for arg in argv]
+    return tuple(argv)
+
+
 @contextlib.contextmanager
-def reached(device: DevicePlan, progress: Callable[[str], None] = lambda message: None
-            ) -> Iterator[tuple[DeviceSetup, ...]]:
-    """setups_for() for the `with` block; a labgrid place is acquired for it and released after,
-    however the block ends (run/labgrid.py)."""
-    if device.place is None:
-        yield setups_for(device, progress)
-        return
-    with labgrid.acquired(device.place) as place:
-        yield setups_for(device, progress, place)
+def reached(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
+            timeouts: Timeouts = Timeouts()) -> Iterator[tuple[DeviceSetup, ...]]:
+    """setups_for() for the `with` block, a board's image flashed (its flash command); a labgrid
+    place is acquired for it and released after, however the block ends (run/labgrid.py):
+    acquire, flash, then the first connect() power-cycles it into the image."""
+    with contextlib.ExitStack() as held:
+        place = held.enter_context(labgrid.acquired(device.place)) if device.place is not None else None
+        setups = setups_for(device, progress, place)
+        for setup in setups:
+            flash(setup, timeouts)
+        yield setups
 
 
 def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
                  timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """HELLO and SUITES of a device's firmware (built first if it is not yet; the first target's)."""
-    with reached(device, progress) as setups:
+    with reached(device, progress, timeouts) as setups:
         return greeting_of(setups[0], timeouts)
 
 

@@ -26,7 +26,7 @@ from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import metrics
 from tlsbench.run.agents import locate_agents
 from tlsbench.run.controller import ControllerError, Observer, QuietObserver, RunSummary
-from tlsbench.run.exchange import StopFlag
+from tlsbench.run.exchange import STOPPING, StopFlag
 from tlsbench.run.link import check_links
 from tlsbench.run.placement import Placement, choose, controller_on
 from tlsbench.run.precision import Precision
@@ -165,29 +165,38 @@ class LiveReport:
 
 def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume: bool = False,
                    agent_dir: str | Path | None = None, observer: Observer | None = None,
-                   timeouts: Timeouts = Timeouts(), pin: bool = True, store: str | None = None) -> RunSummary:
+                   timeouts: Timeouts = Timeouts(), pin: bool = True, store: str | None = None,
+                   remote: tuple[str, ...] = ()) -> RunSummary:
     """`tlsbench run`: the whole pipeline from a plan to a filled store. Nothing is written to
     the output folder before the plan is resolved against the agents, so a plan that fails
     there leaves nothing behind; the store is then written under its writer lock. The agents
     are started from this thread, whose end they do not outlive (docs/host.md); with `pin`,
     this thread keeps to the controller's CPU and the agents to the others while it runs
     (run/placement.py). With `store` (a postgresql:// URL) it writes the experiment of the
-    plan's name there instead of the folder's SQLite store."""
+    plan's name there instead of the folder's SQLite store. With `remote` (run/remote.py's
+    bridge) the host agents run on another machine: nothing of theirs runs here to pin."""
     where = run_location(loaded, output, store)
     folder = where.folder
     check_before_start(loaded, where, resume, agent_dir)
     observer = observer or QuietObserver()
     device = loaded.plan.device
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
-    setups = device_block.enter_context(reached(device, observer.note)) if device else ()  # firmware built if not yet
-    settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups, choose(pin, loaded.plan.cpus),
-                           counting_prefix)
+    # SIGTERM (a CI's timeout, a scheduler's stop) ends the run as Ctrl-C does: at once while the
+    # device is reached (a firmware build), after the batch under way once the sweep starts.
     stop = StopFlag()
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, stop) if in_main else None
+    previous = {sig: signal.getsignal(sig) for sig in STOPPING} if threading.current_thread() is \
+        threading.main_thread() else {}
+    if previous:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    device_block = contextlib.ExitStack()  # a labgrid place stays acquired until the run ends, however it ends
     greeted = None
     try:
+        # the firmware built if it is not yet, a board's image flashed
+        setups = device_block.enter_context(reached(device, observer.note, timeouts)) if device else ()
+        settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
+                               choose(pin and not remote, loaded.plan.cpus), counting_prefix, remote=remote)
+        for sig in previous:
+            signal.signal(sig, stop)
         with controller_on(settings.placement):
             greeted = resolve_plan(loaded, settings)
             settings = dataclasses.replace(settings, pacing=pacing(
@@ -206,5 +215,5 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
         if greeted is not None:
             greeted.close()
         device_block.close()
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

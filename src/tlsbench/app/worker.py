@@ -17,9 +17,9 @@ from typing import Any, Callable, Sequence
 
 from tlsbench.app.device import reached
 from tlsbench.app.run import BUILDABLE
-from tlsbench.core.errors import UserError
 from tlsbench.core.version import host_name, tool_version
 from tlsbench.plan.libraries import LIBRARIES
+from tlsbench.plan.configs import Configuration
 from tlsbench.plan.model import LoadedPlan, parse
 from tlsbench.run import schedule
 from tlsbench.run.agents import AgentError, find_agent, locate_agents
@@ -38,10 +38,6 @@ from tlsbench.store.rows import now_iso
 
 LEASE_S = 60.0  # a batch whose worker has not renewed its lease for this long goes to another worker
 POLL_S = 2.0  # how often an idle worker started with --wait looks for work
-
-
-class FleetError(UserError, RuntimeError):
-    """A worker or queue request that cannot be served."""
 
 
 @dataclass(frozen=True)
@@ -71,19 +67,18 @@ def _settings(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeou
     """How the plan's agents and device are reached; a labgrid place is acquired into `held`."""
     device = loaded.plan.device
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    setups = held.enter_context(reached(device, note)) if device else ()
+    setups = held.enter_context(reached(device, note, timeouts)) if device else ()
     return RunSettings(paths, place, timeouts, agent_dir, setups, Placement(), remote=remote)
 
 
-def work_target(loaded: LoadedPlan) -> str | None:
-    """What a worker must run a plan's batches on: its device target, `place NAME`, or none (host agents)."""
+def work_target(loaded: LoadedPlan, config: Configuration) -> str | None:
+    """What a worker must run a batch on: its configuration's device target (a plan over several
+    targets queues one stream of batches per target), `place NAME`, or none (host agents). A
+    device plan's host configurations go with its first target's stream."""
     device = loaded.plan.device
     if device is None:
         return None
-    if len(device.targets) > 1:
-        raise FleetError(f"[device] target names {len(device.targets)} targets: a worker runs one device, so "
-                           "queue one plan per target (or run the matrix with tlsbench run)")
-    return device.name
+    return config.row.target if config.row.target in device.targets else (device.targets or (device.name,))[0]
 
 
 def enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | Path | None, timeouts: Timeouts,
@@ -102,9 +97,9 @@ def enqueue(loaded: LoadedPlan, where: Location, agent_dir: str | Path | None, t
                 batches = controller.prepare()
             finally:
                 controller.close()
-            target = work_target(loaded)
             libraries = ",".join(_libraries(loaded)) if not loaded.plan.device or loaded.plan.device.host else ""
-            rows = [WorkRow(controller.config_ids[b.config], b.round, b.first_index, b.count, seq, target, libraries)
+            rows = [WorkRow(controller.config_ids[b.config], b.round, b.first_index, b.count, seq,
+                            work_target(loaded, controller.configs[b.config]), libraries)
                     for seq, b in enumerate(batches)]
             with Queue(where.url) as queue:  # type: ignore[attr-defined]
                 added = queue.enqueue(store.experiment_id, rows)

@@ -10,8 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from tlsbench.cli.options import (STORE_ENV, agent_dir_option, note_line, output_option, store_location,
-                                  timeout_option)
+from tlsbench.cli.options import (STORE_ENV, agent_dir_option, note_line, output_option, remote_bridge,
+                                  remote_options, store_location, timeout_option)
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import TARGETS
 from tlsbench.run.timeouts import Timeouts
@@ -73,10 +73,7 @@ def store_push(experiment: str, url: str, output: str | None) -> None:
 @click.option("--lease", "lease_s", type=click.FloatRange(min=1), default=60.0, show_default=True, metavar="SECONDS",
               help="A batch whose worker is silent this long goes to another worker.")
 @click.option("--wait", is_flag=True, help="When the queue is empty, wait for more work instead of ending.")
-@click.option("--remote", default="", metavar="HOST:PORT",
-              help="Run the host agents on the machine whose `tlsbench remote serve` listens there (with --keys).")
-@click.option("--keys", default="", type=click.Path(file_okay=False), metavar="DIR",
-              help="The fleet's key folder, for --remote.")
+@remote_options
 @agent_dir_option
 @timeout_option
 def worker(url: str, target: str | None, place: str | None, libraries: tuple[str, ...], name: str, device: str,
@@ -86,21 +83,16 @@ def worker(url: str, target: str | None, place: str | None, libraries: tuple[str
     import signal
 
     from tlsbench.app.worker import Worker
+    from tlsbench.run.exchange import STOPPING
 
     _checked(url)
     if target and place:
         raise click.UsageError("--device or --place: a worker runs one kind of device")
     target = f"place {place}" if place else target
-    if remote:
-        from pathlib import Path
-
-        from tlsbench.run.remote import FleetKeys, parse_address
-
-        parse_address(remote)
-        FleetKeys(Path(keys)).need("ca.pem", "controller.pem", "controller.key")
+    remote_bridge(remote, keys)
     runner = Worker(url, target, libraries, name, device, remote, keys, agent_dir, timeouts, lease_s, wait, note_line)
-    signal.signal(signal.SIGINT, runner.stop)
-    signal.signal(signal.SIGTERM, runner.stop)
+    for sig in STOPPING:
+        signal.signal(sig, runner.stop)
     done = runner.run()
     console.print(f"worker {runner.name}: {done.batches} batches, {done.stored} repetitions stored "
                   f"({done.failed} failed, {done.again} already stored by another worker) in {done.seconds:.1f} s, "

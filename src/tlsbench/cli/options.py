@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
 import click
 from rich.console import Console
@@ -145,3 +145,26 @@ pin_option = click.option(
     help="Run the agents on CPUs of their own, at a higher priority where permitted, and the controller "
          "on another (needs two CPUs; docs/host.md \"A quiet controller\").")
 
+
+
+def remote_options(command: Any) -> Any:
+    """--remote HOST:PORT and --keys DIR: the host agents run on another machine, behind its
+    `tlsbench remote serve` (docs/fleet.md "Remote agents"); `remote_bridge` checks them."""
+    command = click.option("--keys", default="", type=click.Path(file_okay=False), metavar="DIR",
+                           help="The fleet's key folder, for --remote.")(command)
+    return click.option("--remote", default="", metavar="HOST:PORT",
+                        help="Run the host agents on the machine whose `tlsbench remote serve` listens there "
+                             "(with --keys).")(command)
+
+
+def remote_bridge(remote: str, keys: str) -> tuple[str, ...]:
+    """The bridge prefix of --remote (RunSettings.remote), its address and keys checked; () without it."""
+    if not remote:
+        return ()
+    from pathlib import Path
+
+    from tlsbench.run.remote import FleetKeys, bridge_prefix, parse_address
+
+    parse_address(remote)
+    FleetKeys(Path(keys)).need("ca.pem", "controller.pem", "controller.key")
+    return bridge_prefix(remote, Path(keys))

@@ -19,8 +19,8 @@ from tlsbench.app.device import query_device
 from tlsbench.app.report import report_after_run
 from tlsbench.app.run import BUILDABLE, LiveReport, run_experiment, run_location
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, shared_store,
-                                  store_location, store_option, timeout_option)
+from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, remote_bridge,
+                                  remote_options, shared_store, store_location, store_option, timeout_option)
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import BOARDS, TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
@@ -108,14 +108,19 @@ def _device_option(device: str, baud: int, firmware: str | None) -> DevicePlan:
 @agent_dir_option
 @timeout_option
 @pin_option
+@remote_options
 def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float | None, enqueue: bool,
         suites: tuple[str, ...], quick_library: str | None, quick_device: str | None, board: str | None,
         repetitions: int | None, groups: tuple[str, ...], output: str | None, agent_dir: str | None,
-        timeouts: Timeouts, pin: bool) -> None:
+        timeouts: Timeouts, pin: bool, remote: str, keys: str) -> None:
     """Run a plan (default: the embedded default plan) into <output>/<name>/tlsbench.db, or with
     --store into a shared PostgreSQL store; or, without a plan, the suites given with --suite
     (`tlsbench run --suite TLS-PSK-WITH-AES-128-CCM-8`)."""
     quick = _quick(plan_file, suites, quick_library, quick_device, board, repetitions, groups)
+    bridge = remote_bridge(remote, keys)
+    if bridge and enqueue:
+        raise click.UsageError("--remote runs here on another machine's agents; a queued plan is run by workers "
+                               "(`tlsbench worker --remote`)")
     loaded = quick.plan() if quick else load_plan(plan_file)
     where = run_location(loaded, output, shared_store())
     if enqueue:
@@ -124,7 +129,7 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
         live = LiveReport(progress_bar, where, live_minutes) if live_minutes else None
         try:
             summary = run_experiment(loaded, output, resume, agent_dir, live or progress_bar, timeouts, pin,
-                                     shared_store())
+                                     shared_store(), bridge)
         finally:
             if live is not None:
                 live.close()

@@ -34,6 +34,7 @@ DEVICE_BUILDS = tuple(b.name for b in libraries.load().device)
 BOARDS = tuple(boards.boards())  # the parts a device's counts convert to (spec/boards.toml)
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
 IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
+IMAGE_WORD = "{image}"  # in [device] flash: where the image's path goes
 # Counts are the same run after run; repetitions differ only through random keys, nonces and
 # blinding (0.1-0.3% for public-key suites), so a few pin the median and each costs up to
 # seconds of emulation (docs/porting.md "Reading the counts").
@@ -62,6 +63,9 @@ class DevicePlan(Strict):
     protocols: Annotated[list[Literal[PROTOCOLS]], BeforeValidator(as_list), Field(min_length=1)] = ["tls"]
     dtls_timeout_ms: Annotated[int, Field(ge=1, le=65535)] = DEVICE_DTLS_TIMEOUT_MS
     reset: Annotated[str, Field(min_length=1)] | None = None  # serial: a command that resets the board
+    # serial, place: a command that writes the firmware image onto the board, {image} its path
+    # (run once per run, before the first reset)
+    flash: Annotated[str, Field(min_length=1)] | None = None
     board: Literal[BOARDS] | None = None  # the part whose time and energy the counts are converted to
 
     @model_validator(mode="after")
@@ -78,8 +82,9 @@ class DevicePlan(Strict):
             if self.firmware is None:
                 raise ValueError(f"{'serial' if self.serial else 'place'} needs firmware: the image flashed on the "
                                  "board (its SHA-256 is stored with every result)")
-        elif self.reset is not None:
-            raise ValueError("reset: only with serial or place (an emulated board is restarted by the host)")
+        elif self.reset is not None or self.flash is not None:
+            raise ValueError(f"{'reset' if self.reset else 'flash'}: only with serial or place (an emulated board is "
+                             "started by the host with its image)")
         return self
 
     @field_validator("library")
@@ -92,6 +97,14 @@ class DevicePlan(Strict):
             raise ValueError(f"{value!r} is no device library build; known: {', '.join(DEVICE_BUILDS)} "
                              "(spec/libraries.toml [device])")
         return build.name
+
+    @field_validator("flash")
+    @classmethod
+    def _names_the_image(cls, value: str | None) -> str | None:
+        if value is not None and IMAGE_WORD not in value:
+            raise ValueError(f"write {IMAGE_WORD} where the command takes the image's path, e.g. "
+                             f"flash = \"labgrid-client -p NAME bootstrap {IMAGE_WORD}\"")
+        return value
 
     @field_validator("protocols", "target")
     @classmethod

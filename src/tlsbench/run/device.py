@@ -18,7 +18,7 @@ from tlsbench.core import spec as specmod
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 from tlsbench.core.targets import Target
 from tlsbench.run.endpoints.qemu import REBUILD_QEMU, QemuEndpoint
-from tlsbench.run.endpoints.serial import REBUILD_BOARD, SerialEndpoint
+from tlsbench.run.endpoints.serial import REBUILD_BOARD, SerialEndpoint, run_board_command
 from tlsbench.schema import DeviceFacts
 from tlsbench.run.timeouts import Timeouts
 
@@ -35,6 +35,7 @@ class DeviceSetup:
     serial: str | None = None  # a board's serial device
     baud: int = 115200
     reset: tuple[str, ...] = ()  # the command that resets the board (serial)
+    flash: tuple[str, ...] = ()  # the command that writes the image onto the board (serial), before its first reset
     place: str | None = None  # the labgrid place the serial port belongs to (acquired for the run)
     dtls_timeout_ms: int = 0  # a DTLS configuration's RUN timers (0: the library's)
     build: Mapping[str, Any] = field(default_factory=dict)  # the build's record (firmware.json), when known
@@ -81,6 +82,13 @@ def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> FirmwareEnd
         raise
     link.device = facts(link, image, setup)
     return link
+
+
+def flash(setup: DeviceSetup, timeouts: Timeouts) -> None:
+    """Writes the image onto the board with the plan's flash command (none: the board runs what
+    was flashed on it); the first connect() then resets it into that image."""
+    if setup.flash:
+        run_board_command("flash", setup.flash, timeouts.flash)
 
 
 def _check_device(link: FirmwareEndpoint, setup: DeviceSetup, variant: str) -> None:

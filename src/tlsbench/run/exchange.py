@@ -13,6 +13,7 @@ A Sink (store/api.py: a protocol, with the row types of schema/) takes what a ru
 the store implements it, so run/ never imports a store."""
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Protocol
 
@@ -97,8 +98,12 @@ class Exchange(Protocol):
         ...
 
 
+# Ctrl-C, and a CI's timeout or a scheduler's stop (SIGTERM): the same end, after the batch under way.
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+
+
 class StopFlag:
-    """Set by the first Ctrl-C; a second Ctrl-C interrupts at once."""
+    """Set by the first Ctrl-C (or SIGTERM); a second one interrupts at once."""
 
     def __init__(self) -> None:
         self.requested = False

@@ -99,15 +99,16 @@ def _terminated(signum: int, frame: object) -> None:
 @contextlib.contextmanager
 def acquired(name: str) -> Iterator[Place]:
     """The place, acquired for the `with` block and released after it, however it ends: a
-    SIGTERM (a CI's timeout, a scheduler's stop) ends the block as an exit does, so the
-    release runs (in the main thread; SIGKILL cannot be caught)."""
+    SIGTERM (a CI's timeout, a scheduler's stop) that no one else handles ends the block as an
+    exit does, so the release runs (in the main thread; SIGKILL cannot be caught)."""
     _labgrid("acquire", place=name)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminated) if in_main else None
+    unhandled = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    previous = signal.signal(signal.SIGTERM, _terminated) if unhandled else None
     try:
         yield Place(name, resources_of(_labgrid("show", place=name)))
     finally:
-        if in_main:
+        if unhandled:
             signal.signal(signal.SIGTERM, previous)
         with contextlib.suppress(LabgridError, subprocess.TimeoutExpired):
             _labgrid("release", place=name)

@@ -24,6 +24,7 @@ class Timeouts(Strict):
     greeting: Seconds = 30.0  # from start to HELLO and SUITES (tracer calibration included)
     ready: Seconds = 30.0  # a two-process server's READY after its RUN
     silence: Seconds = 120.0  # no frame at all during a batch: the agent is killed as hung
+    flash: Seconds = 600.0  # a board's [device] flash command, once per run before the board's first reset
 
 
 def parse_timeouts(items: Sequence[str]) -> Timeouts:

@@ -85,6 +85,12 @@ class Table:
     unique: tuple[tuple[str, ...], ...] = ()  # UNIQUE constraints of several columns
     indexes: tuple[Index, ...] = ()
     singleton: bool = False  # one row per store (the experiment: one per SQLite file)
+    per_experiment: bool = True  # its rows belong to an experiment (a shared store keys them by it); not a singleton's
+
+    @property
+    def keyed(self) -> bool:
+        """Whether a store of many experiments adds the experiment's id to its every key."""
+        return self.per_experiment and not self.singleton
 
     @functools.cached_property
     def columns(self) -> tuple[Column, ...]:

@@ -63,7 +63,6 @@ class WorkerRow:
     failed: int = column("Of those, failed ones (a status other than OK).", default=0, store_default=0)
 
 
-WORKER = Table("worker", "The fleet's workers (shared stores).", WorkerRow)
+WORKER = Table("worker", "The fleet's workers (shared stores).", WorkerRow, per_experiment=False)
 
 FLEET_TABLES: tuple[Table, ...] = (WORK, WORKER)
-FLEET_WIDE: tuple[Table, ...] = (WORKER,)  # not keyed by experiment

@@ -69,10 +69,12 @@ def _results(pool: Any, results: Iterator[R]) -> Iterator[R]:
 
 def _worker_starts(parent: int) -> None:
     """A worker dies with its parent (kill -9 included), leaves Ctrl-C to it (the parent ends
-    the pool), and prints nothing once the parent is gone: its last words then are only a
+    the pool), dies of the SIGTERM the pool ends it with (not the run's stop handler it
+    inherits), and prints nothing once the parent is gone: its last words then are only a
     BrokenPipeError of the result pipe, written into a terminal that has moved on."""
     die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     sys.stderr = _WhileAlive(sys.stderr, parent)
 
 

@@ -18,7 +18,7 @@ import subprocess
 import termios
 import time
 import tty
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tlsbench.core import inputs
 from tlsbench.core import spec as specmod
@@ -32,12 +32,14 @@ REBUILD_BOARD = "rebuild the firmware (tlsbench build firmware --target TARGET) 
 class _SerialStream:
     """The serial port as a blocking byte stream that can be closed under a reader: every
     read waits in short select() slices, so close() (a hang, a restart) ends a reading
-    thread within one slice, and a deadline bounds the greeting."""
+    thread within one slice, and a deadline bounds the greeting. A network serial port
+    (`reopen`) that drops its connection while the board greets (its power was cycled:
+    ser2net's device went away with it) is connected again until the deadline."""
 
     SLICE_S = 0.2
 
-    def __init__(self, fd: int):
-        self.fd = fd
+    def __init__(self, fd: int, reopen: Callable[[], int] | None = None):
+        self.fd, self.reopen = fd, reopen
         self.closed = False
         self.deadline: float | None = None
         self.pending = b""  # read ahead by sync(), handed out first
@@ -62,11 +64,47 @@ class _SerialStream:
                 raise TimeoutError("no byte from the board")
             try:
                 ready, _, _ = select.select([self.fd], [], [], self.SLICE_S)
-                if ready:
-                    return os.read(self.fd, n)
-            except (OSError, ValueError):  # closed under us
-                return b""
+                if not ready:
+                    continue
+                data = os.read(self.fd, n)
+            except (OSError, ValueError):  # closed under us, or the far end reset the connection
+                data = b""
+            if data or self.closed or self.reopen is None or self.deadline is None:
+                return data
+            self._reconnect()
         return b""
+
+    def drop_stale(self) -> None:
+        """After a reset: a network port whose connection the reset dropped holds only what the
+        board said before it lost power (a greeting included): dropped with the connection,
+        which is made again. What a live connection holds is kept (the new greeting's start)."""
+        if self.reopen is None:
+            return
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.pending = b""
+                return self._reconnect()
+            self.pending += data
+
+    def _reconnect(self) -> None:
+        """A new connection in place of the dropped one (kept open until then: close() closes one)."""
+        assert self.reopen is not None and self.deadline is not None
+        while True:
+            try:
+                fd = self.reopen()
+                break
+            except DeviceError:
+                if time.monotonic() > self.deadline:
+                    raise TimeoutError("the network serial port refuses connections") from None
+                time.sleep(self.SLICE_S)
+        os.close(self.fd)
+        self.fd = fd
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -96,8 +134,8 @@ class SerialEndpoint(FirmwareEndpoint):
     def __init__(self, port: str, baud: int, reset: Sequence[str], image: FirmwareImage, greeting_s: float):
         self.port, self.baud, self.reset = port, baud, tuple(reset)
         self.executable = image.path.name
-        self.fd = _open_port(port)
-        self.stream = _SerialStream(self.fd)
+        reopen = (lambda: _open_network_port(port)) if port.startswith(NETWORK_PORT) else None
+        self.stream = _SerialStream(_open_port(port), reopen)
         self.reader = protocol.FrameReader(self.stream)  # type: ignore[arg-type]
         self.closed_why = ""
         try:
@@ -106,6 +144,10 @@ class SerialEndpoint(FirmwareEndpoint):
         except BaseException:
             self.close()
             raise
+
+    @property
+    def fd(self) -> int:
+        return self.stream.fd
 
     def _configure(self, baud: int) -> None:
         if not os.isatty(self.fd):
@@ -120,7 +162,7 @@ class SerialEndpoint(FirmwareEndpoint):
     def _reset(self, wait_s: float) -> None:
         """Restart the firmware so that it greets again (what came before is skipped by sync)."""
         if self.reset:
-            _run_reset(self.reset, wait_s)
+            run_board_command("reset", self.reset, wait_s)
         else:
             dtr = struct.pack("I", termios.TIOCM_DTR)
             try:
@@ -155,6 +197,7 @@ class SerialEndpoint(FirmwareEndpoint):
         sp = specmod.load()
         frames = sp.frames
         self.stream.deadline, self.stream.pending = time.monotonic() + wait_s, b""
+        self.stream.drop_stale()
         self.reader = protocol.FrameReader(self.stream)  # type: ignore[arg-type]
         try:
             self.stream.sync(struct.pack("<HBB", sp.magic, sp.protocol_version, frames.HELLO))
@@ -254,22 +297,25 @@ def _not_a_port(found: os.stat_result) -> str:
     return "the terminal this command runs in" if found.st_rdev in terminals else ""
 
 
-RESET_TOOL_PROBLEMS = {errno.ENOENT: "is not found: install it, or give its full path",
-                       errno.EACCES: "is not executable: chmod +x it"}
+TOOL_PROBLEMS = {errno.ENOENT: "is not found: install it, or give its full path",
+                 errno.EACCES: "is not executable: chmod +x it"}
+# What each of a plan's board commands does ([device] reset, flash), and the wait it has (run/timeouts.py).
+BOARD_COMMANDS = {"reset": ("resets the board", "greeting"),
+                  "flash": ("writes the firmware image onto the board", "flash")}
 
 
-def _run_reset(command: Sequence[str], wait_s: float) -> None:
-    """The plan's reset command, given the greeting wait: in a session of its own, so that a
+def run_board_command(role: str, command: Sequence[str], wait_s: float) -> None:
+    """The plan's reset or flash command, given `wait_s`: in a session of its own, so that a
     hung one is killed with whatever it started (a script's children would otherwise keep
     its output open, and the wait for it going)."""
-    shown = shlex.join(command)
+    shown, (does, wait) = shlex.join(command), BOARD_COMMANDS[role]
     try:
         proc = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True, preexec_fn=dying_with_us())
     except OSError as exc:
-        why = RESET_TOOL_PROBLEMS.get(exc.errno, exc.strerror)
-        raise DeviceError(f"the reset command `{shown}` cannot run: {command[0]} {why}; or set [device] reset to "
-                          "the command that resets the board") from None
+        why = TOOL_PROBLEMS.get(exc.errno, exc.strerror)
+        raise DeviceError(f"the {role} command `{shown}` cannot run: {command[0]} {why}; or set [device] {role} to "
+                          f"the command that {does}") from None
     try:
         output, _ = proc.communicate(timeout=wait_s)
     except subprocess.TimeoutExpired:
@@ -277,10 +323,10 @@ def _run_reset(command: Sequence[str], wait_s: float) -> None:
         proc.wait()
         assert proc.stdout is not None
         proc.stdout.close()
-        raise DeviceError(f"the reset command `{shown}` did not finish within {wait_s:g} s (the greeting wait) and "
-                          "was stopped: run it by hand to see where it waits, or allow it longer with "
-                          "--timeout greeting=SECONDS") from None
+        raise DeviceError(f"the {role} command `{shown}` did not finish within {wait_s:g} s (the {wait} wait) and "
+                          "was stopped: run it by hand to see where it waits, or allow it longer with --timeout "
+                          f"{wait}=SECONDS") from None
     if proc.returncode:
         said = " ".join(output.split())[-300:]
-        raise DeviceError(f"the reset command `{shown}` failed (exit status {proc.returncode})"
+        raise DeviceError(f"the {role} command `{shown}` failed (exit status {proc.returncode})"
                           f"{f': {said}' if said else ''}; run it by hand to see why")

@@ -3,11 +3,13 @@
 schema's version checked and brought up to date, an experiment's row by its name."""
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Any, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 from tlsbench.schema import Experiment
-from tlsbench.store.api import StoreDamaged, StoreError
+from tlsbench.store.api import RUN_RETRY, StoreDamaged, StoreError
 from tlsbench.store.postgres.schema import ALL_TABLES, DDL_LOCK, VERSION_TABLE, additions, ddl, migrations
 from tlsbench.store.sqlite.schema import latest
 
@@ -109,3 +111,34 @@ def experiment_row(conn, name: str) -> tuple[int, Experiment] | None:
         return None
     return int(row["id"]), Experiment(**{k: row[k] for k in ("name", "plan_toml", "plan_json", "plan_hash", "seed",
                                                              "host_json", "created_at")})
+
+
+class Connected:
+    """What holds a connection to a shared store (an experiment's PostgresStore, the fleet's
+    Queue): closed with it (`with`), its writes in transaction() blocks, where a connection
+    the server lost is one line that says what is safe and what to do (`retry`)."""
+
+    def __init__(self, conn: Any, location: Any, retry: str = RUN_RETRY):
+        self.conn, self.location, self.retry = conn, location, retry
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            with self.conn.transaction():
+                yield self.conn
+        except (psycopg.IntegrityError, psycopg.errors.ReadOnlySqlTransaction):
+            raise
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot write the store {self.location}: {' '.join(str(exc).split())}. Everything "
+                             f"already stored is safe; {self.retry}") from None

@@ -10,17 +10,17 @@ out again; whatever its first worker stored is kept, the rest is run.
 Times are the database's clock (seconds since the epoch), so hosts with other clocks agree."""
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Sequence
 
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.fleet import WorkRow, WorkerRow
-from tlsbench.store.postgres.connection import bring_up_to_date, connect
+from tlsbench.store.postgres.connection import Connected, bring_up_to_date, connect, display
 from tlsbench.store.postgres.store import _insert
 from tlsbench.store.rows import now_iso
 
 NOW = "extract(epoch FROM clock_timestamp())"
+WORKER_RETRY = "start the worker again: a batch it held goes back to the queue when its lease runs out"
 CLAIMS = 0x746C7371  # the advisory lock claims take turns under (class; the experiments' writer locks are another)
 
 
@@ -66,7 +66,7 @@ class QueueState:
     """An experiment's queue: batches and repetitions done and to do."""
 
     experiment: str
-    target: str
+    target: str  # its batches' targets, comma-separated ("host": host agents)
     batches: int
     batches_done: int
     repetitions: int
@@ -75,26 +75,12 @@ class QueueState:
     handed_again: int  # batches handed out more than once
 
 
-class Queue:
+class Queue(Connected):
     """The queue of a store (its URL); one connection, autocommit."""
 
     def __init__(self, url: str):
-        self.conn = connect(url)
+        super().__init__(connect(url), display(url), WORKER_RETRY)
         bring_up_to_date(self.conn, url)
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self) -> "Queue":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        with self.conn.transaction():
-            yield self.conn
 
     # ------------------------------------------------------------------ the schedule
     def enqueue(self, experiment_id: int, rows: Sequence[WorkRow]) -> int:
@@ -102,19 +88,20 @@ class Queue:
         names = field_names(WorkRow)
         query = _insert("work", names, "ON CONFLICT (experiment_id, config_id, round, first_idx) DO NOTHING", "id")
         added = 0
-        with self._transaction() as c, c.cursor() as cur:
+        with self.transaction() as c, c.cursor() as cur:
             for row in rows:
                 added += cur.execute(query, (experiment_id, *(getattr(row, n) for n in names))).fetchone() is not None
         return added
 
     def claim(self, worker_id: int, target: str | None, libraries: Sequence[str], lease_s: float) -> Claimed | None:
         """The lowest batch of the schedule no live worker holds whose target is the worker's,
-        whose libraries it offers, and whose experiment no worker of another device took a
-        batch of (an experiment is measured on one device: its statistics never pool two);
-        leased to the worker. Claims take turns (a transaction lock) so that two workers of
-        different devices never bind one experiment at once; the batches themselves are
-        row-locked (SKIP LOCKED: a batch another claim holds is passed over)."""
-        with self._transaction() as c:
+        whose libraries it offers, and whose stream (experiment and target) no worker of another
+        device took a batch of (a configuration is measured on one device: its statistics never
+        pool two; a plan over several targets has a stream per target); leased to the worker.
+        Claims take turns (a transaction lock) so that two workers of different devices never
+        bind one stream at once; the batches themselves are row-locked (SKIP LOCKED: a batch
+        another claim holds is passed over)."""
+        with self.transaction() as c:
             c.execute("SELECT pg_advisory_xact_lock(%s, 0)", (CLAIMS,))
             row = c.execute(
                 f"""UPDATE work w SET worker_id = %(w)s, leased_until = {NOW} + %(lease)s, attempts = w.attempts + 1
@@ -123,7 +110,8 @@ class Queue:
                             AND target IS NOT DISTINCT FROM %(t)s
                             AND string_to_array(libraries, ',') <@ %(libs)s::text[]
                             AND NOT EXISTS (SELECT 1 FROM work o JOIN worker k ON k.id = o.worker_id
-                                            WHERE o.experiment_id = q.experiment_id AND k.device <>
+                                            WHERE o.experiment_id = q.experiment_id
+                                              AND o.target IS NOT DISTINCT FROM q.target AND k.device <>
                                                 (SELECT device FROM worker WHERE id = %(w)s))
                           ORDER BY experiment_id, seq LIMIT 1 FOR UPDATE SKIP LOCKED) pick,
                          experiment e, config c
@@ -140,7 +128,7 @@ class Queue:
         """Batches a worker of this kind could run that others hold under a lease: a worker
         that found nothing to claim waits for them (finished, or handed out again when the
         lease of a dead worker runs out) before it calls the queue empty."""
-        with self._transaction() as c:
+        with self.transaction() as c:
             return int(c.execute(
                 f"""SELECT count(*) FROM work WHERE done_at IS NULL AND leased_until >= {NOW}
                       AND target IS NOT DISTINCT FROM %(t)s AND string_to_array(libraries, ',') <@ %(libs)s::text[]""",
@@ -149,7 +137,7 @@ class Queue:
     def heartbeat(self, worker_id: int, claimed: Claimed | None, lease_s: float) -> bool:
         """Renews the worker's heartbeat and its batch's lease; False: the batch went to another
         worker (this one was silent longer than a lease)."""
-        with self._transaction() as c:
+        with self.transaction() as c:
             c.execute(f"UPDATE worker SET heartbeat_at = {NOW} WHERE id = %s", (worker_id,))
             if claimed is None:
                 return True
@@ -159,7 +147,7 @@ class Queue:
 
     def finish(self, worker_id: int, claimed: Claimed, stored: int, failed: int) -> None:
         """The batch is done (every repetition of it is stored, by this worker or an earlier one)."""
-        with self._transaction() as c:
+        with self.transaction() as c:
             c.execute("UPDATE work SET done_at = %s, leased_until = NULL WHERE experiment_id = %s AND id = %s",
                       (now_iso(), claimed.experiment_id, claimed.work_id))
             c.execute(f"UPDATE worker SET work_id = NULL, batches = batches + 1, stored = stored + %s, "
@@ -174,7 +162,7 @@ class Queue:
 
     def end(self, worker_id: int, reason: str) -> None:
         """The worker ends: its batch (if any) goes back to the queue at once."""
-        with self._transaction() as c:
+        with self.transaction() as c:
             c.execute("UPDATE work SET leased_until = NULL WHERE (experiment_id, id) IN (SELECT w.experiment_id, w.id "
                       "FROM work w JOIN worker k ON k.work_id = w.id AND w.worker_id = k.id WHERE k.id = %s) "
                       "AND done_at IS NULL", (worker_id,))
@@ -201,7 +189,7 @@ class Queue:
     def experiments(self) -> list[QueueState]:
         """Every queued experiment's progress."""
         rows = self.conn.execute(
-            """SELECT e.name, coalesce(max(w.target), 'host'), count(*), count(w.done_at), sum(w.count),
+            """SELECT e.name, coalesce(string_agg(DISTINCT w.target, ', '), 'host'), count(*), count(w.done_at), sum(w.count),
                       (SELECT count(*) FROM repetition r WHERE r.experiment_id = e.id),
                       (SELECT count(*) FROM repetition r WHERE r.experiment_id = e.id AND r.status <> 'OK'),
                       count(*) FILTER (WHERE w.attempts > 1)

@@ -20,8 +20,8 @@ from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Exp
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, StoreError, device_image, plan_mismatch
-from tlsbench.store.postgres.schema import ALL_TABLES, NEXT_ID, assigned_id, keyed
-from tlsbench.store.postgres.connection import columns_of, experiment_row, version_of
+from tlsbench.store.postgres.schema import ALL_TABLES, NEXT_ID, assigned_id
+from tlsbench.store.postgres.connection import Connected, columns_of, experiment_row, version_of
 from tlsbench.store.rows import now_iso, values, who_measured, words
 from tlsbench.store.sqlite.blobs import decode_records, encode_records
 
@@ -38,7 +38,7 @@ def _marks(n: int) -> str:
     return ", ".join(["%s"] * n)
 
 
-ASSIGNED = {t.name for t in ALL_TABLES if assigned_id(t) and keyed(t)}  # ids counted per experiment
+ASSIGNED = {t.name for t in ALL_TABLES if assigned_id(t) and t.keyed}  # ids counted per experiment
 
 
 def _insert(table: str, names: Sequence[str], conflict: str = "", returning: str = "") -> str:
@@ -91,15 +91,13 @@ def _peer_row(rep_id: int, peer: PeerRepetition) -> tuple[Any, ...]:
     return (rep_id, *row, encoding)
 
 
-class PostgresStore:
+class PostgresStore(Connected):
     """One experiment of a PostgreSQL store, opened for writing or (a read-only session) for
     reading, by its location (location.py). `experiment_id` is None until init_experiment."""
 
     def __init__(self, conn: Any, location: Any, experiment_id: int | None, retry: str = RUN_RETRY):
-        self.conn = conn
-        self.location = location
+        super().__init__(conn, location, retry)
         self.experiment_id = experiment_id
-        self.retry = retry
         self.worker: str | None = None  # the fleet worker writing through it (agent.worker), if any
 
     @property
@@ -109,28 +107,6 @@ class PostgresStore:
 
     def reopened(self) -> "PostgresStore":
         return self.location.reader(check=False)
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self) -> "PostgresStore":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[Any]:
-        import psycopg
-
-        try:
-            with self.conn.transaction():
-                yield self.conn
-        except (psycopg.IntegrityError, psycopg.errors.ReadOnlySqlTransaction):
-            raise
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot write the store {self.location}: {' '.join(str(exc).split())}. Everything "
-                             f"already stored is safe; {self.retry}") from None
 
     def _all(self, query: str, *params: Any) -> list[tuple]:
         return self.conn.execute(query, params).fetchall()
