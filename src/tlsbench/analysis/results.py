@@ -18,6 +18,7 @@ from tlsbench.analysis.questions.groups import GroupTable
 from tlsbench.analysis.questions.libraries import Libraries
 from tlsbench.analysis.questions.postquantum import KexTable
 from tlsbench.analysis.derive.dataset import Config
+from tlsbench.analysis.questions.device_primitives import DevicePrimitives
 from tlsbench.analysis.questions.primitives import Primitives
 from tlsbench.analysis.derive.samples import Measured, Row
 from tlsbench.analysis.questions.winners import Winner
@@ -87,6 +88,7 @@ class Results:
     comparison: Comparison | None = None
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
+    device_primitives: DevicePrimitives | None = None  # the device's experiment configurations (counts)
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/questions/device.py)
     postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
     exclusions: dict[int, Exclusions] = field(default_factory=dict)  # config id -> what was left out, why

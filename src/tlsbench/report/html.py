@@ -51,7 +51,7 @@ from tlsbench.report.predict import html_section as predict_section
 from tlsbench.analysis.models.predict.results import PredictResults
 from tlsbench.report.metrics import section as metrics_section
 from tlsbench.report.network import network_section
-from tlsbench.report import primitives
+from tlsbench.report import device_primitives, primitives
 from tlsbench.analysis.questions import sched as sched_view
 
 def _num(x: float, digits: int = 1) -> str:
@@ -379,7 +379,9 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
-        beyond=beyond,
+        beyond=beyond, device_primitives=device_primitives.section(
+            res.device_primitives, analysis.ds.unit, energy["res"].profile if energy else None)
+        if res.device_primitives else None,
     )
     drawn = list(drawn)
     defs, drawn = shared_patterns(drawn)
