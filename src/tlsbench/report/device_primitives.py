@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlsbench.analysis.models.conversion import Conversion, conversion
+from tlsbench.analysis.models.conversion import Conversion, conversion, point_for
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.questions.device_primitives import Count, DevicePrimitives
 from tlsbench.analysis.tables import size_label
@@ -64,3 +64,13 @@ def section(dp: DevicePrimitives, unit: Unit, op: OperatingPoint | None) -> dict
             for o in dp.operations]
     return {"dp": dp, "rows": rows, "part": op.name if op else None, "with_ms": bool(converted), "refused": refused,
             "bases": {t: f"{c.basis}; {c.band_text()}" for t, c in converted.items()}}
+
+
+def html_section(analysis, energy: dict | None) -> dict | None:  # analysis: Analysis
+    """The section of a report, None without device primitives; their part is the energy
+    section's (--profile, or the plan's board), else the plan's board (a store of device
+    primitives only has no handshakes whose energy the report shows)."""
+    dp, ds = analysis.results.device_primitives, analysis.ds.device_experiments
+    if dp is None or ds is None:
+        return None
+    return section(dp, ds.unit, energy["res"].profile if energy else point_for(ds, None))

@@ -379,9 +379,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
-        beyond=beyond, device_primitives=device_primitives.section(
-            res.device_primitives, analysis.ds.unit, energy["res"].profile if energy else None)
-        if res.device_primitives else None,
+        beyond=beyond, device_primitives=device_primitives.html_section(analysis, energy),
     )
     drawn = list(drawn)
     defs, drawn = shared_patterns(drawn)
