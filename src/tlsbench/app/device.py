@@ -33,7 +33,7 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     """How to reach each of the plan's devices (a board, or one or several emulated ones) and
     which images they run (`progress`: a build's lines); a labgrid place's board through the
     `place` acquired for it (reached())."""
-    common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
+    common: dict[str, Any] = dict(dtls_timeout_ms=device.dtls_timeout_ms)
     if device.place is not None and place is None:
         raise FirmwareUnavailable(f"place {device.place!r} is reached only while acquired")  # reached() acquires it
     if device.serial is not None or place is not None:
@@ -53,7 +53,8 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     setups = []
     for target in device.targets:
         images, build = _built(target, device.library, config, device.images, progress)
-        setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build, **common))
+        setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build,
+                                  ram_bytes=device.ram_kb * 1024 if device.ram_kb else None, **common))
     return tuple(setups)
 
 

@@ -13,6 +13,8 @@ driven over a serial line (docs/plan-format.md, docs/porting.md).
     firmware = "build/firmware/<name>/tlsbench-firmware-<name>.elf"   # the image flashed on it
     board = "nrf52840"                   # the part its counts are converted to (spec/boards.toml):
                                          # cycles (model), ms and mJ; without one, counts only
+    memory = true                        # the memory image too: each peer's heap peak and stack
+    ram_kb = 36                          # the part's RAM: a peer's heap capped to what it leaves
 
 A device configuration is a handshake configuration of the firmware's library with the
 device's name on it (config.target); its counts are in the unit the firmware's HELLO names
@@ -63,6 +65,10 @@ class DevicePlan(Strict):
     dtls_timeout_ms: Annotated[int, Field(ge=1, le=65535)] = DEVICE_DTLS_TIMEOUT_MS
     reset: Annotated[str, Field(min_length=1)] | None = None  # serial: a command that resets the board
     board: Literal[BOARDS] | None = None  # the part whose time and energy the counts are converted to
+    # The part's RAM (KiB): each peer's heap in the memory image is capped to what it leaves the
+    # library (run/device.py DeviceSetup.heap_cap); a configuration that needs more is stored as
+    # "does not fit in RAM (...)". The counting image keeps the emulated board's RAM.
+    ram_kb: Annotated[int, Field(ge=1)] | None = None
 
     @model_validator(mode="after")
     def _one_place(self) -> "DevicePlan":
@@ -80,6 +86,9 @@ class DevicePlan(Strict):
                                  "board (its SHA-256 is stored with every result)")
         elif self.reset is not None:
             raise ValueError("reset: only with serial or place (an emulated board is restarted by the host)")
+        if self.ram_kb is not None and not (self.target and self.memory):
+            raise ValueError("ram_kb caps each peer's heap in the memory image of an emulated target: give target "
+                             "and memory = true with it")
         return self
 
     @field_validator("library")

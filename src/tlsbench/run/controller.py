@@ -29,6 +29,7 @@ from tlsbench.run import schedule
 from tlsbench.run.endpoints import AgentError, AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
+from tlsbench.run.device import does_not_fit
 from tlsbench.run.lanes import OwnerThread, run_lanes
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import died_row, repetition_row
@@ -366,6 +367,9 @@ class Controller:
             summary.stored += 1
             summary.failed += stored.row.status != ok
             self.observer.stored(batch.config, stored.row.idx, stored.row.status, outcome.agent)
+        too_big = next((why for why in (does_not_fit(s.row.error_text) for s in rows) if why), None)
+        if too_big and batch.config not in summary.skipped_configs:  # the part's RAM: its other repetitions would too
+            self._skip(batch.config, config_id, too_big, summary)
         return rows[-1].row.idx + 1 if rows else None
 
     def _record_death(self, batch: schedule.Batch, config_id: int, died: AgentDied, summary: RunSummary) -> int:

@@ -39,11 +39,12 @@ class QemuEndpoint(FirmwareEndpoint):
 
     emulated = True
 
-    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float):
+    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float, semihosting_args: tuple[str, ...] = ()):
         _check_image(target, image.path)
         try:
             self.process = ProcessEndpoint.start(image.path, greeting_s=greeting_s,
-                                                 command=target.command(image.path), advice=REBUILD_QEMU)
+                                                 command=target.command(image.path, semihosting_args),
+                                                 advice=REBUILD_QEMU)
         except FileNotFoundError:  # QEMU itself: the image was read above
             raise DeviceError(f"{target.command(image.path)[0]} is not installed: scripts/install-deps.sh installs it") from None
         except AgentError as exc:
