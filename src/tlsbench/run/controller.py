@@ -82,7 +82,7 @@ class RunSummary:
     agent_deaths: int = 0
     skipped_configs: dict[str, str] = field(default_factory=dict)  # key -> why
     given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
-    lost_lanes: dict[str, str] = field(default_factory=dict)  # target -> why it did not boot (its cells given up)
+    lost_lanes: dict[str, str] = field(default_factory=dict)  # target (and build) -> why it did not boot: given up
     interrupted: bool = False
     seconds: float = 0.0
     budget: BudgetStop | None = None  # the precision rounds' time budget stopped them
@@ -278,7 +278,9 @@ class Controller:
     def _lose_lane(self, batches: list[schedule.Batch], why: str, summary: RunSummary) -> None:
         """Gives up a lane whose target did not boot: its configurations not stored in full,
         each with the reason (a resume tries them again), in one line naming the target."""
-        target = self.configs[batches[0].config].row.target or batches[0].config
+        row = self.configs[batches[0].config].row
+        several_builds = self.plan.device is not None and len(self.plan.device.libraries) > 1
+        target = f"{row.target} ({row.library})" if several_builds else row.target or batches[0].config
         keys = [k for k in dict.fromkeys(b.config for b in batches)
                 if k not in summary.skipped_configs and len(self.done.get(k, ())) < self.repetitions(k)]
         reason = f"target {target} did not boot: {why.splitlines()[0] if why else 'no reason given'}"
