@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Five ratios of crypto primitives across cores (docs/benchmarks.md "Device primitives: five
 ratios across cores"): one plan with [device] target = [every target of spec/targets.toml] and
-[experiments], each target's default library build (mbed TLS 2.28), through `tlsbench run`
+[experiments], mbed TLS 3.6 on every target (it has SHA3; --library picks another build), through `tlsbench run`
 (the targets' QEMUs in parallel). Per target, the counts of the operations (median of the
 repetitions, analysis/questions/device_primitives.py, what the report's section shows) and
 five ratios of two counts of the same core:
@@ -15,7 +15,7 @@ five ratios of two counts of the same core:
 ML-KEM-768 vs X25519 needs a build with ML-KEM (wolfssl@5.7 on the device): the plan can name
 it with --library, every target's wolfSSL is then cross-built first (minutes per core).
 
-    .venv/bin/python bench/device_ratios.py [--library mbedtls@2.28] [--repetitions 2] [--no-update]
+    .venv/bin/python bench/device_ratios.py [--library mbedtls@3.6] [--repetitions 2] [--no-update]
 
 Counts are exact (random keys and nonces move an asymmetric one by about 1% between
 repetitions); the wall time is the shared machine's."""
@@ -78,7 +78,7 @@ def ratio(found: dict, target: str, parts: tuple[list, list]) -> float | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--library", help="the device library build on every target (default: each target's)")
+    ap.add_argument("--library", default="mbedtls@3.6", help="the device library build on every target")
     ap.add_argument("--repetitions", type=int, default=2)
     ap.add_argument("--no-update", action="store_true")
     args = ap.parse_args()
@@ -99,7 +99,7 @@ def main() -> None:
             summary = run_experiment(loaded, Path(tmp))
         seconds = time.monotonic() - started
         found, cores, unit = counts(Path(tmp) / "ratios" / "tlsbench.db")
-    library = args.library or "each target's default build"
+    library = args.library
     head = ["target", "core"] + list(RATIOS)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in names:
