@@ -68,3 +68,13 @@ def test_the_matrix_has_a_column_per_target_and_build(stored):
 def test_several_builds_take_no_single_config_header():
     with pytest.raises(UserError, match="one library config header for one library build"):
         matrix_plan("bad", 'config = "agent/configs/mbedtls/device-mps2.h"\n')
+
+
+def test_one_build_hashes_as_before_the_list():
+    """A plan naming one build, as a string or a list of one, hashes as plans did before the
+    list (their stores still resume); a second build is another plan."""
+    text = 'name = "x"\nsuites = ["{}"]\n[device]\ntarget = "qemu-cortex-m0"\nlibrary = {}\n'
+    one, listed, two = (plan.parse(text.format(PSK, lib), "x.toml").plan
+                        for lib in ('"mbedtls@3.6"', '["mbedtls@3.6"]', json.dumps(BUILDS)))
+    assert json.loads(one.resolved_json())["device"]["library"] == "mbedtls@3.6"
+    assert one.hash() == listed.hash() != two.hash()
