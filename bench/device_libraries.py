@@ -83,8 +83,7 @@ FEATURES = (
                               "#undef MBEDTLS_KEY_EXCHANGE_ECDH_RSA_ENABLED",
                               "#undef MBEDTLS_KEY_EXCHANGE_RSA_PSK_ENABLED",
                               "#undef MBEDTLS_KEY_EXCHANGE_ECJPAKE_ENABLED",
-                              "#undef MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_EPHEMERAL_ENABLED",
-                              "#undef MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED"]),
+                              "#undef MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_EPHEMERAL_ENABLED"]),
 )
 FEATURE_BASE = REPO / "configs" / "mbedtls-3.6" / "device.h"
 PSK_SUITE = "TLS-PSK-WITH-AES-128-CCM"  # every feature variant keeps it (not ChaCha20, not GCM)

@@ -249,6 +249,8 @@ static const bool tb_mbed_cred_rsa[TB_CREDENTIAL_SLOTS] = {
 #endif
 
 bool tb_mbed_cred_usable(uint8_t id) {
+    if (id == TB_CREDENTIAL_PSK)
+        return true;
     if (!TB_MBED_X509)
         return false;
     uint16_t group = tb_credential_group(id);
