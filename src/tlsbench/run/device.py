@@ -45,8 +45,9 @@ class DeviceSetup:
         """What a part of `ram_bytes` leaves one peer's heap (a device runs one side): its RAM
         minus the library's and the C runtime's static RAM (the image's link map, in the
         build's record). Not charged: the harness's own buffers (trace, JSON, queues: the
-        measurement's, not the deployment's) and the stack (its high-water mark is measured,
-        the report's fit check adds it): a configuration refused here does not fit even so.
+        measurement's, not the deployment's), the stack (its high-water mark is measured, the
+        report's fit check adds it) and the heap held by neither peer (credentials, DRBG: the
+        fit check adds it too): a configuration refused here does not fit even so.
         None without ram_bytes; at least 1 (0 is no cap)."""
         if self.ram_bytes is None:
             return None
