@@ -71,6 +71,19 @@ FEATURES = (
                                            "#define MBEDTLS_ECP_FIXED_POINT_OPTIM 0"]),
     ("records of 4 KiB (in and out)", ["#define MBEDTLS_SSL_IN_CONTENT_LEN 4096", "#define MBEDTLS_SSL_OUT_CONTENT_LEN 4096"]),
     ("AES tables in flash", ["#define MBEDTLS_AES_ROM_TABLES"]),
+    # PSK only: no certificate parsing, no suite or TLS 1.3 mode that needs one (the agent then
+    # offers no certificate credential: agent/src/backends/mbedtls_shared.c TB_MBED_X509).
+    ("X.509 off (PSK only)", ["#undef MBEDTLS_X509_USE_C", "#undef MBEDTLS_X509_CRT_PARSE_C",
+                              "#undef MBEDTLS_X509_CRL_PARSE_C", "#undef MBEDTLS_X509_RSASSA_PSS_SUPPORT",
+                              "#undef MBEDTLS_PEM_PARSE_C", "#undef MBEDTLS_SSL_SERVER_NAME_INDICATION",
+                              "#undef MBEDTLS_KEY_EXCHANGE_RSA_ENABLED", "#undef MBEDTLS_KEY_EXCHANGE_DHE_RSA_ENABLED",
+                              "#undef MBEDTLS_KEY_EXCHANGE_ECDHE_RSA_ENABLED",
+                              "#undef MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA_ENABLED",
+                              "#undef MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA_ENABLED",
+                              "#undef MBEDTLS_KEY_EXCHANGE_ECDH_RSA_ENABLED",
+                              "#undef MBEDTLS_KEY_EXCHANGE_RSA_PSK_ENABLED",
+                              "#undef MBEDTLS_KEY_EXCHANGE_ECJPAKE_ENABLED",
+                              "#undef MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_EPHEMERAL_ENABLED"]),
 )
 FEATURE_BASE = REPO / "configs" / "mbedtls-3.6" / "device.h"
 PSK_SUITE = "TLS-PSK-WITH-AES-128-CCM"  # every feature variant keeps it (not ChaCha20, not GCM)

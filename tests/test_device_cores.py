@@ -105,3 +105,49 @@ def test_a_hung_target_in_a_matrix_costs_it_one_repetition_and_the_others_go_on(
     # Each target: the boot that listed its suites, the lane's boot; the hung one booted again.
     assert sorted(a.target for a in agents) == sorted([*CORES, *CORES, hung])
     assert sum(a.exit_reason.startswith("died: target hung") for a in agents) == 1
+
+
+class FreezeAndBreak(FreezeAfterFirstStored):
+    """Freezes the first target a repetition is stored for and names it in `marker`: the QEMU
+    wrappers (below) then refuse to boot that target again, as a board that does not come back."""
+
+    def __init__(self, marker: Path) -> None:
+        super().__init__()
+        self.marker = marker
+
+    def stored(self, config: str, idx: int, status: str, agent: object) -> None:
+        if self.frozen is None:
+            self.marker.write_text(config.split("|target:")[1].split("|")[0])
+        super().stored(config, idx, status, agent)
+
+
+def test_a_target_that_does_not_boot_again_loses_its_lane_and_the_others_go_on(tmp_path, images, monkeypatch,
+                                                                               capsys):
+    """About 20 s: the frozen target is declared hung after 6 s of silence, its restart fails."""
+    from tlsbench.cli.run import _fail_if_given_up
+
+    marker, wrappers = tmp_path / "broken-target", tmp_path / "bin"
+    wrappers.mkdir()
+    for qemu in ("qemu-system-arm", "qemu-system-riscv32"):  # the real QEMU, but not for the broken target
+        (wrappers / qemu).write_text(
+            f'#!/bin/sh\ncase "$*" in *"-$(cat {marker} 2>/dev/null).elf"*)\n'
+            '  echo "qemu: could not load kernel: the board does not come back" >&2; exit 1;;\nesac\n'
+            f'exec {shutil.which(qemu)} "$@"\n')
+        (wrappers / qemu).chmod(0o755)
+    marker.write_text("none yet")
+    monkeypatch.setenv("PATH", f"{wrappers}:{os.environ['PATH']}")
+    observer = FreezeAndBreak(marker)
+    summary = run_experiment(matrix_plan("lost", repetitions=3, extra="rounds = 3\n"), tmp_path, observer=observer,
+                             timeouts=Timeouts(silence=6))
+    lost = marker.read_text()
+    assert observer.frozen and list(summary.lost_lanes) == [lost]
+    assert "did not boot" in summary.lost_lanes[lost] and "does not come back" in summary.lost_lanes[lost]
+    with reader(tmp_path / "lost" / "tlsbench.db") as st:
+        configs = {c.id: c for c in st.config_rows()}
+        ok = [configs[r.config_id].target for _, r in st.repetition_rows() if r.status == OK]
+    assert {t: ok.count(t) for t in CORES} == {t: 1 if t == lost else 3 for t in CORES}  # the others ran in full
+    skipped = {c.target: c.skip_reason for c in configs.values() if c.skip_reason}
+    assert skipped == {lost: summary.lost_lanes[lost]}  # stored: the report and status show why
+    with pytest.raises(SystemExit) as ended:
+        _fail_if_given_up(summary)
+    assert ended.value.code == 1 and f"no data from {lost}" in capsys.readouterr().err

@@ -65,12 +65,15 @@ def test_an_older_schema_reads_missing_columns_as_null(columns, expected):
 
 def test_routes_follow_the_kind():
     configs = {kind: Configuration(row, 0xC02B, 0, 0, 0, 0) for kind, row in ROWS.items()}
-    device = configs[ConfigKind.DEVICE].row.target
-    assert route(configs[ConfigKind.DEVICE]) == route(configs[ConfigKind.FOOTPRINT]) == on_device(device)
-    assert route(configs[ConfigKind.DEVICE_EXPERIMENT]) == on_device(configs[ConfigKind.DEVICE_EXPERIMENT].row.target)
-    other = dataclasses.replace(configs[ConfigKind.DEVICE], row=dataclasses.replace(configs[ConfigKind.DEVICE].row,
-                                                                                   target="qemu-cortex-m0"))
-    assert route(other) == on_device("qemu-cortex-m0") != on_device(device)  # a matrix: one exchange per target
+    device, library = configs[ConfigKind.DEVICE].row.target, configs[ConfigKind.DEVICE].row.library
+    assert route(configs[ConfigKind.DEVICE]) == route(configs[ConfigKind.FOOTPRINT]) == on_device(device, library)
+    experiment = configs[ConfigKind.DEVICE_EXPERIMENT].row
+    assert route(configs[ConfigKind.DEVICE_EXPERIMENT]) == on_device(experiment.target, experiment.library)
+    row = configs[ConfigKind.DEVICE].row
+    other = dataclasses.replace(configs[ConfigKind.DEVICE], row=dataclasses.replace(row, target="qemu-cortex-m0"))
+    assert route(other) == on_device("qemu-cortex-m0", library) != on_device(device, library)  # one exchange per target
+    build = dataclasses.replace(configs[ConfigKind.DEVICE], row=dataclasses.replace(row, library="wolfssl@5.7"))
+    assert route(build) == on_device(device, "wolfssl@5.7") != on_device(device, library)  # and per library build
     assert route(configs[ConfigKind.NETWORK]) == OVER_NETWORK
     assert route(configs[ConfigKind.HANDSHAKE]) == route(configs[ConfigKind.EXPERIMENT]) == host_agent("mbedtls")
     assert route(configs[ConfigKind.INSTRUCTIONS]) == host_agent("mbedtls", "instructions")

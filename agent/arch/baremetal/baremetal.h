@@ -33,6 +33,9 @@ const char *tb_bm_entropy_source(void);
  * semihosting.c under QEMU (stderr, exit status); a board without a debugger resets. */
 void tb_bm_report(const char *text);
 __attribute__((noreturn)) void tb_bm_exit(int code);
+/* The memory image's per-peer heap cap in bytes the host asked for, 0: none (semihosting.c;
+ * a board without semihosting keeps memory_probes.c's default, 0). */
+uint32_t tb_bm_heap_cap(void);
 
 /* The arch's: one semihosting call (the trap instruction differs per architecture), and the
  * stack pointer of the caller (the memory image paints the stack below it). */

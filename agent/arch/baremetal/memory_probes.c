@@ -5,6 +5,7 @@
  * library (mbed TLS's default allocator is calloc/free). Each block carries an 8-byte header
  * naming its owner and size, so a free is charged to whoever allocated the block. Counts in
  * this image include this bookkeeping: the counting image has none of it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,31 @@ static struct {
 
 static uint32_t tb_owner_slot(uint8_t peer) { return peer <= TB_PEER_SERVER ? peer : TB_OWNER_NONE; }
 
+/* A peer's heap cap: what a part's RAM leaves the TLS library (a device runs one side; the
+ * host computes it from the part's RAM and the link map, docs/porting.md "Does it fit").
+ * 0: no cap. A board that cannot say (no semihosting) keeps this default. */
+__attribute__((weak)) uint32_t tb_bm_heap_cap(void) { return 0; }
+
+static struct {
+    int read;
+    uint32_t cap;
+    uint32_t refused_need; /* the most a refused peer would have held (0: none since the last note) */
+} tb_cap;
+
+/* Whether `owner` may hold `size` more bytes; a refusal is remembered for the failure's note. */
+static int tb_within_cap(uint32_t owner, uint32_t size) {
+    if (!tb_cap.read) {
+        tb_cap.read = 1;
+        tb_cap.cap = tb_bm_heap_cap();
+    }
+    uint64_t need = (uint64_t)tb_heap.live[owner] + size;
+    if (!tb_cap.cap || owner == TB_OWNER_NONE || need <= tb_cap.cap)
+        return 1;
+    if (need > tb_cap.refused_need)
+        tb_cap.refused_need = need > UINT32_MAX ? UINT32_MAX : (uint32_t)need;
+    return 0;
+}
+
 static void tb_charge(uint32_t owner, uint32_t add, uint32_t remove) {
     tb_heap.live[owner] = tb_heap.live[owner] + add - remove;
     if (tb_heap.live[owner] > tb_heap.peak[owner])
@@ -45,7 +71,7 @@ static void tb_charge(uint32_t owner, uint32_t add, uint32_t remove) {
 }
 
 void *__wrap_malloc(size_t size) {
-    if (size > UINT32_MAX - sizeof(tb_block))
+    if (size > UINT32_MAX - sizeof(tb_block) || !tb_within_cap(tb_heap.owner, (uint32_t)size))
         return NULL;
     tb_block *b = __real_malloc(sizeof *b + size);
     if (!b)
@@ -76,7 +102,9 @@ void __wrap_free(void *p) {
 void *__wrap_realloc(void *p, size_t size) {
     if (!p)
         return __wrap_malloc(size);
-    if (size > UINT32_MAX - sizeof(tb_block))
+    if (size > UINT32_MAX - sizeof(tb_block)
+        || (size > ((tb_block *)p - 1)->size && !tb_within_cap(((tb_block *)p - 1)->owner,
+                                                                  (uint32_t)size - ((tb_block *)p - 1)->size)))
         return NULL;
     tb_block *b = __real_realloc((tb_block *)p - 1, sizeof *b + size);
     if (!b)
@@ -115,6 +143,16 @@ static uint32_t tb_stack_high_water(void) {
     return (uint32_t)(__stack_top - (const uint8_t *)w);
 }
 
+/* The failure's note (runner.c): the cap refused an allocation since the last note. */
+static size_t tb_heap_refused(char *buf, size_t n) {
+    if (!tb_cap.refused_need)
+        return 0;
+    int w = snprintf(buf, n, "heap cap: a peer needed at least %lu bytes, %lu available",
+                     (unsigned long)tb_cap.refused_need, (unsigned long)tb_cap.cap);
+    tb_cap.refused_need = 0;
+    return w > 0 ? (size_t)w : 0;
+}
+
 static const tb_memory_probes tb_probes = {
     .heap_owner = tb_heap_owner,
     .heap_live = tb_heap_live,
@@ -122,6 +160,7 @@ static const tb_memory_probes tb_probes = {
     .heap_peaks_restart = tb_heap_peaks_restart,
     .stack_paint = tb_stack_paint,
     .stack_high_water = tb_stack_high_water,
+    .heap_refused = tb_heap_refused,
 };
 
 const tb_memory_probes *tb_port_memory_probes(void) { return &tb_probes; }

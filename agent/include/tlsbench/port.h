@@ -114,6 +114,9 @@ typedef struct tb_memory_probes {
      * earlier repetitions left to a library-wide cache, e.g. wolfSSL's FP_ECC table, are no
      * connection's). NULL: live bytes are absolute (a device, where peers start from 0). */
     void (*heap_repetition_zero)(void);
+    /* Optional: why allocations were refused since the last call (a device's per-peer heap
+     * cap: the part's RAM), written into buf for a failure's message and forgotten; 0: none. */
+    size_t (*heap_refused)(char *buf, size_t n);
 } tb_memory_probes;
 
 const tb_memory_probes *tb_port_memory_probes(void);

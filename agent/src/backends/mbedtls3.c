@@ -36,11 +36,12 @@
 #if MBEDTLS_VERSION_MAJOR != 3
 #error "mbedtls3.c is the mbed TLS 3.x backend; mbed TLS 2.x builds use mbedtls.c"
 #endif
-/* What the agent cannot do without (a custom config must keep them). */
+/* What the agent cannot do without (a custom config must keep them; without X.509 certificate
+ * parsing, a PSK-only build, it offers no certificate credential). */
 #if !defined(MBEDTLS_CTR_DRBG_C) || !defined(MBEDTLS_ENTROPY_C) || !defined(MBEDTLS_ECP_C) || \
-    !defined(MBEDTLS_X509_CRT_PARSE_C) || !defined(MBEDTLS_SSL_CLI_C) || !defined(MBEDTLS_SSL_SRV_C) || \
+    !defined(MBEDTLS_SSL_CLI_C) || !defined(MBEDTLS_SSL_SRV_C) || \
     !(defined(MBEDTLS_SSL_PROTO_TLS1_2) || defined(MBEDTLS_SSL_PROTO_TLS1_3))
-#error "the mbed TLS 3 agent needs MBEDTLS_CTR_DRBG_C, _ENTROPY_C, _ECP_C, _X509_CRT_PARSE_C, _SSL_CLI_C, _SSL_SRV_C and _SSL_PROTO_TLS1_2 or _TLS1_3"
+#error "the mbed TLS 3 agent needs MBEDTLS_CTR_DRBG_C, _ENTROPY_C, _ECP_C, _SSL_CLI_C, _SSL_SRV_C and _SSL_PROTO_TLS1_2 or _TLS1_3"
 #endif
 
 /* Rows of the suite table (a device build sizes it to its config's suites). */

@@ -42,7 +42,9 @@ TB_WRAP(mbedtls_pk_sign_ext, PK_SIGN, (mbedtls_pk_type_t pk_type, mbedtls_pk_con
 TB_WRAP(mbedtls_pk_verify, PK_VERIFY, (mbedtls_pk_context *ctx, mbedtls_md_type_t md_alg, const unsigned char *hash, size_t hash_len, const unsigned char *sig, size_t sig_len), (ctx, md_alg, hash, hash_len, sig, sig_len), 1)
 TB_WRAP(mbedtls_pk_verify_restartable, PK_VERIFY, (mbedtls_pk_context *ctx, mbedtls_md_type_t md_alg, const unsigned char *hash, size_t hash_len, const unsigned char *sig, size_t sig_len, mbedtls_pk_restart_ctx *rs_ctx), (ctx, md_alg, hash, hash_len, sig, sig_len, rs_ctx), 1)
 TB_WRAP(mbedtls_pk_verify_ext, PK_VERIFY, (mbedtls_pk_type_t type, const void *options, mbedtls_pk_context *ctx, mbedtls_md_type_t md_alg, const unsigned char *hash, size_t hash_len, const unsigned char *sig, size_t sig_len), (type, options, ctx, md_alg, hash, hash_len, sig, sig_len), 1)
+#if defined(MBEDTLS_X509_CRT_PARSE_C) /* a PSK-only build verifies no chain */
 TB_WRAP(mbedtls_x509_crt_verify_restartable, CHAIN_VERIFY, (mbedtls_x509_crt *crt, mbedtls_x509_crt *trust_ca, mbedtls_x509_crl *ca_crl, const mbedtls_x509_crt_profile *profile, const char *cn, uint32_t *flags, tb_vrfy_fn f_vrfy, void *p_vrfy, mbedtls_x509_crt_restart_ctx *rs_ctx), (crt, trust_ca, ca_crl, profile, cn, flags, f_vrfy, p_vrfy, rs_ctx), 1)
+#endif
 TB_WRAP(mbedtls_pk_encrypt, PK_ENCRYPT, (mbedtls_pk_context *ctx, const unsigned char *input, size_t ilen, unsigned char *output, size_t *olen, size_t osize, tb_rng_fn f_rng, void *p_rng), (ctx, input, ilen, output, olen, osize, f_rng, p_rng), 1)
 TB_WRAP(mbedtls_pk_decrypt, PK_DECRYPT, (mbedtls_pk_context *ctx, const unsigned char *input, size_t ilen, unsigned char *output, size_t *olen, size_t osize, tb_rng_fn f_rng, void *p_rng), (ctx, input, ilen, output, olen, osize, f_rng, p_rng), 1)
 TB_WRAP(mbedtls_ssl_derive_keys, DERIVE_KEYS, (mbedtls_ssl_context *ssl), (ssl), 1)

@@ -265,7 +265,18 @@ static const bool tb_mbed_cred_rsa[TB_CREDENTIAL_SLOTS] = {
     [TB_CREDENTIAL_ECDH_RSA] = true,
 };
 
+/* A PSK-only build (no X.509 certificate parsing) has no certificate credential. */
+#if defined(MBEDTLS_X509_CRT_PARSE_C)
+#define TB_MBED_X509 1
+#else
+#define TB_MBED_X509 0
+#endif
+
 bool tb_mbed_cred_usable(uint8_t id) {
+    if (id == TB_CREDENTIAL_PSK)
+        return true;
+    if (!TB_MBED_X509)
+        return false;
     uint16_t group = tb_credential_group(id);
     bool rsa = id < TB_CREDENTIAL_SLOTS && tb_mbed_cred_rsa[id];
     return (!group || tb_mbed_curve_built(group)) && (!rsa || mbedtls_pk_info_from_type(MBEDTLS_PK_RSA) != NULL);
@@ -277,14 +288,21 @@ const char *tb_mbed_credential_why(uint8_t id) {
 }
 
 static int tb_mbed_parse_crt(mbedtls_x509_crt *crt, const char *pem) {
+#if TB_MBED_X509
     return mbedtls_x509_crt_parse(crt, (const unsigned char *)pem, strlen(pem) + 1);
+#else
+    (void)crt, (void)pem;
+    return MBEDTLS_ERR_X509_FEATURE_UNAVAILABLE;
+#endif
 }
 
 static void tb_mbed_cred_init(tb_mbed_cred *c) {
     *c = (tb_mbed_cred){.ready = false};
+#if TB_MBED_X509
     mbedtls_x509_crt_init(&c->ca);
     mbedtls_x509_crt_init(&c->server_chain);
     mbedtls_x509_crt_init(&c->client_chain);
+#endif
     mbedtls_pk_init(&c->server_key);
     mbedtls_pk_init(&c->client_key);
 }
@@ -295,7 +313,8 @@ static void tb_mbed_cred_init(tb_mbed_cred *c) {
 static void tb_mbed_cred_load(tb_mbed_cred *c, uint8_t id, const tb_credential_pem *pem, tb_mbed_key_parser parse_key) {
     tb_mbed_cred_init(c);
     if (!tb_mbed_cred_usable(id)) {
-        snprintf(c->why, sizeof c->why, "not in this build: %s", tb_mbed_cred_rsa[id] ? "RSA" : "the key's curve");
+        snprintf(c->why, sizeof c->why, "not in this build: %s",
+                 !TB_MBED_X509 ? "X.509" : tb_mbed_cred_rsa[id] ? "RSA" : "the key's curve");
         return;
     }
     const struct {
@@ -323,9 +342,11 @@ static void tb_mbed_cred_load(tb_mbed_cred *c, uint8_t id, const tb_credential_p
 }
 
 static void tb_mbed_cred_free(tb_mbed_cred *c) {
+#if TB_MBED_X509
     mbedtls_x509_crt_free(&c->ca);
     mbedtls_x509_crt_free(&c->server_chain);
     mbedtls_x509_crt_free(&c->client_chain);
+#endif
     mbedtls_pk_free(&c->server_key);
     mbedtls_pk_free(&c->client_key);
     c->ready = false;
@@ -421,12 +442,16 @@ int tb_mbed_conf_credentials(mbedtls_ssl_config *c, bool server, const tb_mbed_c
     bool verifies = k && (!server || mutual);
     bool sends = k && (server || mutual);
     mbedtls_ssl_conf_authmode(c, verifies ? MBEDTLS_SSL_VERIFY_REQUIRED : MBEDTLS_SSL_VERIFY_NONE);
+#if TB_MBED_X509
     if (verifies)
         mbedtls_ssl_conf_ca_chain(c, &k->ca, NULL);
     if (!sends)
         return 0;
     return server ? mbedtls_ssl_conf_own_cert(c, &k->server_chain, &k->server_key)
                   : mbedtls_ssl_conf_own_cert(c, &k->client_chain, &k->client_key);
+#else
+    return sends ? MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE : 0; /* no credential is usable: never asked */
+#endif
 }
 
 /* ---------------------------------------------------------------- resumption */
@@ -671,8 +696,12 @@ static int tb_mbed_configure_start(tb_mbed_session *h, bool server, uint16_t sui
  * session a resuming client offers, the I/O and timer callbacks. */
 static int tb_mbed_configure_end(tb_mbed_session *h, bool server, const tb_conn_config *cfg) {
     int ret = mbedtls_ssl_setup(&h->ssl, &h->conf);
+#if TB_MBED_X509
     if (ret == 0 && !server)
         ret = mbedtls_ssl_set_hostname(&h->ssl, TB_CREDENTIAL_HOSTNAME);
+#else
+    (void)server; /* no certificate: no name to check */
+#endif
     if (ret == 0 && h->resume)
         ret = tb_mbed_resume_offer(&h->ssl, cfg->first_connection);
     return ret == 0 ? tb_mbed_setup_link(&h->link, cfg) : ret;

@@ -23,6 +23,7 @@
 #include "tlsbench/experiment_run.h"
 #include "tlsbench/footprint.h"
 #include "tlsbench/pace.h"
+#include "tlsbench/port.h"
 #include "tlsbench/runner.h"
 #include "tlsbench/transport.h"
 
@@ -99,6 +100,13 @@ static int tb_rep_fail(tb_rep *rep, uint8_t status, uint8_t peer, int32_t lib, c
         uint32_t mag = lib < 0 ? (uint32_t)(-(int64_t)lib) : (uint32_t)lib;
         rep->b->error_text(lib, text, sizeof text);
         snprintf(rep->err + n, sizeof rep->err - (size_t)n, ": %s0x%04X %s", lib < 0 ? "-" : "", (unsigned)mag, text);
+    }
+    const tb_memory_probes *m = tb_port_memory_probes();
+    size_t used = strlen(rep->err);
+    if (m && m->heap_refused && used + 3 < sizeof rep->err) { /* why the library ran out of memory */
+        memcpy(rep->err + used, "; ", 2);
+        if (!m->heap_refused(rep->err + used + 2, sizeof rep->err - used - 2))
+            rep->err[used] = '\0';
     }
     return -1;
 }

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from tlsbench.analysis.questions import groups, libraries, primitives, recommend, winners
+from tlsbench.analysis.questions import device_primitives, groups, libraries, primitives, recommend, winners
 from tlsbench.analysis.derive import statcache
 from tlsbench.analysis.questions.postquantum import kex_tables
 from tlsbench.analysis.questions.wire import wire_section
@@ -51,6 +51,8 @@ def analyze(ds: Dataset, seed: int | None = None, include_flagged: bool = False)
     res.wire = wire_section(res)
     res.primitives = primitives.analyze_dataset(ds.experiments, seed, include_flagged) if ds.experiments else None
     res.warnings += res.primitives.warnings if res.primitives else []
+    res.device_primitives = device_primitives.analyze(ds.device_experiments, include_flagged) \
+        if ds.device_experiments else None
     host = analyze(ds.host, seed, include_flagged) if ds.host is not None else None
     res.device = device_results(measured, host)
     return Analysis(ds, costs, table, samples, labels, res)

@@ -19,6 +19,7 @@ from tlsbench.analysis.questions.libraries import Libraries
 from tlsbench.analysis.questions.postquantum import KexTable
 from tlsbench.analysis.questions.wire import WireSection
 from tlsbench.analysis.derive.dataset import Config
+from tlsbench.analysis.questions.device_primitives import DevicePrimitives
 from tlsbench.analysis.questions.primitives import Primitives
 from tlsbench.analysis.derive.samples import Measured, Row
 from tlsbench.analysis.questions.winners import Winner
@@ -88,6 +89,7 @@ class Results:
     comparison: Comparison | None = None
     libraries: Libraries | None = None
     primitives: Primitives | None = None  # experiment configurations
+    device_primitives: DevicePrimitives | None = None  # the device's experiment configurations (counts)
     device: DeviceResults | None = None  # a device's run: footprint, device vs host (analysis/questions/device.py)
     postquantum: list[KexTable] = field(default_factory=list)  # per library: groups × credentials (postquantum.py)
     wire: WireSection | None = None  # bytes per flight and per record beside the IETF comparison (wire.py)

@@ -33,7 +33,7 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     """How to reach each of the plan's devices (a board, or one or several emulated ones) and
     which images they run (`progress`: a build's lines); a labgrid place's board through the
     `place` acquired for it (reached())."""
-    common = dict(dtls_timeout_ms=device.dtls_timeout_ms)
+    common: dict[str, Any] = dict(dtls_timeout_ms=device.dtls_timeout_ms)
     if device.place is not None and place is None:
         raise FirmwareUnavailable(f"place {device.place!r} is reached only while acquired")  # reached() acquires it
     if device.serial is not None or place is not None:
@@ -45,16 +45,18 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
                                 reset=reset or place.power_cycle, build=build, place=place.name, **common),)
         return (DeviceSetup(images, serial=device.serial, baud=device.baud, reset=reset, build=build, **common),)
     if device.firmware:
-        if len(device.targets) > 1:
-            raise FirmwareUnavailable("[device] firmware names one image, for one target: leave it out to boot "
-                                      f"the one built for each of {', '.join(device.targets)}")
+        if len(device.targets) > 1 or len(device.libraries) > 1:
+            raise FirmwareUnavailable("[device] firmware names one image, for one target and library build: leave "
+                                      f"it out to boot the one built for each of {device.name}"
+                                      + (f" × {', '.join(map(str, device.libraries))}" if device.library else ""))
         images, build = _given(Path(device.firmware), device.images, board=False)
         return (DeviceSetup(images, target=targets.load().emulated[device.targets[0]], build=build, **common),)
     config = Path(device.config) if device.config else None
     setups = []
-    for target in device.targets:
-        images, build = _built(target, device.library, config, device.images, progress)
-        setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build, **common))
+    for target, library in ((t, lib) for t in device.targets for lib in device.libraries):
+        images, build = _built(target, library, config, device.images, progress)
+        setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build,
+                                  ram_bytes=device.ram_kb * 1024 if device.ram_kb else None, **common))
     return tuple(setups)
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The device matrix (`tlsbench matrix EXPERIMENT...`): device experiments side by side, one
-column per core × library build, one row per handshake configuration (suite, group, protocol):
+column per core × library build (an experiment of several targets or builds gives one each), one row per handshake configuration (suite, group, protocol):
 each peer's handshake processing (the median count), its heap peak and stack high-water (from
 the memory image, where the plan ran it), and the rank of each column's count in its row, so
 a ranking that changes from one core or library to the next shows. Counts are each target's
@@ -64,45 +64,53 @@ def _row(r: dict) -> RowKey:
     return r["suite_id"], r["group"], r["credential"], r["protocol"]
 
 
-def column_of(path: str | Path) -> tuple[Column, str, dict[RowKey, Cell], dict[RowKey, str]]:
-    """One device experiment's column, its unit, its cells and its rows' display names."""
+Place = tuple[str, str]  # (target, library build): one column of an experiment
+
+
+def columns_of(path: str | Path) -> tuple[list[Column], str, dict[tuple[RowKey, int], Cell], dict[RowKey, str]]:
+    """One device experiment's columns (one per target × library build it ran, in the order
+    they first appear), its unit, its cells by (row, column index) and its rows' display names."""
     where = locate(Path(path))
     with where.reader() as store:
         reps = [r for r in tidy.read_table(store, "repetition").to_pylist() if r["target"] and r["kind"] != "experiment"]
     if not reps:
         raise NotADeviceExperiment(f"{path} holds no handshake run on a device: the matrix sets device "
                                    "experiments side by side (plans with [device] and suites)")
-    first = reps[0]
-    column = Column(first["core"] or "?", first["target"], first["library"], where.folder.name)
+    places: dict[Place, Column] = {}
+    for r in reps:
+        places.setdefault((r["target"], r["library"]), Column(r["core"] or "?", r["target"], r["library"],
+                                                              where.folder.name))
+    index = {place: i for i, place in enumerate(places)}
     names = {_row(r): f"{r['suite_name']} [{r['group']}, {r['credential']}] {r['protocol']}" for r in reps}
-    row_of = {r["config_id"]: _row(r) for r in reps}
-    counts: dict[tuple[RowKey, str], list[float]] = {}
+    cell_of = {r["config_id"]: (_row(r), index[(r["target"], r["library"])]) for r in reps}
+    counts: dict[tuple[RowKey, int, str], list[float]] = {}
     for r in reps:
         for peer in PEERS:
             value = r[f"handshake_processing_{peer}"]
             if r["image"] == "counting" and r["status"] == "OK" and value is not None:
-                counts.setdefault((_row(r), peer), []).append(value)
-    cells: dict[RowKey, Cell] = {}
-    for (row, peer), values in counts.items():
-        cells.setdefault(row, Cell()).count[peer] = statistics.median(values)
+                counts.setdefault((*cell_of[r["config_id"]], peer), []).append(value)
+    cells: dict[tuple[RowKey, int], Cell] = {}
+    for (row, column, peer), values in counts.items():
+        cells.setdefault((row, column), Cell()).count[peer] = statistics.median(values)
     device = analyze_experiment(where, str(path), False).results.device
     for f in (device.footprint.rows if device and device.footprint else ()):
-        cell = cells.setdefault(row_of[f.config_id], Cell())
+        cell = cells.setdefault(cell_of[f.config_id], Cell())
         if "HEAP_PEAK_HANDSHAKE" in f.values:
             cell.heap[f.peer] = f.values["HEAP_PEAK_HANDSHAKE"].most
         if "STACK_HIGH_WATER" in f.values:
             cell.stack[f.peer] = f.values["STACK_HIGH_WATER"].most
-    return column, str(first["counter_unit"]), cells, names
+    return list(places.values()), str(reps[0]["counter_unit"]), cells, names
 
 
 def device_matrix(paths: Sequence[str | Path]) -> Matrix:
     """The matrix of device experiments (folders or stores), in the order given."""
     columns, units, cells, names = [], set(), {}, {}
-    for index, path in enumerate(paths):
-        column, unit, found, found_names = column_of(path)
-        columns.append(column)
+    for path in paths:
+        found_columns, unit, found, found_names = columns_of(path)
+        first = len(columns)
+        columns += found_columns
         units.add(unit)
-        cells.update({(row, index): cell for row, cell in found.items()})
+        cells.update({(row, first + i): cell for (row, i), cell in found.items()})
         for row, name in found_names.items():
             names.setdefault(row, name)
     if len(units) > 1:

@@ -243,6 +243,10 @@ def experiments_command(library: str, as_json: bool, agent_dir: str | None, time
 def _fail_if_given_up(summary: RunSummary) -> None:
     """A run that had to give configurations up (their agent kept dying) failed there: exit
     status 1, after the summary that names them; what was stored stays."""
+    if summary.lost_lanes:
+        lost = "; ".join(summary.lost_lanes.values())
+        fail(f"no data from {', '.join(summary.lost_lanes)} for {len(summary.given_up)} configuration(s) given up "
+             f"({lost}; the other targets' results are stored); fix it, then run the same command to retry them")
     if summary.given_up:
         fail(f"{len(summary.given_up)} configuration(s) given up because the agent kept dying (reasons above and "
              f"in `tlsbench status {summary.folder} --all`); fix the agent, then run the same command to retry them")

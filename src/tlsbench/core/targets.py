@@ -37,8 +37,13 @@ class Qemu:
     machine: str  # -M
     flags: tuple[str, ...]  # between -M and -kernel
 
-    def command(self, image: Path) -> list[str]:
-        return [self.binary, "-M", self.machine, *self.flags, "-kernel", str(image)]
+    def command(self, image: Path, semihosting_args: tuple[str, ...] = ()) -> list[str]:
+        """`semihosting_args`: the firmware's command line (SYS_GET_CMDLINE), e.g. heap_cap=N."""
+        flags = list(self.flags)
+        if semihosting_args and "-semihosting-config" in flags:
+            at = flags.index("-semihosting-config") + 1
+            flags[at] += "".join(f",arg={a}" for a in semihosting_args)
+        return [self.binary, "-M", self.machine, *flags, "-kernel", str(image)]
 
 
 @dataclass(frozen=True)
@@ -96,11 +101,11 @@ class Target:
     def machine(self) -> str:
         return self.qemu.machine if self.qemu else ""
 
-    def command(self, image: Path) -> list[str]:
+    def command(self, image: Path, semihosting_args: tuple[str, ...] = ()) -> list[str]:
         """QEMU's command line booting `image` (an emulated target only)."""
         if self.qemu is None:
             raise ValueError(f"{self.name} is not emulated: it has no QEMU command line")
-        return self.qemu.command(image)
+        return self.qemu.command(image, semihosting_args)
 
     @property
     def attributes(self) -> tuple[str, ...]:

@@ -6,13 +6,16 @@ driven over a serial line (docs/plan-format.md, docs/porting.md).
     target = "qemu-mps2-an386"           # an emulated board: the firmware built on demand
     # or a matrix over several, booted in parallel (one QEMU per host core)
     target = ["qemu-cortex-m0", "qemu-mps2-an505", "qemu-riscv32-virt"]
-    library = "mbedtls@3.6+p256m"        # the library build on it (spec/libraries.toml [device])
+    library = "mbedtls@3.6+p256m"        # the library build on it (spec/libraries.toml [device]),
+    library = ["mbedtls@2.28", "wolfssl@5.7"]  # or several: targets × builds, a lane each
     # or
     serial = "/dev/ttyACM0"              # a real board on a serial port
     baud = 115200
     firmware = "build/firmware/<name>/tlsbench-firmware-<name>.elf"   # the image flashed on it
     board = "nrf52840"                   # the part its counts are converted to (spec/boards.toml):
                                          # cycles (model), ms and mJ; without one, counts only
+    memory = true                        # the memory image too: each peer's heap peak and stack
+    ram_kb = 36                          # the part's RAM: a peer's heap capped to what it leaves
 
 A device configuration is a handshake configuration of the firmware's library with the
 device's name on it (config.target); its counts are in the unit the firmware's HELLO names
@@ -56,7 +59,9 @@ class DevicePlan(Strict):
     # The image: for `serial`, the file flashed on the board (required: its SHA-256 is stored);
     # for `target`, an image to boot instead of the one built from `config`.
     firmware: UserPath | None = None
-    library: str | None = None  # target: the device library build (default: the target's)
+    # target: the device library build (default: the target's), or several: a matrix of
+    # targets × builds, one lane each (each build's firmware lists its own suites)
+    library: Annotated[list[str], BeforeValidator(as_list), Field(min_length=1)] | None = None
     config: UserPath | None = None  # target: the library config header to build with (default: the build's)
     memory: bool = False  # target: also run the memory image (footprint), in configurations of their own
     host: bool = False  # also run the plan's libraries on the host, same configurations (device vs host)
@@ -67,6 +72,10 @@ class DevicePlan(Strict):
     # (run once per run, before the first reset)
     flash: Annotated[str, Field(min_length=1)] | None = None
     board: Literal[BOARDS] | None = None  # the part whose time and energy the counts are converted to
+    # The part's RAM (KiB): each peer's heap in the memory image is capped to what it leaves the
+    # library (run/device.py DeviceSetup.heap_cap); a configuration that needs more is stored as
+    # "does not fit in RAM (...)". The counting image keeps the emulated board's RAM.
+    ram_kb: Annotated[int, Field(ge=1)] | None = None
 
     @model_validator(mode="after")
     def _one_place(self) -> "DevicePlan":
@@ -85,18 +94,27 @@ class DevicePlan(Strict):
         elif self.reset is not None or self.flash is not None:
             raise ValueError(f"{'reset' if self.reset else 'flash'}: only with serial or place (an emulated board is "
                              "started by the host with its image)")
+        if self.config is not None and len(self.libraries) > 1:
+            raise ValueError("config: one library config header for one library build; with several builds, each "
+                             "is built with its own (spec/libraries.toml [device])")
+        if self.ram_kb is not None and not (self.target and self.memory):
+            raise ValueError("ram_kb caps each peer's heap in the memory image of an emulated target: give target "
+                             "and memory = true with it")
         return self
 
     @field_validator("library")
     @classmethod
-    def _device_build(cls, value: str | None) -> str | None:
+    def _device_build(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return None
-        build = libraries.load().device_build(value)
-        if build is None:
-            raise ValueError(f"{value!r} is no device library build; known: {', '.join(DEVICE_BUILDS)} "
-                             "(spec/libraries.toml [device])")
-        return build.name
+        names = []
+        for name in value:
+            build = libraries.load().device_build(name)
+            if build is None:
+                raise ValueError(f"{name!r} is no device library build; known: {', '.join(DEVICE_BUILDS)} "
+                                 "(spec/libraries.toml [device])")
+            names.append(build.name)
+        return no_duplicates(names)
 
     @field_validator("flash")
     @classmethod
@@ -115,6 +133,11 @@ class DevicePlan(Strict):
     def targets(self) -> tuple[str, ...]:
         """The emulated boards, one or several (none for a board on a serial line)."""
         return tuple(self.target or ())
+
+    @property
+    def libraries(self) -> tuple[str | None, ...]:
+        """The device library builds, one or several (None: each target's own)."""
+        return tuple(self.library or (None,))
 
     @property
     def images(self) -> tuple[str, ...]:

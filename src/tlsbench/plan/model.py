@@ -332,6 +332,8 @@ class Plan(Strict):
             body["library"] = body.pop("libraries")[0]
         if self.device and len(self.device.targets) == 1:  # likewise for a matrix of device targets
             body["device"]["target"] = self.device.targets[0]
+        if self.device and self.device.library and len(self.device.library) == 1:  # and of device builds
+            body["device"]["library"] = self.device.library[0]
         if self.suites and not self.suites.protocol:  # likewise for the later `protocol` filter
             del body["suites"]["protocol"]
         if "precision" in body:  # how long to try, not what is measured: a new budget resumes the store

@@ -54,13 +54,14 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
     plan = loaded.plan.device
     assert plan is not None
     out = Resolution()
-    places: list[tuple[str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello]]] = [
-        (device.target, {device.library: device.suites}, device.images, {device.library: device.hello})
-        for device in devices]
+    several_builds = len({device.library for device in devices}) > 1
+    places: list[tuple[str, str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello]]] = [
+        (f"{device.target} {device.library}" if several_builds else device.target, device.target,
+         {device.library: device.suites}, device.images, {device.library: device.hello}) for device in devices]
     if plan.host:
-        places.append((None, suites_by_library, (None,), hellos))
-    for target, offer, images, offered in places:
-        prefix = f"{target or 'host'}: " if len(places) > 1 else ""
+        places.append(("host", None, suites_by_library, (None,), hellos))
+    for name, target, offer, images, offered in places:
+        prefix = f"{name}: " if len(places) > 1 else ""
         found = suites.resolve(loaded, offer)
         out.merge(found, prefix)
         by_id = {(library, s["id"]): s for library, listed in offer.items() for s in listed}

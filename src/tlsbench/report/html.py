@@ -52,7 +52,7 @@ from tlsbench.analysis.models.predict.results import PredictResults
 from tlsbench.report.metrics import section as metrics_section
 from tlsbench.report.network import network_section
 from tlsbench.report.pace import pace_section
-from tlsbench.report import primitives
+from tlsbench.report import device_primitives, primitives
 from tlsbench.analysis.questions import sched as sched_view
 
 def _num(x: float, digits: int = 1) -> str:
@@ -380,7 +380,7 @@ def build_html(analysis: Analysis, comparison: Comparison | None = None, figures
         show_overall=winners != "per-library", show_per_library=winners != "overall" and res.libraries.several,
         primitives=primitives.section(res.primitives, inline_svg, energy["res"].rows if energy else []) if res.primitives else None,
         energy=energy, predict=predict, u=analysis.ds.unit, device=res.device, sched=_sched_section(analysis),
-        beyond=beyond, pace=pace_section(analysis),
+        beyond=beyond, pace=pace_section(analysis), device_primitives=device_primitives.html_section(analysis, energy),
     )
     drawn = list(drawn)
     defs, drawn = shared_patterns(drawn)

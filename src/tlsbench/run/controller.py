@@ -26,9 +26,10 @@ from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import Configuration, Resolution
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.run import schedule
-from tlsbench.run.endpoints import AgentRejected
+from tlsbench.run.endpoints import AgentError, AgentRejected
 from tlsbench.run.exchange import (AgentDied, AgentRef, BatchTraffic, Exchange, Outcome, Repetition, Sink,
                                    StopFlag)
+from tlsbench.run.device import does_not_fit
 from tlsbench.run.lanes import OwnerThread, run_lanes
 from tlsbench.run.precision import MeasurePrecision, Precision, needing_more
 from tlsbench.run.records import died_row, repetition_row
@@ -81,6 +82,7 @@ class RunSummary:
     agent_deaths: int = 0
     skipped_configs: dict[str, str] = field(default_factory=dict)  # key -> why
     given_up: dict[str, str] = field(default_factory=dict)  # skipped because their agent kept dying: failed
+    lost_lanes: dict[str, str] = field(default_factory=dict)  # target (and build) -> why it did not boot: given up
     interrupted: bool = False
     seconds: float = 0.0
     budget: BudgetStop | None = None  # the precision rounds' time budget stopped them
@@ -265,9 +267,28 @@ class Controller:
         def lane() -> None:
             try:
                 self._in_order(batches, summary, deadline)
+            except AgentError as exc:  # its target did not boot (again): the other lanes go on
+                if isinstance(exc, AgentRejected):
+                    raise
+                self._owned(self._lose_lane, batches, str(exc), summary)
             finally:
                 exchange.close("interrupted" if self.stop.requested else "")
         return lane
+
+    def _lose_lane(self, batches: list[schedule.Batch], why: str, summary: RunSummary) -> None:
+        """Gives up a lane whose target did not boot: its configurations not stored in full,
+        each with the reason (a resume tries them again), in one line naming the target."""
+        row = self.configs[batches[0].config].row
+        several_builds = self.plan.device is not None and len(self.plan.device.libraries) > 1
+        target = f"{row.target} ({row.library})" if several_builds else row.target or batches[0].config
+        keys = [k for k in dict.fromkeys(b.config for b in batches)
+                if k not in summary.skipped_configs and len(self.done.get(k, ())) < self.repetitions(k)]
+        reason = f"target {target} did not boot: {why.splitlines()[0] if why else 'no reason given'}"
+        for key in keys:
+            self.sink.set_skip_reason(self.config_ids[key], reason)
+            summary.skipped_configs[key] = summary.given_up[key] = reason
+        summary.lost_lanes[target] = reason
+        self.observer.note(f"{reason}; skipping its {len(keys)} remaining configuration(s), the other targets go on")
 
     def _in_order(self, batches: list[schedule.Batch], summary: RunSummary, deadline: float | None) -> None:
         for i, batch in enumerate(batches):
@@ -348,6 +369,9 @@ class Controller:
             summary.stored += 1
             summary.failed += stored.row.status != ok
             self.observer.stored(batch.config, stored.row.idx, stored.row.status, outcome.agent)
+        too_big = next((why for why in (does_not_fit(s.row.error_text) for s in rows) if why), None)
+        if too_big and batch.config not in summary.skipped_configs:  # the part's RAM: its other repetitions would too
+            self._skip(batch.config, config_id, too_big, summary)
         return rows[-1].row.idx + 1 if rows else None
 
     def _record_death(self, batch: schedule.Batch, config_id: int, died: AgentDied, summary: RunSummary) -> int:

@@ -10,6 +10,7 @@ topology (run/topologies/single.py), one boot per image, the image not in use pa
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -39,6 +40,22 @@ class DeviceSetup:
     place: str | None = None  # the labgrid place the serial port belongs to (acquired for the run)
     dtls_timeout_ms: int = 0  # a DTLS configuration's RUN timers (0: the library's)
     build: Mapping[str, Any] = field(default_factory=dict)  # the build's record (firmware.json), when known
+    ram_bytes: int | None = None  # the part's RAM ([device] ram_kb): caps each peer's heap in the memory image
+
+    def heap_cap(self, variant: str) -> int | None:
+        """What a part of `ram_bytes` leaves one peer's heap (a device runs one side): its RAM
+        minus the library's and the C runtime's static RAM (the image's link map, in the
+        build's record). Not charged: the harness's own buffers (trace, JSON, queues: the
+        measurement's, not the deployment's), the stack (its high-water mark is measured, the
+        report's fit check adds it) and the heap held by neither peer (credentials, DRBG: the
+        fit check adds it too): a configuration refused here does not fit even so.
+        None without ram_bytes; at least 1 (0 is no cap)."""
+        if self.ram_bytes is None:
+            return None
+        image = next((i for i in self.build.get("images", ()) if i.get("variant") == variant), {})
+        parts = image.get("footprint", {}).get("parts", {})
+        static = sum(parts.get(p, {}).get("ram", 0) for p in ("library", "runtime"))
+        return max(1, self.ram_bytes - static)
 
     @property
     def name(self) -> str:
@@ -62,6 +79,23 @@ class DeviceSetup:
         return self.images.get(variant)
 
 
+# A memory image's repetition that failed because the heap cap refused an allocation
+# (agent/arch/baremetal/memory_probes.c writes this into its failure text).
+HEAP_REFUSED = re.compile(r"heap cap: a peer needed at least (\d+) bytes, (\d+) available")
+
+
+def does_not_fit(error_text: str | None) -> str | None:
+    """The reason a configuration is stored with when its memory image ran out of the part's
+    RAM, None for any other failure."""
+    found = HEAP_REFUSED.search(error_text or "")
+    return f"does not fit in RAM (heap needed > {found[2]} bytes available)" if found else None
+
+
+def _semihosting_args(setup: DeviceSetup, variant: str) -> tuple[str, ...]:
+    cap = setup.heap_cap(variant) if variant == MEMORY else None
+    return (f"heap_cap={cap}",) if cap else ()
+
+
 def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> FirmwareEndpoint:
     """Boots the firmware image `variant` (a board: resets it) and checks what greets: a
     firmware of this host's specs, of the image variant asked for, on the plan's device."""
@@ -70,7 +104,8 @@ def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> FirmwareEnd
         raise DeviceError(f"no {variant} image for {setup.name}: tlsbench build firmware builds both")
     try:
         link: QemuEndpoint | SerialEndpoint = (
-            QemuEndpoint(setup.target, image, timeouts.greeting) if setup.target
+            QemuEndpoint(setup.target, image, timeouts.greeting, _semihosting_args(setup, variant))
+            if setup.target
             else SerialEndpoint(str(setup.serial), setup.baud, setup.reset, image, timeouts.greeting))
     except specmod.SpecMismatch as exc:
         raise DeviceError(f"firmware {image.path.name} on {setup.name}: {exc}") from None

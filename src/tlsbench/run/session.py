@@ -200,7 +200,7 @@ def open_run(loaded: LoadedPlan, greeted: Greeted, sink: Sink, settings: RunSett
         library = setup.library(link.hello)
         if owner:
             _retire(link, library, sink)
-        exchanges[on_device(str(link.hello["device"]["target"]))] = device_exchange(
+        exchanges[on_device(str(link.hello["device"]["target"]), library)] = device_exchange(
             setup, library, device_sink, stop, settings, None if owner else link)
     greeted.devices = []
     if loaded.plan.network:

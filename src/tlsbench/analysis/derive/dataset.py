@@ -52,6 +52,7 @@ class Dataset:
     capture: StoredCapture | None = None  # a measured energy capture (`tlsbench energy import`)
     energies: WindowEnergies | None = None  # its window energies
     experiments: "Dataset | None" = None  # with a handshake dataset: the store's experiments, if any
+    device_experiments: "Dataset | None" = None  # with it: the primitives the device counted, if any
     unit: Unit = TIME  # the counter's unit (HELLO clock.unit) of every span and measure here
     target: str | None = None  # the device the configurations ran on (None: the host)
     devices: list[DeviceImage] = field(default_factory=list)  # the firmware images the store ran

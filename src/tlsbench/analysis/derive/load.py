@@ -71,6 +71,8 @@ def load(store: StoreReader, cache: DerivedReads, rep_ids: list[int] | None = No
         ds.stats = cache.derived_stats(kind) if not ds.stored.twice else {}  # computed from those copies
     whole = rep_ids is None and kind in ("handshakes", "device")
     ds.experiments = load(store, cache, experiments=True) if whole and store.has_experiments() else None
+    ds.device_experiments = (load(store, cache, kind="device_experiments")
+                             if whole and store.has("device_experiments") else None)
     on_device = whole and kind == "device"
     ds.host = load(store, cache, kind="handshakes") if on_device and store.has("handshakes") else None
     ds.footprint = load(store, cache, kind="footprint") if on_device and store.has("footprint") else None

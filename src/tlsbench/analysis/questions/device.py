@@ -66,6 +66,7 @@ class FootprintRow:
 class Footprint:
     rows: list[FootprintRow]
     shared: Bytes | None  # heap held outside both peers (credentials, DRBG)
+    not_measured: dict[str, str] = field(default_factory=dict)  # label -> why ("does not fit in RAM (...)")
 
 
 def footprint(ds: Dataset | None, labels: dict[str, str] | None = None) -> Footprint | None:
@@ -92,7 +93,7 @@ def footprint(ds: Dataset | None, labels: dict[str, str] | None = None) -> Footp
                 rows.append(FootprintRow(cid, host_key(ds.configs[cid].key), names[cid], peer,
                                          {k: v for k, v in found.items() if v}))
     shared = [v for (_, _, name), vs in values.items() if name == SHARED_LABEL for v in vs]
-    return Footprint(rows, _bytes(shared))
+    return Footprint(rows, _bytes(shared), {names[cid]: c.skip_reason for cid, c in ds.configs.items() if c.skip_reason})
 
 
 def _bytes(values: list[int]) -> Bytes | None:

@@ -40,12 +40,14 @@ class QemuEndpoint(FirmwareEndpoint):
 
     emulated = True
 
-    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float, extra: Sequence[str] = ()):
+    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float, extra: Sequence[str] = (),
+                 semihosting_args: tuple[str, ...] = ()):
         """`extra`: QEMU options after the target's own (the cycle model's -plugin: run/cycles.py)."""
         _check_image(target, image.path)
         try:
             self.process = ProcessEndpoint.start(image.path, greeting_s=greeting_s,
-                                                 command=[*target.command(image.path), *extra], advice=REBUILD_QEMU)
+                                                 command=[*target.command(image.path, semihosting_args), *extra],
+                                                 advice=REBUILD_QEMU)
         except FileNotFoundError:  # QEMU itself: the image was read above
             raise DeviceError(f"{target.command(image.path)[0]} is not installed: scripts/install-deps.sh installs it") from None
         except AgentError as exc:

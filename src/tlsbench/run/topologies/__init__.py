@@ -32,7 +32,7 @@ class Route:
 
     topology: Topology
     place: Place = Place.HOST
-    library: str = ""  # a single host agent's library ("" on the device, and for the pair: it runs every library's)
+    library: str = ""  # a single agent's library (a host agent's, a device's build; "" for the pair: it runs every library's)
     collect: str | None = None  # a metric twin's agent collects this besides order (its own agent process)
     target: str = ""  # the device's (HELLO device.target): one exchange per device of a matrix
 
@@ -41,9 +41,10 @@ OVER_NETWORK = Route(Topology.PAIR)
 ON_DEVICE_KINDS = (ConfigKind.DEVICE, ConfigKind.FOOTPRINT, ConfigKind.DEVICE_EXPERIMENT)
 
 
-def on_device(target: str) -> Route:
-    """The route of a device's firmware (one per target of a matrix: they run in parallel)."""
-    return Route(Topology.SINGLE, Place.DEVICE, target=target)
+def on_device(target: str, library: str = "") -> Route:
+    """The route of a device's firmware: one per target × library build of a matrix (they run
+    in parallel)."""
+    return Route(Topology.SINGLE, Place.DEVICE, library, target=target)
 
 
 def host_agent(library: str, collect: str | None = None) -> Route:
@@ -56,5 +57,5 @@ def route(config: Configuration) -> Route:
     library's own agent (one per metric its twins collect)."""
     kind = config.kind
     if kind in ON_DEVICE_KINDS:
-        return on_device(config.row.target or "")
+        return on_device(config.row.target or "", config.row.library)
     return OVER_NETWORK if kind == ConfigKind.NETWORK else host_agent(config.row.library, kind.collect)

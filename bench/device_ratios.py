@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Five ratios of crypto primitives across cores (docs/benchmarks.md "Device primitives: five
+ratios across cores"): one plan with [device] target = [every target of spec/targets.toml] and
+[experiments], mbed TLS 3.6 on every target (it has SHA3; --library picks another build), through `tlsbench run`
+(the targets' QEMUs in parallel). Per target, the counts of the operations (median of the
+repetitions, analysis/questions/device_primitives.py, what the report's section shows) and
+five ratios of two counts of the same core:
+
+    X25519 / P-256       ecdh-x25519 vs ecdh-p256, key generation + shared secret (an ECDHE)
+    ChaCha20 / AES-GCM   chacha20-poly1305 vs aes128-gcm, encrypt 1 KiB
+    ECDSA / RSA verify   ecdsa-p256 vs rsa2048 verification (what a client pays per signature)
+    SHA3 / SHA-256       sha3-256 vs sha256 over 1 KiB (Keccak's 64-bit lanes on 32-bit cores)
+    ECDSA / RSA sign     ecdsa-p256 vs rsa2048 signature (what a server pays)
+
+ML-KEM-768 vs X25519 needs a build with ML-KEM (wolfssl@5.7 on the device): the plan can name
+it with --library, every target's wolfSSL is then cross-built first (minutes per core).
+
+    .venv/bin/python bench/device_ratios.py [--library mbedtls@3.6] [--repetitions 2] [--no-update]
+
+Counts are exact (random keys and nonces move an asymmetric one by about 1% between
+repetitions); the wall time is the shared machine's."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_path, machine, today, update_section  # noqa: E402
+
+from tlsbench import plan  # noqa: E402
+from tlsbench.analysis.questions import device_primitives  # noqa: E402
+from tlsbench.app.run import run_experiment  # noqa: E402
+from tlsbench.core import targets  # noqa: E402
+from tlsbench.core.errors import UserError  # noqa: E402
+
+KIB = 1024
+EXPERIMENTS = ["ecdh-x25519", "ecdh-p256", "chacha20-poly1305", "aes128-gcm", "ecdsa-p256", "rsa2048", "sha256",
+               "sha3-256", "mlkem768"]
+# name -> (numerator, denominator): each a list of (experiment, payload, group) summed.
+ECDHE = ("keygen", "shared-secret")
+RATIOS = {
+    "X25519 / P-256 (ECDHE)": ([("ecdh-x25519", 0, g) for g in ECDHE], [("ecdh-p256", 0, g) for g in ECDHE]),
+    "ChaCha20-Poly1305 / AES-128-GCM (encrypt 1 KiB)": ([("chacha20-poly1305", KIB, "encrypt")],
+                                                         [("aes128-gcm", KIB, "encrypt")]),
+    "ECDSA P-256 / RSA-2048 (verify)": ([("ecdsa-p256", 0, "verify")], [("rsa2048", 0, "verify")]),
+    "ECDSA P-256 / RSA-2048 (sign)": ([("ecdsa-p256", 0, "sign")], [("rsa2048", 0, "sign")]),
+    "SHA3-256 / SHA-256 (1 KiB)": ([("sha3-256", KIB, "hash")], [("sha256", KIB, "hash")]),
+    "ML-KEM-768 / X25519 (key exchange)": ([("mlkem768", 0, g) for g in ("keygen", "encapsulate", "decapsulate")],
+                                           [("ecdh-x25519", 0, g) for g in ECDHE]),
+}
+
+
+def matrix_plan(names: list[str], library: str | None, repetitions: int, offered: list[str]) -> plan.LoadedPlan:
+    text = (f'name = "ratios"\nrepetitions = {repetitions}\n[experiments]\ninclude = {json.dumps(offered)}\n'
+            f'[device]\ntarget = {json.dumps(names)}\n' + (f'library = "{library}"\n' if library else ""))
+    return plan.parse(text, "ratios.toml")
+
+
+def counts(db: Path) -> tuple[dict, dict[str, str], str]:
+    """(target, experiment, size, group) -> median count; target -> core; the unit."""
+    ds = load_path(db, kind="device_experiments")
+    dp = device_primitives.analyze(ds)
+    out = {(t, o.experiment, o.size, o.group): c.median for o in dp.operations for (t, _), c in o.counts.items()}
+    return out, dp.cores, dp.unit
+
+
+def ratio(found: dict, target: str, parts: tuple[list, list]) -> float | None:
+    num, den = ([found.get((target, *k)) for k in side] for side in parts)
+    if None in num or None in den:
+        return None
+    return sum(num) / sum(den)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--library", default="mbedtls@3.6", help="the device library build on every target")
+    ap.add_argument("--repetitions", type=int, default=2)
+    ap.add_argument("--no-update", action="store_true")
+    args = ap.parse_args()
+    names = list(targets.load().emulated)
+    with tempfile.TemporaryDirectory() as tmp:
+        offered = EXPERIMENTS
+        try:
+            loaded = matrix_plan(names, args.library, args.repetitions, offered)
+            started = time.monotonic()
+            summary = run_experiment(loaded, Path(tmp))
+        except UserError as exc:  # experiments the build lacks: run without them (named below)
+            lacking = set(re.findall(r"'([\w-]+)' matches no experiment", str(exc)))
+            if not lacking:
+                raise
+            offered = [e for e in EXPERIMENTS if e not in lacking]
+            loaded = matrix_plan(names, args.library, args.repetitions, offered)
+            started = time.monotonic()
+            summary = run_experiment(loaded, Path(tmp))
+        seconds = time.monotonic() - started
+        found, cores, unit = counts(Path(tmp) / "ratios" / "tlsbench.db")
+    library = args.library
+    head = ["target", "core"] + list(RATIOS)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for t in names:
+        cells = [ratio(found, t, parts) for parts in RATIOS.values()]
+        lines.append(f"| {t} | {cores.get(t, '?')} | " + " | ".join("–" if r is None else f"{r:.3g}" for r in cells)
+                     + " |")
+    ops = sorted({k[1:] for k in found})
+    detail = ["| operation | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for op in ops:
+        detail.append(f"| {op[0]} {op[2]}{f' {op[1]} B' if op[1] else ''} | "
+                      + " | ".join(f"{found[(t, *op)] / 1e3:,.1f}" if (t, *op) in found else "–" for t in names)
+                      + " |")
+    missing = [e for e in EXPERIMENTS if e not in offered]
+    body = (f"`bench/device_ratios.py` ({today()}; {machine()}): the crypto primitives on every target with "
+            f"{library}, {args.repetitions} repetitions, one plan through `tlsbench run` "
+            f"({summary.stored} repetitions stored, {summary.failed} failed, {seconds:.0f} s wall on the shared "
+            f"machine). Counts in {unit}, medians of the repetitions; a ratio is two counts of the same core "
+            "(a ratio below 1: the first is cheaper there). Not times: the report's device primitives section "
+            "converts a count to a board's ms with its band.\n\n" + "\n".join(lines)
+            + ("\n\n" + ", ".join(missing) + " not offered by this build: its ratio is –; "
+               "`--library wolfssl@5.7` offers ML-KEM-768 and SHA3-256 (every core's wolfSSL cross-built first)."
+               if missing else "")
+            + f"\n\nThe counts (k {unit}):\n\n" + "\n".join(detail))
+    print(body)
+    if not args.no_update:
+        update_section("Device primitives: five ratios across cores", body)
+
+
+if __name__ == "__main__":
+    main()
