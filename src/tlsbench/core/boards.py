@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from tlsbench.core import targets
 from tlsbench.core.errors import UserError
 from tlsbench.core.spec import SPEC_DIR
 
@@ -102,6 +103,17 @@ def cores() -> dict[str, Core]:
                          {k: str(v[1]) for k, v in table.items()}, dict(c.get("sources", {})),
                          (c.get("calibration") or {}).get("row"))
     return out
+
+
+def stream_of(cpu: str) -> str | None:
+    """The instruction stream a firmware's counts are of (its HELLO device.cpu): the core's of
+    that name, else the stream of the core that runs on the target built for that cpu (the
+    RV32IMAC firmware's code is what the RV32IMC core runs: no atomics are used); None: unknown."""
+    known = cores()
+    if cpu in known:
+        return known[cpu].stream
+    built_for = {t.name for t in targets.load().all if t.cpu == cpu}
+    return next((c.stream for c in known.values() if c.target in built_for), None)
 
 
 @functools.cache

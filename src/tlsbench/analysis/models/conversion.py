@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from tlsbench.analysis.models.cycles import Band, board_cpi, fitted
 from tlsbench.analysis.models.energy import EnergyError
 from tlsbench.analysis.models.energy.profiles import OperatingPoint, board_point, resolve
-from tlsbench.core.boards import boards, cores
+from tlsbench.core.boards import boards, stream_of
 from tlsbench.analysis.units import Unit
 
 NS = 1e-9
@@ -73,9 +73,12 @@ def identity() -> Conversion:
 
 def _counted(unit: Unit, op: OperatingPoint, cpu: str | None) -> Conversion:
     f = op.frequency_mhz * 1e6
-    counted = cores().get(cpu or "")
-    if op.board is not None and counted is not None and counted.stream != op.board.core.stream:
-        raise EnergyError(f"the counts are of {cpu} code ({counted.stream}); {op.board.name}'s {op.board.core.name} "
+    stream = stream_of(cpu) if cpu else None
+    if op.board is not None and cpu and stream is None:
+        raise EnergyError(f"the counts are of {cpu} code, which no core of spec/cores.toml runs: declare the core "
+                          "(its instruction stream and timing table) to convert them")
+    if op.board is not None and stream is not None and stream != op.board.core.stream:
+        raise EnergyError(f"the counts are of {cpu} code ({stream}); {op.board.name}'s {op.board.core.name} "
                           f"runs {op.board.core.stream} code, another instruction stream: run the firmware built for "
                           "that core, or choose a board with the same kind of core")
     if unit.noun == "cycles":
