@@ -246,14 +246,26 @@ def load_record(folder: Path) -> FirmwareBuild | None:
 
 def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
     """The images of a request from the firmware cache (build/firmware/<name>/), built on
-    demand; `tlsbench build firmware` builds them again (after a change to the agent)."""
+    demand and brought up to date with the agent's sources (an image of older sources would be
+    measured as if it were the current code)."""
     found = load_record(req.folder)
     config = req.header.resolve()
     if (found is not None and found.target == req.target and config.is_file()
             and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()
-            and all(i.footprint for i in found.images)):  # a record from before the link map was read
+            and all(i.footprint for i in found.images) and _up_to_date(found, req)):
         return found
     return build_firmware(req, progress)
+
+
+def _up_to_date(found: FirmwareBuild, req: FirmwareRequest) -> bool:
+    """CMake's own dependency check (a second when nothing changed): True when it rebuilt
+    nothing, so the recorded images are still the ones on disk."""
+    try:
+        run(["cmake", "--build", str(req.folder), f"-j{req.jobs}"], "bringing the firmware up to date",
+            log=req.folder / "build.log")
+    except BuildError:  # not a build folder any more, or it no longer builds: build_firmware says why
+        return False
+    return all(i.path.is_file() and file_sha256(i.path) == i.sha256 for i in found.images)
 
 
 def report(b: FirmwareBuild) -> str:
