@@ -104,7 +104,7 @@ def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> FirmwareEnd
         raise DeviceError(f"no {variant} image for {setup.name}: tlsbench build firmware builds both")
     try:
         link: QemuEndpoint | SerialEndpoint = (
-            QemuEndpoint(setup.target, image, timeouts.greeting, _semihosting_args(setup, variant))
+            QemuEndpoint(setup.target, image, timeouts.greeting, semihosting_args=_semihosting_args(setup, variant))
             if setup.target
             else SerialEndpoint(str(setup.serial), setup.baud, setup.reset, image, timeouts.greeting))
     except specmod.SpecMismatch as exc:

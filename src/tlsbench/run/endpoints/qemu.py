@@ -40,7 +40,7 @@ class QemuEndpoint(FirmwareEndpoint):
 
     emulated = True
 
-    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float, extra: Sequence[str] = (),
+    def __init__(self, target: Target, image: FirmwareImage, greeting_s: float, *, extra: Sequence[str] = (),
                  semihosting_args: tuple[str, ...] = ()):
         """`extra`: QEMU options after the target's own (the cycle model's -plugin: run/cycles.py)."""
         _check_image(target, image.path)
