@@ -105,7 +105,7 @@ class Dtls(Strict):
 
 Role = Literal["client", "server"]
 Transport = Literal["tcp", "udp"]
-PACED_LIBRARIES = ("mbedtls", "mbedtls@3.6")  # the backends whose steps an agent paces (agent/src/core/pace.c)
+PACED_LIBRARIES = ("mbedtls", "mbedtls@3.6", "wolfssl", "wolfssl@5.7")  # the backends whose steps an agent paces (agent/src/core/pace.c)
 
 
 class Pace(Strict):
