@@ -6,8 +6,11 @@ loopback sockets with the client paced. About 40 s in all (the QEMU run and two 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ import pytest
 import tlsbench
 from tlsbench.analysis.derive.load import load
 from tlsbench.analysis.models.pace import modelled_steps
+from tlsbench.core.processes import alive, owned_folder
 from tlsbench.run.pace import PaceFiles, Pacing
 from tlsbench.store.locator import locate
 
@@ -88,6 +92,51 @@ def test_a_missing_device_run_and_a_host_run_are_refused(device_run: Path, tmp_p
     if host.exists():
         done = tlsbench_cli("run", paced_plan(tmp_path, host, name="from-host"), "--output", ".", cwd=tmp_path)
         assert done.returncode != 0 and "ran on this host" in done.stderr, done.stderr
+
+
+def pace_folders_of(pid: int) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"tlsbench-pace-{pid}-*"))
+
+
+def killed_paced_run(where: Path, plan: str) -> int:
+    """A paced run killed (SIGKILL) once its agents have their tables: its PID."""
+    proc = subprocess.Popen([sys.executable, "-m", "tlsbench.cli", "run", plan, "--output", ".", "--no-report"],
+                            cwd=where, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not any(f.is_file() for d in pace_folders_of(proc.pid) for f in d.iterdir()) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the paced run never wrote its tables"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    while alive(proc.pid):
+        time.sleep(0.02)
+    return proc.pid
+
+
+def test_a_killed_paced_runs_tables_go_at_the_next_paced_run_and_with_clean(device_run: Path) -> None:
+    """The tables folder names its owner's PID (as a link run's forwarder files do): a SIGKILLed
+    run's is removed when the next paced run starts, or by `tlsbench clean`; a live owner's stays."""
+    where = device_run.parent
+    long_plan = paced_plan(where, device_run, name="killed-paced").replace(".toml", "")
+    (where / f"{long_plan}.toml").write_text((where / f"{long_plan}.toml").read_text()
+                                            .replace("repetitions = 3", "repetitions = 400"))
+    first = killed_paced_run(where, f"{long_plan}.toml")
+    assert len(pace_folders_of(first)) == 1  # what a kill -9 leaves
+    done = tlsbench_cli("run", paced_plan(where, device_run, name="next-paced"), "--output", ".", "--no-report",
+                        cwd=where)
+    assert done.returncode == 0, done.stderr
+    assert pace_folders_of(first) == []  # the next paced run's start removed it
+    second = killed_paced_run(where, f"{long_plan}.toml")
+    left = pace_folders_of(second)
+    live = owned_folder("pace")  # this process's: alive
+    try:
+        said = tlsbench_cli("clean", str(where), cwd=where).stdout
+        assert live.exists()
+    finally:
+        live.rmdir()
+    assert len(left) == 1 and f"removed pace tables {left[0]}" in said, said
+    assert pace_folders_of(second) == []
 
 
 def test_only_the_paced_agents_get_rows_and_each_its_own_peer() -> None:
