@@ -101,8 +101,8 @@ def owned_name(base: str) -> str:
 
 def remove_orphans(agent_dir: str | Path | None = None) -> list[str]:
     """Removes what killed runs left behind, whatever plan they ran: their namespaces
-    (`tlsbench-link down`, as root) and their temporary folders (forwarder files, pace tables). Returns what it did, one line
-    each; what a live run owns is left alone."""
+    (`tlsbench-link down`, as root) and their temporary folders (forwarder files, pace
+    tables). Returns what it did, one line each; what a live run owns is left alone."""
     done = []
     orphans: dict[str, list[str]] = {}
     for entry in _listing(NETNS_DIR):

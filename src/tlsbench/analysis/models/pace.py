@@ -34,7 +34,8 @@ def match_key(library: str, protocol: str | None, suite: str, group: str, creden
 
 def match_text(m: Match) -> str:
     library, protocol, suite, group, credential, options = m
-    return f"{library} {protocol.upper()} {suite} [{group}, {credential}{', ' + option_names(options) if options else ''}]"
+    named = [group, credential] + ([option_names(options)] if options else [])
+    return f"{library} {protocol.upper()} {suite} [{', '.join(named)}]"
 
 
 @dataclass(frozen=True)
