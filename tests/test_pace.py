@@ -17,7 +17,7 @@ import pytest
 
 import tlsbench
 from tlsbench.analysis.derive.load import load
-from tlsbench.analysis.models.pace import modelled_steps
+from tlsbench.analysis.models.pace import match_key, modelled_steps
 from tlsbench.core.processes import alive, owned_folder
 from tlsbench.run.pace import PaceFiles, Pacing
 from tlsbench.store.locator import locate
@@ -83,6 +83,18 @@ def test_a_configuration_without_device_counts_is_refused_in_one_line(device_run
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "has no counts of" in lines[0] and "Traceback" not in done.stderr, done.stderr
     assert not (where / "uncounted" / "tlsbench.db").exists()
+
+
+def test_rows_match_on_the_handshakes_options_not_the_sockets(device_run: Path) -> None:
+    """MUTUAL_AUTH or COLD_CACHES change a handshake's steps: a device run without them has no
+    counts of a plan with them; NODELAY and QUICKACK are the kernel's, never a device's."""
+    where = device_run.parent
+    plan = paced_plan(where, device_run, name="cold")
+    (where / plan).write_text((where / plan).read_text().replace("warmup = 1\n", 'warmup = 1\noptions = [["COLD_CACHES"]]\n'))
+    done = tlsbench_cli("run", plan, "--output", ".", cwd=where)
+    assert done.returncode != 0 and "has no counts of" in done.stderr and "COLD_CACHES]" in done.stderr, done.stderr
+    assert match_key("mbedtls", "tls", SUITE, "g", "psk", 2 | 4) == match_key("mbedtls", "tls", SUITE, "g", "psk", 0)
+    assert match_key("mbedtls", "tls", SUITE, "g", "psk", 16) != match_key("mbedtls", "tls", SUITE, "g", "psk", 0)
 
 
 def test_a_missing_device_run_and_a_host_run_are_refused(device_run: Path, tmp_path: Path) -> None:

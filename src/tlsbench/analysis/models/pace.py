@@ -3,8 +3,9 @@
 "Paced peers"): a device run's per-step counts (median over its repetitions, each step summed
 over its calls, as the report's `step` measure) through the one conversion
 (analysis/models/conversion.py), never a second one. A configuration matches its device twin on
-library, protocol, suite, group, credential and RUN options (MUTUAL_AUTH adds steps): the
-handshake's steps do not depend on the payload or the transport under it."""
+library, protocol, suite, group, credential and RUN options (MUTUAL_AUTH adds steps; the
+socket options aside): the handshake's steps do not depend on the payload or the transport
+under it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from tlsbench.analysis.derive.samples import measured
 from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu
 from tlsbench.analysis.models.energy.profiles import board_point
 from tlsbench.analysis.vocab import option_names, vocab
+from tlsbench.core import spec
 from tlsbench.core.boards import boards
 from tlsbench.core.errors import UserError
 
@@ -28,8 +30,13 @@ class PaceError(UserError):
     """A paced plan that cannot get its steps' modelled times."""
 
 
+# RUN options of the kernel's sockets, not of the handshake: a device twin in memory never has them.
+SOCKET_OPTIONS = ("NODELAY", "QUICKACK")
+
+
 def match_key(library: str, protocol: str | None, suite: str, group: str, credential: str, options: int) -> Match:
-    return library, protocol or "tls", suite, group, credential, options or 0
+    socket = sum(spec.load().options.by_name[name] for name in SOCKET_OPTIONS)
+    return library, protocol or "tls", suite, group, credential, (options or 0) & ~socket
 
 
 def match_text(m: Match) -> str:
