@@ -2,7 +2,8 @@
 """Paced peers (docs/networks.md "Paced peers"): a host agent that holds each handshake step
 for the board's modelled time of the same step counted on the device. Real parts: the firmware
 under QEMU counts a PSK handshake (TLS and DTLS), then the host's mbed TLS agents run it over
-loopback sockets with the client paced. About 40 s in all (the QEMU run and two small runs)."""
+loopback sockets with the client paced. About 30-50 s in all (the QEMU run, three small runs and
+two killed ones)."""
 from __future__ import annotations
 
 import os
