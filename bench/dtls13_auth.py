@@ -43,9 +43,9 @@ from tlsbench.run import agents  # noqa: E402
 
 DEVICE, LINK = REPO / "plans" / "dtls13-auth-device.toml", REPO / "plans" / "dtls13-auth-link.toml"
 PACED = REPO / "plans" / "dtls13-auth-paced.toml"
-TIMERS = {True: (": with a 500 ms initial timer the server's wait for the client's second flight (the client's "
-                 "longest turn and its flights' airtime) stayed below the timer in every mode"),
-          False: ": the part's computation outlasted a 500 ms timer (the report's Paced peers section has them)"}
+TIMERS = {True: (": the server's wait for the client's second flight (the client's longest modelled turn and "
+                 "its flights' airtime) stayed below wolfSSL's 1 s initial timer in every mode"),
+          False: ": the part's computation outlasted wolfSSL's 1 s timer (the report's Paced peers section has them)"}
 PACED_FROM = 'from = "results/dtls13-auth-device"'  # the plan's device run, replaced by this script's
 MODES = ("rpk", "rpk-mutual", "certificate", "certificate-mutual")
 NAMES = {"rpk": "RPK", "rpk-mutual": "RPK mutual", "certificate": "certificates", "certificate-mutual": "certificates mutual",
@@ -224,7 +224,7 @@ the radio not included: in memory the I/O is a copy, not airtime). Estimates, no
 {chr(10).join(device)}
 
 **Over the link** (802.15.4-like: 250 kbit/s, 127-byte frames; the device is the client; DTLS
-timer from 500 ms; both peers compute at this host's speed, so durations are link time plus
+timer from the plan's 500 ms, which wolfSSL rounds up to whole seconds: 1 s; both peers compute at this host's speed, so durations are link time plus
 host processing, not the part's, and `tlsbench energy estimate --profile nrf52840` refuses this
 run: "its times are this machine's, not nrf52840's"). Medians; stop–start with its quartiles,
 "clean" over the repetitions that did not retransmit; bytes, IP packets and link frames the
@@ -239,7 +239,7 @@ the link plan's matrix with the device agent, the client, paced at the nRF52840'
 speed: each of its handshake turns held until the cycle model's time of that turn has passed,
 from the device run's counts through the same conversion (docs/networks.md "Paced peers"); the
 server computes at the host's speed, as a gateway would, far faster than the part; DTLS timer
-from 500 ms). Measured stop–start on the emulated link, the client's holds included: link time
+from 1 s as above). Measured stop–start on the emulated link, the client's holds included: link time
 plus the device's modelled computation, not a measurement of an nRF52840. "Timers": repetitions
 whose DTLS retransmission timer fired while the link lost none of their packets (for
 computation) / with a loss; "overruns": holds that found the host's own work already past the
