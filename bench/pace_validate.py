@@ -88,7 +88,7 @@ def wall_vs_model(ds, store: Path) -> list[str]:
     for (suite, transport, group, credential), g in reps.groupby(
             ["suite_name", "transport", "group", "credential"], observed=True):
         proto = "dtls" if transport == "udp" else "tls"
-        steps = model.steps.get(match_key("mbedtls", proto, suite, group, credential), {})
+        steps = model.steps.get(match_key("mbedtls", proto, suite, group, credential, 0), {})
         ms = sum(ns for (peer, _), ns in steps.items() if peer == "client") / 1e6
         wall = float(np.median(g.handshake_time)) / 1e6
         lines.append(f"| {short(suite, transport)} | {ms:,.1f} | {wall:,.1f} | {wall / ms:.2f} | "

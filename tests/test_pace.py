@@ -2,19 +2,24 @@
 """Paced peers (docs/networks.md "Paced peers"): a host agent that holds each handshake step
 for the board's modelled time of the same step counted on the device. Real parts: the firmware
 under QEMU counts a PSK handshake (TLS and DTLS), then the host's mbed TLS agents run it over
-loopback sockets with the client paced. About 40 s in all (the QEMU run and two small runs)."""
+loopback sockets with the client paced. About 30-50 s in all (the QEMU run, three small runs and
+two killed ones)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 import tlsbench
 from tlsbench.analysis.derive.load import load
-from tlsbench.analysis.models.pace import modelled_steps
+from tlsbench.analysis.models.pace import match_key, modelled_steps
+from tlsbench.core.processes import alive, owned_folder
 from tlsbench.run.pace import PaceFiles, Pacing
 from tlsbench.store.locator import locate
 
@@ -81,6 +86,18 @@ def test_a_configuration_without_device_counts_is_refused_in_one_line(device_run
     assert not (where / "uncounted" / "tlsbench.db").exists()
 
 
+def test_rows_match_on_the_handshakes_options_not_the_sockets(device_run: Path) -> None:
+    """MUTUAL_AUTH or COLD_CACHES change a handshake's steps: a device run without them has no
+    counts of a plan with them; NODELAY and QUICKACK are the kernel's, never a device's."""
+    where = device_run.parent
+    plan = paced_plan(where, device_run, name="cold")
+    (where / plan).write_text((where / plan).read_text().replace("warmup = 1\n", 'warmup = 1\noptions = [["COLD_CACHES"]]\n'))
+    done = tlsbench_cli("run", plan, "--output", ".", cwd=where)
+    assert done.returncode != 0 and "has no counts of" in done.stderr and "COLD_CACHES]" in done.stderr, done.stderr
+    assert match_key("mbedtls", "tls", SUITE, "g", "psk", 2 | 4) == match_key("mbedtls", "tls", SUITE, "g", "psk", 0)
+    assert match_key("mbedtls", "tls", SUITE, "g", "psk", 16) != match_key("mbedtls", "tls", SUITE, "g", "psk", 0)
+
+
 def test_a_missing_device_run_and_a_host_run_are_refused(device_run: Path, tmp_path: Path) -> None:
     done = tlsbench_cli("run", paced_plan(tmp_path, tmp_path / "nowhere"), "--output", ".", cwd=tmp_path)
     assert done.returncode != 0 and "no device run at" in done.stderr and "Traceback" not in done.stderr
@@ -88,6 +105,51 @@ def test_a_missing_device_run_and_a_host_run_are_refused(device_run: Path, tmp_p
     if host.exists():
         done = tlsbench_cli("run", paced_plan(tmp_path, host, name="from-host"), "--output", ".", cwd=tmp_path)
         assert done.returncode != 0 and "ran on this host" in done.stderr, done.stderr
+
+
+def pace_folders_of(pid: int) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"tlsbench-pace-{pid}-*"))
+
+
+def killed_paced_run(where: Path, plan: str) -> int:
+    """A paced run killed (SIGKILL) once its agents have their tables: its PID."""
+    proc = subprocess.Popen([sys.executable, "-m", "tlsbench.cli", "run", plan, "--output", ".", "--no-report"],
+                            cwd=where, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not any(f.is_file() for d in pace_folders_of(proc.pid) for f in d.iterdir()) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the paced run never wrote its tables"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    while alive(proc.pid):
+        time.sleep(0.02)
+    return proc.pid
+
+
+def test_a_killed_paced_runs_tables_go_at_the_next_paced_run_and_with_clean(device_run: Path) -> None:
+    """The tables folder names its owner's PID (as a link run's forwarder files do): a SIGKILLed
+    run's is removed when the next paced run starts, or by `tlsbench clean`; a live owner's stays."""
+    where = device_run.parent
+    long_plan = paced_plan(where, device_run, name="killed-paced").replace(".toml", "")
+    (where / f"{long_plan}.toml").write_text((where / f"{long_plan}.toml").read_text()
+                                            .replace("repetitions = 3", "repetitions = 400"))
+    first = killed_paced_run(where, f"{long_plan}.toml")
+    assert len(pace_folders_of(first)) == 1  # what a kill -9 leaves
+    done = tlsbench_cli("run", paced_plan(where, device_run, name="next-paced"), "--output", ".", "--no-report",
+                        cwd=where)
+    assert done.returncode == 0, done.stderr
+    assert pace_folders_of(first) == []  # the next paced run's start removed it
+    second = killed_paced_run(where, f"{long_plan}.toml")
+    left = pace_folders_of(second)
+    live = owned_folder("pace")  # this process's: alive
+    try:
+        said = tlsbench_cli("clean", str(where), cwd=where).stdout
+        assert live.exists()
+    finally:
+        live.rmdir()
+    assert len(left) == 1 and f"removed pace tables {left[0]}" in said, said
+    assert pace_folders_of(second) == []
 
 
 def test_only_the_paced_agents_get_rows_and_each_its_own_peer() -> None:

@@ -103,7 +103,7 @@ if(TB_WOLFSSL57_PREFIX)
     WRAP ${tb_wrap}
     INCLUDES ${TB_WOLFSSL57_PREFIX}/include)
   tb_add_backend_tests(NAME wolfssl-5.7 BACKEND tb_backend_wolfssl-5.7
-    TESTS conformance trace primitives
+    TESTS conformance trace primitives pace
     LIBS tb_credentials tb_primitives_kat ${TB_WOLFSSL57_LIBS}
     WRAP ${tb_wrap}
     INCLUDES ${TB_BACKENDS_DIR} ${TB_WOLFSSL57_PREFIX}/include ${TB_PRIMITIVES_DIR})

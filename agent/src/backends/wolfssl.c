@@ -35,6 +35,7 @@
 #include "common.h"
 #include "tlsbench/backend.h"
 #include "tlsbench/credentials.h"
+#include "tlsbench/pace.h"
 #include "tlsbench/trace.h"
 #include "wolfssl_internal.h"
 
@@ -547,6 +548,11 @@ struct tb_session {
     bool first_connection; /* RESUME: the RUN's first connection, resuming nothing */
     bool ticket;       /* a NewSessionTicket arrived (RESUME client) */
     uint32_t turns; /* connect/accept calls so far */
+    /* Paced (tlsbench/pace.h): the device's turns, which over memory always send or finish.
+     * Over a network a flight arrives datagram by datagram and a call may only read: it
+     * continues the same turn, so its budget carries over as an mbed TLS state's does. */
+    uint32_t paced_turns;
+    bool turn_sent; /* the current call sent */
     bool done;
     /* DTLS: wolfSSL in non-blocking mode does not watch time; we do (docs/networks.md). */
     bool dtls;
@@ -917,6 +923,7 @@ static int tb_wolf_send_cb(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
     (void)ssl;
     tb_session *s = ctx;
     s->deadline_ns = 0;
+    s->turn_sent = true;
     int n = s->io.send(s->io.ctx, (const uint8_t *)buf, (size_t)sz);
     if (n > 0 && s->dtls && !s->done)
         tb_wolf_flight_add(&s->flight, buf, n);
@@ -1271,9 +1278,13 @@ static int tb_wolf_turn(tb_session *s, int *err) {
     uint16_t label = tb_wolfssl_turn_label(s->turns++);
     unsigned char byte;
     tb_begin(label);
+    s->turn_sent = false;
+    tb_pace_step_begin(tb_wolfssl_turn_label(s->paced_turns));
     int ret = s->done ? wolfSSL_peek(s->ssl, &byte, 1) : tb_wolf_handshake_call[s->peer](s->ssl);
     bool ok = s->done ? ret > 0 : ret == WOLFSSL_SUCCESS;
     *err = ok ? 0 : wolfSSL_get_error(s->ssl, ret);
+    tb_pace_step_end(ok || s->turn_sent);
+    s->paced_turns += ok || s->turn_sent;
     tb_end(label, (uint64_t)(int64_t)*err);
     return ok;
 }

@@ -60,6 +60,11 @@ class Vocab:
         return sorted(i for i, c in self.label_category.items() if c == category)
 
 
+def option_names(bits: int) -> str:
+    """The spec [options] names of a RUN options bit field, in declaration order."""
+    return " ".join(name for name, bit in spec.load().options.by_name.items() if bits & bit)
+
+
 # The categories and labels analysis gives a meaning to. Names are the spec's own; they are
 # checked against the spec when it loads, so a renamed label fails loudly here, once.
 ROLE_CATEGORIES = {

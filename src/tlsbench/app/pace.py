@@ -36,9 +36,10 @@ def pacing(pace: Pace | None, resolution: Resolution) -> Pacing | None:
             raise PaceError(f"[network] pace: the {unpaced} agent cannot pace its steps (only "
                             f"{', '.join(PACED_LIBRARIES)} agents do): pace a plan of those, or leave `pace` out")
         row = config.row
-        found = model.steps.get(match_key(row.library, variant.protocol, row.suite_name, row.grp, row.credential))
+        key = match_key(row.library, variant.protocol, row.suite_name, row.grp, row.credential, config.options)
+        found = model.steps.get(key)
         if found is None:
-            missing = match_text(match_key(row.library, variant.protocol, row.suite_name, row.grp, row.credential))
+            missing = match_text(key)
             raise PaceError(f"[network] pace: {model.source} has no counts of {missing}: add it to that device plan "
                             f"and run it again (--resume), or leave it out of this plan")
         steps[config.key] = tuple((peer, label, round(ns)) for (peer, label), ns in sorted(found.items()))

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -47,3 +50,29 @@ def alive(pid: int) -> bool:
             return True
         return True
     return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+# Temporary folders a run keeps while it runs, by kind: `tlsbench-<kind>-<owner's PID>-*`, so a
+# killed run's are told from a live one's and removed by the next run or `tlsbench clean`.
+OWNED_FOLDERS = {"link": "link forwarder files", "pace": "pace tables"}
+_OWNED = re.compile(rf"tlsbench-(?P<kind>{'|'.join(OWNED_FOLDERS)})-(?P<pid>\d+)-.+")
+
+
+def owned_folder(kind: str) -> Path:
+    """A new temporary folder of `kind` (OWNED_FOLDERS) that names this process as its owner."""
+    return Path(tempfile.mkdtemp(prefix=f"tlsbench-{kind}-{os.getpid()}-"))
+
+
+def remove_dead_owners_folders() -> list[str]:
+    """Removes the owned temporary folders whose owner is dead; one line for each."""
+    temp, done = Path(tempfile.gettempdir()), []
+    try:
+        entries = os.listdir(temp)
+    except OSError:
+        return []
+    for entry in sorted(entries):
+        m = _OWNED.fullmatch(entry)
+        if m and not alive(int(m["pid"])):
+            shutil.rmtree(temp / entry, ignore_errors=True)
+            done.append(f"removed {OWNED_FOLDERS[m['kind']]} {temp / entry}")
+    return done

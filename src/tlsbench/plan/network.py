@@ -105,7 +105,8 @@ class Dtls(Strict):
 
 Role = Literal["client", "server"]
 Transport = Literal["tcp", "udp"]
-PACED_LIBRARIES = ("mbedtls", "mbedtls@3.6")  # the backends whose steps an agent paces (agent/src/core/pace.c)
+# The backends whose steps an agent paces (agent/src/core/pace.c; wolfSSL's step is a turn).
+PACED_LIBRARIES = ("mbedtls", "mbedtls@3.6", "wolfssl", "wolfssl@5.7")
 
 
 class Pace(Strict):

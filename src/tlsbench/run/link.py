@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import BinaryIO, Sequence
 import numpy as np
 
 from tlsbench.core.errors import UserError
-from tlsbench.core.processes import alive, dying_with_us
+from tlsbench.core.processes import alive, dying_with_us, owned_folder, remove_dead_owners_folders
 from tlsbench.plan.model import PlanError
 from tlsbench.plan.network import Link
 from tlsbench.run.agents import find_program
@@ -90,11 +88,10 @@ def check_links(links: Sequence[Link], agent_dir: str | Path | None, source: str
 
 
 NETNS_DIR = Path("/run/netns")  # where iproute2 keeps named namespaces (link/netns.c)
-# A run's namespaces and forwarder files name the PID of the run that owns them (pair.link_name,
-# Forwarder.workdir): once that process is dead, they are a killed run's leftovers.
+# A run's namespaces and temporary folders name the PID of the run that owns them (pair.link_name,
+# core/processes.owned_folder): once that process is dead, they are a killed run's leftovers.
 _NAMESPACE = re.compile(r"tbl-(?P<name>tb[0-9a-f]+-(?P<pid>\d+))-(dev|peer)")
 _EARLIER_NAMESPACE = re.compile(r"tbl-tb[0-9a-f]{10}-(dev|peer)")
-_WORKDIR = re.compile(r"tlsbench-link-(?P<pid>\d+)-.+")
 
 
 def owned_name(base: str) -> str:
@@ -104,8 +101,8 @@ def owned_name(base: str) -> str:
 
 def remove_orphans(agent_dir: str | Path | None = None) -> list[str]:
     """Removes what killed runs left behind, whatever plan they ran: their namespaces
-    (`tlsbench-link down`, as root) and their forwarders' files. Returns what it did, one line
-    each; what a live run owns is left alone."""
+    (`tlsbench-link down`, as root) and their temporary folders (forwarder files, pace
+    tables). Returns what it did, one line each; what a live run owns is left alone."""
     done = []
     orphans: dict[str, list[str]] = {}
     for entry in _listing(NETNS_DIR):
@@ -119,12 +116,7 @@ def remove_orphans(agent_dir: str | Path | None = None) -> list[str]:
         Namespaces(link_binary(agent_dir), name).down()
         done += [f"removed namespace {ns}" if not (NETNS_DIR / ns).exists() else
                  f"could not remove namespace {ns}: run `tlsbench clean` as root" for ns in sorted(namespaces)]
-    temp = Path(tempfile.gettempdir())
-    for entry in _listing(temp):
-        m = _WORKDIR.fullmatch(entry)
-        if m and not alive(int(m["pid"])):
-            shutil.rmtree(temp / entry, ignore_errors=True)
-            done.append(f"removed link forwarder files {temp / entry}")
+    done += remove_dead_owners_folders()
     return done
 
 
@@ -168,7 +160,7 @@ class Forwarder:
     name: str
     link: Link
     seed: int
-    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=f"tlsbench-link-{os.getpid()}-")))
+    workdir: Path = field(default_factory=lambda: owned_folder("link"))
     proc: subprocess.Popen[bytes] | None = None
     stderr: BinaryIO | None = None  # the forwarder's stderr, kept for error messages
     offset: int = 0  # bytes of the packet log already read

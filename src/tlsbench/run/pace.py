@@ -6,10 +6,11 @@ computed before the run (app/pace.py); this module only writes them where the ag
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+
+from tlsbench.core.processes import owned_folder, remove_dead_owners_folders
 
 ENV = shutil.which("env") or "/usr/bin/env"  # sets the agent's environment (coreutils)
 PEER_IDS = {"client": 0, "server": 1}  # spec/labels.toml [peers]
@@ -31,8 +32,11 @@ class PaceFiles:
     """The table files of one agent pair, kept while it runs."""
 
     pacing: Pacing
-    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="tlsbench-pace-")))
+    folder: Path = field(default_factory=lambda: owned_folder("pace"))
     written: set[tuple[str, int]] = field(default_factory=set)  # (side, config_id)
+
+    def __post_init__(self) -> None:
+        remove_dead_owners_folders()  # a killed run's tables (its next run may have no link to clean up)
 
     def paces(self, side: str) -> bool:
         return side == "dev" or self.pacing.side == "both"

@@ -3,8 +3,9 @@
 "Paced peers"): a device run's per-step counts (median over its repetitions, each step summed
 over its calls, as the report's `step` measure) through the one conversion
 (analysis/models/conversion.py), never a second one. A configuration matches its device twin on
-library, protocol, suite, group and credential: the handshake's steps do not depend on the
-payload or the transport under it."""
+library, protocol, suite, group, credential and RUN options (MUTUAL_AUTH adds steps; the
+socket options aside): the handshake's steps do not depend on the payload or the transport
+under it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,11 +17,12 @@ from tlsbench.analysis.derive.measures import METRIC
 from tlsbench.analysis.derive.samples import measured
 from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu
 from tlsbench.analysis.models.energy.profiles import board_point
-from tlsbench.analysis.vocab import vocab
+from tlsbench.analysis.vocab import option_names, vocab
+from tlsbench.core import spec
 from tlsbench.core.boards import boards
 from tlsbench.core.errors import UserError
 
-Match = tuple[str, str, str, str, str]  # library, protocol, suite, group, credential
+Match = tuple[str, str, str, str, str, int]  # library, protocol, suite, group, credential, RUN options
 StepNs = dict[tuple[str, int], float]  # (peer name, step label id) -> modelled ns per handshake
 
 
@@ -28,13 +30,19 @@ class PaceError(UserError):
     """A paced plan that cannot get its steps' modelled times."""
 
 
-def match_key(library: str, protocol: str | None, suite: str, group: str, credential: str) -> Match:
-    return library, protocol or "tls", suite, group, credential
+# RUN options of the kernel's sockets, not of the handshake: a device twin in memory never has them.
+SOCKET_OPTIONS = ("NODELAY", "QUICKACK")
+
+
+def match_key(library: str, protocol: str | None, suite: str, group: str, credential: str, options: int) -> Match:
+    socket = sum(spec.load().options.by_name[name] for name in SOCKET_OPTIONS)
+    return library, protocol or "tls", suite, group, credential, (options or 0) & ~socket
 
 
 def match_text(m: Match) -> str:
-    library, protocol, suite, group, credential = m
-    return f"{library} {protocol.upper()} {suite} [{group}, {credential}]"
+    library, protocol, suite, group, credential, options = m
+    named = [group, credential] + ([option_names(options)] if options else [])
+    return f"{library} {protocol.upper()} {suite} [{', '.join(named)}]"
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ def modelled_steps(ds: Dataset, board: str) -> PacedSteps:
                  for (_, peer, metric, label), (values, _) in samples.of_config(cid).items()
                  if metric == step and len(values)}
         if found:
-            steps[match_key(c.library, c.protocol, c.suite_name, c.grp, c.credential)] = found
+            steps[match_key(c.library, c.protocol, c.suite_name, c.grp, c.credential, c.options)] = found
     return PacedSteps(ds.name, board, conv, steps)
 
 

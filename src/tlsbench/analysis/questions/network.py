@@ -27,8 +27,7 @@ import numpy as np
 from tlsbench.analysis.derive.dataset import Dataset, excluding_flags, ok_status
 from tlsbench.analysis.derive.measures import METRIC, NO_LABEL, MeasureTable
 from tlsbench.analysis.stats.stats import Summary, rng_for, summarize
-from tlsbench.analysis.vocab import vocab
-from tlsbench.core import spec as specmod
+from tlsbench.analysis.vocab import option_names, vocab
 
 
 VARIANT_SWEEPS = ("dtls_mtu", "mss", "max_fragment")  # swept by the [network] section itself
@@ -122,11 +121,6 @@ def network_results(ds: Dataset, table: MeasureTable, seed: int, include_flagged
             _summary(reps.handshake_wall_ns[mine & ok & ~retransmitted].astype(float), seed, "net-duration-clean", cid),
             option_names(c.options or 0)))
     return rows
-
-
-def option_names(bits: int) -> str:
-    """The spec [options] names of a bit field, in declaration order."""
-    return " ".join(name for name, bit in specmod.load().options.by_name.items() if bits & bit)
 
 
 def swept_parameters(rows: list[NetworkRow]) -> list[str]:
