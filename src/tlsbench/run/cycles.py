@@ -29,6 +29,9 @@ from tlsbench.run.endpoints.qemu import QemuEndpoint
 from tlsbench.run.timeouts import Timeouts
 
 MARKS = ("tb_group_begin", "tb_group_end")  # snapshot 0 opens a group, 1 closes it
+# Per-step counts: snapshot 0 where a repetition's trace starts, 1 at each record the tracer
+# writes (agent/include/tlsbench/trace.h: tb_trace_stepped, right after the counter read).
+STEP_MARKS = ("tb_trace_reset", "tb_trace_stepped")
 SNAP_EXIT = 0xFFFF_FFFF  # the plugin's last row, written when QEMU exits
 PLUGIN_ISA = {"riscv": ("isa=riscv",)}  # the plugin's disassembly per target architecture (Arm: its default)
 # The counter and the plugin count the same instructions of a group but for the few between
@@ -69,11 +72,12 @@ def read_snapshots(data: bytes) -> tuple[list[str], list[tuple[int, list[int]]]]
     return names, rows
 
 
-def plugin_option(plugin: Path, out: Path, image: Path, target: Target, geometry: Sequence[str]) -> list[str]:
-    """QEMU's `-plugin` option: snapshots at the group marks, the target's flash, the board's
-    cache geometry (MemorySystem.plugin_args)."""
+def plugin_option(plugin: Path, out: Path, image: Path, target: Target, geometry: Sequence[str],
+                  marks: Sequence[str] = MARKS) -> list[str]:
+    """QEMU's `-plugin` option: snapshots at the marks (functions' entries), the target's flash,
+    the board's cache geometry (MemorySystem.plugin_args)."""
     flash = target.memory.flash
-    args = [f"out={out}", *(f"snap={symbol(image, m, target):#x}" for m in MARKS),
+    args = [f"out={out}", *(f"snap={symbol(image, m, target):#x}" for m in marks),
             f"flash={flash.base:#x}:{flash.size:#x}", *geometry, *PLUGIN_ISA.get(target.arch.name, ())]
     return ["-plugin", f"{plugin}," + ",".join(args)]
 
@@ -176,3 +180,98 @@ def _assign(names: list[str], rows: list[tuple[int, list[int]]], ran: Ran) -> di
                 by_group[(name, groups[g])].append(counts)
     return {key: GroupCounts(*key, {f: statistics.fmean(c[f] for c in runs) for f in names}, len(runs))
             for key, runs in by_group.items()}
+
+
+# ---------------------------------------------------------------- per-step counts of a handshake RUN
+
+Counts = dict[str, int]
+
+
+@dataclass(frozen=True)
+class CountedRep:
+    """One shipped repetition: its records (tracefs.decode) and, per record, the plugin's
+    counts since the repetition's trace began (cumulative: a span's counts are STOP - START)."""
+
+    records: list[tuple[int, int, int, int]]
+    counts: list[Counts]
+
+
+def _reps(link: QemuEndpoint, request: protocol.RunRequest) -> list[bytes]:
+    """One RUN: each shipped repetition's raw records."""
+    frames = specmod.load().frames
+    link.send(request.encode())
+    out = []
+    while True:
+        frame = link.read_frame()
+        if frame is None:
+            raise CountingError(f"the firmware stopped during a RUN: {link.death_reason()}")
+        if frame.type == frames.REP:
+            rep = protocol.decode_rep(frame)
+            if rep.reason:
+                raise CountingError(f"a repetition failed on the firmware: {rep.reason}")
+            out.append(rep.records)
+        elif frame.type == frames.DONE:
+            return out
+        elif frame.type == frames.ERROR:
+            raise CountingError(f"the firmware refused the RUN: {frame.json()}")
+
+
+def _segments(names: list[str], rows: list[tuple[int, list[int]]]) -> list[list[Counts]]:
+    """The record snapshots between two trace resets, each relative to its reset."""
+    out: list[list[Counts]] = []
+    base: list[int] = [0] * len(names)
+    for index, counts in rows:
+        if index == 0:
+            base = counts
+            out.append([])
+        elif out:
+            out[-1].append({f: c - b for f, b, c in zip(names, base, counts)})
+    return out
+
+
+def match_reps(segments: list[list[Counts]], reps: list[bytes]) -> list[CountedRep]:
+    """Each shipped repetition with the next segment (in order) that has one snapshot per record
+    and whose instructions agree with the records' own counter readings: the segments of the
+    start-up calibration and of unshipped (warm-up) repetitions are passed over. A repetition
+    whose trace was rewound (a record forgotten) matches no segment: it is an error."""
+    out, at = [], 0
+    for raw in reps:
+        records = list(tracefs.decode(raw))
+        while at < len(segments) and not _agrees(segments[at], records):
+            at += 1
+        if at == len(segments):
+            raise CountingError(f"no run of trace snapshots matches a repetition of {len(records)} records "
+                                "(its trace was rewound, or the image has no tb_trace_stepped: rebuild the firmware)")
+        out.append(CountedRep(records, segments[at]))
+        at += 1
+    return out
+
+
+def _agrees(segment: list[Counts], records: list[tuple[int, int, int, int]]) -> bool:
+    if len(segment) != len(records) or not records:
+        return False
+    counted = records[-1][3] - records[0][3]
+    plugin = segment[-1]["instructions"] - segment[0]["instructions"]
+    return abs(plugin - counted) <= max(AGREE_INSTRUCTIONS, AGREE_FRACTION * counted)
+
+
+def count_steps(target: Target, image: FirmwareImage, plugin: Path, geometry: Sequence[str],
+                requests: Sequence[protocol.RunRequest], timeouts: Timeouts = Timeouts()) -> list[list[CountedRep]]:
+    """Boots `image` under the plugin with a snapshot at every trace record, sends each RUN
+    and returns, per RUN, its shipped repetitions with each record's class counts."""
+    with tempfile.TemporaryDirectory(prefix="tb-steps-") as tmp:
+        out = Path(tmp) / "counts.bin"
+        link = QemuEndpoint(target, image, timeouts.greeting,
+                            extra=plugin_option(plugin, out, image.path, target, geometry, STEP_MARKS))
+        try:
+            ran = [_reps(link, r) for r in requests]
+        finally:
+            link.end()
+            link.close()
+        if not out.exists():
+            raise CountingError(f"QEMU ran {image.path.name} but the cycles plugin wrote nothing: {link.ending()}")
+        names, rows = read_snapshots(out.read_bytes())
+    segments = _segments(names, [(i, c) for i, c in rows if i != SNAP_EXIT])
+    flat = match_reps(segments, [raw for reps in ran for raw in reps])
+    it = iter(flat)
+    return [[next(it) for _ in reps] for reps in ran]

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Per-step cycles (model) of device handshakes against the CPI route (docs/cycles.md,
+"Per-step cycles"; issue 30 item 2):
+
+1. The firmware (mbed TLS 3.6, both peers on the emulated Cortex-M4) runs an ECDHE-ECDSA P-256
+   TLS 1.2 and a TLS 1.3 X25519 handshake, plain and under the plugin with a snapshot at every
+   trace record (run/cycles.py count_steps), per board's cache geometry: wall seconds of each.
+2. Checks: every record's counter reading is the same with and without the plugin, and two
+   boots under the plugin give the same counts (values that differ: 0 expected).
+3. Per step (a START/STOP span of a label and peer): instructions, cycles by the CPI route
+   (instructions x the board's reference CPI) and cycles (model) from the step's class counts.
+
+    .venv/bin/python bench/steps_cycles.py [--boards nrf52840,stm32f411] [--repetitions 2]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+
+from tlsbench.analysis.models.cycles import board_cpi, modelled_cycles
+from tlsbench.builder import cycles as tool
+from tlsbench.builder import firmware
+from tlsbench.core import spec as specmod
+from tlsbench.core import targets
+from tlsbench.core.boards import board
+from tlsbench.run import protocol, tracefs
+from tlsbench.run.cycles import CountedRep, _reps, count_steps
+from tlsbench.run.endpoints.firmware import FirmwareImage
+from tlsbench.run.endpoints.qemu import QemuEndpoint
+from tlsbench.run.timeouts import Timeouts
+
+HANDSHAKES = {  # name: (suite, group, credential)
+    "tls12-ecdhe-ecdsa-p256": (0xC02B, "secp256r1", "ecdsa-p256"),
+    "tls13-x25519": (0x1301, "x25519", "ecdsa-p256"),
+}
+
+
+def requests(repetitions: int) -> list[protocol.RunRequest]:
+    spec = specmod.load()
+    return [protocol.RunRequest(i, suite, spec.groups.by_name[g], spec.credentials.by_name[c], 0, 0,
+                                repetitions, 0, 0, 1, 0)
+            for i, (suite, g, c) in enumerate(HANDSHAKES.values(), 1)]
+
+
+def plain(target, image, reqs) -> tuple[float, list[list[bytes]]]:
+    t0 = time.monotonic()
+    link = QemuEndpoint(target, image, Timeouts().greeting)
+    try:
+        ran = [_reps(link, r) for r in reqs]
+    finally:
+        link.end()
+        link.close()
+    return time.monotonic() - t0, ran
+
+
+def steps(rep: CountedRep) -> list[tuple[str, int, int, dict[str, int]]]:
+    """(label, peer, instructions, class counts) of every START/STOP pair, in stop order."""
+    spec, open_ = specmod.load(), defaultdict(list)
+    out = []
+    for i, (label, kind, peer, t) in enumerate(rep.records):
+        if kind == spec.kinds.START:
+            open_[(label, peer)].append(i)
+        elif kind == spec.kinds.STOP and open_[(label, peer)]:
+            j = open_[(label, peer)].pop()
+            delta = {f: rep.counts[i][f] - rep.counts[j][f] for f in rep.counts[i]}
+            out.append((spec.label_by_id[label].name, peer, rep.records[i][3] - rep.records[j][3], delta))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--boards", default="nrf52840,stm32f411")
+    ap.add_argument("--repetitions", type=int, default=2)
+    args = ap.parse_args()
+    reqs = requests(args.repetitions)
+    for name in args.boards.split(","):
+        b = board(name)
+        target = targets.load().emulated[b.core.target]
+        built = firmware.ensure_firmware(firmware.FirmwareRequest.of_target(target.name, None, "mbedtls@3.6")).image("counting")
+        image = FirmwareImage(built.variant, built.path, built.sha256)
+        plain_s, plain_ran = plain(target, image, reqs)
+        boots = []
+        for _ in range(2):
+            t0 = time.monotonic()
+            boots.append((time.monotonic(), count_steps(target, image, tool.plugin(), b.memory.plugin_args(), reqs)))
+            boots[-1] = (boots[-1][0] - t0, boots[-1][1])
+        (s1, ran1), (_, ran2) = boots
+        t_diff = sum(a[3] != p[3] for reps, preps in zip(ran1, plain_ran) for r, raw in zip(reps, preps)
+                     for a, p in zip(r.records, tracefs.decode(raw)))
+        c_diff = sum(x[f] != y[f] for reps1, reps2 in zip(ran1, ran2) for r1, r2 in zip(reps1, reps2)
+                     for x, y in zip(r1.counts, r2.counts) for f in x)
+        n_values = sum(len(x) for reps in ran1 for r in reps for x in r.counts)
+        print(f"## {name} ({b.core.name}, {target.name}): plain {plain_s:.1f} s, plugin {s1:.1f} s "
+              f"({s1 / plain_s:.2f}x); counter readings differing with the plugin: {t_diff}; "
+              f"counts differing over two boots: {c_diff} of {n_values}")
+        cpi = board_cpi(b)
+        for hs, reps in zip(HANDSHAKES, ran1):
+            per = defaultdict(lambda: [0, 0.0, 0])
+            for rep in reps[:1]:
+                for label, peer, insns, delta in steps(rep):
+                    key = (label, "client" if peer == 1 else "server" if peer == 2 else str(peer))
+                    per[key][0] += insns
+                    per[key][1] += modelled_cycles(delta, b)
+                    per[key][2] += delta["instructions"]
+            print(f"\n{hs} (repetition 1), CPI route {cpi:.3f} cycles/instruction")
+            print("| step | peer | instructions | cycles (CPI route) | cycles (model, per step) | model ÷ CPI route |")
+            print("|---|---|---:|---:|---:|---:|")
+            for (label, peer), (insns, model, pins) in sorted(per.items(), key=lambda kv: -kv[1][0]):
+                if insns < 1000:
+                    continue
+                print(f"| {label} | {peer} | {insns:,} | {insns * cpi:,.0f} | {model:,.0f} | {model / (insns * cpi):.3f} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
