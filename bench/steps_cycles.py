@@ -74,7 +74,7 @@ def steps(rep: CountedRep) -> list[tuple[str, int, int, dict[str, int]]]:
             open_[(label, peer)].append(i)
         elif kind == spec.kinds.STOP and open_[(label, peer)]:
             j = open_[(label, peer)].pop()
-            delta = {f: rep.counts[i][f] - rep.counts[j][f] for f in rep.counts[i]}
+            delta = rep.step(j, i)
             out.append((spec.label_by_id[label].name, peer, rep.records[i][3] - rep.records[j][3], delta))
     return out
 
@@ -97,9 +97,9 @@ def main() -> None:
         s1, (ran1, ran2) = min(s for s, _ in boots), (boots[0][1], boots[1][1])
         t_diff = sum(a[3] != p[3] for reps, preps in zip(ran1, plain_ran) for r, raw in zip(reps, preps)
                      for a, p in zip(r.records, tracefs.decode(raw)))
-        c_diff = sum(x[f] != y[f] for reps1, reps2 in zip(ran1, ran2) for r1, r2 in zip(reps1, reps2)
-                     for x, y in zip(r1.counts, r2.counts) for f in x)
-        n_values = sum(len(x) for reps in ran1 for r in reps for x in r.counts)
+        c_diff = sum(int((r1.counts != r2.counts).sum()) for reps1, reps2 in zip(ran1, ran2)
+                     for r1, r2 in zip(reps1, reps2))
+        n_values = sum(r.counts.size for reps in ran1 for r in reps)
         print(f"## {name} ({b.core.name}, {target.name}): plain {plain_s:.1f} s, plugin {s1:.1f} s "
               f"({s1 / plain_s:.2f}x); counter readings differing with the plugin: {t_diff}; "
               f"counts differing over two boots: {c_diff} of {n_values}")
