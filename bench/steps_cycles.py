@@ -11,13 +11,18 @@
 3. Per step (a START/STOP span of a label and peer): instructions, cycles by the CPI route
    (instructions x the board's reference CPI) and cycles (model) from the step's class counts.
 
-    .venv/bin/python bench/steps_cycles.py [--boards nrf52840,stm32f411] [--repetitions 2]
+    .venv/bin/python bench/steps_cycles.py [--boards nrf52840,stm32f411] [--repetitions 2] [--no-update]
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, today, update_section  # noqa: E402
 
 from tlsbench.analysis.models.cycles import board_cpi, modelled_cycles
 from tlsbench.builder import cycles as tool
@@ -83,8 +88,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--boards", default="nrf52840,stm32f411")
     ap.add_argument("--repetitions", type=int, default=2)
+    ap.add_argument("--no-update", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = ap.parse_args()
     reqs = requests(args.repetitions)
+    lines = [f"Written by bench/steps_cycles.py on {today()} ({machine()}). The mbedtls@3.6 firmware, both "
+             "peers on the emulated Cortex-M4, the board's cache geometry in the plugin; wall seconds of the "
+             f"whole boot (greeting, both handshakes, {args.repetitions} repetitions each), best of {BOOTS}.", ""]
     for name in args.boards.split(","):
         b = board(name)
         target = targets.load().emulated[b.core.target]
@@ -100,9 +109,10 @@ def main() -> None:
         c_diff = sum(int((r1.counts != r2.counts).sum()) for reps1, reps2 in zip(ran1, ran2)
                      for r1, r2 in zip(reps1, reps2))
         n_values = sum(r.counts.size for reps in ran1 for r in reps)
-        print(f"## {name} ({b.core.name}, {target.name}): plain {plain_s:.1f} s, plugin {s1:.1f} s "
-              f"({s1 / plain_s:.2f}x); counter readings differing with the plugin: {t_diff}; "
-              f"counts differing over two boots: {c_diff} of {n_values}")
+        lines += [f"### {name} ({b.core.name}, {b.clock_mhz:g} MHz)", "",
+                  f"Plain {plain_s:.2f} s, with the plugin and a snapshot per record {s1:.2f} s: "
+                  f"**{s1 / plain_s:.2f}×**. Counter readings that differ with the plugin attached: {t_diff}. "
+                  f"Counts that differ over two boots: {c_diff} of {n_values:,}."]
         cpi = board_cpi(b)
         peer_name = {v: k for k, v in specmod.load().peers.by_name.items()}
         for hs, reps in zip(HANDSHAKES, ran1):
@@ -113,14 +123,19 @@ def main() -> None:
                     per[key][0] += insns
                     per[key][1] += modelled_cycles(delta, b)
                     per[key][2] += delta["instructions"]
-            print(f"\n{hs} (repetition 1), CPI route {cpi:.3f} cycles/instruction")
-            print("| step | peer | instructions | cycles (CPI route) | cycles (model, per step) | model ÷ CPI route |")
-            print("|---|---|---:|---:|---:|---:|")
-            for (label, peer), (insns, model, pins) in sorted(per.items(), key=lambda kv: -kv[1][0]):
-                if insns < 1000:
-                    continue
-                print(f"| {label} | {peer} | {insns:,} | {insns * cpi:,.0f} | {model:,.0f} | {model / (insns * cpi):.3f} |")
-        print()
+            whole = per[("REPETITION", "none")][0]
+            lines += ["", f"{hs} (repetition 1); CPI route: {cpi:.3f} cycles per instruction; "
+                      "the steps of at least 1% of the repetition:", "",
+                      "| step | peer | instructions | ms (CPI route) | ms (model, per step) | model ÷ CPI route |",
+                      "|---|---|---:|---:|---:|---:|"]
+            for (label, peer), (insns, model, _) in sorted(per.items(), key=lambda kv: -kv[1][0]):
+                if insns >= whole / 100:
+                    lines.append(f"| {label} | {peer} | {insns:,} | {insns * cpi / b.clock_hz * 1e3:,.1f} | "
+                                 f"{model / b.clock_hz * 1e3:,.1f} | {model / (insns * cpi):.3f} |")
+        lines.append("")
+    print("\n".join(lines))
+    if not args.no_update:
+        update_section("Per-step cycles (model) of device handshakes", "\n".join(lines))
 
 
 if __name__ == "__main__":
