@@ -31,7 +31,7 @@ from tlsbench.core import spec as specmod
 from tlsbench.core import targets
 from tlsbench.core.boards import board
 from tlsbench.run import protocol, tracefs
-from tlsbench.run.cycles import CountedRep, _reps, count_steps
+from tlsbench.run.cycles import CountedRep, count_steps, run_reps
 from tlsbench.run.endpoints.firmware import FirmwareImage
 from tlsbench.run.endpoints.qemu import QemuEndpoint
 from tlsbench.run.timeouts import Timeouts
@@ -63,7 +63,7 @@ def plain(target, image, reqs) -> tuple[float, list[list[bytes]]]:
     def work():
         link = QemuEndpoint(target, image, Timeouts().greeting)
         try:
-            return [_reps(link, r) for r in reqs]
+            return [run_reps(link, r) for r in reqs]
         finally:
             link.end()
             link.close()

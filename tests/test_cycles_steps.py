@@ -17,7 +17,7 @@ from tlsbench.core import spec as specmod
 from tlsbench.core import targets
 from tlsbench.core.boards import board
 from tlsbench.run import protocol, tracefs
-from tlsbench.run.cycles import CountingError, _reps, count_steps, match_reps, segments
+from tlsbench.run.cycles import CountingError, count_steps, match_reps, run_reps, segments
 from tlsbench.run.endpoints.firmware import FirmwareImage
 from tlsbench.run.endpoints.qemu import QemuEndpoint
 from tlsbench.run.timeouts import Timeouts
@@ -42,7 +42,7 @@ def boots():
     image = FirmwareImage(built.variant, built.path, built.sha256)
     link = QemuEndpoint(target, image, Timeouts().greeting)
     try:
-        plain = _reps(link, _handshake())
+        plain = run_reps(link, _handshake())
     finally:
         link.end()
         link.close()

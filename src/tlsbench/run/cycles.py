@@ -121,9 +121,15 @@ def _group_spans(records: bytes) -> list[int]:
 
 def _run(link: QemuEndpoint, number: int, config_id: int, repetitions: int) -> list[list[int]]:
     """One RUN of experiment `number` (HELLO's 1-based index): each repetition's group counts."""
+    request = protocol.RunRequest(config_id, 0, 0, 0, 0, 0, repetitions, 0, 0, 1, 0, experiment=number)
+    return [_group_spans(records) for records in run_reps(link, request)]
+
+
+def run_reps(link: QemuEndpoint, request: protocol.RunRequest) -> list[bytes]:
+    """One RUN: each shipped repetition's raw records."""
     frames = specmod.load().frames
-    link.send(protocol.RunRequest(config_id, 0, 0, 0, 0, 0, repetitions, 0, 0, 1, 0, experiment=number).encode())
-    spans = []
+    link.send(request.encode())
+    out = []
     while True:
         frame = link.read_frame()
         if frame is None:
@@ -132,9 +138,9 @@ def _run(link: QemuEndpoint, number: int, config_id: int, repetitions: int) -> l
             rep = protocol.decode_rep(frame)
             if rep.reason:
                 raise CountingError(f"a repetition failed on the firmware: {rep.reason}")
-            spans.append(_group_spans(rep.records))
+            out.append(rep.records)
         elif frame.type == frames.DONE:
-            return spans
+            return out
         elif frame.type == frames.ERROR:
             raise CountingError(f"the firmware refused the RUN: {frame.json()}")
 
@@ -211,26 +217,6 @@ class CountedRep:
         return dict(zip(self.names, (self.counts[stop] - self.counts[start]).tolist()))
 
 
-def _reps(link: QemuEndpoint, request: protocol.RunRequest) -> list[bytes]:
-    """One RUN: each shipped repetition's raw records."""
-    frames = specmod.load().frames
-    link.send(request.encode())
-    out = []
-    while True:
-        frame = link.read_frame()
-        if frame is None:
-            raise CountingError(f"the firmware stopped during a RUN: {link.death_reason()}")
-        if frame.type == frames.REP:
-            rep = protocol.decode_rep(frame)
-            if rep.reason:
-                raise CountingError(f"a repetition failed on the firmware: {rep.reason}")
-            out.append(rep.records)
-        elif frame.type == frames.DONE:
-            return out
-        elif frame.type == frames.ERROR:
-            raise CountingError(f"the firmware refused the RUN: {frame.json()}")
-
-
 def step_rows(data: bytes) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """The plugin's file as arrays: (feature names, each row's snapshot index, its counts). A
     boot writes a row per record (the start-up calibration alone 200,000): read at array speed."""
@@ -287,7 +273,7 @@ def count_steps(target: Target, image: FirmwareImage, plugin: Path, geometry: Se
         link = QemuEndpoint(target, image, timeouts.greeting,
                             extra=plugin_option(plugin, out, image.path, target, geometry, STEP_MARKS))
         try:
-            ran = [_reps(link, r) for r in requests]
+            ran = [run_reps(link, r) for r in requests]
         finally:
             link.end()
             link.close()
