@@ -66,8 +66,8 @@ static inline void tb_trace_rewind(tb_trace_mark m) {
 
 /* The firmware calls tb_trace_stepped() once per record it writes, right after reading the
  * counter: an empty function kept out of line so that the cycle model's QEMU plugin can take a
- * snapshot of its class counts at each record (docs/cycles.md, "Per-step cycles"). A few
- * instructions per record, counted the same with and without the plugin; hosts omit it. */
+ * snapshot of its class counts at each record (docs/cycles.md, "Per-step cycles"). One call
+ * per record, counted the same with and without the plugin; hosts omit it. */
 #ifndef TB_TRACE_STEP_HOOK
 #define TB_TRACE_STEP_HOOK 0
 #endif

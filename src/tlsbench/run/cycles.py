@@ -9,7 +9,11 @@ sends (protocol 3). The plugin snapshots its cumulative counts at the entry of
 `tb_group_begin` and of `tb_group_end` (agent/src/core/experiment.c: the only calls that open
 and close a measured group), so each (begin, end) pair is one group of one repetition, in
 the order the RUNs ran them. The firmware's own count of each group (its counter, in the
-REP's trace) is checked against the plugin's instructions: the two count the same code."""
+REP's trace) is checked against the plugin's instructions: the two count the same code.
+
+count_steps does the same for any RUN (a handshake) record by record: the firmware's tracer
+calls tb_trace_stepped once per record, the plugin snapshots it, and each shipped record gets
+its class counts (docs/cycles.md, "Per-step cycles")."""
 from __future__ import annotations
 
 import statistics
@@ -41,8 +45,9 @@ PLUGIN_ISA = {"riscv": ("isa=riscv",)}  # the plugin's disassembly per target ar
 # more is not the code the plugin counted.
 AGREE_INSTRUCTIONS, AGREE_FRACTION = 400, 1e-3  # a coarse counter (31.25 instructions a tick) rounds
 # Per record the plugin counts about 12 instructions more than the counter (measured: 2,283 over
-# a 196-record TLS 1.2 handshake of 71 M): under -icount QEMU ends a block at the counter's
-# register read and runs its rest again, which the plugin's per-block count sees twice.
+# a 196-record TLS 1.2 handshake of 71 M). Not traced to its cause; most likely QEMU under -icount
+# ends a block at the counter's register read and runs its rest again, which the plugin's
+# per-block count would see twice.
 PER_RECORD_INSTRUCTIONS = 16
 
 
