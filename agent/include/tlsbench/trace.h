@@ -64,6 +64,19 @@ static inline void tb_trace_rewind(tb_trace_mark m) {
     tb_trace_buffer.peer = m.peer;
 }
 
+/* The firmware calls tb_trace_stepped() once per record it writes, right after reading the
+ * counter: an empty function kept out of line so that the cycle model's QEMU plugin can take a
+ * snapshot of its class counts at each record (docs/cycles.md, "Per-step cycles"). One call
+ * per record, counted the same with and without the plugin; hosts omit it. */
+#ifndef TB_TRACE_STEP_HOOK
+#define TB_TRACE_STEP_HOOK 0
+#endif
+#if TB_TRACE_STEP_HOOK
+void tb_trace_stepped(void);
+#else
+static inline void tb_trace_stepped(void) {}
+#endif
+
 /* Result of the start-up self-calibration, reported in HELLO. */
 typedef struct tb_calibration {
     double event_cost_ns; /* wall time to record one event: the median of batch means */
@@ -87,6 +100,7 @@ static inline void tb_trace_emit(uint16_t label, uint8_t kind, uint64_t cpu_ns, 
     r->peer = t->peer;
     r->seq = t->count + t->dropped;
     r->t_ns = tb_port_now_ns();
+    tb_trace_stepped();
     r->cpu_ns = cpu_ns;
     r->value = value;
     t->count++;

@@ -17,6 +17,11 @@
  * it (peer NONE) before anything is traced. */
 tb_trace tb_trace_buffer;
 
+#if TB_TRACE_STEP_HOOK
+/* The asm keeps the call: an empty function's calls may otherwise be dropped. */
+__attribute__((noinline)) void tb_trace_stepped(void) { __asm__ volatile(""); }
+#endif
+
 void tb_trace_reset(void) {
     tb_trace_buffer.count = 0;
     tb_trace_buffer.dropped = 0;

@@ -152,24 +152,24 @@ typedef struct tb_info {
     uint64_t *literals; /* addresses of its PC-relative loads */
     uint64_t pending; /* executions whose static counts are not in counts[] yet (flush) */
     struct tb_info *next; /* hash chain */
-    struct tb_info *all; /* every description, for flush */
+    struct tb_info *dirty_next; /* the pending list, for flush */
 } tb_info;
 
 #define TB_HASH 65536u
 static tb_info *tb_table[TB_HASH];
-static tb_info *tb_all;
+static tb_info *pending_list; /* the blocks executed since the last flush */
 static tb_info *last_tb;
 
 /* A block's static counts (its classes) are added when read, not per execution: an execution
- * costs one increment, which keeps the plugin's cost near a plain run's. */
+ * costs one increment, which keeps the plugin's cost near a plain run's. A read walks only the
+ * blocks executed since the previous one (a snapshot per trace record stays cheap). */
 static void flush(void) {
-    for (tb_info *t = tb_all; t; t = t->all) {
-        if (!t->pending)
-            continue;
+    for (tb_info *t = pending_list; t; t = t->dirty_next) {
         for (unsigned i = 0; i < t->n_adds; i++)
             counts[t->adds[i].feature] += t->pending * t->adds[i].n;
         t->pending = 0;
     }
+    pending_list = NULL;
 }
 
 static int riscv;
@@ -439,8 +439,6 @@ static tb_info *lookup(struct qemu_plugin_tb *tb) {
     tb_info *t = describe(tb);
     t->next = tb_table[h];
     tb_table[h] = t;
-    t->all = tb_all;
-    tb_all = t;
     return t;
 }
 
@@ -475,7 +473,10 @@ static void tb_exec(unsigned int vcpu, void *udata) {
     for (unsigned i = 0; i < t->n_literals; i++)
         if (!cache_access(&dcache, t->literals[i]))
             counts[F_LITERAL_MISS]++;
-    t->pending++;
+    if (t->pending++ == 0) {
+        t->dirty_next = pending_list;
+        pending_list = t;
+    }
     last_tb = t;
 }
 

@@ -121,6 +121,12 @@ def board_cpi(board: Board) -> float:
     return cpi
 
 
+def modelled_cycles(counts: Mapping[str, float], board: Board) -> float:
+    """Cycles (model) of counted code on `board`: the core's fitted factor x raw_cycles (a
+    step's class counts from run/cycles.py count_steps)."""
+    return fitted().factors.get(board.core.name, 1.0) * raw_cycles(counts, board)
+
+
 def error(predicted: float, published: float) -> float:
     """Signed relative error of a prediction."""
     return predicted / published - 1
