@@ -135,7 +135,7 @@ static int tb_mbed_set_cid(tb_mbed_link *l, bool on) {
     return on ? mbedtls_ssl_set_cid(l->ssl, MBEDTLS_SSL_CID_ENABLED, tb_mbed_cid[l->server], sizeof tb_mbed_cid[0])
               : 0;
 }
-#else
+#elif defined(MBEDTLS_SSL_PROTO_DTLS) /* only DTLS asks for them: a build without DTLS has no use */
 static int tb_mbed_conf_cid(mbedtls_ssl_config *c, bool on) {
     (void)c;
     return on ? MBEDTLS_ERR_SSL_FEATURE_UNAVAILABLE : 0;
