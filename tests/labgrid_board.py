@@ -18,7 +18,7 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
-from tlsbench.core.processes import die_with_host
+from tlsbench.core.processes import dying_with_us
 
 IMAGE = "firmware.elf"
 
@@ -44,7 +44,7 @@ class Board:
                 ["qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-monitor", "none",
                  "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
                  "-serial", f"tcp:127.0.0.1:{self.uart_port},server=on,wait=on", "-kernel", str(image)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=die_with_host)
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=dying_with_us())
         (self.flash / "qemu.pid").write_text(str(self.qemu.pid))
         with (self.flash / "boots.log").open("a") as log:
             log.write(f"{self.qemu.pid} {digest}\n")

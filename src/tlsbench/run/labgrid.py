@@ -4,11 +4,12 @@ the lab's coordinator (labgrid's own `LG_COORDINATOR`, else its default), reads 
 its exporter offers (a NetworkSerialPort: ser2net's raw TCP port on the exporter's host), and
 releases the place however the run ends (an exception, Ctrl-C, SIGTERM; a SIGKILL leaves it
 acquired: `labgrid-client -p NAME release` then, as labgrid says). A place with a power
-resource is reset by `labgrid-client power cycle` unless the plan gives its own reset.
+resource is reset by `labgrid-client power cycle` unless the plan gives its own reset;
+`flash = "labgrid"` writes the image with `labgrid-client bootstrap`.
 
 labgrid runs as its own program (`labgrid-client`, or $TLSBENCH_LABGRID_CLIENT): it brings
 its own pyserial fork, gRPC and pytest, which stay out of tlsbench's process; what tlsbench
-needs of it is three commands and one resource's parameters."""
+needs of it is a few commands and one resource's parameters."""
 from __future__ import annotations
 
 import ast
@@ -72,6 +73,13 @@ class Place:
         if not any(c in self.resources for c in POWER_CLASSES):
             return ()
         return (*client(), "-p", self.name, "power", "cycle")
+
+    def flash(self, image: str) -> tuple[str, ...]:
+        """The command that writes `image` onto the board through the place's flashing driver:
+        labgrid's bootstrap, i.e. the BootstrapProtocol driver the lab's environment config
+        (LG_ENV) gives the place (FlashromDriver, OpenOCDDriver, ...) or its USB loader's; labgrid
+        moves the image to the exporter's host itself (its ManagedFile, over SSH)."""
+        return (*client(), "-p", self.name, "bootstrap", image)
 
 
 def _labgrid(*args: str, place: str) -> str:
