@@ -6,9 +6,13 @@ ser2net (Debian) serves as a raw TCP port; its reset line is QEMU's monitor. A r
 with `[device] place` acquires the place, measures through it and releases it, also when the
 run fails or is terminated; a place someone else holds is refused with one line; a worker
 serves a place. A second board has a power switch (labgrid's NetworkPowerPort) and a flash
-(tests/labgrid_board.py): a run flashes the image it built and power-cycles the board into it,
-and a board frozen mid-sweep is power-cycled and the sweep goes on. About 3 min on the busy
-2-core machine (about 15 QEMU boots; each labgrid-client call takes 1-3 s there)."""
+(tests/labgrid_board.py) that labgrid's FlashromDriver writes (flashrom's dummy chip backed by
+the board's flash file) on an exporter host reached over SSH (an sshd of the test's own, in a
+mount namespace where the images are not: labgrid copies the image there): a run with
+`flash = "labgrid"` flashes its image through labgrid and power-cycles the board into it, and a
+board frozen mid-sweep is power-cycled and the sweep goes on. Needs root (the namespace).
+About 3 min on the busy 2-core machine (about 15 QEMU boots; each labgrid-client call takes
+1-3 s there)."""
 from __future__ import annotations
 
 import getpass
@@ -194,11 +198,12 @@ def lab(tmp_path_factory, images):  # noqa: F811
             assert client("-p", place, "create").returncode == 0
             assert client("-p", place, "add-match", f"rack1/{group}/*").returncode == 0
         os.environ["LG_COORDINATOR"] = env["LG_COORDINATOR"]
-        os.environ[CLIENT_ENV] = shlex.join(["env", f"PATH={ssh_bin}:{os.environ['PATH']}", f"LG_ENV={tmp / 'env.yaml'}",
-                                             str(bin_dir / "labgrid-client")])
+        os.environ["LG_ENV"] = str(tmp / "env.yaml")
+        os.environ[CLIENT_ENV] = shlex.join(["env", f"PATH={ssh_bin}:{os.environ['PATH']}", str(bin_dir / "labgrid-client")])
         yield client, serial_port, PoweredBoard(flash, chip, ssh_bin / "ssh")
     finally:
         os.environ.pop(CLIENT_ENV, None)
+        os.environ.pop("LG_ENV", None)
         os.environ.pop("LG_COORDINATOR", None)
         processes.stop()
 

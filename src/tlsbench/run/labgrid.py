@@ -28,6 +28,7 @@ from tlsbench.core.errors import UserError
 from tlsbench.run.endpoints.serial import NETWORK_PORT
 
 CLIENT_ENV = "TLSBENCH_LABGRID_CLIENT"
+ENV_CONFIG = "LG_ENV"  # labgrid's environment config: the drivers of the lab's places (flashing)
 SERIAL_CLASS = "NetworkSerialPort"
 POWER_CLASSES = ("NetworkPowerPort", "PDUDaemonPort", "YKUSHPowerPort", "USBPowerPort", "SiSPMPowerPort")
 _RESOURCE = re.compile(r"^Acquired resource '(?P<name>[^']+)' \((?P<path>[^)]+)\):\n(?P<body>(?:[ \t].*\n?)+)", re.M)
@@ -83,7 +84,10 @@ class Place:
 
 
 def _labgrid(*args: str, place: str) -> str:
-    done = subprocess.run([*client(), "-p", place, *args], capture_output=True, text=True, timeout=60)
+    """`labgrid-client -p PLACE ARGS` without the lab's environment config: with one, labgrid's
+    acquire and release act on every place it names, and the run holds its own place only."""
+    own_place = {name: value for name, value in os.environ.items() if name != ENV_CONFIG}
+    done = subprocess.run([*client(), "-p", place, *args], capture_output=True, text=True, timeout=60, env=own_place)
     if done.returncode:
         why = (done.stderr or done.stdout).strip().splitlines()
         raise LabgridError(f"labgrid-client -p {place} {' '.join(args)} failed: {why[-1] if why else done.returncode}"
