@@ -2,9 +2,10 @@
 """A board for the labgrid tests (tests/test_fleet_labgrid.py), run as a process of its own:
 its power switch is an HTTP relay as labgrid's NetworkPowerPort `simplerest` model drives it
 (GET /power/0/1 on, /power/0/0 off, /power/0 the state), its flash is the file FLASH/firmware.elf
-(what the plan's flash command writes), its CPU is QEMU booting that file at power on, its
-UART a TCP port that QEMU serves and waits on (a board held in reset until its port is
-opened: nothing it says is lost while ser2net connects). Powering off kills QEMU. Each boot
+(labgrid's FlashromDriver writes it: flashrom's dummy chip backed by that file), its CPU is
+QEMU booting that file at power on, its UART a TCP port that QEMU serves and waits on (a board
+held in reset until its port is opened: nothing it says is lost while ser2net connects).
+Powering off kills QEMU. Each boot
 is logged to FLASH/boots.log with the SHA-256 of the image it boots, QEMU's PID to FLASH/qemu.pid;
 QEMU dies with this process (kill -9 included).
 

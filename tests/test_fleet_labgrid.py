@@ -181,10 +181,11 @@ def lab(tmp_path_factory, images):  # noqa: F811
             f"board:\n{serial.format(serial_port)}powered:\n{serial.format(powered_serial)}"
             f"  NetworkPowerPort:\n    model: simplerest\n    host: 'http://127.0.0.1:{power}/power/{{index}}/{{value}}'\n"
             f"    index: 0\n  NetworkFlashrom:\n    host: {EXPORTER_HOST}\n"
-            f"    programmer: 'dummy:emulate=VARIABLE_SIZE,size={chip.stat().st_size},image={flash / 'firmware.elf'}'\n")
+            f"    programmer: 'dummy:emulate=VARIABLE_SIZE,size={chip.stat().st_size},"
+            f"image={flash / 'firmware.elf'}'\n")
         # the lab's environment config: its places, the powered one's flashing driver (labgrid-client bootstrap)
-        (tmp / "env.yaml").write_text(f"targets:\n  {PLACE}:\n    resources:\n      RemotePlace:\n        name: {PLACE}\n"
-                                      f"  {POWERED}:\n    resources:\n      RemotePlace:\n        name: {POWERED}\n"
+        place_entry = "  {0}:\n    resources:\n      RemotePlace:\n        name: {0}\n"
+        (tmp / "env.yaml").write_text(f"targets:\n{place_entry.format(PLACE)}{place_entry.format(POWERED)}"
                                       "    drivers:\n      FlashromDriver: {}\n")
         wait_for(lambda: listening(coordinator), "the coordinator does not listen")  # an exporter does not retry
         processes.start([str(bin_dir / "labgrid-exporter"), "-c", f"127.0.0.1:{coordinator}", "-n", "rack1",
@@ -199,7 +200,8 @@ def lab(tmp_path_factory, images):  # noqa: F811
             assert client("-p", place, "add-match", f"rack1/{group}/*").returncode == 0
         os.environ["LG_COORDINATOR"] = env["LG_COORDINATOR"]
         os.environ["LG_ENV"] = str(tmp / "env.yaml")
-        os.environ[CLIENT_ENV] = shlex.join(["env", f"PATH={ssh_bin}:{os.environ['PATH']}", str(bin_dir / "labgrid-client")])
+        os.environ[CLIENT_ENV] = shlex.join(["env", f"PATH={ssh_bin}:{os.environ['PATH']}",
+                                             str(bin_dir / "labgrid-client")])
         yield client, serial_port, PoweredBoard(flash, chip, ssh_bin / "ssh")
     finally:
         os.environ.pop(CLIENT_ENV, None)
@@ -383,7 +385,8 @@ def test_a_place_is_flashed_and_power_cycled_into_the_image_the_run_built(lab, i
     # exporter's host from the copy labgrid's ManagedFile made there over SSH (the exporter's
     # host does not see the image where it lies here)
     assert booted == chip
-    on_exporter = lambda *test: subprocess.run([powered.ssh, EXPORTER_HOST, "test", *test]).returncode == 0  # noqa: E731
+    def on_exporter(*test: str) -> bool:
+        return subprocess.run([powered.ssh, EXPORTER_HOST, "test", *test]).returncode == 0
     assert not on_exporter("-e", str(powered.chip_image))
     assert on_exporter("-f", f"/var/cache/labgrid/{getpass.getuser()}/{chip}/{powered.chip_image.name}")
     assert acquired_by(client, POWERED) in ("", "None")
