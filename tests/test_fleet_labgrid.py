@@ -385,6 +385,7 @@ def test_a_place_is_flashed_and_power_cycled_into_the_image_the_run_built(lab, i
     # exporter's host from the copy labgrid's ManagedFile made there over SSH (the exporter's
     # host does not see the image where it lies here)
     assert booted == chip
+
     def on_exporter(*test: str) -> bool:
         return subprocess.run([powered.ssh, EXPORTER_HOST, "test", *test]).returncode == 0
     assert not on_exporter("-e", str(powered.chip_image))
