@@ -99,6 +99,8 @@ def exporter_host(tmp: Path, processes: Processes, port: int, hidden: Path) -> P
     sshd = shutil.which("sshd") or "/usr/sbin/sshd"
     if not Path(sshd).exists() or shutil.which("rsync") is None:
         pytest.fail("these tests need openssh-server and rsync: scripts/install-deps.sh installs them")
+    if os.geteuid() != 0:
+        pytest.fail("these tests need root: the exporter's host runs in a mount namespace of its own")
     ssh = tmp / "ssh"
     (ssh / "bin").mkdir(parents=True)
     for key in ("host", "login"):
