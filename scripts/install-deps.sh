@@ -16,6 +16,7 @@ packages=(
     valgrind                                # instruction counts: the tbcount tool is built against it (docs/metrics.md)
     postgresql                              # the fleet's shared store: the tests start a server of their own (docs/fleet.md)
     ser2net                                 # a labgrid board's serial port on the network (tests/test_fleet_labgrid.py)
+    openssh-server rsync flashrom           # the labgrid test's exporter host (its own sshd; the system ssh service is not used) and flasher
 )
 
 # The device targets' cross compilers, C libraries and QEMU (make firmware, tlsbench run with

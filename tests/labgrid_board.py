@@ -2,9 +2,10 @@
 """A board for the labgrid tests (tests/test_fleet_labgrid.py), run as a process of its own:
 its power switch is an HTTP relay as labgrid's NetworkPowerPort `simplerest` model drives it
 (GET /power/0/1 on, /power/0/0 off, /power/0 the state), its flash is the file FLASH/firmware.elf
-(what the plan's flash command writes), its CPU is QEMU booting that file at power on, its
-UART a TCP port that QEMU serves and waits on (a board held in reset until its port is
-opened: nothing it says is lost while ser2net connects). Powering off kills QEMU. Each boot
+(labgrid's FlashromDriver writes it: flashrom's dummy chip backed by that file), its CPU is
+QEMU booting that file at power on, its UART a TCP port that QEMU serves and waits on (a board
+held in reset until its port is opened: nothing it says is lost while ser2net connects).
+Powering off kills QEMU. Each boot
 is logged to FLASH/boots.log with the SHA-256 of the image it boots, QEMU's PID to FLASH/qemu.pid;
 QEMU dies with this process (kill -9 included).
 
@@ -18,7 +19,7 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
-from tlsbench.core.processes import die_with_host
+from tlsbench.core.processes import dying_with_us
 
 IMAGE = "firmware.elf"
 
@@ -44,7 +45,7 @@ class Board:
                 ["qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-monitor", "none",
                  "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
                  "-serial", f"tcp:127.0.0.1:{self.uart_port},server=on,wait=on", "-kernel", str(image)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=die_with_host)
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=dying_with_us())
         (self.flash / "qemu.pid").write_text(str(self.qemu.pid))
         with (self.flash / "boots.log").open("a") as log:
             log.write(f"{self.qemu.pid} {digest}\n")

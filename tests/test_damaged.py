@@ -410,6 +410,8 @@ PLANS = {  # file bytes -> what the message must say
                             ("write {image} where the command takes the image's path",)),
     "flash of an emulated board": (b'name = "x"\n[device]\ntarget = "qemu-mps2-an386"\nflash = "cp {image} x"\n',
                                    ("flash: only with serial or place",)),
+    "labgrid flash without a place": (b'name = "x"\n[device]\nserial = "/dev/ttyACM0"\nfirmware = "a.elf"\n'
+                                      b'flash = "labgrid"\n', ('flash = "labgrid" flashes through a labgrid place',)),
 }
 # Mistakes only the agents or the link emulator can see: found before anything is written.
 RESOLVED_PLANS = {

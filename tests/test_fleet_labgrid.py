@@ -6,14 +6,21 @@ ser2net (Debian) serves as a raw TCP port; its reset line is QEMU's monitor. A r
 with `[device] place` acquires the place, measures through it and releases it, also when the
 run fails or is terminated; a place someone else holds is refused with one line; a worker
 serves a place. A second board has a power switch (labgrid's NetworkPowerPort) and a flash
-(tests/labgrid_board.py): a run flashes the image it built and power-cycles the board into it,
-and a board frozen mid-sweep is power-cycled and the sweep goes on. About 3 min on the busy
-2-core machine (about 15 QEMU boots; each labgrid-client call takes 1-3 s there)."""
+(tests/labgrid_board.py) that labgrid's FlashromDriver writes (flashrom's dummy chip backed by
+the board's flash file) on an exporter host reached over SSH (an sshd of the test's own, in a
+mount namespace where the images are not: labgrid copies the image there): a run with
+`flash = "labgrid"` flashes its image through labgrid and power-cycles the board into it, and a
+board frozen mid-sweep is power-cycled and the sweep goes on. Needs root (the namespace).
+About 3 min on the busy 2-core machine (about 15 QEMU boots; each labgrid-client call takes
+1-3 s there)."""
 from __future__ import annotations
 
+import getpass
+import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -79,11 +86,63 @@ class Processes:
             proc.wait()
 
 
+EXPORTER_HOST = "tlsbench-exporter"  # the exporter's host as labgrid's client reaches it: the test's own sshd
+
+
+def exporter_host(tmp: Path, processes: Processes, port: int, hidden: Path) -> Path:
+    """The exporter's host as labgrid's ManagedFile reaches it, over SSH: an sshd of the test's
+    own (Debian's openssh-server) on 127.0.0.1, with a port and host key of its own and login by
+    a key the test makes, in a mount namespace where `hidden` (the images' folder) and
+    /var/cache (labgrid's cache on the exporter's host) are empty: as on another host, labgrid
+    finds no image in place there and copies it (rsync over SSH). Returns the folder of the
+    `ssh` the client runs (OpenSSH with the test's client config: ~/.ssh stays untouched)."""
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not Path(sshd).exists() or shutil.which("rsync") is None:
+        pytest.fail("these tests need openssh-server and rsync: scripts/install-deps.sh installs them")
+    if os.geteuid() != 0:
+        pytest.fail("these tests need root: the exporter's host runs in a mount namespace of its own")
+    ssh = tmp / "ssh"
+    (ssh / "bin").mkdir(parents=True)
+    for key in ("host", "login"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh / key)], check=True)
+    (ssh / "authorized_keys").write_text((ssh / "login.pub").read_text())
+    (ssh / "known_hosts").write_text(f"{EXPORTER_HOST} {(ssh / 'host.pub').read_text()}")
+    (ssh / "sshd_config").write_text(
+        f"ListenAddress 127.0.0.1:{port}\nHostKey {ssh / 'host'}\nAuthorizedKeysFile {ssh / 'authorized_keys'}\n"
+        "AuthenticationMethods publickey\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+        "PidFile none\nPermitRootLogin prohibit-password\n")
+    (ssh / "config").write_text(
+        f"Host {EXPORTER_HOST}\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
+        f"  IdentityFile {ssh / 'login'}\n  IdentitiesOnly yes\n  HostKeyAlias {EXPORTER_HOST}\n"
+        f"  UserKnownHostsFile {ssh / 'known_hosts'}\n  StrictHostKeyChecking yes\n  BatchMode yes\n")
+    wrapper = ssh / "bin" / "ssh"
+    wrapper.write_text(f"#!/bin/sh\nexec {shutil.which('ssh')} -F {ssh / 'config'} \"$@\"\n")
+    wrapper.chmod(0o755)
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation folder (Debian's service makes it)
+    hide = " && ".join(f"mount -t tmpfs tmpfs {shlex.quote(str(folder))}" for folder in (hidden, Path("/var/cache")))
+    processes.start(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                     f"{hide} && exec {sshd} -D -e -f {ssh / 'sshd_config'}"], "sshd.log")
+    wait_for(lambda: listening(port), "sshd does not listen")
+    return ssh / "bin"
+
+
+def whole_chip(image: Path, folder: Path) -> Path:
+    """The image padded with zeros to a whole number of KiB: the emulated flash chip's size
+    (flashrom writes whole chips); QEMU's ELF loader reads past none of it."""
+    data = image.read_bytes()
+    chip = folder / image.name
+    chip.write_bytes(data + bytes(-len(data) % 1024))
+    return chip
+
+
 @dataclass
 class PoweredBoard:
-    """The powered place's board (tests/labgrid_board.py): its flash file, boots and QEMU."""
+    """The powered place's board (tests/labgrid_board.py): its flash file, boots and QEMU, and
+    the counting image as a whole flash chip (what labgrid's FlashromDriver writes)."""
 
     flash: Path
+    chip_image: Path
+    ssh: Path  # the exporter's host's ssh (with the test's client config)
 
     @property
     def boots(self) -> list[tuple[int, str]]:
@@ -106,7 +165,7 @@ def lab(tmp_path_factory, images):  # noqa: F811
     bin_dir = labgrid_bin()
     processes = Processes(tmp)
     try:
-        serial_port, coordinator, powered_serial, power, uart = (free_port() for _ in range(5))
+        serial_port, coordinator, powered_serial, power, uart, ssh_port = (free_port() for _ in range(6))
         processes.start([str(bin_dir / "labgrid-coordinator"), "-l", f"127.0.0.1:{coordinator}"], "coordinator.log")
         flash = tmp / "flash"
         flash.mkdir()
@@ -116,11 +175,20 @@ def lab(tmp_path_factory, images):  # noqa: F811
         (tmp / "powered-ser2net.yaml").write_text(f"connection: &powered\n  accepter: tcp,127.0.0.1,{powered_serial}\n"
                                                   f"  connector: tcp,127.0.0.1,{uart}\n")
         processes.start(["ser2net", "-n", "-d", "-c", str(tmp / "powered-ser2net.yaml")], "powered-ser2net.log")
+        (tmp / "images").mkdir()
+        chip = whole_chip(images.image("counting").path, tmp / "images")
+        ssh_bin = exporter_host(tmp, processes, ssh_port, tmp / "images")
         serial = "  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {}\n    speed: 115200\n    protocol: raw\n"
         (tmp / "exporter.yaml").write_text(
             f"board:\n{serial.format(serial_port)}powered:\n{serial.format(powered_serial)}"
             f"  NetworkPowerPort:\n    model: simplerest\n    host: 'http://127.0.0.1:{power}/power/{{index}}/{{value}}'\n"
-            "    index: 0\n")
+            f"    index: 0\n  NetworkFlashrom:\n    host: {EXPORTER_HOST}\n"
+            f"    programmer: 'dummy:emulate=VARIABLE_SIZE,size={chip.stat().st_size},"
+            f"image={flash / 'firmware.elf'}'\n")
+        # the lab's environment config: its places, the powered one's flashing driver (labgrid-client bootstrap)
+        place_entry = "  {0}:\n    resources:\n      RemotePlace:\n        name: {0}\n"
+        (tmp / "env.yaml").write_text(f"targets:\n{place_entry.format(PLACE)}{place_entry.format(POWERED)}"
+                                      "    drivers:\n      FlashromDriver: {}\n")
         wait_for(lambda: listening(coordinator), "the coordinator does not listen")  # an exporter does not retry
         processes.start([str(bin_dir / "labgrid-exporter"), "-c", f"127.0.0.1:{coordinator}", "-n", "rack1",
                          str(tmp / "exporter.yaml")], "exporter.log")
@@ -133,10 +201,13 @@ def lab(tmp_path_factory, images):  # noqa: F811
             assert client("-p", place, "create").returncode == 0
             assert client("-p", place, "add-match", f"rack1/{group}/*").returncode == 0
         os.environ["LG_COORDINATOR"] = env["LG_COORDINATOR"]
-        os.environ[CLIENT_ENV] = str(bin_dir / "labgrid-client")
-        yield client, serial_port, PoweredBoard(flash)
+        os.environ["LG_ENV"] = str(tmp / "env.yaml")
+        os.environ[CLIENT_ENV] = shlex.join(["env", f"PATH={ssh_bin}:{os.environ['PATH']}",
+                                             str(bin_dir / "labgrid-client")])
+        yield client, serial_port, PoweredBoard(flash, chip, ssh_bin / "ssh")
     finally:
         os.environ.pop(CLIENT_ENV, None)
+        os.environ.pop("LG_ENV", None)
         os.environ.pop("LG_COORDINATOR", None)
         processes.stop()
 
@@ -281,12 +352,18 @@ def test_a_worker_serves_a_place(lab, board, images, tmp_path):  # noqa: F811
     assert acquired_by(client) in ("", "None")
 
 
-def powered_plan(name: str, images, flash: Path | None, repetitions: int = 2, extra: str = ""):  # noqa: F811
-    """A plan on the powered place: no reset of its own (the place's power driver resets it),
-    its image written onto the board by a copy into the board's flash file."""
-    flashing = f'flash = "cp {{image}} {flash / "firmware.elf"}"\n' if flash else ""
-    return device_plan(name, [PSK], f'place = "{POWERED}"\n{flashing}firmware = "{images.image("counting").path}"',
+def powered_plan(name: str, images, powered: PoweredBoard | None, repetitions: int = 2,  # noqa: F811
+                 extra: str = ""):
+    """A plan on the powered place: no reset of its own (the place's power driver resets it).
+    With `powered`, its counting image as a whole chip, written onto the board by the place's
+    flashing driver (`flash = "labgrid"`); without, the counting image the board should hold."""
+    firmware, flashing = (powered.chip_image, 'flash = "labgrid"\n') if powered else (images.image("counting").path, "")
+    return device_plan(name, [PSK], f'place = "{POWERED}"\n{flashing}firmware = "{firmware}"',
                        repetitions=repetitions, extra=extra)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def alive(pid: int) -> bool:
@@ -296,17 +373,25 @@ def alive(pid: int) -> bool:
 
 def test_a_place_is_flashed_and_power_cycled_into_the_image_the_run_built(lab, images, tmp_path):  # noqa: F811
     client, powered = lab[0], lab[2]
-    counting = images.image("counting").sha256
+    chip = sha256_of(powered.chip_image)
     with pytest.raises(UserError, match="is the memory image where the counting image was expected"):
         run_experiment(powered_plan("unflashed", images, None), tmp_path, timeouts=Timeouts(greeting=30))
     assert powered.boots and powered.boots[-1][1] == images.image("memory").sha256  # powered on: what was flashed
     assert acquired_by(client, POWERED) in ("", "None")
-    summary = run_experiment(powered_plan("flashed", images, powered.flash), tmp_path, timeouts=Timeouts(greeting=30))
+    summary = run_experiment(powered_plan("flashed", images, powered), tmp_path, timeouts=Timeouts(greeting=30))
     assert summary.stored == 2 and summary.failed == 0
     pid, booted = powered.boots[-1]
     with reader(tmp_path / "flashed" / "tlsbench.db") as st:
-        assert [a.firmware_sha256 for a in st.agent_rows()] == [counting]
-    assert booted == counting  # the board runs the image the run built, flashed through the plan's command
+        assert [a.firmware_sha256 for a in st.agent_rows()] == [chip]
+    # the board runs the image the run was given, written by labgrid's FlashromDriver on the
+    # exporter's host from the copy labgrid's ManagedFile made there over SSH (the exporter's
+    # host does not see the image where it lies here)
+    assert booted == chip
+
+    def on_exporter(*test: str) -> bool:
+        return subprocess.run([powered.ssh, EXPORTER_HOST, "test", *test]).returncode == 0
+    assert not on_exporter("-e", str(powered.chip_image))
+    assert on_exporter("-f", f"/var/cache/labgrid/{getpass.getuser()}/{chip}/{powered.chip_image.name}")
     assert acquired_by(client, POWERED) in ("", "None")
     assert client("-p", POWERED, "acquire").returncode == 0
     try:  # labgrid's power driver switches the board: off kills its QEMU, on boots it again
@@ -338,13 +423,23 @@ class FreezeTheBoard:
 def test_a_hung_board_is_power_cycled_and_the_sweep_goes_on(lab, images, tmp_path):  # noqa: F811
     client, powered = lab[0], lab[2]
     observer = FreezeTheBoard(powered)
-    summary = run_experiment(powered_plan("hung", images, powered.flash, repetitions=4, extra="rounds = 1\n"),
+    summary = run_experiment(powered_plan("hung", images, powered, repetitions=4, extra="rounds = 1\n"),
                              tmp_path, observer=observer, timeouts=Timeouts(greeting=30, silence=6))
     assert observer.frozen and summary.agent_deaths == 1 and summary.stored == 4
     assert not alive(observer.frozen)  # the power cycle ended the hung board
-    assert powered.boots[-1][0] != observer.frozen and powered.boots[-1][1] == images.image("counting").sha256
+    assert powered.boots[-1][0] != observer.frozen and powered.boots[-1][1] == sha256_of(powered.chip_image)
     with reader(tmp_path / "hung" / "tlsbench.db") as st:
         statuses = [r.status for _, r in st.repetition_rows()]
         agents = st.agent_rows()
     assert statuses.count(OK) == 3 and len(agents) == 2 and agents[0].exit_reason.startswith("died: target hung")
     assert acquired_by(client, POWERED) in ("", "None")
+
+
+def test_a_place_without_a_flashing_driver_refuses_labgrid_flashing_in_one_line(lab, images, tmp_path):  # noqa: F811
+    client = lab[0]
+    plan = device_plan("undriven", [PSK], f'place = "{PLACE}"\nreset = "true"\nflash = "labgrid"\n'
+                                          f'firmware = "{images.image("counting").path}"')
+    with pytest.raises(UserError, match=r"the flash command `.*bootstrap .*` failed .*no compatible resource"):
+        run_experiment(plan, tmp_path, timeouts=Timeouts(greeting=5))
+    assert not (tmp_path / "undriven").exists()
+    assert acquired_by(client) in ("", "None")

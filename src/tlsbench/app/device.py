@@ -15,7 +15,7 @@ from tlsbench.builder import firmware
 from tlsbench.builder.shell import BuildError
 from tlsbench.core import inputs
 from tlsbench.core.errors import UserError
-from tlsbench.plan.device import IMAGE_WORD, DevicePlan
+from tlsbench.plan.device import IMAGE_WORD, LABGRID_FLASH, DevicePlan
 from tlsbench.run import labgrid
 from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup, flash
 from tlsbench.run.device import query_device as greeting_of
@@ -39,7 +39,9 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
     if device.serial is not None or place is not None:
         images, build = _given(Path(device.firmware or ""), (COUNTING,), board=True)
         reset = _command(device.reset)
-        common["flash"] = _command(device.flash, {IMAGE_WORD: str(next(iter(images.values())).path)})
+        image = str(next(iter(images.values())).path)
+        common["flash"] = (place.flash(image) if place is not None and device.flash == LABGRID_FLASH
+                           else _command(device.flash, {IMAGE_WORD: image}))
         if place is not None:
             return (DeviceSetup(images, serial=place.serial_port, baud=place.speed or device.baud,
                                 reset=reset or place.power_cycle, build=build, place=place.name, **common),)

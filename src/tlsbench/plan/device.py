@@ -38,6 +38,7 @@ BOARDS = tuple(boards.boards())  # the parts a device's counts convert to (spec/
 PROTOCOLS = ("tls", "dtls")  # both peers on the device over the memory transport
 IMAGES = ("counting", "memory")  # the firmware's two images (docs/agent.md)
 IMAGE_WORD = "{image}"  # in [device] flash: where the image's path goes
+LABGRID_FLASH = "labgrid"  # [device] flash with a place: the place's labgrid flashing driver writes the image
 # Counts are the same run after run; repetitions differ only through random keys, nonces and
 # blinding (0.1-0.3% for public-key suites), so a few pin the median and each costs up to
 # seconds of emulation (docs/porting.md "Reading the counts").
@@ -69,7 +70,7 @@ class DevicePlan(Strict):
     dtls_timeout_ms: Annotated[int, Field(ge=1, le=65535)] = DEVICE_DTLS_TIMEOUT_MS
     reset: Annotated[str, Field(min_length=1)] | None = None  # serial: a command that resets the board
     # serial, place: a command that writes the firmware image onto the board, {image} its path
-    # (run once per run, before the first reset)
+    # (run once per run, before the first reset); "labgrid" with place: the place's flashing driver
     flash: Annotated[str, Field(min_length=1)] | None = None
     board: Literal[BOARDS] | None = None  # the part whose time and energy the counts are converted to
     # The part's RAM (KiB): each peer's heap in the memory image is capped to what it leaves the
@@ -91,6 +92,9 @@ class DevicePlan(Strict):
             if self.firmware is None:
                 raise ValueError(f"{'serial' if self.serial else 'place'} needs firmware: the image flashed on the "
                                  "board (its SHA-256 is stored with every result)")
+            if self.flash == LABGRID_FLASH and self.place is None:
+                raise ValueError(f'flash = "{LABGRID_FLASH}" flashes through a labgrid place: give place, or a '
+                                 f"command with {IMAGE_WORD} where it takes the image's path")
         elif self.reset is not None or self.flash is not None:
             raise ValueError(f"{'reset' if self.reset else 'flash'}: only with serial or place (an emulated board is "
                              "started by the host with its image)")
@@ -119,9 +123,10 @@ class DevicePlan(Strict):
     @field_validator("flash")
     @classmethod
     def _names_the_image(cls, value: str | None) -> str | None:
-        if value is not None and IMAGE_WORD not in value:
+        if value is not None and value != LABGRID_FLASH and IMAGE_WORD not in value:
             raise ValueError(f"write {IMAGE_WORD} where the command takes the image's path, e.g. "
-                             f"flash = \"labgrid-client -p NAME bootstrap {IMAGE_WORD}\"")
+                             f"flash = \"nrfjprog --program {IMAGE_WORD} --chiperase\" (or flash = \"{LABGRID_FLASH}\" "
+                             "with a place: its labgrid flashing driver)")
         return value
 
     @field_validator("protocols", "target")

@@ -4,11 +4,12 @@ the lab's coordinator (labgrid's own `LG_COORDINATOR`, else its default), reads 
 its exporter offers (a NetworkSerialPort: ser2net's raw TCP port on the exporter's host), and
 releases the place however the run ends (an exception, Ctrl-C, SIGTERM; a SIGKILL leaves it
 acquired: `labgrid-client -p NAME release` then, as labgrid says). A place with a power
-resource is reset by `labgrid-client power cycle` unless the plan gives its own reset.
+resource is reset by `labgrid-client power cycle` unless the plan gives its own reset;
+`flash = "labgrid"` writes the image with `labgrid-client bootstrap`.
 
 labgrid runs as its own program (`labgrid-client`, or $TLSBENCH_LABGRID_CLIENT): it brings
 its own pyserial fork, gRPC and pytest, which stay out of tlsbench's process; what tlsbench
-needs of it is three commands and one resource's parameters."""
+needs of it is a few commands and one resource's parameters."""
 from __future__ import annotations
 
 import ast
@@ -27,6 +28,7 @@ from tlsbench.core.errors import UserError
 from tlsbench.run.endpoints.serial import NETWORK_PORT
 
 CLIENT_ENV = "TLSBENCH_LABGRID_CLIENT"
+ENV_CONFIG = "LG_ENV"  # labgrid's environment config: the drivers of the lab's places (flashing)
 SERIAL_CLASS = "NetworkSerialPort"
 POWER_CLASSES = ("NetworkPowerPort", "PDUDaemonPort", "YKUSHPowerPort", "USBPowerPort", "SiSPMPowerPort")
 _RESOURCE = re.compile(r"^Acquired resource '(?P<name>[^']+)' \((?P<path>[^)]+)\):\n(?P<body>(?:[ \t].*\n?)+)", re.M)
@@ -73,9 +75,19 @@ class Place:
             return ()
         return (*client(), "-p", self.name, "power", "cycle")
 
+    def flash(self, image: str) -> tuple[str, ...]:
+        """The command that writes `image` onto the board through the place's flashing driver:
+        labgrid's bootstrap, i.e. the BootstrapProtocol driver the lab's environment config
+        (LG_ENV) gives the place (FlashromDriver, OpenOCDDriver, ...) or its USB loader's; labgrid
+        moves the image to the exporter's host itself (its ManagedFile, over SSH)."""
+        return (*client(), "-p", self.name, "bootstrap", image)
+
 
 def _labgrid(*args: str, place: str) -> str:
-    done = subprocess.run([*client(), "-p", place, *args], capture_output=True, text=True, timeout=60)
+    """`labgrid-client -p PLACE ARGS` without the lab's environment config: with one, labgrid's
+    acquire and release act on every place it names, and the run holds its own place only."""
+    own_place = {name: value for name, value in os.environ.items() if name != ENV_CONFIG}
+    done = subprocess.run([*client(), "-p", place, *args], capture_output=True, text=True, timeout=60, env=own_place)
     if done.returncode:
         why = (done.stderr or done.stdout).strip().splitlines()
         raise LabgridError(f"labgrid-client -p {place} {' '.join(args)} failed: {why[-1] if why else done.returncode}"

@@ -16,6 +16,7 @@ import stat
 import struct
 import subprocess
 import termios
+import threading
 import time
 import tty
 from typing import Callable, Sequence
@@ -34,13 +35,16 @@ class _SerialStream:
     read waits in short select() slices, so close() (a hang, a restart) ends a reading
     thread within one slice, and a deadline bounds the greeting. A network serial port
     (`reopen`) that drops its connection while the board greets (its power was cycled:
-    ser2net's device went away with it) is connected again until the deadline."""
+    ser2net's device went away with it) is connected again until the deadline. The descriptor
+    is read and closed under one lock: a number closed here is reused at once by the next socket
+    this process opens (a store's connection), and a read from it would take that socket's bytes."""
 
     SLICE_S = 0.2
 
     def __init__(self, fd: int, reopen: Callable[[], int] | None = None):
         self.fd, self.reopen = fd, reopen
         self.closed = False
+        self.lock = threading.Lock()
         self.deadline: float | None = None
         self.pending = b""  # read ahead by sync(), handed out first
 
@@ -66,7 +70,8 @@ class _SerialStream:
                 ready, _, _ = select.select([self.fd], [], [], self.SLICE_S)
                 if not ready:
                     continue
-                data = os.read(self.fd, n)
+                with self.lock:
+                    data = b"" if self.closed else os.read(self.fd, n)
             except (OSError, ValueError):  # closed under us, or the far end reset the connection
                 data = b""
             if data or self.closed or self.reopen is None or self.deadline is None:
@@ -82,7 +87,8 @@ class _SerialStream:
             return
         while True:
             try:
-                data = os.read(self.fd, 1 << 16)
+                with self.lock:
+                    data = os.read(self.fd, 1 << 16)
             except BlockingIOError:
                 return
             except OSError:
@@ -103,8 +109,18 @@ class _SerialStream:
                 if time.monotonic() > self.deadline:
                     raise TimeoutError("the network serial port refuses connections") from None
                 time.sleep(self.SLICE_S)
-        os.close(self.fd)
-        self.fd = fd
+        with self.lock:
+            if self.closed:
+                os.close(fd)
+                return
+            os.close(self.fd)
+            self.fd = fd
+
+    def close(self) -> None:
+        with self.lock:
+            if not self.closed:
+                self.closed = True
+                os.close(self.fd)
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -112,7 +128,10 @@ class _SerialStream:
             _, ready, _ = select.select([], [self.fd], [], 5.0)
             if not ready:
                 raise OSError("the serial port takes no bytes")
-            view = view[os.write(self.fd, view):]
+            with self.lock:
+                if self.closed:
+                    raise OSError("the serial port was closed")
+                view = view[os.write(self.fd, view):]
 
 
 def _baud(rate: int) -> int:
@@ -240,9 +259,7 @@ class SerialEndpoint(FirmwareEndpoint):
         return self.closed_why or "the serial line ended"
 
     def close(self) -> None:
-        if not self.stream.closed:
-            self.stream.closed = True
-            os.close(self.fd)
+        self.stream.close()
 
 
 PORT_LOOKS_LIKE = "a board's port is a terminal device such as /dev/ttyACM0 or /dev/ttyUSB0"
