@@ -358,7 +358,7 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
                 row += [f"{e.median * 1e3:,.4g}", f"[{e.median_ci[0] * 1e3:,.4g}, {e.median_ci[1] * 1e3:,.4g}]"] \
                     if e else ["–", "–"]
             t.add_row(*row)
-        console.print(t)
+        show(console, t)
     if res.sweep:
         rows = crossover_sentences(res.sweep)
         title = f"Predicted crossovers, {res.sweep.parameter.name} swept over {res.sweep.base.label}"
@@ -378,7 +378,7 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
                       f"{100 * c.duration_error:+.1f}%", f"{c.predicted.bytes.median:,.0f}",
                       f"{mb:,.0f}" if math.isfinite(mb) else "–",
                       f"{100 * c.bytes_error:+.1f}%" if math.isfinite(c.bytes_error) else "–")
-        console.print(t)
+        show(console, t)
         for e in res.errors:
             console.print(f"{e.protocol} at {e.loss_pct:g}% loss: duration error median {100 * e.duration_median:.1f}%, "
                           f"worst {100 * e.duration_worst:.1f}% ({e.worst_label}); bytes median "
