@@ -8,21 +8,25 @@ BUILD   := build/agent
 LINK    := build/link
 PLAN    ?=
 RESULTS ?= results
+# scripts/install-deps.sh's groups (run, host, test): everything, unless a target needs less
+DEPS    ?= run host test
 
 .PHONY: run test deps agent firmware libs link test-agent test-link test-host bench clean
 
-# Builds only what the plan needs: the default (the device, src/tlsbench/plans/device.toml)
-# builds its firmware on demand; a host plan (PLAN=default, or a file) needs the agents and the
+# Installs and builds only what the plan needs: the default (the device,
+# src/tlsbench/plans/device.toml) needs the default target's cross compiler and QEMU, and
+# builds its firmware on demand; a host plan (PLAN=host, or a file) needs the agents and the
 # link emulator, built with Debian 12's mbed TLS only (`make run LIBRARIES=all` builds every
 # library version from Debian 13 sources first: minutes on a fresh machine).
 run: LIBRARIES = none
+run: DEPS = run $(if $(PLAN),host)
 run: deps $(if $(PLAN),agent link)
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
 
 test: test-agent test-link test-host
 
 deps: $(VENV)/.installed
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh $(DEPS)
 
 # labgrid (docs/fleet.md) in an environment of its own: it brings its own pyserial fork and
 # pytest, which stay out of the host tool's; tlsbench runs its labgrid-client as a program.
@@ -32,10 +36,15 @@ LABGRID_VERSION := 26.0.1
 	.venv-labgrid/bin/pip install --quiet --disable-pip-version-check 'labgrid==$(LABGRID_VERSION)'
 	@touch $@
 
-# Re-installs the Python package only when its declaration changes.
+# Re-installs the Python package only when its declaration changes; the tests' own packages
+# (pytest, hypothesis, duckdb) only for the tests.
 $(VENV)/.installed: pyproject.toml
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh $(DEPS)
 	@test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	@touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
@@ -83,7 +92,7 @@ test-agent: agent firmware
 test-link: link
 	ctest --test-dir $(LINK) --output-on-failure
 
-test-host: agent link .venv-labgrid/.installed
+test-host: agent link .venv-labgrid/.installed $(VENV)/.installed-test
 	$(BIN)/pytest -q
 
 bench: agent link

@@ -4,7 +4,8 @@
 #
 # A fresh root is built with debootstrap (minbase plus git, make and ca-certificates: what
 # a user needs to clone and type `make run`), from the Debian mirror this machine's apt
-# already names, with this machine's apt settings and resolver. The repository is cloned
+# already names, with this machine's apt settings, resolver, local certificate authorities
+# and pip settings (its network's). The repository is cloned
 # into it at HEAD (or COMMIT), and `make run` is timed there from nothing: Debian packages,
 # the Python environment, the library source fetch and its cross build, the firmware, the
 # run and its report. Then a second `make run`. Each output line is prefixed with the
@@ -65,6 +66,13 @@ for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.l
     cp "$f" "$ROOT$f"
 done
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# The network's own certificate authorities (a proxy that inspects TLS) and pip's settings,
+# as the machine has them: the fresh machine would be set up for its network the same way.
+if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
+    cp -r /usr/local/share/ca-certificates/. "$ROOT/usr/local/share/ca-certificates/"
+    chroot "$ROOT" update-ca-certificates >/dev/null
+fi
+[ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$ROOT/etc/pip.conf"
 for m in proc sys dev dev/pts; do
     mkdir -p "$ROOT/$m"
     mount --bind "/$m" "$ROOT/$m"
