@@ -11,7 +11,7 @@ RESULTS ?= results
 # scripts/install-deps.sh's groups (run, host, test): everything, unless a target needs less
 DEPS    ?= run host test
 
-.PHONY: run test deps agent firmware libs link test-agent test-link test-host bench clean
+.PHONY: run test deps packages agent firmware libs link test-agent test-link test-host bench clean
 
 # Installs and builds only what the plan needs: the default (the device,
 # src/tlsbench/plans/device.toml) needs the default target's cross compiler and QEMU, and
@@ -25,7 +25,13 @@ run: deps $(if $(PLAN),agent link)
 
 test: test-agent test-link test-host
 
-deps: $(VENV)/.installed
+# The Python environment and the Debian packages install side by side (a fresh machine's
+# largest waits, about 1.5 and 2 minutes): the environment needs only python3-venv, first.
+deps:
+	@scripts/install-deps.sh python
+	@$(MAKE) --no-print-directory -j2 $(VENV)/.installed packages DEPS="$(DEPS)"
+
+packages:
 	@scripts/install-deps.sh $(DEPS)
 
 # labgrid (docs/fleet.md) in an environment of its own: it brings its own pyserial fork and
@@ -39,7 +45,7 @@ LABGRID_VERSION := 26.0.1
 # Re-installs the Python package only when its declaration changes; the tests' own packages
 # (pytest, hypothesis, duckdb) only for the tests.
 $(VENV)/.installed: pyproject.toml
-	@scripts/install-deps.sh $(DEPS)
+	@scripts/install-deps.sh python
 	@test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e .
 	@touch $@

@@ -4,10 +4,11 @@
 # nothing is to do). Called by `make` with what the make target needs; by hand without an
 # argument it installs everything (what `make test` needs).
 #
-#   scripts/install-deps.sh [run] [host] [test]
-#     run    `make run`'s default plan (the device): the host tool's Python, the firmware's and
-#            the cycle model's builds, the Debian 13 library source, and the default target's
-#            cross compiler and QEMU (spec/targets.toml)
+#   scripts/install-deps.sh [python] [run] [host] [test]
+#     python the host tool's Python and its virtual environment
+#     run    `make run`'s default plan (the device): the firmware's and the cycle model's
+#            builds, the Debian 13 library source, and the default target's cross compiler
+#            and QEMU (spec/targets.toml)
 #     host   a host plan (`make run PLAN=host`): the agents with Debian 12's TLS libraries
 #     test   everything else the tests use: every target, the library builds, the report's
 #            browser, valgrind, PostgreSQL, ser2net, the fuzzer
@@ -26,12 +27,12 @@ target_packages() {
 default_target="$(sed -n 's/^target = "\([^"]*\)".*/\1/p' "$here/src/tlsbench/plans/device.toml")"
 
 groups=("$@")
-[ $# -gt 0 ] || groups=(run host test)
+[ $# -gt 0 ] || groups=(python run host test)
 packages=()
 for group in "${groups[@]}"; do
     case "$group" in
+    python) packages+=(python3 python3-venv) ;; # pip comes with the virtual environment
     run) packages+=(
-        python3 python3-venv                    # the host tool's virtual environment (pip comes with it)
         build-essential cmake                   # the firmware's build, the cycle model's QEMU plugin
         dpkg-dev                                # apt-get source (the device library build's Debian 13 source)
         $(target_packages "$default_target")    # the default target's cross compiler, C library, QEMU
@@ -50,7 +51,7 @@ for group in "${groups[@]}"; do
         ser2net                                 # a labgrid board's serial port on the network (tests/test_fleet_labgrid.py)
         $(target_packages)                      # every target's cross compiler, C library and QEMU
         ) ;;
-    *) echo "error: scripts/install-deps.sh: unknown group $group (run, host, test)" >&2; exit 2 ;;
+    *) echo "error: scripts/install-deps.sh: unknown group $group (python, run, host, test)" >&2; exit 2 ;;
     esac
 done
 
