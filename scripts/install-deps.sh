@@ -70,5 +70,7 @@ if [ "$(id -u)" -ne 0 ]; then
     sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install() { $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+# The package lists are fetched again only when they do not serve the packages (none yet, or
+# stale): make installs in two steps, and the second reuses the first's lists.
+install 2>/dev/null || { $sudo apt-get update -qq && install; }
