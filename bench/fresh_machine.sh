@@ -85,11 +85,11 @@ git -C "$ROOT/root/tlsbench" checkout -q "$COMMIT"
 : > "$LOG"
 timed_make_run() {  # $1: label; prints the wall time in seconds
     local start=$SECONDS
-    echo "== $1 make run ($(date -u +%H:%M:%S) UTC)" >> "$LOG"
+    echo "== $1 make run ($(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg))" >> "$LOG"
     { chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         /bin/sh -c 'cd /root/tlsbench && make run' 2>&1; echo "$?" > "$ROOT.rc"; } |
         while IFS= read -r line; do printf '%4ds %s\n' $((SECONDS - start)) "$line"; done >> "$LOG"
-    echo "== $1 make run: exit $(cat "$ROOT.rc"), $((SECONDS - start)) s" >> "$LOG"
+    echo "== $1 make run: exit $(cat "$ROOT.rc"), $((SECONDS - start)) s (load average $(cut -d' ' -f1-3 /proc/loadavg))" >> "$LOG"
     echo "$((SECONDS - start))"
 }
 first=$(timed_make_run first)
