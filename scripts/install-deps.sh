@@ -4,7 +4,7 @@
 # nothing is to do). Called by `make` with what the make target needs; by hand without an
 # argument it installs everything (what `make test` needs).
 #
-#   scripts/install-deps.sh [python] [run] [host] [test]
+#   scripts/install-deps.sh [--list] [python] [run] [host] [test]    (--list: print them, install nothing)
 #     python the host tool's Python and its virtual environment
 #     run    `make run`'s default plan (the device): the firmware's and the cycle model's
 #            builds, the Debian 13 library source, and the default target's cross compiler
@@ -26,6 +26,8 @@ target_packages() {
 }
 default_target="$(sed -n 's/^target = "\([^"]*\)".*/\1/p' "$here/src/tlsbench/plans/device.toml")"
 
+list=false
+[ "${1:-}" != --list ] || { list=true; shift; }
 groups=("$@")
 [ $# -gt 0 ] || groups=(python run host test)
 packages=()
@@ -58,6 +60,7 @@ done
 missing=()
 # each package once (the groups share some)
 readarray -t packages < <(printf "%s\n" "${packages[@]}" | awk "!seen[\$0]++")
+! $list || { printf "%s\n" "${packages[@]}"; exit 0; }
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
