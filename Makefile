@@ -29,7 +29,7 @@ test: test-agent test-link test-host
 # largest waits, about 1.5 and 2 minutes): the environment needs only python3-venv, first.
 deps:
 	@scripts/install-deps.sh python
-	@$(MAKE) --no-print-directory -j2 $(VENV)/.installed packages DEPS="$(DEPS)"
+	@$(MAKE) --no-print-directory -s -j2 $(VENV)/.installed packages DEPS="$(DEPS)"
 
 packages:
 	@scripts/install-deps.sh $(DEPS)
@@ -50,7 +50,8 @@ PIP := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
 $(VENV)/.installed: pyproject.toml
 	@scripts/install-deps.sh python
 	@test -x $(BIN)/python || python3 -m venv $(VENV)
-	$(PIP) -e .
+	@echo "Installing the Python packages into $(VENV)"
+	@$(PIP) -e .
 	@touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
