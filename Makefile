@@ -8,7 +8,8 @@ BUILD   := build/agent
 LINK    := build/link
 PLAN    ?=
 RESULTS ?= results
-# scripts/install-deps.sh's groups (run, host, test): everything, unless a target needs less
+# scripts/install-deps.sh's groups after python (run, host, test): everything, unless a
+# target needs less
 DEPS    ?= run host test
 
 .PHONY: run test deps packages agent firmware libs link test-agent test-link test-host bench clean
@@ -26,7 +27,7 @@ run: deps $(if $(PLAN),agent link)
 test: test-agent test-link test-host
 
 # The Python environment and the Debian packages install side by side (a fresh machine's
-# largest waits, about 1.5 and 2 minutes): the environment needs only python3-venv, first.
+# two largest waits, 1.5-2 minutes each): the environment needs only python3-venv, first.
 deps:
 	@scripts/install-deps.sh python
 	@$(MAKE) --no-print-directory -s -j2 $(VENV)/.installed packages DEPS="$(DEPS)"
