@@ -5,11 +5,11 @@
 # A fresh root is built with debootstrap (minbase plus git, make and ca-certificates: what
 # a user needs to clone and type `make run`), from the Debian mirror this machine's apt
 # already names, with this machine's apt settings, resolver, local certificate authorities
-# and pip settings (its network's). The repository is cloned
-# into it at HEAD (or COMMIT), and `make run` is timed there from nothing: Debian packages,
-# the Python environment, the library source fetch and its cross build, the firmware, the
-# run and its report. Then a second `make run`. Each output line is prefixed with the
-# seconds since that make started, so the log says where the time went.
+# and pip settings (its network's). The repository is cloned into it at HEAD (or COMMIT),
+# and `make run` is timed there from nothing: Debian packages, the Python environment, the
+# library source fetch and its cross build, the firmware, the run and its report. Then a
+# second `make run`. Each output line is prefixed with the seconds since that make
+# started, so the log says where the time went.
 #
 #   sudo bench/fresh_machine.sh              # needs root (debootstrap, chroot, mounts)
 #   ROOT=/var/tmp/fresh KEEP=1 COMMIT=abc123 bench/fresh_machine.sh
@@ -43,6 +43,7 @@ MIRROR="$(mirror | head -n 1)"
 mounted=()
 cleanup() {
     for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
+    rm -f "$ROOT.rc"
     [ "${KEEP:-0}" = 1 ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
@@ -70,7 +71,7 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 # as the machine has them: the fresh machine would be set up for its network the same way.
 if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
     cp -r /usr/local/share/ca-certificates/. "$ROOT/usr/local/share/ca-certificates/"
-    chroot "$ROOT" update-ca-certificates >/dev/null
+    chroot "$ROOT" update-ca-certificates >/dev/null 2>&1
 fi
 [ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$ROOT/etc/pip.conf"
 for m in proc sys dev dev/pts; do
