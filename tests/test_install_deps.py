@@ -27,6 +27,7 @@ def test_make_run_installs_the_default_targets_toolchain_and_not_what_only_the_t
     assert not {"chromium", "postgresql", "valgrind", "clang", "libwolfssl-dev"} & set(run)
     assert all(set(a["packages"].split()) <= set(everything) for a in spec["arch"].values())  # every target
     assert len(everything) == len(set(everything))  # each package once
+    assert "iproute2" in listed("host")  # `ip`: a minimal Debian has none, the link emulator needs it
 
 
 def test_an_unknown_group_is_one_line():
