@@ -74,6 +74,10 @@ if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
     chroot "$ROOT" update-ca-certificates >/dev/null 2>&1
 fi
 [ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$ROOT/etc/pip.conf"
+# The root bound onto itself: / inside is a mount point, as on a machine (`ip netns`, which
+# the tests' link emulator runs, makes it a slave mount and fails on a plain folder).
+mount --bind "$ROOT" "$ROOT"
+mounted+=("$ROOT")
 for m in proc sys dev dev/pts; do
     mkdir -p "$ROOT/$m"
     mount --bind "/$m" "$ROOT/$m"
