@@ -44,18 +44,24 @@ mounted=()
 cleanup() {
     for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
     rm -f "$ROOT.rc"
-    [ "${KEEP:-0}" = 1 ] || rm -rf "$ROOT"
+    [ "${KEEP:-0}" = 1 ] || rm -rf --one-file-system "$ROOT"
 }
 trap cleanup EXIT
 
 if [ "${BASE:-}" = new ] || [ ! -x "$BASE_ROOT/usr/bin/git" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
-    rm -rf "$BASE_ROOT"
+    rm -rf --one-file-system "$BASE_ROOT"
     echo "debootstrap $SUITE (minbase + git make ca-certificates) into $BASE_ROOT"
     debootstrap --variant=minbase --include=git,make,ca-certificates "$SUITE" "$BASE_ROOT" "$MIRROR" >/dev/null
 fi
 
-rm -rf "$ROOT"
+# Never remove through a mount: a killed run leaves /proc, /sys and /dev bound inside ROOT.
+if awk -v r="$ROOT" '$2 == r || index($2, r "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+    echo "error: $ROOT still has mounts (a killed run?): umount -R $ROOT, then run this again" >&2
+    trap - EXIT
+    exit 1
+fi
+rm -rf --one-file-system "$ROOT"
 cp -a "$BASE_ROOT" "$ROOT"
 # This machine's apt settings (sources, proxy, options) and resolver: the fresh machine sits on
 # the same network. Not tlsbench's own deb-src file: the fresh machine has not run tlsbench yet.
