@@ -42,7 +42,8 @@ MIRROR="$(mirror | head -n 1)"
 
 mounted=()
 cleanup() {
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
+    # what it mounted, and what ran inside mounted there (ip netns binds /run/netns)
+    [ ${#mounted[@]} -eq 0 ] || umount -R -l "$ROOT" 2>/dev/null || true
     rm -f "$ROOT.rc"
     [ "${KEEP:-0}" = 1 ] || rm -rf --one-file-system "$ROOT"
 }
