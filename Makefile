@@ -8,21 +8,32 @@ BUILD   := build/agent
 LINK    := build/link
 PLAN    ?=
 RESULTS ?= results
+# scripts/install-deps.sh's groups after python (run, host, test): everything, unless a
+# target needs less
+DEPS    ?= run host test
 
-.PHONY: run test deps agent firmware libs link test-agent test-link test-host bench clean
+.PHONY: run test deps packages agent firmware libs link test-agent test-link test-host bench clean
 
-# Builds only what the plan needs: the default (the device, src/tlsbench/plans/device.toml)
-# builds its firmware on demand; a host plan (PLAN=default, or a file) needs the agents and the
+# Installs and builds only what the plan needs: the default (the device,
+# src/tlsbench/plans/device.toml) needs the default target's cross compiler and QEMU, and
+# builds its firmware on demand; a host plan (PLAN=host, or a file) needs the agents and the
 # link emulator, built with Debian 12's mbed TLS only (`make run LIBRARIES=all` builds every
 # library version from Debian 13 sources first: minutes on a fresh machine).
 run: LIBRARIES = none
+run: DEPS = run $(if $(PLAN),host)
 run: deps $(if $(PLAN),agent link)
 	$(BIN)/tlsbench run $(PLAN) --output $(RESULTS)
 
 test: test-agent test-link test-host
 
-deps: $(VENV)/.installed
-	@scripts/install-deps.sh
+# The Python environment and the Debian packages install side by side (a fresh machine's
+# two largest waits, 1.5-2 minutes each): the environment needs only python3-venv, first.
+deps:
+	@scripts/install-deps.sh python
+	@$(MAKE) --no-print-directory -s -j2 $(VENV)/.installed packages DEPS="$(DEPS)"
+
+packages:
+	@scripts/install-deps.sh $(DEPS)
 
 # labgrid (docs/fleet.md) in an environment of its own: it brings its own pyserial fork and
 # pytest, which stay out of the host tool's; tlsbench runs its labgrid-client as a program.
@@ -32,11 +43,20 @@ LABGRID_VERSION := 26.0.1
 	.venv-labgrid/bin/pip install --quiet --disable-pip-version-check 'labgrid==$(LABGRID_VERSION)'
 	@touch $@
 
-# Re-installs the Python package only when its declaration changes.
+# Re-installs the Python package only when its declaration changes; the tests' own packages
+# (pytest, hypothesis, duckdb) only for the tests. --no-compile: Python compiles what a
+# command imports when it first imports it, not all of scipy, pandas and pyarrow up front
+# (20 of 60 s of the installation on the test machine).
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
 $(VENV)/.installed: pyproject.toml
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh python
 	@test -x $(BIN)/python || python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	@echo "Installing the Python packages into $(VENV)"
+	@$(PIP) -e .
+	@touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) -e '.[test]'
 	@touch $@
 
 # The current library versions (docs/libraries.md: mbedtls@3.6, openssl@3.5, wolfssl@5.7),
@@ -83,7 +103,7 @@ test-agent: agent firmware
 test-link: link
 	ctest --test-dir $(LINK) --output-on-failure
 
-test-host: agent link .venv-labgrid/.installed
+test-host: agent link .venv-labgrid/.installed $(VENV)/.installed-test
 	$(BIN)/pytest -q
 
 bench: agent link

@@ -19,15 +19,18 @@ def invoke(*args, agent_dir=None):
 
 def test_plan_show_resolves_defaults_as_toml_and_json(agent_path, agent_suites):
     """Every default filled in; as TOML comments, the configurations it means and an estimate."""
-    out = invoke("plan", "show", "default", agent_dir=agent_path.parent)  # the host plan
+    out = invoke("plan", "show", "host", agent_dir=agent_path.parent)  # the host plan
     assert out.exit_code == 0
     resolved = tomllib.loads(out.output)
-    assert resolved["name"] == "default" and resolved["suites"]["include"] == ["all"]
+    assert resolved["name"] == "host" and resolved["suites"]["include"] == ["all"]
     comments = [l for l in out.output.splitlines() if l.startswith("# ")]
-    assert comments[0].startswith(f"# default.toml (embedded): {len(agent_suites)} configurations (")
+    assert comments[0].startswith(f"# host.toml (embedded): {len(agent_suites)} configurations (")
     assert "estimated duration: about" in out.output and "TLS-PSK-WITH-AES-128-CCM-8" in comments[2]
-    json_out = invoke("plan", "show", "default", "--format", "json", "--no-resolve")
+    json_out = invoke("plan", "show", "host", "--format", "json", "--no-resolve")
     assert json.loads(json_out.output) == resolved
+    old = CliRunner().invoke(main, ["plan", "show", "default", "--format", "json", "--no-resolve"])
+    assert json.loads(old.stdout) == resolved  # the old name still loads it, and says the new one in one line
+    assert old.stderr == "note: the plan `default` is named `host` now: `tlsbench run host` (`make run PLAN=host`)\n"
 
 
 def test_invalid_plan_is_one_clear_message(tmp_path):
@@ -125,6 +128,9 @@ def test_quick_run_without_a_plan_prints_the_answer_first(tmp_path, agent_path):
     assert "recommended" in rows[0] and max(i for i, l in enumerate(lines) if l.startswith("report: ")) > head
     folder = next(tmp_path.glob("quick-*"))
     assert (folder / "report.html").is_file()
+    shown = invoke("report", str(folder), "--out", str(tmp_path / "again.html"))  # the same first screen
+    first = lines[head:next(i for i, l in enumerate(lines) if l.startswith("report: "))]
+    assert shown.exit_code == 0 and shown.stdout.splitlines() == [*first, f"report: {tmp_path / 'again.html'}"]
     again = invoke(*args, agent_dir=agent_path.parent)
     assert again.exit_code == 0 and list(tmp_path.glob("quick-*")) == [folder]
     for wrong, says in ((("run", "--repetitions", "3"), "only with --suite"),

@@ -113,6 +113,9 @@ def test_cli_estimate_exports_carry_the_label(analysis, profile):
     assert {r["source"] for r in doc["rows"]} == {"estimate (profile board-64mhz)"}
     out = CliRunner().invoke(main, ["energy", "estimate", db, "--profile", str(profile), "--steps"], terminal_width=250)
     assert out.exit_code == 0 and "estimate (profile board-64mhz)" in out.output and "CLIENT_HELLO" in out.output
+    piped = CliRunner().invoke(main, ["energy", "estimate", db, "--profile", str(profile)], terminal_width=60)
+    assert piped.exit_code == 0 and "…" not in piped.output  # not a terminal: plain aligned lines, nothing cut
+    assert any(line.startswith("TLS-") and "estimate (profile board-64mhz)" in line for line in piped.output.splitlines())
 
 
 def test_builtin_device_profiles_warn_about_what_they_assume(analysis):

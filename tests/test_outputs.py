@@ -44,7 +44,8 @@ CHEAP = ("export", "parquet")
 # The cheap file writers and the folder options (a file each).
 PLACES = {**{name: COMMANDS[name] for name in CHEAP},
           "figures": lambda store, out: ["report", store, "--out", "-", "--figures", out],
-          "predict": lambda store, out: ["predict", store, "--link", "nb-iot", "--out", out]}
+          "predict": lambda store, out: ["predict", store, "--link", "nb-iot", "--sweep", "rate", "--points", "3",
+                                         "--draws", "10", "--figures", out]}
 FOLDER_OPTIONS = ("figures", "predict")
 
 
@@ -212,7 +213,7 @@ def test_folders_block_devices_and_sockets_are_refused(tmp_path, store):
     (tmp_path / "dir").mkdir()
     rc, _, err = tlsbench(*COMMANDS["report"](store, tmp_path / "dir"))  # click's own check: a usage error
     assert rc == 2 and "is a directory" in err
-    (tmp_path / "p" / "predictions.csv").mkdir(parents=True)  # a folder where a file of a folder option goes
+    (tmp_path / "p" / "sweep_rate.csv").mkdir(parents=True)  # a folder where a file of a folder option goes
     refused(tlsbench(*PLACES["predict"](store, tmp_path / "p")), "a folder")
     assert hidden(tmp_path) == [] and hidden(tmp_path / "p") == []
 
@@ -226,7 +227,7 @@ def test_dash_is_standard_output(store, expected, name):
 
 
 @pytest.mark.parametrize("argv", [["report", "--figures", "-"], ["report", "--pdf", "-"], ["predict", "--link", "nb-iot",
-                                                                                              "--out", "-"]])
+                                                                                              "--figures", "-"]])
 def test_folder_options_refuse_dash(tmp_path, store, argv):
     refused(tlsbench(argv[0], store, *argv[1:]), "takes a folder")
     assert not (store.parent / "report.html").exists()

@@ -62,8 +62,9 @@ def test_default_plan_is_the_device_question_and_the_host_plan_is_embedded_too()
     device = loaded.plan.device
     assert loaded.plan.name == "device" and loaded.plan.suites.include == ["current"] and "embedded" in loaded.source
     assert device is not None and device.library == ["mbedtls@3.6"] and device.board == "nrf52840"
-    host = plan.load("default")  # this host's times, by name
+    host = plan.load("host")  # this host's times, by name
     assert host.plan.device is None and host.plan.suites.include == ["all"] and "embedded" in host.source
+    assert host.note == "" and "`host`" in plan.load("default").note  # the old name: the same plan, with a note
 
 
 def test_hash_ignores_output_and_formatting_but_not_content():

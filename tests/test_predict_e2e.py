@@ -59,13 +59,18 @@ def test_a_memory_run_is_predicted_over_a_preset(memory_run):
 
 
 def test_a_sweep_writes_crossovers_that_are_where_the_lines_swap(memory_run, tmp_path):
-    out = cli("predict", str(memory_run), "--link", "lte-m", "--sweep", "rate", "--points", "9",
-              "--profile", "nrf52840", "--device-scale", "40", "--out", str(tmp_path))
+    args = ("predict", str(memory_run), "--link", "lte-m", "--sweep", "rate", "--points", "9",
+            "--profile", "nrf52840", "--device-scale", "40")
+    out = cli(*args, "--out", str(tmp_path / "lte-m.csv"), "--figures", str(tmp_path))
     assert out.exit_code == 0, out.output
-    assert "Predicted over lte-m (a model, not a measurement)" in out.output
+    assert "Predicted over lte-m (a model, not a measurement)" in out.output  # the table, beside the file
+    assert "…" not in out.output  # not a terminal: plain aligned lines, nothing cut
     names = {p.name for p in tmp_path.iterdir()}
-    assert {"predictions.csv", "sweep_rate.csv", "crossovers_rate.csv", "predict_rate_duration.svg",
-            "predict_rate_energy.svg"} <= names
+    assert names == {"lte-m.csv", "sweep_rate.csv", "crossovers_rate.csv", "predict_rate_duration.svg",
+                     "predict_rate_energy.svg"}
+    assert {r["kind"] for r in csv.DictReader((tmp_path / "lte-m.csv").open())} == {"prediction"}
+    old = cli(*args, "--out", str(tmp_path))  # --out was a folder: one line says where things go now
+    assert old.exit_code == 2 and "--out is a file now" in old.output and "--figures DIR" in old.output
     sweep = list(csv.DictReader((tmp_path / "sweep_rate.csv").open()))
     assert len(sweep) == 2 * 9 and {r["kind"] for r in sweep} == {"prediction"}
     line = {}

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from analysis_support import golden  # noqa: F401
+from tlsbench.analysis.questions.place import place_of
 from tlsbench.analysis.questions.recommend import BudgetError, parse_budget
+from tlsbench.report.terminal import answer_table
 from tlsbench.analysis.questions.winners import exact, judge
 from tlsbench.analysis.units import TIME, Unit
 from tlsbench.core.recommendations import load
@@ -102,6 +104,10 @@ def test_recommendations_of_a_host_run(golden):  # noqa: F811
     tight = answer(golden, parse_budget(f"ms={ecdsa.pick.ms * 0.5}"))  # below every ECDHE-ECDSA configuration
     row = next(r for r in tight.classes if r.cls == ecdsa.cls)
     assert row.pick is None and len(row.over_budget) == len(members)
+    shown = answer_table(tight, place_of(golden.ds, golden.results.context.libraries, golden.results.device))
+    labels = list(shown.columns[0].cells)  # the terminal's first screen keeps what fits, and says what does not
+    assert labels and not any("ECDHE-ECDSA" in label for label in labels)
+    assert shown.caption.endswith(f"; {len(members)} configuration(s) over the budget (ms ≤ {ecdsa.pick.ms * 0.5:g})")
 
 
 def test_first_screen_says_host_and_shows_no_nan(golden):  # noqa: F811

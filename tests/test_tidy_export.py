@@ -143,7 +143,7 @@ def test_the_python_api_example_runs(real_run, monkeypatch):
     monkeypatch.setattr("matplotlib.pyplot.show", lambda *a, **k: None)
     scope: dict = {}
     for block in blocks:
-        exec(compile(block.replace('"results/default"', repr(str(real_run))), "python-api.md", "exec"), scope)
+        exec(compile(block.replace('"results/device"', repr(str(real_run))), "python-api.md", "exec"), scope)
     e = scope["e"]
     assert len(e.repetitions) == 18 and len(e.configurations) == 3
     assert set(e.statistics.metric) >= {"handshake_processing", "step", "crypto", "write_processing"}

@@ -2,7 +2,7 @@
 """The Python API: an experiment's results as pandas DataFrames, for notebooks.
 
     import tlsbench
-    e = tlsbench.open("results/default")      # an experiment folder, or its tlsbench.db
+    e = tlsbench.open("results/device")      # an experiment folder, or its tlsbench.db
     e.configurations   # one row per configuration, every field a column
     e.repetitions      # one row per repetition: status, flags, round, per-peer measures
     e.slices           # one row per step occurrence, crypto operation, record, experiment group

@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import math
-import sys
 from pathlib import Path
 
 import click
@@ -232,11 +231,11 @@ def _print(analysis, res, fmt: str, steps: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from tlsbench.report.terminal import energy_table
+    from tlsbench.report.terminal import energy_table, show
 
-    console = Console(width=None if sys.stdout.isatty() else 240)
+    console = Console()
     if res.conversion:  # said first: which time the estimates stand on
         console.print(f"time from {escape(res.conversion.basis)} ({res.conversion.band_text()})", highlight=False)
-    console.print(energy_table(res.sources, rows, lambda config_id: _config_label(analysis, config_id), steps))
+    show(console, energy_table(res.sources, rows, lambda config_id: _config_label(analysis, config_id), steps))
     for w in res.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)

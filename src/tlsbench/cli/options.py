@@ -129,6 +129,26 @@ def analyze_experiment(experiment: str, output: str | None, include_flagged: boo
     return analyze(store_location(experiment, output), experiment, include_flagged, note_line)
 
 
+def print_answer(analysis, budget=None, role: str = "client", profile=None,  # (Analysis, Budget, ...)
+                 console: Console | None = None) -> None:
+    """The first screen in the terminal, as the report's: the recommendations per key-exchange
+    class for `role` within `budget`, in the plan's board's ms and mJ (or `profile`'s), said
+    where they were measured. `tlsbench run` prints it before the report's path, `report`
+    after writing the report."""
+    from tlsbench.analysis.questions.device import Budget
+    from tlsbench.analysis.questions.place import place_of
+    from tlsbench.report.energy import html_section
+    from tlsbench.report.html import answer
+    from tlsbench.report.terminal import answer_table, show
+
+    res = analysis.results
+    if not res.configs:
+        return
+    rec = answer(analysis, budget or Budget(), role, energy=html_section(analysis, profile))
+    place = place_of(analysis.ds, res.context.libraries, res.device, rec.device_time.label if rec.device_time else "")
+    show(console or Console(), answer_table(rec, place))
+
+
 def say_error(message: str) -> None:
     """One error line on stderr; the message is plain text, never rich markup (a `[kMG]` or a
     `[network]` in it is printed as written)."""

@@ -4,15 +4,18 @@ stored experiment (docs/predict.md); a few calls into analysis/predict, report/p
 export/predict. Every line it prints says "predicted"."""
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 
 import click
 
 from tlsbench.cli.energy import FINITE_POSITIVE
 from tlsbench.cli.options import device_scale_option, output_option, profile_point, store_location
+from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 
 FORMATS = ("table", "csv", "json")
+FILE_FORMATS = {".csv": "csv", ".json": "json"}  # --out FILE's format by its suffix, unless --format says
+FIGURES = "--figures DIR"
 
 
 def _range(text: str | None) -> tuple[float | None, float | None]:
@@ -82,15 +85,21 @@ def print_link_presets() -> None:
               help="Monte Carlo draws per configuration on a lossy link.")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the loss draws (default: the experiment's).")
 @click.option("--config", "only", multiple=True, help="Only configurations whose id is this or whose key contains this.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write CSV and SVG files into this folder.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS),
+              help="What is printed (default table), or written to --out FILE (default: by its suffix).")
+@click.option("--out", "out", type=click.Path(), metavar="FILE",
+              help="Write the predictions (or the validation) to this file as csv or json, by its suffix (.csv, "
+                   ".json) or --format (`-`: standard output); the table is still printed.")
+@click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
+              help="Also write the figures (SVG) and the sweep's data behind them (sweep_<p>.csv, "
+                   "crossovers_<p>.csv) into this folder.")
 @click.option("--list-links", "show_links", is_flag=True, help="List the link presets and the sources of their figures.")
 @output_option
 def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, sweep_range: str | None,
             points: int | None, check: bool, profile: str | None, device: str | None, device_scale: float | None,
             waiting: str, nagle: bool | None, mtu: int | None, dtls_min: float | None, dtls_max: float | None,
-            draws: int, seed: int | None, only: tuple[str, ...], fmt: str, out_dir: str | None, show_links: bool,
-            output: str | None) -> None:
+            draws: int, seed: int | None, only: tuple[str, ...], fmt: str | None, out: str | None,
+            figures_dir: str | None, show_links: bool, output: str | None) -> None:
     """Predict handshake duration, energy and bytes over a link from a stored experiment (a model, not a measurement)."""
     if show_links:
         print_link_presets()
@@ -107,6 +116,9 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
 
     for text in links:
         parse_link(text)  # a wrong link fails before the experiment is read
+    file_format = _file_format(out, fmt)
+    if figures_dir:
+        folder_path(figures_dir, FIGURES)
     lo, hi = _range(sweep_range)
     with store_location(experiment, output).reader() as reader:
         ds = load(reader, reader)
@@ -115,40 +127,56 @@ def predict(experiment: str | None, links: tuple[str, ...], sweep: str | None, s
     with working("predicting"):
         res = collect(sources_of(ds), config_labels(ds.configs), links, opts, sweep, (lo, hi, points),
                       check=True if check else False, only=only)
-    if out_dir:
-        _write_files(res, Path(out_dir))
-    if fmt == "csv":
-        from tlsbench.export.predict import checks_csv, predictions_csv
-
-        click.echo(predictions_csv(res) if res.links else checks_csv(res.checks), nl=False)
-    elif fmt == "json":
-        from tlsbench.export.predict import to_json
-
-        click.echo(to_json(res))
-    else:
+    if figures_dir:
+        _write_figures(res, Path(figures_dir))
+    if out:
+        write_output(out, _data(res, file_format))
+        if out != STDOUT:
+            click.echo(f"{file_format}: {out}", err=True)
+    if fmt in (None, "table") and out != STDOUT:
         _print(res)
+    elif fmt in ("csv", "json") and not out:
+        click.echo(_data(res, fmt), nl=False)
 
 
-def _write_files(res, folder: Path) -> None:
-    from tlsbench.export.predict import checks_csv, crossovers_csv, predictions_csv, sweep_csv
-    from tlsbench.core.files import make_folder, write_output
+def _file_format(out: str | None, fmt: str | None) -> str | None:
+    """--out FILE's format: --format's, else its suffix's; one line for a folder (what --out was)."""
+    if not out:
+        return None
+    if out != STDOUT and (Path(out).is_dir() or out.endswith(("/", os.sep))):
+        raise click.BadParameter(f"{out!r} is a folder: --out is a file now (csv or json, by its suffix or --format); "
+                                 f"the figures and the sweep's CSV files go to {FIGURES}", param_hint="--out")
+    found = fmt if fmt in FILE_FORMATS.values() else FILE_FORMATS.get(Path(out).suffix.lower())
+    if found is None:
+        raise click.BadParameter(f"{out!r}: name a .csv or .json file, or say --format csv|json", param_hint="--out")
+    return found
+
+
+def _data(res, fmt: str) -> str:  # (PredictResults)
+    """The predictions (else the validation) as csv or json."""
+    from tlsbench.export.predict import checks_csv, predictions_csv, to_json
+
+    if fmt == "json":
+        return to_json(res) + "\n"
+    return predictions_csv(res) if res.links else checks_csv(res.checks)
+
+
+def _write_figures(res, folder: Path) -> None:  # (PredictResults)
+    from tlsbench.export.predict import crossovers_csv, sweep_csv
     from tlsbench.report import figures
     from tlsbench.report.predict import prediction_figures
 
-    make_folder(folder, "--out DIR")
+    make_folder(folder, FIGURES)
     written = []
-    if res.links:
-        written.append(write_output(folder / "predictions.csv", predictions_csv(res), "--out DIR"))
     if res.sweep:
         name = res.sweep.parameter.name
-        written.append(write_output(folder / f"sweep_{name}.csv", sweep_csv(res.sweep), "--out DIR"))
-        written.append(write_output(folder / f"crossovers_{name}.csv", crossovers_csv(res.sweep), "--out DIR"))
-    if res.checks:
-        written.append(write_output(folder / "validation.csv", checks_csv(res.checks), "--out DIR"))
+        written.append(write_output(folder / f"sweep_{name}.csv", sweep_csv(res.sweep), FIGURES))
+        written.append(write_output(folder / f"crossovers_{name}.csv", crossovers_csv(res.sweep), FIGURES))
     for f in prediction_figures(res):
-        written.append(write_output(folder / f"{f.name}.svg", figures.render(f.figure, "svg"), "--out DIR"))
+        written.append(write_output(folder / f"{f.name}.svg", figures.render(f.figure, "svg"), FIGURES))
         figures.plt.close(f.figure)
-    click.echo(f"predictions written: {', '.join(p.name for p in written)} in {folder}", err=True)
+    click.echo(f"figures: {', '.join(p.name for p in written) or 'none (a --sweep or --validate draws them)'} "
+               f"in {folder}", err=True)
 
 
 def _print(res) -> None:
@@ -156,4 +184,4 @@ def _print(res) -> None:
 
     from tlsbench.report.terminal import print_predictions
 
-    print_predictions(Console(width=None if sys.stdout.isatty() else 220), res)
+    print_predictions(Console(), res)  # tables that fit (report/terminal.py show)

@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 import click
+from rich.console import Console
 
 from tlsbench.app.report import predictions_for
 from tlsbench.cli.options import (analyze_experiment, device_scale_option, fail, flagged_option, load_experiment,
-                                  note_line, output_option, profile_point, store_location, store_option)
+                                  note_line, output_option, print_answer, profile_point, store_location, store_option)
 from tlsbench.core.errors import UserError
 from tlsbench.core.files import STDOUT, folder_path, make_folder, write_output
 from tlsbench.report import WINNERS_MODES
@@ -54,7 +55,8 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
            old_figure_format: str | None, budget: str | None, role: str, pdf_dir: str | None, winners: str,
            profile: str | None, device_scale: float | None, predict_links: tuple[str, ...], predict_sweep: str,
            include_flagged: bool, output: str | None) -> None:
-    """Write the self-contained offline HTML report of an experiment."""
+    """Write the self-contained offline HTML report of an experiment, and print its first
+    screen (the recommendations per key-exchange class) as `tlsbench run` does."""
     from tlsbench.analysis.models.predict.links import parse_link
     from tlsbench.analysis.questions.device import apply_budget
     from tlsbench.analysis.questions.recommend import parse_budget
@@ -86,7 +88,9 @@ def report(experiment: str, out: str | None, other: str | None, figures_dir: str
         status.update("drawing the figures and writing the report")
         target = write_html(analysis, Path(out) if out else store_location(experiment, output).folder / "report.html",
                             other_analysis, winners, point, predictions=predictions, budget=part_budget, role=role)
-    click.echo(f"report: {target}", err=out == STDOUT)  # standard output holds the report itself
+    to_stdout = out == STDOUT  # standard output holds the report itself: the rest goes to standard error
+    print_answer(analysis, part_budget, role, point, Console(stderr=to_stdout))
+    click.echo(f"report: {target}", err=to_stdout)
     for folder, formats, option in folders:
         if folder:
             d = Path(folder)

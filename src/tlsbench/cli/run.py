@@ -19,8 +19,9 @@ from tlsbench.app.device import query_device
 from tlsbench.app.report import report_after_run
 from tlsbench.app.run import BUILDABLE, LiveReport, run_experiment, run_location
 from tlsbench.builder.libraries import RECIPES
-from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, remote_bridge,
-                                  remote_options, shared_store, store_location, store_option, timeout_option)
+from tlsbench.cli.options import (agent_dir_option, fail, note_line, output_option, pin_option, print_answer,
+                                  remote_bridge, remote_options, shared_store, store_location, store_option,
+                                  timeout_option)
 from tlsbench.core.errors import UserError
 from tlsbench.plan.device import BOARDS, TARGETS, DevicePlan
 from tlsbench.plan.experiments import PrimitivesOverrides, primitives_plan
@@ -122,6 +123,8 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
         raise click.UsageError("--remote runs here on another machine's agents; a queued plan is run by workers "
                                "(`tlsbench worker --remote`)")
     loaded = quick.plan() if quick else load_plan(plan_file)
+    if loaded.note:
+        note_line(loaded.note)
     where = run_location(loaded, output, shared_store())
     if enqueue:
         return _enqueue(loaded, where, agent_dir, timeouts)
@@ -140,7 +143,7 @@ def run(plan_file: str | None, resume: bool, report: bool, live_minutes: float |
     _fail_if_given_up(summary)
     _fail_if_no_data(coverage, "the run")
     if report:
-        console.print(f"report: {report_after_run(where, note_line, _print_answer)}", highlight=False,
+        console.print(f"report: {report_after_run(where, note_line, print_answer)}", highlight=False,
                       markup=False)
 
 
@@ -169,18 +172,6 @@ def _quick(plan_file: str | None, suites: tuple[str, ...], library: str | None, 
     if board and not device:
         raise click.UsageError("--board: only with --device (a board converts a device's counts)")
     return QuickRun(suites, library, device, repetitions, groups, board)
-
-
-def _print_answer(analysis) -> None:  # (Analysis)
-    """The answer before the report's path: the first screen's table."""
-    from tlsbench.analysis.questions.place import place_of
-    from tlsbench.report.energy import html_section
-    from tlsbench.report.html import answer
-
-    if analysis.results.configs:
-        res = analysis.results
-        recommended = answer(analysis, energy=html_section(analysis))  # the plan's board: ms and mJ (estimate)
-        views.show(console, views.answer_table(recommended, place_of(analysis.ds, res.context.libraries, res.device)))
 
 
 @click.command()
@@ -339,6 +330,8 @@ def plan_show(plan_file: str | None, fmt: str, resolve: bool, agent_dir: str | N
     standard error with --format json) the suites it selects, its number of configurations
     and an estimate of its duration."""
     loaded = load_plan(plan_file)
+    if loaded.note:
+        note_line(loaded.note)
     resolved = loaded.plan.resolved()
     lines = _resolution_lines(loaded, agent_dir, timeouts) if resolve else []
     if fmt == "toml":

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Predictions as CSV and JSON (`tlsbench predict --format csv|json`, and the files of
-`--out DIR`). Every row says it is a prediction: the column `kind` holds "prediction", and
-a validation row holds the prediction and the measurement in separate, named columns."""
+"""Predictions as CSV and JSON (`tlsbench predict --format csv|json`, `--out FILE`, and the
+sweep's files of `--figures DIR`). Every row says it is a prediction: the column `kind` holds
+"prediction", and a validation row holds the prediction and the measurement in separate,
+named columns."""
 from __future__ import annotations
 
 import csv

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
@@ -25,7 +25,8 @@ from tlsbench.core.validation import Strict, UserPath, dotted, no_duplicates, pr
 from tlsbench.core.validation import as_list as _as_list
 from tlsbench.core.validation import spec_name as _spec_name
 
-DEFAULT_PLAN = "device.toml"  # package data: src/tlsbench/plans/ (`make run`; this host's times: `run default`)
+DEFAULT_PLAN = "device.toml"  # package data: src/tlsbench/plans/ (`make run`; this host's times: `run host`)
+RENAMED_PLANS = {"default": "host"}  # old embedded name -> new: still loaded, with a note
 MAX_RECORD_SIZE = 16384  # TLS plaintext limit (RUN record size 1..16384)
 U32 = 2**32 - 1
 DEFAULT_ROUNDS = 10
@@ -353,7 +354,8 @@ class LoadedPlan:
 
     plan: Plan
     text: str  # the TOML as written (stored in the experiment row)
-    source: str  # file name, or "default.toml (embedded)"
+    source: str  # file name, or "device.toml (embedded)"
+    note: str = ""  # one line for the user: an old plan name's new one
 
 
 # ---------------------------------------------------------------------- errors
@@ -391,12 +393,17 @@ def embedded(name: str) -> str | None:
 
 
 def load(path: str | Path | None = None) -> LoadedPlan:
-    """A plan file, or an embedded plan by its name (`default`, `device`: a name no file
-    has), or the embedded default plan when path is None."""
+    """A plan file, or an embedded plan by its name (`device`, `host`: a name no file has; an
+    old name of RENAMED_PLANS loads its new one and says so in `note`), or the embedded
+    default plan when path is None."""
     name = Path(DEFAULT_PLAN).stem if path is None else str(path)
-    text = embedded(name) if path is None or not Path(path).exists() else None
+    is_file = path is not None and Path(path).exists()
+    new_name = None if is_file else RENAMED_PLANS.get(name)
+    text = None if is_file else embedded(new_name or name)
     if text is not None:
-        return parse(text, f"{name}.toml (embedded)")
+        loaded = parse(text, f"{new_name or name}.toml (embedded)")
+        return replace(loaded, note=f"note: the plan `{name}` is named `{new_name}` now: `tlsbench run {new_name}` "
+                                    f"(`make run PLAN={new_name}`)") if new_name else loaded
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")

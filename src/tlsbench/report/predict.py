@@ -113,7 +113,7 @@ def validation_figure(checks: list[Check]) -> Figure:
 
 
 def prediction_figures(res: PredictResults) -> list[FigureSpec]:
-    """The section's figures (also for `tlsbench report --pdf` and `tlsbench predict --out`)."""
+    """The section's figures (also for `tlsbench report --pdf` and `tlsbench predict --figures`)."""
     out = []
     if res.sweep:
         s = res.sweep
@@ -124,7 +124,7 @@ def prediction_figures(res: PredictResults) -> list[FigureSpec]:
                 f"predict_{s.parameter.name}_{metric}", f"Predicted {metric} against {s.parameter.name}",
                 f"Median prediction per configuration (95% CI band) over {s.base.label} with its "
                 f"{s.parameter.name} swept; circles mark where two configurations that differ in one respect swap "
-                "places (every crossover is in the CSV of `tlsbench predict --out`). A model's "
+                "places (every crossover is in the CSV of `tlsbench predict --figures`). A model's "
                 "numbers: the inputs are measured, the link and the stacks are simulated.",
                 crossover_figure(s, metric)))
     if res.checks:

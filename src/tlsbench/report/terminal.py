@@ -358,7 +358,7 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
                 row += [f"{e.median * 1e3:,.4g}", f"[{e.median_ci[0] * 1e3:,.4g}, {e.median_ci[1] * 1e3:,.4g}]"] \
                     if e else ["–", "–"]
             t.add_row(*row)
-        console.print(t)
+        show(console, t)
     if res.sweep:
         rows = crossover_sentences(res.sweep)
         title = f"Predicted crossovers, {res.sweep.parameter.name} swept over {res.sweep.base.label}"
@@ -378,7 +378,7 @@ def print_predictions(console: Console, res) -> None:  # PredictResults
                       f"{100 * c.duration_error:+.1f}%", f"{c.predicted.bytes.median:,.0f}",
                       f"{mb:,.0f}" if math.isfinite(mb) else "–",
                       f"{100 * c.bytes_error:+.1f}%" if math.isfinite(c.bytes_error) else "–")
-        console.print(t)
+        show(console, t)
         for e in res.errors:
             console.print(f"{e.protocol} at {e.loss_pct:g}% loss: duration error median {100 * e.duration_median:.1f}%, "
                           f"worst {100 * e.duration_worst:.1f}% ({e.worst_label}); bytes median "
@@ -433,29 +433,35 @@ def answer_table(rec: Any, place: Any) -> Table:  # (recommend.Recommendations, 
     u = rec.unit
     picks = [row.pick for row in rec.classes if row.pick is not None]
     with_cost = [c for c in rec.candidates if c.cost is not None and c.cost.n]
-    rows = sorted(with_cost if len(with_cost) <= ANSWER_ROWS else picks, key=lambda c: c.cost.median)
-    every = len(rows) == len(with_cost)
-    title = (f"{'Every configuration' if every else 'The cheapest configuration of each key-exchange class'}: "
-             f"{rec.role} handshake processing · {place.headline}")
-    table = Table(title=escape(title), box=None,
-                  caption=escape(_answer_caption(rec, every, len(with_cost))) or None)
+    fitting = [c for c in with_cost if c.fits]  # what the budget keeps (the picks fit it)
+    over = len(with_cost) - len(fitting)
+    every = len(fitting) <= ANSWER_ROWS
+    rows = sorted(fitting if every else picks, key=lambda c: c.cost.median)
+    which = ("The cheapest configuration of each key-exchange class" if not every else
+             "Every configuration within the budget" if over else "Every configuration")
+    caption = _answer_caption(rec, every and not over, len(with_cost)) + (
+        f"; {over} configuration(s) over the budget ({rec.budget.text()})" if over else "")
+    table = Table(title=escape(f"{which}: {rec.role} handshake processing · {place.headline}"), box=None,
+                  caption=escape(caption) or None)
     table.add_column("configuration")
     table.add_column("class, status")
     table.add_column(f"{rec.role} ({u.label(1e6)})", justify="right")
     table.add_column("× cheapest", justify="right")
-    for title_, on in (("ms (estimate)", rec.device_time and not u.is_time), ("RAM KiB", any(c.ram for c in rows)),
-                       ("bytes", any(c.wire for c in rows))):
-        if on:
-            table.add_column(title_, justify="right")
+    estimated = bool(rec.device_time) and not u.is_time  # a device's counts as the part's ms and mJ
+    extra = [(title_, cell) for title_, cell, on in (
+        ("ms (estimate)", lambda c: f"{c.ms:,.1f}" if c.ms is not None else "–", estimated),
+        ("mJ (estimate)", lambda c: f"{c.mj:,.3f}" if c.mj is not None else "–",
+         estimated and any(c.mj is not None for c in rows)),
+        ("RAM KiB", lambda c: f"{c.ram / 1024:,.1f}" if c.ram else "–", any(c.ram for c in rows)),
+        ("bytes", lambda c: f"{c.wire:,.0f}" if c.wire else "–", any(c.wire for c in rows))) if on]
+    for title_, _ in extra:
+        table.add_column(title_, justify="right")
     best = rows[0] if rows else None
     for c in rows:
         value = f"{c.cost.median / 1e6:,.3f} {_spread_word(c, u)}"
         times = "1" if c is best else f"{c.cost.median / best.cost.median:,.2f}{_apart(best.cost, c.cost)}"
-        extra = [f"{c.ms:,.1f}" if c.ms is not None else "–"] if rec.device_time and not u.is_time else []
-        extra += [f"{c.ram / 1024:,.1f}" if c.ram else "–"] if any(x.ram for x in rows) else []
-        extra += [f"{c.wire:,.0f}" if c.wire else "–"] if any(x.wire for x in rows) else []
         table.add_row(escape(c.label), escape(f"{c.cls or 'obsolete key exchange'}, {c.status.name}"), value, times,
-                      *extra)
+                      *(cell(c) for _, cell in extra))
     return table
 
 
