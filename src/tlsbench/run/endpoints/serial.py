@@ -122,6 +122,17 @@ class _SerialStream:
                 self.closed = True
                 os.close(self.fd)
 
+    def linger(self, seconds: float) -> None:
+        """A network port's far end (ser2net) may drop what it has not yet written to the line
+        when our connection closes: wait until it closes the connection itself (the board
+        ended) or `seconds` have passed, whatever the board still says discarded."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.fd], [], [], left)
+            with self.lock:
+                if not ready or self.closed or not os.read(self.fd, 1 << 16):
+                    return
+
     def write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
@@ -239,7 +250,10 @@ class SerialEndpoint(FirmwareEndpoint):
         """QUIT, once the line has carried it (a closed port drops what it still holds)."""
         try:
             self.send(protocol.encode_frame(specmod.load().frames.QUIT))
-            termios.tcdrain(self.fd)
+            if self.stream.reopen is None:
+                termios.tcdrain(self.fd)
+            else:
+                self.stream.linger(QUIT_LINGER_S)
         except (OSError, termios.error):
             pass
         self.close()
@@ -266,6 +280,7 @@ PORT_LOOKS_LIKE = "a board's port is a terminal device such as /dev/ttyACM0 or /
 LIST_PORTS = "ls /dev/ttyACM* /dev/ttyUSB*"
 
 
+QUIT_LINGER_S = 2.0  # how long QUIT may take to reach a board behind a network serial port
 NETWORK_PORT = "tcp://"  # a serial port reached over TCP: ser2net's raw port, a labgrid place's (run/labgrid.py)
 
 
