@@ -12,10 +12,11 @@ five ratios of two counts of the same core:
     SHA3 / SHA-256       sha3-256 vs sha256 over 1 KiB (Keccak's 64-bit lanes on 32-bit cores)
     ECDSA / RSA sign     ecdsa-p256 vs rsa2048 signature (what a server pays)
 
-ML-KEM-768 vs X25519 needs a build with ML-KEM (wolfssl@5.7 on the device): the plan can name
-it with --library, every target's wolfSSL is then cross-built first (minutes per core).
+ML-KEM-768 vs X25519 needs a build with ML-KEM: by default wolfssl@5.7 runs after mbed TLS 3.6
+and each ratio is taken from the first build that has both operations (every target's wolfSSL
+is cross-built first: minutes per core).
 
-    .venv/bin/python bench/device_ratios.py [--library mbedtls@3.6] [--repetitions 2] [--no-update]
+    .venv/bin/python bench/device_ratios.py [--library mbedtls@3.6 wolfssl@5.7] [--repetitions 2] [--no-update]
 
 Counts are exact (random keys and nonces move an asymmetric one by about 1% between
 repetitions); the wall time is the shared machine's."""
@@ -76,53 +77,72 @@ def ratio(found: dict, target: str, parts: tuple[list, list]) -> float | None:
     return sum(num) / sum(den)
 
 
+def measure(names: list[str], library: str, repetitions: int, tmp: Path) -> tuple[dict, dict, str, list, str]:
+    """One plan of the primitives on every target with `library` (the experiments it lacks left
+    out): (its counts, target -> core, the unit, the experiments it lacks, what was run)."""
+    offered = EXPERIMENTS
+    try:
+        loaded = matrix_plan(names, library, repetitions, offered)
+        started = time.monotonic()
+        summary = run_experiment(loaded, tmp)
+    except UserError as exc:  # experiments the build lacks: run without them (named below)
+        lacking = set(re.findall(r"'([\w-]+)' matches no experiment", str(exc)))
+        if not lacking:
+            raise
+        offered = [e for e in EXPERIMENTS if e not in lacking]
+        loaded = matrix_plan(names, library, repetitions, offered)
+        started = time.monotonic()
+        summary = run_experiment(loaded, tmp)
+    seconds = time.monotonic() - started
+    found, cores, unit = counts(tmp / "ratios" / "tlsbench.db")
+    run = (f"{library}: {summary.stored} repetitions stored, {summary.failed} failed, {seconds:.0f} s wall on the "
+           "shared machine")
+    return found, cores, unit, [e for e in EXPERIMENTS if e not in offered], run
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--library", default="mbedtls@3.6", help="the device library build on every target")
+    ap.add_argument("--library", nargs="+", default=["mbedtls@3.6", "wolfssl@5.7"],
+                    help="the device library builds on every target, in order: each ratio is taken from the "
+                         "first build that offers both of its operations")
     ap.add_argument("--repetitions", type=int, default=2)
     ap.add_argument("--no-update", action="store_true")
     args = ap.parse_args()
     names = list(targets.load().emulated)
-    with tempfile.TemporaryDirectory() as tmp:
-        offered = EXPERIMENTS
-        try:
-            loaded = matrix_plan(names, args.library, args.repetitions, offered)
-            started = time.monotonic()
-            summary = run_experiment(loaded, Path(tmp))
-        except UserError as exc:  # experiments the build lacks: run without them (named below)
-            lacking = set(re.findall(r"'([\w-]+)' matches no experiment", str(exc)))
-            if not lacking:
-                raise
-            offered = [e for e in EXPERIMENTS if e not in lacking]
-            loaded = matrix_plan(names, args.library, args.repetitions, offered)
-            started = time.monotonic()
-            summary = run_experiment(loaded, Path(tmp))
-        seconds = time.monotonic() - started
-        found, cores, unit = counts(Path(tmp) / "ratios" / "tlsbench.db")
-    library = args.library
+    by_build, runs, lacking = {}, [], {}
+    for library in args.library:
+        with tempfile.TemporaryDirectory() as tmp:
+            found, cores, unit, lacking[library], run = measure(names, library, args.repetitions, Path(tmp))
+        by_build[library] = found
+        runs.append(run)
     head = ["target", "core"] + list(RATIOS)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    source = {}  # ratio -> the build it was taken from
     for t in names:
-        cells = [ratio(found, t, parts) for parts in RATIOS.values()]
-        lines.append(f"| {t} | {cores.get(t, '?')} | " + " | ".join("–" if r is None else f"{r:.3g}" for r in cells)
-                     + " |")
-    ops = sorted({k[1:] for k in found})
+        cells = []
+        for name, parts in RATIOS.items():
+            value = next(((b, r) for b, found in by_build.items() if (r := ratio(found, t, parts)) is not None), None)
+            cells.append("–" if value is None else f"{value[1]:.3g}")
+            if value:
+                source.setdefault(name, value[0])
+        lines.append(f"| {t} | {cores.get(t, '?')} | " + " | ".join(cells) + " |")
+    taken = "; ".join(f"{name}: {build}" for name, build in source.items() if build != args.library[0])
+    first = by_build[args.library[0]]
+    ops = sorted({k[1:] for k in first})
     detail = ["| operation | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for op in ops:
         detail.append(f"| {op[0]} {op[2]}{f' {op[1]} B' if op[1] else ''} | "
-                      + " | ".join(f"{found[(t, *op)] / 1e3:,.1f}" if (t, *op) in found else "–" for t in names)
+                      + " | ".join(f"{first[(t, *op)] / 1e3:,.1f}" if (t, *op) in first else "–" for t in names)
                       + " |")
-    missing = [e for e in EXPERIMENTS if e not in offered]
-    body = (f"`bench/device_ratios.py` ({today()}; {machine()}): the crypto primitives on every target with "
-            f"{library}, {args.repetitions} repetitions, one plan through `tlsbench run` "
-            f"({summary.stored} repetitions stored, {summary.failed} failed, {seconds:.0f} s wall on the shared "
-            f"machine). Counts in {unit}, medians of the repetitions; a ratio is two counts of the same core "
-            "(a ratio below 1: the first is cheaper there). Not times: the report's device primitives section "
-            "converts a count to a board's ms with its band.\n\n" + "\n".join(lines)
-            + ("\n\n" + ", ".join(missing) + " not offered by this build: its ratio is –; "
-               "`--library wolfssl@5.7` offers ML-KEM-768 and SHA3-256 (every core's wolfSSL cross-built first)."
-               if missing else "")
-            + f"\n\nThe counts (k {unit}):\n\n" + "\n".join(detail))
+    missing = "; ".join(f"{b} lacks {', '.join(m)}" for b, m in lacking.items() if m)
+    body = (f"`bench/device_ratios.py` ({today()}; {machine()}): the crypto primitives on every target, "
+            f"{args.repetitions} repetitions, one plan per library build through `tlsbench run` ({'; '.join(runs)}). "
+            f"Counts in {unit}, medians of the repetitions; a ratio is two counts of the same core and build "
+            f"(below 1: the first is cheaper there), taken from {args.library[0]}"
+            + (f" except {taken}" if taken else "") + (f" ({missing})" if missing else "")
+            + ". Not times: the report's device primitives section converts a count to a board's ms with its "
+            "band.\n\n" + "\n".join(lines)
+            + f"\n\nThe counts of {args.library[0]} (k {unit}):\n\n" + "\n".join(detail))
     print(body)
     if not args.no_update:
         update_section("Device primitives: five ratios across cores", body)
