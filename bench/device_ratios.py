@@ -35,6 +35,7 @@ from _common import load_path, machine, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.questions import device_primitives  # noqa: E402
+from tlsbench.app.device import FirmwareUnavailable  # noqa: E402
 from tlsbench.app.run import run_experiment  # noqa: E402
 from tlsbench.core import targets  # noqa: E402
 from tlsbench.core.errors import UserError  # noqa: E402
@@ -77,27 +78,36 @@ def ratio(found: dict, target: str, parts: tuple[list, list]) -> float | None:
     return sum(num) / sum(den)
 
 
-def measure(names: list[str], library: str, repetitions: int, tmp: Path) -> tuple[dict, dict, str, list, str]:
-    """One plan of the primitives on every target with `library` (the experiments it lacks left
-    out): (its counts, target -> core, the unit, the experiments it lacks, what was run)."""
-    offered = EXPERIMENTS
-    try:
-        loaded = matrix_plan(names, library, repetitions, offered)
-        started = time.monotonic()
-        summary = run_experiment(loaded, tmp)
-    except UserError as exc:  # experiments the build lacks: run without them (named below)
-        lacking = set(re.findall(r"'([\w-]+)' matches no experiment", str(exc)))
-        if not lacking:
-            raise
-        offered = [e for e in EXPERIMENTS if e not in lacking]
-        loaded = matrix_plan(names, library, repetitions, offered)
-        started = time.monotonic()
-        summary = run_experiment(loaded, tmp)
+def measure(names: list[str], library: str, repetitions: int, tmp: Path) -> tuple[dict, dict, str, list, str, dict]:
+    """One plan of the primitives on every target with `library`, without the experiments it
+    lacks and the targets it cannot be built for: (its counts, target -> core, the unit, the
+    experiments it lacks, what was run, target -> why its firmware could not be built)."""
+    offered, left, unbuilt = EXPERIMENTS, list(names), {}
+    for attempt in range(len(names) + 2):
+        folder = tmp / str(attempt)
+        try:
+            started = time.monotonic()
+            summary = run_experiment(matrix_plan(left, library, repetitions, offered), folder)
+            break
+        except FirmwareUnavailable as exc:  # e.g. an image too large for the target's flash: the others run
+            target = re.search(r"the firmware for (\S+) could not be built", str(exc))
+            if target is None or target[1] not in left:
+                raise
+            overflow = re.search(r"region `(\w+)' overflowed by (\d+) bytes", Path(
+                str(exc).split("full log: ")[-1].split(")")[0]).read_text()) if "full log: " in str(exc) else None
+            unbuilt[target[1]] = (f"its {overflow[1]} region overflowed by {int(overflow[2]):,} bytes" if overflow
+                                  else str(exc).splitlines()[0])
+            left.remove(target[1])
+        except UserError as exc:  # experiments the build lacks: run without them (named below)
+            lacking = set(re.findall(r"'([\w-]+)' matches no experiment", str(exc)))
+            if not lacking:
+                raise
+            offered = [e for e in offered if e not in lacking]
     seconds = time.monotonic() - started
-    found, cores, unit = counts(tmp / "ratios" / "tlsbench.db")
+    found, cores, unit = counts(folder / "ratios" / "tlsbench.db")
     run = (f"{library}: {summary.stored} repetitions stored, {summary.failed} failed, {seconds:.0f} s wall on the "
            "shared machine")
-    return found, cores, unit, [e for e in EXPERIMENTS if e not in offered], run
+    return found, cores, unit, [e for e in EXPERIMENTS if e not in offered], run, unbuilt
 
 
 def main() -> None:
@@ -109,11 +119,12 @@ def main() -> None:
     ap.add_argument("--no-update", action="store_true")
     args = ap.parse_args()
     names = list(targets.load().emulated)
-    by_build, runs, lacking = {}, [], {}
+    by_build, runs, lacking, unbuilt, cores = {}, [], {}, {}, {}
     for library in args.library:
         with tempfile.TemporaryDirectory() as tmp:
-            found, cores, unit, lacking[library], run = measure(names, library, args.repetitions, Path(tmp))
-        by_build[library] = found
+            found, its_cores, unit, lacking[library], run, unbuilt[library] = measure(names, library,
+                                                                                    args.repetitions, Path(tmp))
+        by_build[library], cores = found, {**its_cores, **cores}
         runs.append(run)
     head = ["target", "core"] + list(RATIOS)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -134,7 +145,8 @@ def main() -> None:
         detail.append(f"| {op[0]} {op[2]}{f' {op[1]} B' if op[1] else ''} | "
                       + " | ".join(f"{first[(t, *op)] / 1e3:,.1f}" if (t, *op) in first else "–" for t in names)
                       + " |")
-    missing = "; ".join(f"{b} lacks {', '.join(m)}" for b, m in lacking.items() if m)
+    missing = "; ".join([f"{b} lacks {', '.join(m)}" for b, m in lacking.items() if m]
+                        + [f"{b} does not fit {t}: {why}" for b, found in unbuilt.items() for t, why in found.items()])
     body = (f"`bench/device_ratios.py` ({today()}; {machine()}): the crypto primitives on every target, "
             f"{args.repetitions} repetitions, one plan per library build through `tlsbench run` ({'; '.join(runs)}). "
             f"Counts in {unit}, medians of the repetitions; a ratio is two counts of the same core and build "
