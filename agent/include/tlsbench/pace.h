@@ -33,12 +33,25 @@ void tb_pace_install(tb_pace_loader load, tb_pace_sleeper sleep);
 /* The posix port's: the table from the file TLSBENCH_PACE names (src/posix/posix_pace.c). */
 void tb_posix_pace_install(void);
 
+extern uint32_t tb_pace_n; /* the rows of the RUN in progress: 0, unpaced */
+static inline bool tb_pace_active(void) { return tb_pace_n > 0; }
+
 void tb_pace_run(uint32_t config_id, bool over_network); /* a RUN begins: its rows (none in memory) */
 void tb_pace_handshake(void);         /* a handshake begins: every step's budget is whole again */
-void tb_pace_step_begin(uint16_t label);
 void tb_pace_before_send(void);
 void tb_pace_io(uint64_t ns);          /* one I/O call inside the step took ns */
-void tb_pace_step_end(bool completed);
-bool tb_pace_active(void);
+void tb_pace_paced_step_begin(uint16_t label);
+void tb_pace_paced_step_end(bool completed);
+
+/* The backends' step hooks sit inside the step's traced span: unpaced (every device, every
+ * run in memory), they are a test of one variable and no call. */
+static inline void tb_pace_step_begin(uint16_t label) {
+    if (tb_pace_active())
+        tb_pace_paced_step_begin(label);
+}
+static inline void tb_pace_step_end(bool completed) {
+    if (tb_pace_active())
+        tb_pace_paced_step_end(completed);
+}
 
 #endif

@@ -10,7 +10,7 @@ static tb_pace_loader tb_pace_load;
 static tb_pace_sleeper tb_pace_sleep;
 static tb_pace_row tb_pace_rows[TB_PACE_MAX];
 static uint64_t tb_pace_left[TB_PACE_MAX]; /* budget left in this handshake, per row */
-static uint32_t tb_pace_n;
+uint32_t tb_pace_n;
 
 /* The step call in progress (steps do not nest). */
 static struct {
@@ -24,8 +24,6 @@ void tb_pace_install(tb_pace_loader load, tb_pace_sleeper sleep) {
     tb_pace_sleep = sleep;
 }
 
-bool tb_pace_active(void) { return tb_pace_n > 0; }
-
 void tb_pace_run(uint32_t config_id, bool over_network) {
     tb_pace_n = over_network && tb_pace_load && tb_pace_sleep ? tb_pace_load(config_id, tb_pace_rows, TB_PACE_MAX) : 0;
     tb_pace_call.row = -1;
@@ -36,7 +34,7 @@ void tb_pace_handshake(void) {
         tb_pace_left[i] = tb_pace_rows[i].ns;
 }
 
-void tb_pace_step_begin(uint16_t label) {
+void tb_pace_paced_step_begin(uint16_t label) {
     tb_pace_call.row = -1;
     uint8_t peer = tb_trace_buffer.peer;
     for (uint32_t i = 0; i < tb_pace_n; i++)
@@ -72,7 +70,7 @@ void tb_pace_io(uint64_t ns) {
         tb_pace_call.io += ns;
 }
 
-void tb_pace_step_end(bool completed) {
+void tb_pace_paced_step_end(bool completed) {
     if (tb_pace_call.row < 0)
         return;
     if (completed && !tb_pace_call.held_send) /* a step that sent was held before it: the part's work came first */

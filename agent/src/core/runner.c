@@ -626,9 +626,10 @@ static const tb_option_rule tb_option_rules[] = {
 static int tb_options_check(const tb_suite_info *s, const tb_run_request *req, const char **code, char *err,
                             size_t errlen) {
     uint8_t credential = req->credential == TB_CREDENTIAL_AUTO ? s->credentials[0] : req->credential;
+    uint16_t options = tb_run_request_options(req);
     for (size_t i = 0; i < sizeof tb_option_rules / sizeof tb_option_rules[0]; i++) {
         const tb_option_rule *r = &tb_option_rules[i];
-        if ((tb_run_request_options(req) & r->options) == r->options && !r->holds(s, tb_run_request_options(req), credential))
+        if ((options & r->options) == r->options && !r->holds(s, options, credential))
             return tb_check_fail(code, r->code, err, errlen, "%s", r->message);
     }
     return 0;
@@ -715,7 +716,7 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     rep.local[TB_PEER_SERVER] = req->role != TB_ROLE_CLIENT;
     rep.give_up_ms = tb_give_up_ms(req);
     tb_pace_run(req->config_id, rep.one_peer); /* two agents over a network only */
-    tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = tb_run_request_options(req),
+    tb_link_params lp = {.role = req->role, .family = req->family, .port = req->port, .options = rep.cfg.options,
                          .tcp_mss = req->tcp_mss, .datagram = req->protocol == TB_PROTOCOL_KIND_DTLS,
                          .give_up_ms = rep.give_up_ms, .accept_ms = 2u * rep.give_up_ms + TB_NET_MARGIN_MS};
     memcpy(lp.addr, req->addr, sizeof lp.addr);
@@ -728,7 +729,7 @@ int tb_run(const tb_backend *b, const tb_run_request *req, tb_rep_sink sink, voi
     /* Warm-ups are numbered on the wire just below the first shipped repetition (modulo 2^32),
      * so every connection of the RUN has its own number and client port. RESUME: one more
      * below them, the full handshake that makes the session the next connection resumes. */
-    uint32_t priming = (tb_run_request_options(req) & TB_OPTION_RESUME) ? 1u : 0u;
+    uint32_t priming = (rep.cfg.options & TB_OPTION_RESUME) ? 1u : 0u;
     rep.cfg.first_connection = true;
     for (uint32_t i = 0; i < priming + req->warmup; i++) {
         tb_repetition(&rep, req->first_index, req->first_index - priming - req->warmup + i, TB_FLAG_WARMUP);

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from tlsbench.core import spec
 from tlsbench.core.processes import owned_folder, remove_dead_owners_folders
 
 ENV = shutil.which("env") or "/usr/bin/env"  # sets the agent's environment (coreutils)
-PEER_IDS = {"client": 0, "server": 1}  # spec/labels.toml [peers]
 
 StepRow = tuple[str, int, int]  # peer (client | server), step label id, modelled ns
 
@@ -49,7 +49,8 @@ class PaceFiles:
         """The rows of configuration `key` where the agent of `side` plays `peer`, before its RUN."""
         if not self.paces(side) or (side, config_id) in self.written:
             return
-        rows = [f"{config_id} {PEER_IDS[peer]} {label} {ns}\n" for p, label, ns in self.pacing.steps.get(key, ())
+        peer_id = spec.load().peers.value(peer)  # spec/labels.toml [peers]
+        rows = [f"{config_id} {peer_id} {label} {ns}\n" for p, label, ns in self.pacing.steps.get(key, ())
                 if p == peer]
         with open(self.folder / side, "a", encoding="ascii") as out:
             out.writelines(rows)
