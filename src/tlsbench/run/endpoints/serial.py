@@ -70,14 +70,18 @@ class _SerialStream:
                 ready, _, _ = select.select([self.fd], [], [], self.SLICE_S)
                 if not ready:
                     continue
-                with self.lock:
-                    data = b"" if self.closed else os.read(self.fd, n)
+                data = self._read(n)
             except (OSError, ValueError):  # closed under us, or the far end reset the connection
                 data = b""
             if data or self.closed or self.reopen is None or self.deadline is None:
                 return data
             self._reconnect()
         return b""
+
+    def _read(self, n: int) -> bytes:
+        """os.read, under the lock close() takes (b"": closed)."""
+        with self.lock:
+            return b"" if self.closed else os.read(self.fd, n)
 
     def drop_stale(self) -> None:
         """After a reset: a network port whose connection the reset dropped holds only what the
@@ -87,8 +91,7 @@ class _SerialStream:
             return
         while True:
             try:
-                with self.lock:
-                    data = os.read(self.fd, 1 << 16)
+                data = self._read(1 << 16)
             except BlockingIOError:
                 return
             except OSError:
@@ -129,9 +132,8 @@ class _SerialStream:
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             ready, _, _ = select.select([self.fd], [], [], left)
-            with self.lock:
-                if not ready or self.closed or not os.read(self.fd, 1 << 16):
-                    return
+            if not ready or not self._read(1 << 16):
+                return
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
