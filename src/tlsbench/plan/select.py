@@ -32,8 +32,11 @@ class Catalog(Generic[Item, Ref]):
 
 
 def agents_phrase(libraries: Sequence[str] | Mapping[str, object]) -> str:
-    """Where a selection found nothing: "this agent", or "any of the agents (a, b)"."""
-    return "this agent" if len(libraries) == 1 else f"any of the agents ({', '.join(libraries)})"
+    """Where a selection found nothing, named (a device's build says which it is: the target's
+    default may not be the library the user had in mind): "mbedtls@2.28", or "any of the
+    agents (a, b)"."""
+    names = list(libraries)
+    return names[0] if len(names) == 1 else f"any of the agents ({', '.join(names)})"
 
 
 def _unmatched(catalog: Catalog[Item, Ref], field: str, refs: Sequence[Ref], pooled: Sequence[Item],

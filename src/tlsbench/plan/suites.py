@@ -60,7 +60,8 @@ def suite_matches(ref: str | int, suite: Suite) -> bool:
 
 SUITES: Catalog[Suite, str | int] = Catalog(
     "suites", suite_matches, lambda suite: str(suite["name"]), lambda ref: str(ref).upper(),
-    lambda where, names: f"suite of {where} (run `tlsbench suites --library NAME` to list them)",
+    lambda where, names: f"suite of {where} (`tlsbench suites --library NAME` lists a library's; a device's "
+                         "other builds: `tlsbench suites --device TARGET --library BUILD`)",
     lambda library, offered: f"(include minus exclude, then the metadata filters, leaves none of its suites); "
                              f"widen it or remove {library} from libraries (`tlsbench suites --library {library}` "
                              "lists its suites)")
