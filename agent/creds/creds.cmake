@@ -13,7 +13,7 @@ set(TB_CREDS_DIR ${CMAKE_CURRENT_LIST_DIR}/fixed)
 set(TB_CREDS_C ${TB_GEN_DIR}/credentials_gen.c)
 
 # The ML-DSA chains only where a backend can use them (the agents built with openssl@3.5:
-# cached_libraries.cmake); a firmware image stays without their ~100 KB of PEM.
+# cached_libraries.cmake); a firmware image stays without their ~120 KB of PEM.
 set(tb_creds_options "")
 if(TB_OPENSSL35_PREFIX)
   set(tb_creds_options --ml-dsa)

@@ -5,7 +5,7 @@ source (tlsbench/credentials.h).
 
 usage: embed_creds.py [--ml-dsa] CREDS_DIR OUT.c
 --ml-dsa adds the ML-DSA chains (a build whose OpenSSL can use them: the agents with
-openssl@3.5); without it the output names none, so a firmware image carries no ~100 KB of
+openssl@3.5); without it the output names none, so a firmware image carries no ~120 KB of
 PEM that no device library parses. Credential names and values come from spec/protocol.toml
 through the generated TB_CREDENTIAL_* macros; this file only lists which directories hold
 certificates. The output depends on the files' bytes only: two builds embed the same keys.

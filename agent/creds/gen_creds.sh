@@ -22,7 +22,7 @@ set -euo pipefail
 out=${1:?usage: gen_creds.sh OUTDIR}
 days=10000
 host=tlsbench.test
-openssl=${OPENSSL:-openssl} # CMake passes the one it found
+openssl=${OPENSSL:-openssl} # the classic chains: any openssl command (Debian 12: 3.0)
 openssl_pq=${OPENSSL_PQ:-}  # an openssl >= 3.5, or empty: no ML-DSA credentials
 mkdir -p "$out"
 tmp=$(mktemp -d)
