@@ -12,7 +12,7 @@ RESULTS ?= results
 # target needs less
 DEPS    ?= run host test
 
-.PHONY: run test deps packages agent firmware libs link test-agent test-link test-host bench clean
+.PHONY: run test deps packages agent firmware libs link creds test-agent test-link test-host bench clean
 
 # Installs and builds only what the plan needs: the default (the device,
 # src/tlsbench/plans/device.toml) needs the default target's cross compiler and QEMU, and
@@ -96,6 +96,13 @@ link: deps
 # The same, saying so: builds every known library version and the agents against them.
 libs: deps
 	$(MAKE) agent LIBRARIES=all
+
+# The committed test credentials (agent/creds/fixed/) made again by their recipe, on purpose
+# only: new keys move every count that depends on a key or a signature (docs/benchmarks.md
+# "Reproducible images"). The ML-DSA chains with the cached openssl@3.5's command.
+creds: deps
+	prefix=$$($(BIN)/python -c 'from tlsbench.builder import libraries; print(libraries.ensure("openssl@3.5").prefix)') && \
+		OPENSSL_PQ=$$prefix/bin/openssl bash agent/creds/gen_creds.sh agent/creds/fixed
 
 test-agent: agent firmware
 	ctest --test-dir $(BUILD) --output-on-failure

@@ -41,11 +41,11 @@ from tlsbench.analysis.derive.dataset import DESCHEDULED_FRACTION, DESCHEDULED_M
 from tlsbench.analysis.derive.slices import decode  # noqa: E402
 from tlsbench.app.run import run_experiment  # noqa: E402
 from tlsbench.run import protocol  # noqa: E402
-from tlsbench.run.agents import SOURCE_BUILD_DIR, find_agent  # noqa: E402
+from tlsbench.run.agents import find_agent  # noqa: E402
 from tlsbench.run.placement import choose  # noqa: E402
 
 RAW = REPO / "bench" / "raw"
-CREDS = SOURCE_BUILD_DIR / "creds"
+CREDS = REPO / "agent" / "creds" / "fixed"  # the agents' own (committed) test credentials
 RAW_LINK = {  # how each raw loop links its library: statically, as the agents do
     "openssl": ["-Wl,-Bstatic", "-lssl", "-lcrypto", "-Wl,-Bdynamic", "-ldl", "-lpthread"],
     "mbedtls": ["-Wl,-Bstatic", "-lmbedtls", "-lmbedx509", "-lmbedcrypto", "-Wl,-Bdynamic"],

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Test credentials for every backend: per credential a CA, a server leaf and a client leaf.
-# Usage: gen_creds.sh OUTDIR    (writes OUTDIR/<credential>/{ca,server,client}.{crt,key})
+# Usage: gen_creds.sh OUTDIR    (writes OUTDIR/<credential>/{ca,server,client}.{crt,key,pub})
+# The recipe that made the committed ones (agent/creds/fixed/): the build embeds those, never
+# fresh keys, so two builds give the same images and counts. `make creds` runs it again into
+# agent/creds/fixed/ (new keys: every count that depends on a key or signature moves).
 #
 # Why these choices:
 #  - CA: basicConstraints CA:TRUE + keyUsage keyCertSign (mbed TLS rejects a CA without them).
@@ -9,18 +12,19 @@
 #    static ECDH (keyAgreement) and RSA key transport (keyEncipherment) suites alike.
 #  - ecdh-rsa: a P-256 leaf signed by the rsa2048 CA (what the ECDH-RSA suites require).
 #  - PKCS#8 PEM keys (genpkey's default): they load in mbed TLS, OpenSSL and wolfSSL.
-#  - Keys are random per build (never committed); the recipe is what is reproducible.
+#  - Validity: 10000 days from the day they are made (the committed ones: 2026-11-28 to
+#    2054-04-15); the device checks no dates, host libraries do (counting runs at 2030-01-01).
 #  - ML-DSA (FIPS 204) chains need an openssl command >= 3.5 (Debian 12's is 3.0): made only
-#    when OPENSSL_PQ names one (CMake passes the cached openssl@3.5's), with the same recipe.
+#    when OPENSSL_PQ names one (`make creds` passes the cached openssl@3.5's), with the same
+#    recipe; without it the ML-DSA chains in OUTDIR are left as they are.
 set -euo pipefail
 
 out=${1:?usage: gen_creds.sh OUTDIR}
 days=10000
 host=tlsbench.test
-openssl=${OPENSSL:-openssl} # CMake passes the one it found
+openssl=${OPENSSL:-openssl} # the classic chains: any openssl command (Debian 12: 3.0)
 openssl_pq=${OPENSSL_PQ:-}  # an openssl >= 3.5, or empty: no ML-DSA credentials
 mkdir -p "$out"
-rm -rf "$out"/mldsa* # a previous recipe's: only what this run makes is embedded
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -110,7 +114,9 @@ ed25519 ed25519
 ecdh-rsa p256 rsa2048
 LIST
 
-if [ -n "$openssl_pq" ]; then
+if [ -z "$openssl_pq" ]; then
+    echo "gen_creds.sh: no OPENSSL_PQ (an openssl >= 3.5): the ML-DSA credentials in $out are left as they are" >&2
+else
     ossl=$openssl_pq
     make_credentials <<LIST
 mldsa44 mldsa44

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Test credentials shared by every backend, embedded as PEM text at build time
- * (agent/creds/gen_creds.sh + embed_creds.py), so a device build without a filesystem
- * and every TLS library use the same certificates and keys. Library-neutral: no TLS
- * library types here. Keys are generated per build and never committed. */
+ * (agent/creds/embed_creds.py), so a device build without a filesystem and every TLS
+ * library use the same certificates and keys. Library-neutral: no TLS library types here.
+ * The keys are committed test-only keys (agent/creds/fixed/, made once by gen_creds.sh):
+ * every build embeds the same ones, so counts do not move from build to build. */
 #ifndef TLSBENCH_CREDENTIALS_H
 #define TLSBENCH_CREDENTIALS_H
 #include <stddef.h>

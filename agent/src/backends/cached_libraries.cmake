@@ -64,8 +64,8 @@ if(TB_OPENSSL35_PREFIX OR TB_WOLFSSL57_PREFIX OR TB_MBEDTLS36_PREFIX)
 endif()
 
 # OpenSSL 3.5: the OpenSSL 3 backend, whose 3.5 additions (ML-KEM groups, ML-DSA credentials,
-# psk_ke) it finds in the library (docs/backend-openssl.md); the ML-DSA test credentials are
-# made with this build's openssl command (creds.cmake).
+# psk_ke) it finds in the library (docs/backend-openssl.md); creds.cmake embeds the ML-DSA
+# test credentials when this prefix is set.
 if(TB_OPENSSL35_PREFIX)
   tb_cached_library(${TB_OPENSSL35_PREFIX} openssl@3.5 tb_libs tb_version)
   tb_wrap_symbols(tb_wrap ${TB_BACKENDS_DIR}/openssl_wrap.h)

@@ -212,8 +212,7 @@ def _config_file(folder: Path, config: Path) -> Path:
 
 def _forget_other_toolchain(folder: Path, toolchain: cross.Toolchain) -> None:
     """A folder configured with another toolchain file (an older layout's), or another text of
-    it, is configured afresh: CMake reads the toolchain file's flags only the first time. Its
-    generated keys stay."""
+    it, is configured afresh: CMake reads the toolchain file's flags only the first time."""
     cache, stamp = folder / "CMakeCache.txt", folder / "toolchain.sha256"
     seen = f"{toolchain.file}\n{file_sha256(toolchain.file)}\n"
     if cache.is_file() and (f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain.file}\n" not in cache.read_text()

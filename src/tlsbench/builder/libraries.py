@@ -195,7 +195,7 @@ def _wolfssl_steps(job: Job) -> None:
 
 
 # Why each option is there: docs/libraries.md. Lean builds everywhere: static only, no
-# programs except the openssl CLI (ML-DSA test certificates), no tests, no docs.
+# programs except the openssl CLI (the ML-DSA test certificates: `make creds`), no tests, no docs.
 MBEDTLS_OPTIONS = (
     # Debian 13's debian/rules, so mbedtls@3.6 is the library Debian ships; the defaults of
     # 3.6 already enable TLS 1.2, TLS 1.3 (all three key exchange modes), DTLS, tickets.
