@@ -21,6 +21,7 @@ from tlsbench.run import protocol
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
+    from tlsbench.run.cycles import StepReader
     from tlsbench.schema import DeviceFacts
     from tlsbench.run.timeouts import Timeouts
 
@@ -82,6 +83,7 @@ class Endpoint(Protocol):
     device: DeviceFacts | None  # a firmware boot's facts (run/device.py); None for a host agent
     queues_runs: bool  # takes the next RUN while it runs one: the controller may send a batch ahead
     checks_clock: bool  # its DONEs carry the checks of a host clock, recorded in its agent row
+    step_counts: StepReader | None  # a counting image under the cycle model's plugin: its records' class counts
 
     def send(self, data: bytes) -> None: ...
     def read_frame(self) -> protocol.Frame | None: ...

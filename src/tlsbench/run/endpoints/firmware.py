@@ -17,6 +17,7 @@ from tlsbench.run.endpoints.inbox import Listened
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
+    from tlsbench.run.cycles import StepReader
     from tlsbench.schema import DeviceFacts
     from tlsbench.run.timeouts import Timeouts
 
@@ -75,6 +76,7 @@ class FirmwareEndpoint:
     queues_runs = False  # a device runs one RUN at a time over its line
     checks_clock = False  # its counter is not a host clock
     emulated = False  # QEMU: a pace of instructions per second; a board: its clock
+    step_counts: StepReader | None = None  # QEMU with the cycle model's plugin: a StepReader (run/device.py connect)
 
     def listen(self) -> Listener:
         return Listened(self)

@@ -26,6 +26,7 @@ from tlsbench.run.timeouts import Timeouts
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
+    from tlsbench.run.cycles import StepReader
     from tlsbench.schema import DeviceFacts
 
 STDERR_TAIL_BYTES = 2000
@@ -59,6 +60,7 @@ class ProcessEndpoint:
     device: DeviceFacts | None = None  # a host agent is no device
     paused: bool = False
     queues_runs = True  # it reads the next RUN while it runs one
+    step_counts: StepReader | None = None  # the cycle model attaches to a firmware under QEMU only
     checks_clock = True  # its DONEs say how its clock held (agent row clock_json)
 
     @classmethod
