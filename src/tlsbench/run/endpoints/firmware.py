@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from tlsbench.run.endpoints import AgentError, Listener
+from tlsbench.run.endpoints import AgentError, Listener, StepCounts
 from tlsbench.run.endpoints.inbox import Listened
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
-    from tlsbench.run.cycles import StepReader
     from tlsbench.schema import DeviceFacts
     from tlsbench.run.timeouts import Timeouts
 
@@ -76,7 +75,7 @@ class FirmwareEndpoint:
     queues_runs = False  # a device runs one RUN at a time over its line
     checks_clock = False  # its counter is not a host clock
     emulated = False  # QEMU: a pace of instructions per second; a board: its clock
-    step_counts: StepReader | None = None  # QEMU with the cycle model's plugin: a StepReader (run/device.py connect)
+    step_counts: StepCounts | None = None  # QEMU with the cycle model's plugin: a StepReader (run/device.py connect)
 
     def listen(self) -> Listener:
         return Listened(self)
