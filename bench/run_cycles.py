@@ -26,7 +26,7 @@ from _common import machine, today, update_section  # noqa: E402
 from tlsbench.builder import firmware
 from tlsbench.store.locator import locate
 
-SUITES = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS_AES_128_GCM_SHA256"]
+SUITES = ["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256", "TLS1-3-AES-128-GCM-SHA256"]
 PLAN = """name = "cost"
 suites = {suites}
 groups = ["secp256r1", "x25519"]
@@ -78,11 +78,11 @@ def main() -> None:
             assert records == plain, "the counter's records differ with the plugin attached"
             assert len(counts) == len(records) and all(c.counts is not None for c in counts.values()), \
                 "a stored repetition without its counts"
+            n = len(records)
     med = {w: statistics.median(v) for w, v in seconds.items()}
-    n = 2 * args.repetitions
     body = (f"Written by bench/run_cycles.py on {today()} ({machine()}). `tlsbench run --no-report` of a device "
-            f"plan (mbedtls@3.6 firmware on qemu-mps2-an386, board nrf52840; {', '.join(SUITES)}; {args.repetitions} "
-            f"repetitions each, {n} stored) from start to end, firmware cached; {args.runs} runs each way, "
+            f"plan (mbedtls@3.6 firmware on qemu-mps2-an386, board nrf52840; {', '.join(SUITES)} × secp256r1, x25519: "
+            f"{n} stored repetitions, a warm-up per batch) from start to end, firmware cached; {args.runs} runs each way, "
             "interleaved; median wall seconds.\n\n"
             "| run | median s | runs (s) |\n|---|---:|---|\n"
             + "".join(f"| {'`cycles = false`' if w == 'plain' else 'the plugin (default with a board)'} | "

@@ -331,8 +331,12 @@ class StepReader:
         self.file: BinaryIO | None = None
         self.offset = 0
         self.names: tuple[str, ...] = ()
-        self.row: np.dtype | None = None
-        self.open_rows: np.ndarray | None = None  # the rows since the last reset (or none yet)
+        # A row is 1 + len(names) little-endian u64 words: (index | holds << 32), the counts. Read
+        # as plain u64 words, not a structured dtype: numpy copies those at memory speed.
+        self.words = 0
+        # The rows since the last reset, as views of what was read (no copy until a repetition is
+        # shipped: the calibration's 200,000 rows follow one reset); None: no reset since a shipment.
+        self.open_parts: list[np.ndarray] | None = None
         self.shipped: list[np.ndarray] = []  # runs of rows (reset ... shipped) not yet taken
 
     def _header(self, f) -> bool:  # f: the open file
@@ -341,9 +345,7 @@ class StepReader:
             names, pos = _header(data)
         except (CountingError, ValueError, struct.error):  # not (all of it) written yet
             return False
-        self.names, self.offset = tuple(names), pos
-        self.row = np.dtype([("index", "<u4"), ("holds", "<u4"), ("counts", "<u8", (len(names),))])
-        self.open_rows = np.empty(0, self.row)
+        self.names, self.offset, self.words = tuple(names), pos, 1 + len(names)
         return True
 
     def attached(self) -> None:
@@ -356,31 +358,31 @@ class StepReader:
         if f is None:
             return
         f.seek(0)
-        if self.row is None and not self._header(f):
+        if not self.words and not self._header(f):
             return
-        assert self.row is not None
+        size = 8 * self.words
         while True:
             f.seek(self.offset)
-            data = f.read(self.CHUNK_ROWS * self.row.itemsize)
-            n = len(data) // self.row.itemsize
+            data = f.read(self.CHUNK_ROWS * size)
+            n = len(data) // size
             if n == 0:
                 return
-            self.offset += n * self.row.itemsize
-            self._split(np.frombuffer(data, self.row, n))
+            self.offset += n * size
+            self._split(np.frombuffer(data, "<u8", n * self.words).reshape(n, self.words))
 
     def _split(self, rows: np.ndarray) -> None:
-        """Appends rows: each SHIPPED row closes a run (from its last reset); the rest is kept
-        from the last reset on."""
-        rows = np.concatenate([self.open_rows, rows])
-        ships = np.flatnonzero(rows["index"] == SHIPPED)
-        for at in ships:
-            resets = np.flatnonzero(rows["index"][:at] == RESET)
-            if len(resets):
-                self.shipped.append(rows[resets[-1]:at + 1])
-        if len(ships):
-            rows = rows[ships[-1] + 1:]
-        resets = np.flatnonzero(rows["index"] == RESET)
-        self.open_rows = rows[resets[-1]:].copy() if len(resets) else rows[:0]
+        """Appends rows: a RESET row opens a run, a SHIPPED row closes it (a shipped
+        repetition); the rows of runs never shipped (warm-ups, the calibration) are let go."""
+        index = rows[:, 0] & 0xFFFF_FFFF
+        at = 0
+        for mark in np.flatnonzero((index == RESET) | (index == SHIPPED)).tolist():
+            if index[mark] == RESET:
+                self.open_parts, at = [], mark
+            elif self.open_parts is not None:
+                self.shipped.append(np.concatenate([*self.open_parts, rows[at:mark + 1]]))
+                self.open_parts = None
+        if self.open_parts is not None:
+            self.open_parts.append(rows[at:])
 
     def take(self, records: bytes) -> TraceCounts:
         """The class counts of the next shipped repetition's records (one row per record,
@@ -392,7 +394,7 @@ class StepReader:
                                f"repetition when its REP arrived ({self.offset} bytes of its file read)")
         run = self.shipped.pop(0)
         try:
-            (rep,) = match_reps(self.names, segments(run["index"], run["counts"]), [records])
+            (rep,) = match_reps(self.names, segments(run[:, 0] & 0xFFFF_FFFF, run[:, 1:]), [records])
         except CountingError as exc:
             return TraceCounts(self.board, features, None, str(exc))
         return TraceCounts(self.board, features, rep.counts.astype("<u8").tobytes())
