@@ -98,14 +98,18 @@ def stack_for(ds: Dataset, config: Config, link: Link, opts: Options) -> Stack:
         mtu = mtu if config.network_json else min(mtu, link_mtu)  # a deployment uses its path MTU
     lo, hi = dtls_timer_ms(ds)
     conv = opts.conversion or identity()
+    # Part ns per unit of each peer's handshake: its steps' own cycles (model) where counted; the
+    # other peer's is its own time unless both ran on the part (a device's counts)
     device = device_of(config, opts)
     other = "server" if device == "client" else "client"
+    device_ns = conv.step_s(config.id, vocab().peers[device]) / NS
+    other_ns = conv.step_s(config.id, vocab().peers[other]) / NS if conv.counted else 1.0
     return Stack(transport_of(config),
                  nagle=net.get("nagle", True) if opts.nagle is None else opts.nagle,
                  sack=bool(plan_net.get("sack", True)) if opts.sack is None else opts.sack,
                  mss=int(net.get("mss") or 0), iface_mtu=mtu,
-                 dtls_min_ms=opts.dtls_min_ms or lo, dtls_max_ms=opts.dtls_max_ms or hi, device_scale=conv.step_s(config.id, vocab().peers[device]) / NS,
-                 peer_scale=conv.step_s(config.id, vocab().peers[other]) / NS if conv.counted else 1.0)
+                 dtls_min_ms=opts.dtls_min_ms or lo, dtls_max_ms=opts.dtls_max_ms or hi, device_scale=device_ns,
+                 peer_scale=other_ns)
 
 
 def device_of(config: Config, opts: Options) -> str:
