@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the cycle model's plugin costs a `tlsbench run` of a device plan (docs/cycles.md,
 "Per-step cycles"; issue 30: target ≤ 2×): the same plan (mbed TLS 3.6 firmware on the emulated
-Cortex-M4, an ECDHE-ECDSA P-256 TLS 1.2 and a TLS 1.3 X25519 suite, board nrf52840) run with
+Cortex-M4, an ECDHE-ECDSA TLS 1.2 and a TLS 1.3 suite over P-256 and X25519, board nrf52840) run with
 `cycles = false` and with the plugin on (the default with a board), interleaved, each run
 `tlsbench run --no-report` from start to end (firmware cached, boots, greeting, the sweep, the
 store): wall seconds, the median of --runs. Checks that every stored repetition of the plugin's
