@@ -212,6 +212,44 @@ def test_run_killed_as_it_starts_and_mid_sweep_completes_each_repetition_once(tm
     intact(db)
 
 
+CYCLES_PLAN = """name = "kills-cycles"
+repetitions = 6
+rounds = 3
+warmup = 0
+suites = ["TLS-PSK-WITH-AES-128-GCM-SHA256"]
+[device]
+target = "qemu-mps2-an386"
+board = "nrf52840"
+"""
+
+
+def counted(db: Path) -> tuple[set[int], dict]:
+    """The stored repetition ids and their cycle-model counts (plan [device] cycles)."""
+    with reader(db) as store:
+        return set(store.repetition_columns().id.tolist()), store.trace_counts()
+
+
+def test_a_device_run_with_the_cycle_model_killed_mid_sweep_resumes_each_repetition_with_its_counts(tmp_path):
+    """kill -9 between two batches of a device run under the cycle model's plugin: what was
+    stored has its counts (same transaction), the resumed run adds the rest with theirs, and no
+    plugin file is left behind. Three batches of two PSK handshakes: about 20 s."""
+    (tmp_path / "plan.toml").write_text(CYCLES_PLAN)
+    db = tmp_path / "out" / "kills-cycles" / DB_FILE
+    run = ("run", tmp_path / "plan.toml", "--output", tmp_path / "out", "--no-report")
+    before = set(Path(tempfile.gettempdir()).glob("tb-steps-*"))
+    kill_when(tmp_path, lambda pid: repetitions(db) > 0, *run, timeout=300)
+    assert 0 < repetitions(db) < 6
+    intact(db)
+    ids, counts = counted(db)
+    assert set(counts) == ids and all(c.counts is not None for c in counts.values())
+    completes(*run, timeout=300)
+    intact(db)
+    ids, counts = counted(db)
+    assert len(ids) == 6 and set(counts) == ids
+    assert all(c.counts is not None or c.reason for c in counts.values())
+    assert set(Path(tempfile.gettempdir()).glob("tb-steps-*")) == before  # the killed boot's file went with it
+
+
 @pytest.mark.parametrize("argv", [["derive", "{folder}", "--rebuild"], ["report", "{folder}"],
                                   ["export", "{folder}", "--out", "{folder}/statistics.csv"]])
 def test_killed_while_its_workers_work(tmp_path, experiment, argv):

@@ -235,3 +235,22 @@ def test_the_shipped_plans_are_valid():
     link = plan.load(shipped[[p.name for p in shipped].index("pq-link.toml")]).plan
     assert link.libraries == ["openssl@3.5", "wolfssl@5.7"] and link.network.dtls.cookies
     assert [(lk.preset, lk.loss) for lk in link.network.links] == [("ieee802154", 0), ("ieee802154", 5)]
+
+
+def test_the_cycle_models_plugin_is_on_with_a_board_on_an_emulated_target_and_refused_where_it_cannot_be():
+    """[device] cycles: on by default for a target with a board, off without one or when asked;
+    without a board, or on a board reached over a serial line, `cycles = true` is one line."""
+    base = 'name = "c"\nsuites = ["TLS-PSK-WITH-AES-128-CCM-8"]\n[device]\n'
+    emulated = base + 'target = "qemu-mps2-an386"\n'
+
+    def device(text: str):
+        return plan.parse(text, "c.toml").plan.device
+
+    assert device(emulated + 'board = "nrf52840"\n').step_cycles
+    assert not device(emulated).step_cycles
+    assert not device(emulated + 'board = "nrf52840"\ncycles = false\n').step_cycles
+    assert not device(base + 'serial = "/dev/ttyACM0"\nfirmware = "fw.elf"\nboard = "nrf52840"\n').step_cycles
+    with pytest.raises(plan.PlanError, match='cycles = true needs board = "..."'):
+        device(emulated + "cycles = true\n")
+    with pytest.raises(plan.PlanError, match="attaches to an emulated target only"):
+        device(base + 'serial = "/dev/ttyACM0"\nfirmware = "fw.elf"\nboard = "nrf52840"\ncycles = true\n')

@@ -9,7 +9,7 @@ import pytest
 
 from store_contract.samples import DIED, FAILED, OK, config, experiment, peer, records, repetition
 from tlsbench.schema import (DeviceFacts, LinkTraffic, SchedAgent, SchedBatch, SchedRepetition, SchedStep, SkippedCell,
-                             StoredCapture, StoredRepetition, WindowEnergies)
+                             StoredCapture, StoredRepetition, TraceCounts, WindowEnergies)
 from tlsbench.store.api import PlanMismatch, StoreError
 
 
@@ -134,6 +134,27 @@ def test_a_batch_is_stored_whole_or_not_at_all(where):
             store.add_repetitions(again)
     with where.reader() as reader:
         assert len(reader.repetition_rows()) == 3 and len(reader.traces()) == 3
+
+
+def test_the_cycle_models_counts_are_stored_with_their_repetitions_or_why_not(where):
+    """trace_counts (migration 018): each record's cumulative counts back exactly as written
+    (stored as zstd of differences), or the reason a repetition has none; in the batch's
+    transaction, so a refused batch leaves none either."""
+    import numpy as np
+
+    counts = np.array([[0, 0, 0], [40, 7, 1], [2**63 + 5, 9, 1]], "<u8")  # 3 records, 3 features
+    with_counts = TraceCounts("nrf52840", "instructions,load,fetch_miss_taken", counts.tobytes())
+    without = TraceCounts("nrf52840", "instructions,load,fetch_miss_taken", None, "no run of trace snapshots matches")
+    with where.writer() as store:
+        cid, agent, _ = _three(store)
+        store.add_repetitions([StoredRepetition(repetition(cid, 3, agent), records(3, 1), counts=with_counts),
+                               StoredRepetition(repetition(cid, 4, agent), records(3, 2), counts=without)])
+        with pytest.raises(Exception):  # repetition 3 again: the whole batch refused, its counts too
+            store.add_repetitions([StoredRepetition(repetition(cid, 5, agent), records(3, 3), counts=with_counts),
+                                   StoredRepetition(repetition(cid, 3, agent), records(3, 3))])
+    with where.reader() as reader:
+        ids = {r.idx: i for i, r in reader.repetition_rows()}
+        assert reader.trace_counts() == {ids[3]: with_counts, ids[4]: without}
 
 
 def test_link_traffic_by_repetition_index(where):

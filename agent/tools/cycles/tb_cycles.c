@@ -10,13 +10,17 @@
  * QEMU with -icount shift=0 executes the same instructions run after run. Classes are decided
  * once per translated block (from its disassembly), so a block's execution costs one callback.
  *
- *   -plugin libtb_cycles.so,out=FILE,snap=ADDR[,snap=ADDR...][,hold=ADDR,resume=ADDR]
+ *   -plugin libtb_cycles.so,out=FILE,snap=ADDR[,snap=ADDR...][,hold=ADDR,resume=ADDR][,flush=ADDR]
  *           [,flash=BASE:SIZE][,line=BYTES][,lines=N][,ways=N][,dlines=N]
  *
  *   out        binary file of snapshots (format below)
  *   snap       a snapshot each time the instruction at ADDR executes (a function's entry)
  *   hold/resume  counting stops at hold's entry and restarts at resume's (the firmware holds its
  *              counter while it talks to the host: the same work leaves the counts)
+ *   flush      the rows written so far reach the file each time ADDR executes (after a snapshot
+ *              there): the firmware is about to ship what they count, and the host reads them
+ *              when the shipment arrives (QEMU runs the callback before the guest's next
+ *              instruction, so before any byte of it leaves the UART)
  *   flash      where code and constants sit in flash (fetch misses are counted there only)
  *   line       flash line (fetch width) in bytes; lines/ways: the instruction cache (ART,
  *              I-cache) of the board, 0 lines: none; dlines: its data cache for literal loads
@@ -78,7 +82,7 @@ static const char *const feature_names[N_FEATURES] = {FEATURES(AS_NAME)};
 static FILE *out;
 static uint64_t snap_addr[TB_MAX_SNAPS];
 static unsigned n_snaps;
-static uint64_t hold_addr = UINT64_MAX, resume_addr = UINT64_MAX;
+static uint64_t hold_addr = UINT64_MAX, resume_addr = UINT64_MAX, flush_addr = UINT64_MAX;
 static uint64_t flash_base, flash_size;
 static uint32_t line_bytes = 16, cache_lines, cache_ways = 1, dcache_lines;
 static int fill_on_demand; /* the cache keeps only lines missed on a jump (ST's ART), not prefetched ones */
@@ -516,6 +520,11 @@ static void on_resume(unsigned int vcpu, void *udata) {
     }
 }
 
+static void on_flush(unsigned int vcpu, void *udata) {
+    (void)vcpu, (void)udata;
+    fflush(out);
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     (void)id;
     qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, lookup(tb));
@@ -530,6 +539,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_hold, QEMU_PLUGIN_CB_NO_REGS, NULL);
         if (vaddr == resume_addr)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_resume, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        if (vaddr == flush_addr) /* registered after the snapshots: their rows are flushed too */
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_flush, QEMU_PLUGIN_CB_NO_REGS, NULL);
     }
 }
 
@@ -563,6 +574,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             hold_addr = strtoull(val, NULL, 0);
         else if (!strcmp(key, "resume"))
             resume_addr = strtoull(val, NULL, 0);
+        else if (!strcmp(key, "flush"))
+            flush_addr = strtoull(val, NULL, 0);
         else if (!strcmp(key, "flash")) {
             char *colon;
             flash_base = strtoull(val, &colon, 0);

@@ -43,4 +43,4 @@ def pacing(pace: Pace | None, resolution: Resolution) -> Pacing | None:
             raise PaceError(f"[network] pace: {model.source} has no counts of {missing}: add it to that device plan "
                             f"and run it again (--resume), or leave it out of this plan")
         steps[config.key] = tuple((peer, label, round(ns)) for (peer, label), ns in sorted(found.items()))
-    return Pacing(pace.side, steps, model.conversion.basis)
+    return Pacing(pace.side, steps, model.conversion.text)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
+from tlsbench.app.cycles import with_cycles
 from tlsbench.app.device import reached
 from tlsbench.app.pace import pacing
 from tlsbench.builder import tbcount
@@ -192,7 +193,8 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     greeted = None
     try:
         # the firmware built if it is not yet, a board's image flashed
-        setups = device_block.enter_context(reached(device, observer.note, timeouts)) if device else ()
+        setups = with_cycles(device, device_block.enter_context(reached(device, observer.note, timeouts)) if device
+                             else ())
         settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
                                choose(pin and not remote, loaded.plan.cpus), counting_prefix, remote=remote)
         for sig in previous:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from tlsbench.app.cycles import with_cycles
 from tlsbench.app.device import reached
 from tlsbench.app.run import BUILDABLE
 from tlsbench.core.version import host_name, tool_version
@@ -67,7 +68,7 @@ def _settings(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeou
     """How the plan's agents and device are reached; a labgrid place is acquired into `held`."""
     device = loaded.plan.device
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    setups = held.enter_context(reached(device, note, timeouts)) if device else ()
+    setups = with_cycles(device, held.enter_context(reached(device, note, timeouts)) if device else ())
     return RunSettings(paths, place, timeouts, agent_dir, setups, Placement(), remote=remote)
 
 

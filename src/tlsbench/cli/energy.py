@@ -235,7 +235,7 @@ def _print(analysis, res, fmt: str, steps: bool) -> None:
 
     console = Console()
     if res.conversion:  # said first: which time the estimates stand on
-        console.print(f"time from {escape(res.conversion.basis)} ({res.conversion.band_text()})", highlight=False)
+        console.print(f"time from {escape(res.conversion.text)} ({res.conversion.band_text()})", highlight=False)
     show(console, energy_table(res.sources, rows, lambda config_id: _config_label(analysis, config_id), steps))
     for w in res.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)

@@ -14,6 +14,8 @@ driven over a serial line (docs/plan-format.md, docs/porting.md).
     firmware = "build/firmware/<name>/tlsbench-firmware-<name>.elf"   # the image flashed on it
     board = "nrf52840"                   # the part its counts are converted to (spec/boards.toml):
                                          # cycles (model), ms and mJ; without one, counts only
+    cycles = true                        # target + board: each record's instruction classes through
+                                         # the cycle model's QEMU plugin (default: on with a board)
     memory = true                        # the memory image too: each peer's heap peak and stack
     ram_kb = 36                          # the part's RAM: a peer's heap capped to what it leaves
 
@@ -77,6 +79,10 @@ class DevicePlan(Strict):
     # library (run/device.py DeviceSetup.heap_cap); a configuration that needs more is stored as
     # "does not fit in RAM (...)". The counting image keeps the emulated board's RAM.
     ram_kb: Annotated[int, Field(ge=1)] | None = None
+    # The cycle model's QEMU plugin on the counting image: each trace record's instruction
+    # classes, so each step's cycles (model) are its own (docs/cycles.md "Per-step cycles").
+    # Default (None): on for an emulated target with a board, off otherwise.
+    cycles: bool | None = None
 
     @model_validator(mode="after")
     def _one_place(self) -> "DevicePlan":
@@ -101,6 +107,12 @@ class DevicePlan(Strict):
         if self.config is not None and len(self.libraries) > 1:
             raise ValueError("config: one library config header for one library build; with several builds, each "
                              "is built with its own (spec/libraries.toml [device])")
+        if self.cycles and self.target is None:
+            raise ValueError("cycles: the cycle model's QEMU plugin attaches to an emulated target only; a board's "
+                             "own counter counts its cycles (leave cycles out, or run on a target)")
+        if self.cycles and self.board is None:
+            raise ValueError("cycles = true needs board = \"...\": the plugin simulates that board's memory system "
+                             f"(flash wait states, caches); one of {', '.join(BOARDS)}")
         if self.ram_kb is not None and not (self.target and self.memory):
             raise ValueError("ram_kb caps each peer's heap in the memory image of an emulated target: give target "
                              "and memory = true with it")
@@ -143,6 +155,12 @@ class DevicePlan(Strict):
     def libraries(self) -> tuple[str | None, ...]:
         """The device library builds, one or several (None: each target's own)."""
         return tuple(self.library or (None,))
+
+    @property
+    def step_cycles(self) -> bool:
+        """Whether the counting image runs under the cycle model's plugin: as asked, else
+        whenever an emulated target has a board."""
+        return self.cycles if self.cycles is not None else (self.target is not None and self.board is not None)
 
     @property
     def images(self) -> tuple[str, ...]:

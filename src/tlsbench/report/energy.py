@@ -57,7 +57,7 @@ def _part_ms(analysis: Analysis, res, cid: int, peer: str) -> float | None:
     estimate converts a device's counts (a host's own times are already shown as ms)."""
     conv = res.conversion
     found = analysis.results.find(cid, "handshake_processing", peer) if conv and conv.counted else None
-    return found.summary.median * conv.processing_s * 1e3 if found else None
+    return found.summary.median * conv.step_s(cid, vocab().peers[peer]) * 1e3 if found else None
 
 
 def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None) -> dict[str, Any] | None:
@@ -86,7 +86,7 @@ def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None
     figure = figures.inline_svg(scatter_figure(analysis, res), "Handshake time and energy") if handshakes else None
     return {"res": res, "handshakes": handshakes, "steps": steps, "records": records, "both": both,
             "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant,
-            "band": res.conversion.band if res.conversion else None}
+            "band": res.conversion.handshake_band if res.conversion else None}
 
 
 def energy_figures(analysis: Analysis, profile: str | OperatingPoint | None = None) -> list[figures.FigureSpec]:

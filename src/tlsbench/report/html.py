@@ -305,14 +305,14 @@ def device_time(analysis: Analysis, energy: dict | None) -> DeviceTime | None:
     """How a device run's counts become the part's ms and mJ on the first screen: the one
     conversion (analysis/models/conversion.py) on the energy section's board or profile; None
     without one, or on the host."""
-    from tlsbench.analysis.models.conversion import conversion, counted_cpu
+    from tlsbench.analysis.models.conversion import of_dataset
 
     op = energy["res"].profile if energy else None
     unit = analysis.ds.unit
     if op is None or unit.is_time:
         return None
     try:
-        converted = conversion(unit, op, cpu=counted_cpu(analysis.ds))
+        converted = of_dataset(analysis.ds, op)
     except UserError:
         return None  # the energy section says why
     rows = energy["res"]
@@ -320,8 +320,9 @@ def device_time(analysis: Analysis, energy: dict | None) -> DeviceTime | None:
     def joules(config_id: int, peer: str) -> float | None:
         row = rows.find(config_id, "handshake", peer, "", op.label)
         return row.summary.median if row else None
-    band = converted.band.worst * 100 if converted.band else None  # shown as ± the worst measured error
-    return DeviceTime(f"estimate, {converted.basis}", converted.processing_s, band, joules)
+    band = converted.handshake_band.worst * 100 if converted.handshake_band else None  # ± the worst measured error
+    return DeviceTime(f"estimate, {converted.text}", converted.processing_s, band, joules,
+                      lambda config_id, peer: converted.step_s(config_id, vocab().peers[peer]), converted.steps is not None)
 
 
 def _host_memory(beyond: dict | None) -> dict[tuple[str, str], int] | None:

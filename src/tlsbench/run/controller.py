@@ -354,7 +354,7 @@ class Controller:
         then the link's traffic); the index after the last stored repetition."""
         reps = [o for o in outcomes if isinstance(o, Repetition)]
         rows = [StoredRepetition(repetition_row(self.spec, o.rep, config_id, batch.round, o.agent.agent_id, o.peer),
-                                 o.rep.records, o.peer) for o in reps]
+                                 o.rep.records, o.peer, o.counts) for o in reps]
         if rows:
             self.sink.add_repetitions(rows)
             if self.sched is not None:

@@ -16,6 +16,7 @@ calls tb_trace_stepped once per record, the plugin snapshots it, and each shippe
 its class counts (docs/cycles.md, "Per-step cycles")."""
 from __future__ import annotations
 
+import os
 import statistics
 import struct
 import subprocess
@@ -23,7 +24,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import BinaryIO, Mapping, Sequence
 
 import numpy as np
 
@@ -33,11 +34,19 @@ from tlsbench.run import protocol, tracefs
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareImage
 from tlsbench.run.endpoints.qemu import QemuEndpoint
 from tlsbench.run.timeouts import Timeouts
+from tlsbench.schema import TraceCounts
 
 MARKS = ("tb_group_begin", "tb_group_end")  # snapshot 0 opens a group, 1 closes it
 # Per-step counts: snapshot 0 where a repetition's trace starts, 1 at each record the tracer
-# writes (agent/include/tlsbench/trace.h: tb_trace_stepped, right after the counter read).
-STEP_MARKS = ("tb_trace_reset", "tb_trace_stepped")
+# writes (agent/include/tlsbench/trace.h: tb_trace_stepped, right after the counter read), 2 where
+# the firmware ships a repetition (agent/src/core/protocol.c tb_send_rep: only shipped ones).
+STEP_MARKS = ("tb_trace_reset", "tb_trace_stepped", "tb_send_rep")
+RESET, RECORD, SHIPPED = range(3)
+# The plugin flushes its rows to the file where the firmware ships a REP: the rows of a
+# repetition are on disk before the first byte of its REP leaves the UART, so the host reads
+# them when the REP arrives. Exact, and one write per repetition (at every record it would be
+# one per snapshot: 200,000 for the start-up calibration alone).
+STEP_FLUSH = "tb_send_rep"
 SNAP_EXIT = 0xFFFF_FFFF  # the plugin's last row, written when QEMU exits
 PLUGIN_ISA = {"riscv": ("isa=riscv",)}  # the plugin's disassembly per target architecture (Arm: its default)
 # The counter and the plugin count the same instructions of a group but for the few between
@@ -91,11 +100,12 @@ def read_snapshots(data: bytes) -> tuple[list[str], list[tuple[int, list[int]]]]
 
 
 def plugin_option(plugin: Path, out: Path, image: Path, target: Target, geometry: Sequence[str],
-                  marks: Sequence[str] = MARKS) -> list[str]:
-    """QEMU's `-plugin` option: snapshots at the marks (functions' entries), the target's flash,
-    the board's cache geometry (MemorySystem.plugin_args)."""
+                  marks: Sequence[str] = MARKS, flush: str | None = None) -> list[str]:
+    """QEMU's `-plugin` option: snapshots at the marks (functions' entries), the file flushed
+    at `flush`'s entry, the target's flash, the board's cache geometry (MemorySystem.plugin_args)."""
     flash = target.memory.flash
     args = [f"out={out}", *(f"snap={symbol(image, m, target):#x}" for m in marks),
+            *([f"flush={symbol(image, flush, target):#x}"] if flush else []),
             f"flash={flash.base:#x}:{flash.size:#x}", *geometry, *PLUGIN_ISA.get(target.arch.name, ())]
     return ["-plugin", f"{plugin}," + ",".join(args)]
 
@@ -234,9 +244,9 @@ def step_rows(data: bytes) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
 
 def segments(index: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     """The record snapshots (index 1) between two trace resets (index 0), each relative to its reset."""
-    resets = np.flatnonzero(index == 0)
+    resets = np.flatnonzero(index == RESET)
     bounds = [*resets, len(index)]
-    return [counts[a + 1:b] - counts[a] for a, b in zip(bounds, bounds[1:])]
+    return [counts[a + 1:b][index[a + 1:b] == RECORD] - counts[a] for a, b in zip(bounds, bounds[1:])]
 
 
 def match_reps(names: tuple[str, ...], segs: list[np.ndarray], reps: list[bytes]) -> list[CountedRep]:
@@ -287,3 +297,110 @@ def count_steps(target: Target, image: FirmwareImage, plugin: Path, geometry: Se
         names, index, counts = step_rows(out.read_bytes())
     flat = iter(match_reps(names, segments(index, counts), [raw for reps in ran for raw in reps]))
     return [[next(flat) for _ in reps] for reps in ran]
+
+
+# ---------------------------------------------------------------- a run's repetitions, as they arrive
+
+@dataclass(frozen=True)
+class StepCycles:
+    """The cycle model attached to a device's counting image (plan [device] cycles): the
+    plugin, and the board whose memory system it simulates."""
+
+    plugin: Path
+    board: str
+    geometry: tuple[str, ...]  # the board's cache geometry (MemorySystem.plugin_args)
+
+
+class StepReader:
+    """The plugin's file of one boot, read as the boot's REPs arrive: the rows since the last
+    read only (the file offset is kept: the start-up calibration's 200,000 rows are read once),
+    and of those only the rows since the last trace reset are kept. Each shipped repetition's
+    rows end with its SHIPPED snapshot (flushed there: STEP_FLUSH), so the k-th REP of the boot
+    is the k-th shipped run of snapshots, matched to its records by match_reps.
+
+    The file is a temporary one, unlinked as soon as both QEMU and the reader have it open
+    (attached()): a host killed with -9 leaves nothing behind (its counts that matter are in
+    the store, with their repetitions)."""
+
+    CHUNK_ROWS = 65_536  # rows read at a time: a bounded buffer however long the calibration
+
+    def __init__(self, cycles: StepCycles):
+        fd, name = tempfile.mkstemp(prefix="tb-steps-", suffix=".bin")
+        os.close(fd)
+        self.path, self.board = Path(name), cycles.board
+        self.file: BinaryIO | None = None
+        self.offset = 0
+        self.names: tuple[str, ...] = ()
+        # A row is 1 + len(names) little-endian u64 words: (index | holds << 32), the counts. Read
+        # as plain u64 words, not a structured dtype: numpy copies those at memory speed.
+        self.words = 0
+        # The rows since the last reset, as views of what was read (no copy until a repetition is
+        # shipped: the calibration's 200,000 rows follow one reset); None: no reset since a shipment.
+        self.open_parts: list[np.ndarray] | None = None
+        self.shipped: list[np.ndarray] = []  # runs of rows (reset ... shipped) not yet taken
+
+    def _header(self, f) -> bool:  # f: the open file
+        data = f.read(64 * 1024)
+        try:
+            names, pos = _header(data)
+        except (CountingError, ValueError, struct.error):  # not (all of it) written yet
+            return False
+        self.names, self.offset, self.words = tuple(names), pos, 1 + len(names)
+        return True
+
+    def attached(self) -> None:
+        """QEMU has opened the file (its plugin did, at start-up): open it here too and unlink it."""
+        self.file = open(self.path, "rb")
+        self.path.unlink()
+
+    def _read(self) -> None:
+        f = self.file
+        if f is None:
+            return
+        f.seek(0)
+        if not self.words and not self._header(f):
+            return
+        size = 8 * self.words
+        while True:
+            f.seek(self.offset)
+            data = f.read(self.CHUNK_ROWS * size)
+            n = len(data) // size
+            if n == 0:
+                return
+            self.offset += n * size
+            self._split(np.frombuffer(data, "<u8", n * self.words).reshape(n, self.words))
+
+    def _split(self, rows: np.ndarray) -> None:
+        """Appends rows: a RESET row opens a run, a SHIPPED row closes it (a shipped
+        repetition); the rows of runs never shipped (warm-ups, the calibration) are let go."""
+        index = rows[:, 0] & 0xFFFF_FFFF
+        at = 0
+        for mark in np.flatnonzero((index == RESET) | (index == SHIPPED)).tolist():
+            if index[mark] == RESET:
+                self.open_parts, at = [], mark
+            elif self.open_parts is not None:
+                self.shipped.append(np.concatenate([*self.open_parts, rows[at:mark + 1]]))
+                self.open_parts = None
+        if self.open_parts is not None:
+            self.open_parts.append(rows[at:])
+
+    def take(self, records: bytes) -> TraceCounts:
+        """The class counts of the next shipped repetition's records (one row per record,
+        cumulative since its trace began), or why it has none (never silently none)."""
+        self._read()
+        features = ",".join(self.names)
+        if not self.shipped:
+            return TraceCounts(self.board, features, None, "the cycles plugin had written no snapshots for this "
+                               f"repetition when its REP arrived ({self.offset} bytes of its file read)")
+        run = self.shipped.pop(0)
+        try:
+            (rep,) = match_reps(self.names, segments(run[:, 0] & 0xFFFF_FFFF, run[:, 1:]), [records])
+        except CountingError as exc:
+            return TraceCounts(self.board, features, None, str(exc))
+        return TraceCounts(self.board, features, rep.counts.astype("<u8").tobytes())
+
+    def close(self) -> None:
+        """Lets the file go (a boot's; the counts that matter are in the store)."""
+        if self.file is not None:
+            self.file.close()
+        self.path.unlink(missing_ok=True)

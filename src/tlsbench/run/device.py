@@ -18,6 +18,7 @@ from tlsbench.core import libraries
 from tlsbench.core import spec as specmod
 from tlsbench.run.endpoints.firmware import DeviceError, FirmwareEndpoint, FirmwareImage
 from tlsbench.core.targets import Target
+from tlsbench.run.cycles import STEP_FLUSH, STEP_MARKS, StepCycles, StepReader, plugin_option
 from tlsbench.run.endpoints.qemu import REBUILD_QEMU, QemuEndpoint
 from tlsbench.run.endpoints.serial import REBUILD_BOARD, SerialEndpoint, run_board_command
 from tlsbench.schema import DeviceFacts
@@ -41,6 +42,7 @@ class DeviceSetup:
     dtls_timeout_ms: int = 0  # a DTLS configuration's RUN timers (0: the library's)
     build: Mapping[str, Any] = field(default_factory=dict)  # the build's record (firmware.json), when known
     ram_bytes: int | None = None  # the part's RAM ([device] ram_kb): caps each peer's heap in the memory image
+    cycles: StepCycles | None = None  # the cycle model's plugin on the counting image ([device] cycles; QEMU only)
 
     def heap_cap(self, variant: str) -> int | None:
         """What a part of `ram_bytes` leaves one peer's heap (a device runs one side): its RAM
@@ -102,14 +104,24 @@ def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> FirmwareEnd
     image = setup.image(variant)
     if image is None:
         raise DeviceError(f"no {variant} image for {setup.name}: tlsbench build firmware builds both")
+    counted = setup.cycles if setup.target and variant == COUNTING else None
+    reader = StepReader(counted) if counted else None
     try:
         link: QemuEndpoint | SerialEndpoint = (
-            QemuEndpoint(setup.target, image, timeouts.greeting, semihosting_args=_semihosting_args(setup, variant))
+            QemuEndpoint(setup.target, image, timeouts.greeting, semihosting_args=_semihosting_args(setup, variant),
+                         extra=_plugin(setup.target, image, reader, counted))
             if setup.target
             else SerialEndpoint(str(setup.serial), setup.baud, setup.reset, image, timeouts.greeting))
     except specmod.SpecMismatch as exc:
+        _discard(reader)
         raise DeviceError(f"firmware {image.path.name} on {setup.name}: {exc}") from None
+    except BaseException:
+        _discard(reader)
+        raise
+    link.step_counts = reader
     try:
+        if reader is not None:
+            reader.attached()
         _check_device(link, setup, variant)
     except BaseException:
         link.kill()
@@ -117,6 +129,19 @@ def connect(setup: DeviceSetup, variant: str, timeouts: Timeouts) -> FirmwareEnd
         raise
     link.device = facts(link, image, setup)
     return link
+
+
+def _plugin(target: Target, image: FirmwareImage, reader: StepReader | None, cycles: StepCycles | None) -> list[str]:
+    """QEMU's -plugin option of the cycle model: a snapshot at every trace record, a repetition's
+    reset and its shipping, the file flushed there (run/cycles.py StepReader), none without it."""
+    if reader is None or cycles is None:
+        return []
+    return plugin_option(cycles.plugin, reader.path, image.path, target, cycles.geometry, STEP_MARKS, STEP_FLUSH)
+
+
+def _discard(reader: StepReader | None) -> None:
+    if reader is not None:
+        reader.close()
 
 
 def flash(setup: DeviceSetup, timeouts: Timeouts) -> None:

@@ -20,7 +20,7 @@ from typing import Iterator, Mapping, Protocol
 from tlsbench.plan.configs import Configuration
 from tlsbench.run import protocol
 from tlsbench.run.schedule import Batch
-from tlsbench.schema import LinkTraffic, PeerRepetition
+from tlsbench.schema import LinkTraffic, PeerRepetition, TraceCounts
 from tlsbench.store.api import Sink
 
 __all__ = ["AgentDied", "AgentRef", "BatchTraffic", "Exchange", "Outcome", "Repetition", "Sink", "StopFlag",
@@ -38,11 +38,13 @@ class AgentRef:
 @dataclass(frozen=True)
 class Repetition:
     """One repetition as an exchange ran it: the measuring (device) agent's REP and, in a
-    two-process run, the peer agent's REP of the same repetition."""
+    two-process run, the peer agent's REP of the same repetition; under the cycle model's
+    plugin, its records' class counts (or why it has none)."""
 
     rep: protocol.Rep
     agent: AgentRef
     peer: PeerRepetition | None = None
+    counts: TraceCounts | None = None
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,16 @@ from tlsbench.schema.columns import FIRST, Column, Index, Table, column, key_col
 from tlsbench.schema.tables import (AGENT, BY_NAME, CONFIG, DERIVED_BATCH, DERIVED_STATS, ENERGY, ENERGY_CAPTURE,
                                     EXPERIMENT, EXPERIMENT_KEY, LINK_TRAFFIC, PEER_REPETITION, REPETITION,
                                     SCHED_AGENT, SCHED_CAPTURE, SCHED_REPETITION, SCHED_STEP, SKIPPED_CELL, TABLES,
-                                    TRACE, AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic,
+                                    TRACE, TRACE_COUNTS, AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic,
                                     PeerRepetition, PeerTrace, RepetitionColumns, RepetitionRow, SchedAgent,
                                     SchedBatch, SchedCapture, SchedRepetition, SchedStep, SchedTables, SkippedCell,
-                                    StoredCapture, StoredConfig, StoredRepetition, StoredStats, TraceRecords,
+                                    StoredCapture, StoredConfig, StoredRepetition, StoredStats, TraceCounts, TraceRecords,
                                     WindowEnergies, WindowEnergy)
 
 __all__ = ["AGENT", "BY_NAME", "CONFIG", "DERIVED_BATCH", "DERIVED_STATS", "ENERGY", "ENERGY_CAPTURE", "EXPERIMENT",
            "EXPERIMENT_KEY", "FIRST", "LINK_TRAFFIC", "PEER_REPETITION", "REPETITION", "SCHED_AGENT", "SCHED_CAPTURE",
-           "SCHED_REPETITION", "SCHED_STEP", "SKIPPED_CELL", "TABLES", "TRACE", "AgentRow", "Column", "ConfigRow",
+           "SCHED_REPETITION", "SCHED_STEP", "SKIPPED_CELL", "TABLES", "TRACE", "TRACE_COUNTS", "AgentRow", "Column", "ConfigRow",
            "DerivedBatch", "DeviceFacts", "Experiment", "Index", "LinkTraffic", "PeerRepetition", "PeerTrace",
            "RepetitionColumns", "RepetitionRow", "SchedAgent", "SchedBatch", "SchedCapture", "SchedRepetition",
            "SchedStep", "SchedTables", "SkippedCell", "StoredCapture", "StoredConfig", "StoredRepetition",
-           "StoredStats", "Table", "TraceRecords", "WindowEnergies", "WindowEnergy", "column", "key_column", "view_of"]
+           "StoredStats", "Table", "TraceCounts", "TraceRecords", "WindowEnergies", "WindowEnergy", "column", "key_column", "view_of"]

@@ -313,13 +313,38 @@ class PeerTrace:
 
 
 @dataclass(frozen=True)
+class TraceCounts:
+    """A `trace_counts` row: the cycle model's class counts of each record of a device
+    repetition's trace (the QEMU plugin's snapshot at the record, run/cycles.py), or why the
+    repetition has none. A step's counts are its STOP's minus its START's."""
+
+    board: str = column("The board whose memory system (flash wait states, caches) the plugin simulated "
+                        "(spec/boards.toml).")
+    features: str = column("The plugin's feature names, comma-separated: the columns of counts "
+                           "(agent/tools/cycles/tb_cycles.c).")
+    counts: bytes | None = column("Per trace record, in the trace's record order, the plugin's counts since the "
+                                  "repetition's trace began: n_events × features u64, stored as zstd of their "
+                                  "differences from record to record (store/sqlite/blobs.py encode_counts); none "
+                                  "when reason says why.")
+    reason: str | None = column("Why the repetition has no counts (no run of the plugin's snapshots matched its "
+                                "records); none when it has them.", default=None)
+
+
+TRACE_COUNTS = Table("trace_counts", "The cycle model's class counts of each trace record of a device repetition "
+                     "(plan [device] cycles).", TraceCounts,
+                     extra=(key_column("repetition_id", "The repetition.", references="repetition"),))
+
+
+@dataclass(frozen=True)
 class StoredRepetition:
     """One repetition as the controller stores it with the rest of its batch: the row, its
-    raw trace records and, in a two-process run, the peer agent's REP."""
+    raw trace records, in a two-process run the peer agent's REP, and on a device with the
+    cycle model attached its records' class counts (the counts blob raw: the store encodes it)."""
 
     row: RepetitionRow
     records: bytes
     peer: PeerRepetition | None = None
+    counts: TraceCounts | None = None
 
 
 @dataclass(frozen=True)
@@ -569,5 +594,5 @@ DERIVED_STATS = Table("derived_stats", "Each configuration's statistics as a rep
 # ---------------------------------------------------------------------- every table
 TABLES: tuple[Table, ...] = (EXPERIMENT, AGENT, CONFIG, REPETITION, TRACE, PEER_REPETITION, LINK_TRAFFIC,
                              ENERGY_CAPTURE, ENERGY, SCHED_CAPTURE, SCHED_REPETITION, SCHED_STEP, SCHED_AGENT,
-                             DERIVED_BATCH, DERIVED_STATS, SKIPPED_CELL)
+                             DERIVED_BATCH, DERIVED_STATS, SKIPPED_CELL, TRACE_COUNTS)
 BY_NAME = {t.name: t for t in TABLES}

@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from tlsbench.schema import (LinkTraffic, RepetitionColumns, SkippedCell, StoredCapture, StoredConfig, StoredStats,
-                             WindowEnergies)
+                             TraceCounts, WindowEnergies)
 from tlsbench.store.api import DerivedReads, DeviceImage, Kind, StoreReader
 
 from tlsbench.analysis.derive import derived as derivation
@@ -65,6 +65,7 @@ class Dataset:
     derived_now: int = 0  # repetitions whose summaries were not stored (derived by this load)
     stats: dict[int, StoredStats] = field(default_factory=dict)  # configuration -> its stored statistics
     skipped: list[SkippedCell] = field(default_factory=list)  # the plan's matrix cells left out (every kind's)
+    counted: dict[int, TraceCounts] | None = None  # the cycle model's counts per repetition, read when first asked for
 
     @property
     def name(self) -> str:
@@ -87,6 +88,15 @@ class Dataset:
             events = decode_many([t[1] for t in traces], [t[0] for t in traces])
             self.decoded = (events, build_slices(events))
         return self.decoded
+
+    def trace_counts(self) -> dict[int, TraceCounts]:
+        """Repetition id -> its records' class counts under the cycle model's plugin, or why it
+        has none (plan [device] cycles); {} for a run without them."""
+        if self.counted is None:
+            mine = set(self.reps.id.tolist())
+            with self.store() as store:
+                self.counted = {r: c for r, c in store.trace_counts().items() if r in mine}
+        return self.counted
 
     @property
     def derived(self) -> Derived:

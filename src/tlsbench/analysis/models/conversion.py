@@ -3,6 +3,8 @@
 `tlsbench energy`, `tlsbench predict` and every export get their device seconds from here.
 
     a device's cycles            cycles / f                                   exact
+    a device's step, its class   cycles (model) of the step's own counts / f  an estimate, with the model's
+    counts stored (plugin)       (per step: models/steps.py)                  band
     a device's instructions      instructions x CPI(board) / f (cycle model)  an estimate, with its band
                                  instructions x CPI / f (a profile's stated   an estimate, no band
                                  assumption, for a profile that is no board)
@@ -15,9 +17,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from tlsbench.analysis.models.cycles import Band, board_cpi, fitted
+from tlsbench.analysis.models.steps import HANDSHAKE, StepTimes, step_times
 from tlsbench.analysis.models.energy import EnergyError
 from tlsbench.analysis.models.energy.profiles import OperatingPoint, board_point, resolve
 from tlsbench.core.boards import boards, stream_of
@@ -40,30 +45,57 @@ class Conversion:
     band: Band | None = None  # the model's measured error; None: exact or unknown (see `estimate`)
     estimate: bool = False  # a model or an assumption stands between the value and the time
     counted: bool = False  # the values are a device's counts: both peers ran on the part
+    # Steps whose class counts were stored (the cycle model's plugin): their own cycles (model),
+    # preferred over the CPI route above, with the model's band (step_band; None: not measured).
+    steps: StepTimes | None = None
+    step_basis: str = ""
+    step_band: Band | None = None
 
-    @property
-    def processing_ns(self) -> float:
-        """Part ns per unit of processing: what the link simulation multiplies a script by."""
-        return self.processing_s / NS
+    def step_s(self, config_id: int, peer: int, label: int = HANDSHAKE) -> float:
+        """Part seconds per unit of a step's processing (label HANDSHAKE: a peer's whole
+        handshake): from its own counts where they were stored, else processing_s."""
+        return self.steps.seconds.get((config_id, peer, label), self.processing_s) if self.steps else self.processing_s
 
-    @property
-    def peer_ns(self) -> float:
-        """The other peer's ns per unit: the part's too when both ran on it, else its own time."""
-        return self.processing_ns if self.counted else 1.0
+    def step_seconds(self, config_ids: np.ndarray, peers: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """step_s of many steps at once (arrays aligned), as an array."""
+        if self.steps is None or not len(config_ids):
+            return np.full(len(config_ids), self.processing_s)
+        keys = np.stack([config_ids, peers, labels], axis=1).astype(np.int64)
+        unique, back = np.unique(keys, axis=0, return_inverse=True)
+        return np.array([self.step_s(*map(int, k)) for k in unique])[back.reshape(-1)]
 
     def ms(self, value: float) -> float:
         return value * self.processing_s * 1e3
 
     def as_dict(self) -> dict:
-        """What every export and JSON output carries: the basis and the band."""
+        """What every export and JSON output carries: the basis and the band (and the per-step
+        basis where steps had their own counts)."""
+        per_step = None if self.steps is None else {
+            "basis": self.step_basis, "steps": self.steps.spans, "of_steps": self.steps.steps,
+            "band_median_abs_error": self.step_band.median if self.step_band else None,
+            "band_worst_abs_error": self.step_band.worst if self.step_band else None}
         return {"basis": self.basis, "estimate": self.estimate, "seconds_per_unit": self.processing_s,
                 "band_median_abs_error": self.band.median if self.band else None,
-                "band_worst_abs_error": self.band.worst if self.band else None}
+                "band_worst_abs_error": self.band.worst if self.band else None, "per_step": per_step}
 
     def band_text(self) -> str:
-        if self.band is not None:
-            return f"model error {self.band.text()}"
-        return "error not measured" if self.estimate else "exact"
+        own = f"model error {self.band.text()}" if self.band is not None else \
+            "error not measured" if self.estimate else "exact"
+        if self.steps is None:
+            return own
+        steps = f"model error {self.step_band.text()}" if self.step_band else "error not measured"
+        return f"steps from their counts: {steps}; the rest: {own}"
+
+    @property
+    def handshake_band(self) -> Band | None:
+        """The band a handshake's (or step's) estimate is shown with: the model's where the
+        steps had their own counts, else the CPI route's."""
+        return self.step_band if self.steps else self.band
+
+    @property
+    def text(self) -> str:
+        """The basis as every output prints it first: the per-step one, then the CPI route."""
+        return f"{self.step_basis}; the rest: {self.basis}" if self.steps else self.basis
 
 
 def identity() -> Conversion:
@@ -119,6 +151,22 @@ def conversion(unit: Unit, op: OperatingPoint | None, device_scale: float | None
     raise HostRunRefused(f"{run} ran on this host: its times are this machine's, not {op.profile.name}'s; run it on "
                          f"the device ([device] in the plan, docs/porting.md), or give an explicit scale "
                          "(--device-scale S: device ns per host ns, e.g. measured by the same handshake on both)")
+
+
+def of_dataset(ds, op: OperatingPoint | None, device_scale: float | None = None) -> Conversion:  # ds: Dataset
+    """The one conversion of a stored experiment's values on `op`'s part: conversion(), and
+    where the run stored class counts of its steps (plan [device] cycles) on that board, each
+    step's own cycles (model) preferred (models/steps.py)."""
+    conv = conversion(ds.unit, op, device_scale, ds.name, counted_cpu(ds))
+    if op is None or op.board is None or not conv.counted or ds.unit.noun == "cycles":
+        return conv
+    times = step_times(ds, op.board, op.frequency_mhz * 1e6)
+    if times is None:
+        return conv
+    calibrated = op.board.core.name in fitted().calibrated_on
+    basis = (f"cycles (model) of {op.board.name}, per step: each step's own instruction classes ÷ "
+             f"{op.frequency_mhz:g} MHz ({times.spans} of {times.steps} step spans)")
+    return replace(conv, steps=times, step_basis=basis, step_band=fitted().band if calibrated else None)
 
 
 def counted_cpu(ds) -> str | None:  # ds: Dataset

@@ -64,7 +64,8 @@ class Band:
     spread: str = ""  # what else the band holds besides the published figures' error ("": nothing)
 
     def text(self) -> str:
-        return f"±{self.median:.0%} (worst {self.worst:.0%}, {self.rows} published figures{self.spread})"
+        # two significant digits: the comparable rows' band is under 1% (0.33%, not "±0%")
+        return f"±{self.median * 100:.2g}% (worst {self.worst * 100:.2g}%, {self.rows} published figures{self.spread})"
 
     def widened(self, other: "Band", what: str) -> "Band":
         """This band plus another error source's (errors add at worst): `what` says which."""

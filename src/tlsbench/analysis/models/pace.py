@@ -15,7 +15,7 @@ import numpy as np
 from tlsbench.analysis.derive.dataset import Dataset, ok_status
 from tlsbench.analysis.derive.measures import METRIC
 from tlsbench.analysis.derive.samples import measured
-from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu
+from tlsbench.analysis.models.conversion import NS, Conversion, of_dataset
 from tlsbench.analysis.models.energy.profiles import board_point
 from tlsbench.analysis.vocab import option_names, vocab
 from tlsbench.core import spec
@@ -60,13 +60,13 @@ def modelled_steps(ds: Dataset, board: str) -> PacedSteps:
     if ds.unit.is_time:
         raise PaceError(f"{ds.name} ran on this host: its step times are this machine's, not a part's; pace from a "
                         "device run of the same configurations ([device] in a plan, e.g. plans/pace-device.toml)")
-    conv = conversion(ds.unit, board_point(boards()[board]), run=ds.name, cpu=counted_cpu(ds))
+    conv = of_dataset(ds, board_point(boards()[board]))
     samples, voc, step = measured(ds, ds.excluded_mask()).samples, vocab(), METRIC["step"]
     steps: dict[Match, StepNs] = {}
     for cid, c in ds.configs.items():
         if c.image not in (None, "counting"):  # the memory image's counts include its bookkeeping
             continue
-        found = {(voc.peer_name(peer), int(label)): float(np.median(values)) * conv.processing_ns
+        found = {(voc.peer_name(peer), int(label)): float(np.median(values)) * conv.step_s(cid, peer, label) / NS
                  for (_, peer, metric, label), (values, _) in samples.of_config(cid).items()
                  if metric == step and len(values)}
         if found:

@@ -69,9 +69,14 @@ class DeviceTime:
     seconds_per_unit: float
     band_pct: float | None = None  # the model's measured error, ± % (None: not known)
     energy_j: Callable[[int, str], float | None] = lambda config_id, peer: None  # median J above idle
+    # A configuration's peer's handshake: its steps' own cycles (model) where they were counted
+    handshake_s: Callable[[int, str], float] | None = None
+    per_step: bool = False  # the band is the model's alone (steps' own counts), not widened by the CPI's spread
 
-    def ms(self, count: float) -> float:
-        return count * self.seconds_per_unit * 1e3
+    def ms(self, count: float, config_id: int | None = None, peer: str | None = None) -> float:
+        per_unit = (self.handshake_s(config_id, peer) if self.handshake_s and config_id is not None and peer
+                    else self.seconds_per_unit)
+        return count * per_unit * 1e3
 
 
 # ---------------------------------------------------------------------- the answer
@@ -220,7 +225,7 @@ def _candidate(inp: Inputs, cid: int, policy: Policy, q: Question, role: str, me
     elif inp.unit.is_time:
         ms = cost.median / 1e6
     else:
-        ms = device_time.ms(cost.median) if device_time else None
+        ms = device_time.ms(cost.median, cid, role) if device_time else None
     energy = device_time.energy_j(cid, role) if device_time else None
     order, cls = _class(policy, c) or (-1, None)
     return Candidate(cid, inp.labels[cid], cls, order, policy.status(suite_fields(c)), cost, other_cost,

@@ -21,7 +21,7 @@ from tlsbench.run import protocol
 
 if TYPE_CHECKING:
     from tlsbench.plan.configs import Configuration
-    from tlsbench.schema import DeviceFacts
+    from tlsbench.schema import DeviceFacts, TraceCounts
     from tlsbench.run.timeouts import Timeouts
 
 
@@ -68,6 +68,17 @@ class Listener(Protocol):
     def close(self) -> None: ...
 
 
+class StepCounts(Protocol):
+    """The cycle model's counts of a boot's repetitions, as their REPs arrive (run/cycles.py
+    StepReader)."""
+
+    def take(self, records: bytes) -> TraceCounts:
+        """The next shipped repetition's class counts per record, or why it has none."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Endpoint(Protocol):
     """One start of an agent (a process, a firmware boot), greeted: what its `agent` row
     records, its frames, and how it ends."""
@@ -82,6 +93,7 @@ class Endpoint(Protocol):
     device: DeviceFacts | None  # a firmware boot's facts (run/device.py); None for a host agent
     queues_runs: bool  # takes the next RUN while it runs one: the controller may send a batch ahead
     checks_clock: bool  # its DONEs carry the checks of a host clock, recorded in its agent row
+    step_counts: StepCounts | None  # a counting image under the cycle model's plugin: its records' class counts
 
     def send(self, data: bytes) -> None: ...
     def read_frame(self) -> protocol.Frame | None: ...

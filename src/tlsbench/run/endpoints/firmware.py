@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from tlsbench.run.endpoints import AgentError, Listener
+from tlsbench.run.endpoints import AgentError, Listener, StepCounts
 from tlsbench.run.endpoints.inbox import Listened
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class FirmwareEndpoint:
     queues_runs = False  # a device runs one RUN at a time over its line
     checks_clock = False  # its counter is not a host clock
     emulated = False  # QEMU: a pace of instructions per second; a board: its clock
+    step_counts: StepCounts | None = None  # QEMU with the cycle model's plugin: a StepReader (run/device.py connect)
 
     def listen(self) -> Listener:
         return Listened(self)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from tlsbench.core import spec as specmod
 from tlsbench.core.processes import dying_with_us
 from tlsbench.run import protocol
-from tlsbench.run.endpoints import AgentError, Listener
+from tlsbench.run.endpoints import AgentError, Listener, StepCounts
 from tlsbench.run.endpoints.collect import Collected
 from tlsbench.run.placement import Placement
 from tlsbench.run.timeouts import Timeouts
@@ -59,6 +59,7 @@ class ProcessEndpoint:
     device: DeviceFacts | None = None  # a host agent is no device
     paused: bool = False
     queues_runs = True  # it reads the next RUN while it runs one
+    step_counts: StepCounts | None = None  # the cycle model attaches to a firmware under QEMU only
     checks_clock = True  # its DONEs say how its clock held (agent row clock_json)
 
     @classmethod

@@ -116,6 +116,8 @@ class QemuEndpoint(FirmwareEndpoint):
 
     def close(self) -> None:
         self.process.close()
+        if self.step_counts is not None:  # the cycle model's file of this boot (run/device.py)
+            self.step_counts.close()
 
 
 def _check_image(target: Target, path: Path) -> None:

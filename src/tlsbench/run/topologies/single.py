@@ -164,7 +164,10 @@ class SingleAgent:
             if frame is None:
                 return  # stopped (what arrived is kept); the agent may still be busy: close() stops it
             if frame.type == frames.REP:
-                yield Repetition(self._rep(slot, frame, config_id, expected), ref)
+                rep = self._rep(slot, frame, config_id, expected)
+                # read now: the plugin's rows of this repetition are on disk (run/cycles.py STEP_FLUSH)
+                counts = endpoint.step_counts.take(rep.records) if endpoint.step_counts else None
+                yield Repetition(rep, ref, counts=counts)
                 expected += 1
             elif frame.type == frames.DONE:
                 if expected != end:

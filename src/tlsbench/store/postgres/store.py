@@ -16,14 +16,14 @@ import numpy as np
 from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic, PeerRepetition,
                              PeerTrace, RepetitionColumns, RepetitionRow, SchedAgent, SchedBatch, SchedCapture,
                              SchedRepetition, SchedStep, SchedTables, SkippedCell, StoredCapture, StoredConfig,
-                             StoredRepetition, StoredStats, WindowEnergies, WindowEnergy)
+                             StoredRepetition, StoredStats, TraceCounts, WindowEnergies, WindowEnergy)
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, StoreError, device_image, plan_mismatch
 from tlsbench.store.postgres.schema import ALL_TABLES, NEXT_ID, assigned_id
 from tlsbench.store.postgres.connection import Connected, columns_of, experiment_row, version_of
 from tlsbench.store.rows import now_iso, values, who_measured, words
-from tlsbench.store.sqlite.blobs import decode_records, encode_records
+from tlsbench.store.sqlite.blobs import counts_values, decode_records, encode_records, raw_counts
 
 _REP = field_names(RepetitionRow)
 _PEER = field_names(PeerRepetition)
@@ -64,6 +64,7 @@ _INSERT_REP_ONCE = _insert("repetition", [*_REP, "stored_at"], "ON CONFLICT (exp
                            "id")
 _INSERT_TRACE = _insert("trace", ["repetition_id", "records", "encoding"])
 _INSERT_PEER = _insert("peer_repetition", ["repetition_id", *_PEER, "encoding"])
+_INSERT_COUNTS = _insert("trace_counts", ["repetition_id", *field_names(TraceCounts)])
 _SCHED = {"sched_repetition": (field_names(SchedRepetition) + ("capture_id",), ("config_id", "idx")),
           "sched_step": (field_names(SchedStep), ("config_id", "idx", "peer", "label", "occurrence")),
           "sched_agent": (field_names(SchedAgent), ("agent_id",))}
@@ -196,6 +197,8 @@ class PostgresStore(Connected):
         c.execute(_INSERT_TRACE, (self.eid, rep_id, *encode_records(rep.records)))
         if rep.peer is not None:
             c.execute(_INSERT_PEER, (self.eid, *_peer_row(rep_id, rep.peer)))
+        if rep.counts is not None:
+            c.execute(_INSERT_COUNTS, (self.eid, rep_id, *counts_values(rep.counts)))
         return rep_id
 
     def add_repetition(self, rep: RepetitionRow, records: bytes) -> int:
@@ -360,6 +363,11 @@ class PostgresStore(Connected):
         names = field_names(LinkTraffic)
         return {r[0]: LinkTraffic(*r[1:]) for r in self._all(
             f"SELECT repetition_id, {_columns(names)} FROM link_traffic WHERE experiment_id = %s "
+            "ORDER BY repetition_id", self.eid)}
+
+    def trace_counts(self) -> dict[int, TraceCounts]:
+        return {r[0]: TraceCounts(r[1], r[2], raw_counts(r[3], r[2]), r[4]) for r in self._all(
+            f"SELECT repetition_id, {_columns(field_names(TraceCounts))} FROM trace_counts WHERE experiment_id = %s "
             "ORDER BY repetition_id", self.eid)}
 
     def peer_traces(self, rep_ids: Sequence[int] | None = None) -> list[PeerTrace]:

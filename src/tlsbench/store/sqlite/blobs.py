@@ -81,3 +81,41 @@ def decode_records(blob: bytes | memoryview | None, encoding: int | None) -> byt
     for counter in _counters(rows):
         np.cumsum(counter, out=counter)
     return rows.tobytes()
+
+
+def encode_counts(counts: bytes, features: int) -> bytes:
+    """A trace_counts blob: a repetition's cumulative class counts (n records × `features` u64,
+    little-endian) as zstd of their differences from record to record, feature by feature
+    (small, alike numbers: a handshake's 48 KB become a few KB)."""
+    import numpy as np
+
+    rows = np.frombuffer(counts, "<u8").reshape(-1, features).copy()
+    rows[1:] = np.diff(rows, axis=0)  # unsigned: wraps, and the cumulative sum undoes it exactly
+    return _codec()[0].compress(rows.T.tobytes())
+
+
+def decode_counts(blob: bytes | memoryview, features: int) -> Any:
+    """The (n records, features) uint64 array of a trace_counts blob."""
+    import numpy as np
+
+    try:
+        data = _codec()[1].decompress(bytes(blob))
+    except Exception as exc:  # zstandard.ZstdError
+        raise BlobError(f"a trace_counts blob does not decompress ({exc}): the store is damaged") from None
+    if len(data) % (8 * features):
+        raise BlobError(f"a trace_counts blob decodes to {len(data)} bytes, not whole rows of {features} counts")
+    rows = np.frombuffer(data, "<u8").reshape(features, -1).T.copy()
+    return np.cumsum(rows, axis=0, dtype=np.uint64)
+
+
+def counts_values(counts: Any) -> tuple[Any, ...]:
+    """A TraceCounts (schema/tables.py, its counts raw) as the columns stored: board, features,
+    the encoded blob (None when there are none), reason."""
+    n = len(counts.features.split(","))
+    blob = encode_counts(counts.counts, n) if counts.counts is not None else None
+    return counts.board, counts.features, blob, counts.reason
+
+
+def raw_counts(blob: bytes | memoryview | None, features: str) -> bytes | None:
+    """A stored counts blob as the raw little-endian u64 rows a TraceCounts carries."""
+    return None if blob is None else decode_counts(blob, len(features.split(","))).astype("<u8").tobytes()

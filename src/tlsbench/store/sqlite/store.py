@@ -19,13 +19,13 @@ import numpy as np
 
 from tlsbench.schema import (AgentRow, ConfigRow, DerivedBatch, DeviceFacts, Experiment, LinkTraffic, PeerRepetition,
                              PeerTrace, RepetitionColumns, RepetitionRow, SchedBatch, SchedTables, SkippedCell,
-                             StoredCapture, StoredConfig, StoredRepetition, StoredStats, WindowEnergies)
+                             StoredCapture, StoredConfig, StoredRepetition, StoredStats, TraceCounts, WindowEnergies)
 from tlsbench.schema.columns import field_names
 from tlsbench.schema.kinds import COLUMNS, SELECTIONS, Is
 from tlsbench.store.api import RUN_RETRY, DeviceImage, Kind, Location, StoreError, device_image, plan_mismatch
 from tlsbench.store.rows import now_iso, values as _values, who_measured, words as _words
 from tlsbench.store.sqlite.sched import read_tables, start_capture, write_batch
-from tlsbench.store.sqlite.blobs import decode_records, encode_records
+from tlsbench.store.sqlite.blobs import counts_values, decode_records, encode_records, raw_counts
 from tlsbench.store.sqlite.energy import read_capture, read_energies, write_capture
 from tlsbench.store.sqlite.errors import cannot_write, damaged
 from tlsbench.store.sqlite.files import experiment_row
@@ -38,6 +38,7 @@ def _insert(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
 _INSERT_PEER = _insert("peer_repetition", ["repetition_id", *field_names(PeerRepetition), "encoding"])
 _RECORDS_AT = field_names(PeerRepetition).index("records")
 _INSERT_TRACE = "INSERT INTO trace (repetition_id, records, encoding) VALUES (?, ?, ?)"
+_INSERT_COUNTS = _insert("trace_counts", ["repetition_id", *field_names(TraceCounts)])
 _INSERT_LINK = (f"INSERT OR REPLACE INTO link_traffic (repetition_id, {', '.join(field_names(LinkTraffic))}) "
                 f"SELECT id, {', '.join('?' * len(field_names(LinkTraffic)))} FROM repetition "
                 "WHERE config_id = ? AND idx = ?")
@@ -227,6 +228,8 @@ class SqliteStore:
             c.executemany(_INSERT_TRACE, [_trace_row(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
             c.executemany(_INSERT_PEER, [_peer_row(rep_id, rep.peer) for rep_id, rep in zip(rep_ids, reps)
                                          if rep.peer is not None])
+            c.executemany(_INSERT_COUNTS, [(rep_id, *counts_values(rep.counts)) for rep_id, rep in zip(rep_ids, reps)
+                                           if rep.counts is not None])
 
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
         """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""
@@ -402,6 +405,14 @@ class SqliteStore:
         names = [f.name for f in fields(LinkTraffic)]
         return {r[0]: LinkTraffic(*r[1:]) for r in self.conn.execute(
             f"SELECT repetition_id, {', '.join(names)} FROM link_traffic ORDER BY repetition_id")}
+
+    def trace_counts(self) -> dict[int, TraceCounts]:
+        """Each device repetition's class counts of its records (or why it has none), by
+        repetition id, the counts raw (none in a store from before 018_trace_counts.sql)."""
+        if not self._columns("trace_counts"):
+            return {}
+        return {r[0]: TraceCounts(r[1], r[2], raw_counts(r[3], r[2]), r[4]) for r in self.conn.execute(
+            f"SELECT repetition_id, {', '.join(field_names(TraceCounts))} FROM trace_counts ORDER BY repetition_id")}
 
     def peer_traces(self, rep_ids: Sequence[int] | None = None) -> list[PeerTrace]:
         """The peer agents' traces of two-process repetitions, in repetition order (none in a

@@ -61,10 +61,18 @@ def _weights(op: OperatingPoint, conv: Conversion) -> tuple[float, float, float]
     return cpu_joules_per_unit(op, conv), (op.tx_w - op.idle_w) * conv.io_s, (op.rx_w - op.idle_w) * conv.io_s
 
 
+def _step_cpu_j(slices: Slices, costs: SliceCosts, steps: np.ndarray, config: np.ndarray, op: OperatingPoint,
+                conv: Conversion) -> np.ndarray:
+    """CPU energy above idle of each step's processing: its part seconds from the one
+    conversion, a step's own cycles (model) where its counts were stored."""
+    seconds = conv.step_seconds(config[steps], slices.peer[steps], slices.label[steps])
+    return (op.cpu_w - op.idle_w) * seconds * costs.processing[steps]
+
+
 def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
-           conv: Conversion) -> None:
+           conv: Conversion, config: np.ndarray) -> None:
     """Per (repetition, peer, step): CPU energy of its processing plus radio energy of its I/O."""
-    cpu_w, tx_w, rx_w = _weights(op, conv)
+    _, tx_w, rx_w = _weights(op, conv)
     is_step = (slices.category == voc.role_cat("step")) & ~slices.open
     steps = np.flatnonzero(is_step)
     owner = nearest_ancestor(slices.parent, io.idx, is_step)
@@ -72,7 +80,7 @@ def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: Operating
     own = owner[inside]
     keys = [np.r_[slices.rep[steps], slices.rep[own]], np.r_[slices.peer[steps], slices.peer[own]],
             np.r_[slices.label[steps], slices.label[own]]]
-    energy = np.r_[cpu_w * costs.processing[steps], tx_w * io.tx[inside] + rx_w * io.rx[inside]]
+    energy = np.r_[_step_cpu_j(slices, costs, steps, config, op, conv), tx_w * io.tx[inside] + rx_w * io.rx[inside]]
     (rep, peer, label), total = group_sum(keys, energy)
     rows.add("step", rep, peer, label, total)
     (rep, peer), per_peer = group_sum([rep, peer], total)
@@ -80,10 +88,10 @@ def _steps(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: Operating
 
 
 def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op: OperatingPoint, rows: Rows,
-                      conv: Conversion) -> None:
+                      conv: Conversion, config: np.ndarray) -> None:
     """The HANDSHAKE phase: both peers' step processing plus every I/O slice inside the window
     (WAIT between library calls included)."""
-    cpu_w, tx_w, rx_w = _weights(op, conv)
+    _, tx_w, rx_w = _weights(op, conv)
     hs = np.flatnonzero((slices.label == voc.role_label("handshake")) & ~slices.open)
     reps, first = np.unique(slices.rep[hs], return_index=True)
     hs = hs[first]
@@ -95,7 +103,7 @@ def _handshake_window(slices: Slices, costs: SliceCosts, io: _Io, voc: Vocab, op
     inside = (reps[w] == slices.rep[io.idx]) & (t0 >= start) & (t1 <= end)
     steps = np.flatnonzero((slices.category == voc.role_cat("step")) & ~slices.open)
     keys = [np.r_[slices.rep[steps], slices.rep[io.idx][inside]]]
-    energy = np.r_[cpu_w * costs.processing[steps], tx_w * io.tx[inside] + rx_w * io.rx[inside]]
+    energy = np.r_[_step_cpu_j(slices, costs, steps, config, op, conv), tx_w * io.tx[inside] + rx_w * io.rx[inside]]
     (rep,), total = group_sum(keys, energy)
     has = np.isin(rep, reps)
     rows.add("handshake_window", rep[has], NO_PEER, NO_LABEL, total[has])
@@ -124,7 +132,8 @@ def estimate(analysis: Analysis, op: OperatingPoint, conv: Conversion) -> Energy
     slices, costs = analysis.ds.slices, analysis.costs
     rows = Rows(op.label)
     io = _Io(slices, costs, voc)
-    _steps(slices, costs, io, voc, op, rows, conv)
-    _handshake_window(slices, costs, io, voc, op, rows, conv)
+    config = analysis.ds.reps.config_id[analysis.ds.rep_index(slices.rep)]  # each slice's configuration
+    _steps(slices, costs, io, voc, op, rows, conv, config)
+    _handshake_window(slices, costs, io, voc, op, rows, conv, config)
     _records(analysis.ds.table, op, rows, conv)  # every row (analysis.table keeps a few measures)
     return rows.table()

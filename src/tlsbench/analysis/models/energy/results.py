@@ -13,7 +13,7 @@ import numpy as np
 
 from tlsbench.schema import StoredCapture
 from tlsbench.analysis.results import Analysis
-from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu, point_for
+from tlsbench.analysis.models.conversion import Conversion, conversion, counted_cpu, of_dataset, point_for
 from tlsbench.analysis.models.energy.estimate import estimate
 from tlsbench.analysis.models.energy.experiments import group_energies
 from tlsbench.analysis.models.energy.profiles import ASSUMPTION, OperatingPoint
@@ -61,9 +61,14 @@ def _device_notes(analysis: Analysis, op: OperatingPoint) -> list[str]:
 
 
 def _profile_warnings(analysis: Analysis, op: OperatingPoint, conv: Conversion) -> list[str]:
-    out = [f"{op.label}: time from {conv.basis}; {conv.band_text()}. An estimate, not a measurement."]
+    out = [f"{op.label}: time from {conv.text}; {conv.band_text()}. An estimate, not a measurement."]
     if not analysis.ds.unit.is_time:
         out += _device_notes(analysis, op)
+    if conv.steps and conv.steps.missing:
+        reason = next(iter(conv.steps.missing.values()))
+        out.append(f"{op.label}: {len(conv.steps.missing)} repetition(s) stored without per-step counts (e.g. "
+                   f"{reason}): their steps take the cycles (model) per instruction their configuration's others "
+                   "measured.")
     flagged = [path for path, d in op.profile.draws() if d.approximate or d.source == ASSUMPTION]
     if flagged:
         out.append(f"{op.label}: figures that are approximate or assumed, not read off a datasheet: "
@@ -100,7 +105,7 @@ def collect(analysis: Analysis, profile: str | OperatingPoint | None = None, mea
         res.warnings += _coverage_warnings(analysis, res.capture, table)
     if op is not None:
         res.profile = op
-        res.conversion = conversion(analysis.ds.unit, op, run=analysis.ds.name, cpu=counted_cpu(analysis.ds))
+        res.conversion = of_dataset(analysis.ds, op)
         res.rows += summarize_table(analysis.ds, estimate(analysis, op, res.conversion), seed, flagged)
         res.warnings += _profile_warnings(analysis, op, res.conversion)
     if analysis.ds.experiments and analysis.results.primitives:  # energy per operation (the primitives section)

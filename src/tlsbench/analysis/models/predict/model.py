@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tlsbench.analysis.models.conversion import Conversion, identity
+from tlsbench.analysis.models.conversion import NS, Conversion, identity
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.derive.dataset import Config, Dataset
 from tlsbench.analysis.stats.stats import Summary, cis_overlap, rng_for, summarize
@@ -25,6 +25,7 @@ from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link, unmodelled
 from tlsbench.analysis.models.predict.script import Script, Sources, dtls_timer_ms, interface_mtu
 from tlsbench.analysis.models.predict.sim import Outcome, Stack, simulate
+from tlsbench.analysis.vocab import vocab
 
 DRAWS = 200  # Monte Carlo draws per configuration on a lossy link
 MAX_SCRIPTS = 60  # repetitions a prediction reads (evenly spread over the stored ones)
@@ -97,12 +98,18 @@ def stack_for(ds: Dataset, config: Config, link: Link, opts: Options) -> Stack:
         mtu = mtu if config.network_json else min(mtu, link_mtu)  # a deployment uses its path MTU
     lo, hi = dtls_timer_ms(ds)
     conv = opts.conversion or identity()
+    # Part ns per unit of each peer's handshake: its steps' own cycles (model) where counted; the
+    # other peer's is its own time unless both ran on the part (a device's counts)
+    device = device_of(config, opts)
+    other = "server" if device == "client" else "client"
+    device_ns = conv.step_s(config.id, vocab().peers[device]) / NS
+    other_ns = conv.step_s(config.id, vocab().peers[other]) / NS if conv.counted else 1.0
     return Stack(transport_of(config),
                  nagle=net.get("nagle", True) if opts.nagle is None else opts.nagle,
                  sack=bool(plan_net.get("sack", True)) if opts.sack is None else opts.sack,
                  mss=int(net.get("mss") or 0), iface_mtu=mtu,
-                 dtls_min_ms=opts.dtls_min_ms or lo, dtls_max_ms=opts.dtls_max_ms or hi, device_scale=conv.processing_ns,
-                 peer_scale=conv.peer_ns)
+                 dtls_min_ms=opts.dtls_min_ms or lo, dtls_max_ms=opts.dtls_max_ms or hi, device_scale=device_ns,
+                 peer_scale=other_ns)
 
 
 def device_of(config: Config, opts: Options) -> str:
@@ -221,5 +228,5 @@ def warnings_for(link: Link, predictions: Sequence[Prediction], opts: Options) -
         out.append(f"{p.label} over {link.label}: {p.failed} of {p.n_draws} simulated handshakes did not finish "
                    "(e.g. packets above the link's MTU: set the interface MTU with --mtu)")
     conv = opts.conversion or identity()
-    out.append(f"device processing from {conv.basis}; {conv.band_text()}")
+    out.append(f"device processing from {conv.text}; {conv.band_text()}")
     return out

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from tlsbench.analysis.derive.dataset import Dataset
-from tlsbench.analysis.models.conversion import conversion, counted_cpu, point_for
+from tlsbench.analysis.models.conversion import of_dataset, point_for
 from tlsbench.analysis.models.energy.profiles import OperatingPoint
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link, parse_link
@@ -69,8 +69,7 @@ def collect(sources: Sources, labels: dict[int, str], link_texts: Sequence[str],
     validation (None: when the store has emulated links with a reference)."""
     ds = sources.ds
     point = point_for(ds, opts.profile)
-    opts = replace(opts, profile=point, conversion=conversion(ds.unit, point, opts.device_scale, ds.name,
-                                                                   counted_cpu(ds)))
+    opts = replace(opts, profile=point, conversion=of_dataset(ds, point, opts.device_scale))
     res = PredictResults(ds.name, opts)
     links = [parse_link(t) for t in link_texts]
     configs = predicted_configs(ds, only)

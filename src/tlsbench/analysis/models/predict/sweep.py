@@ -12,12 +12,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from tlsbench.analysis.models.conversion import identity
 from tlsbench.analysis.stats.stats import Summary
 from tlsbench.analysis.models.predict import PredictError
 from tlsbench.analysis.models.predict.links import Link
-from tlsbench.analysis.models.predict.model import Options, Prediction, predict
+from tlsbench.analysis.models.predict.model import Options, Prediction, predict, stack_for
 from tlsbench.analysis.models.predict.script import Script, Sources
+from tlsbench.analysis.models.predict.sim import Stack
 
 SEVERAL = "several"
 # What a configuration is, in the respects a crossover may be about (suite and credential
@@ -150,7 +150,8 @@ def run_sweep(sources: Sources, configs: dict[int, str], base: Link, parameter: 
             return math.nan
         pa, pb = points[a][-1], points[b][-1]  # the fastest point: no spurious retransmission
         bits = 8 * (pa.bytes.median - pb.bytes.median)
-        work = _both_processing(scripts[b], pb.device, light) - _both_processing(scripts[a], pa.device, light)
+        work = (_both_processing(scripts[b], stack_for(sources.ds, sources.ds.configs[b], pb.link, light), pb.device)
+                - _both_processing(scripts[a], stack_for(sources.ds, sources.ds.configs[a], pa.link, light), pa.device))
         return bits / (work * 1e-9) if work and bits / work > 0 else math.nan
 
     sweep = Sweep(param, base, grid, dict(configs), points, [])
@@ -161,11 +162,10 @@ def run_sweep(sources: Sources, configs: dict[int, str], base: Link, parameter: 
     return sweep
 
 
-def _both_processing(scripts: Sequence[Script], device: str, opts: Options) -> float:
+def _both_processing(scripts: Sequence[Script], stack: Stack, device: str) -> float:
     """Median processing of both peers (the device's scaled): what a faster link cannot hide."""
-    conv = opts.conversion or identity()
-    return float(np.median([s.peer(device).processing_ns * conv.processing_ns
-                            + s.peer("server" if device == "client" else "client").processing_ns * conv.peer_ns
+    return float(np.median([s.peer(device).processing_ns * stack.device_scale
+                            + s.peer("server" if device == "client" else "client").processing_ns * stack.peer_scale
                             for s in scripts]))
 
 
