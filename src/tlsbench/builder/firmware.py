@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -213,10 +214,12 @@ def _config_file(folder: Path, config: Path) -> Path:
 def _forget_other_toolchain(folder: Path, toolchain: cross.Toolchain) -> None:
     """A folder configured with another toolchain file (an older layout's), or another text of
     it, is configured afresh: CMake reads the toolchain file's flags only the first time. Its
-    generated keys stay."""
+    generated keys stay. (The cache types the entry FILEPATH after the first configure and
+    UNINITIALIZED after the next, as given on the command line: either is this file.)"""
     cache, stamp = folder / "CMakeCache.txt", folder / "toolchain.sha256"
     seen = f"{toolchain.file}\n{file_sha256(toolchain.file)}\n"
-    if cache.is_file() and (f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain.file}\n" not in cache.read_text()
+    same_file = re.compile(rf"^CMAKE_TOOLCHAIN_FILE:\w+={re.escape(str(toolchain.file))}$", re.M)
+    if cache.is_file() and (not same_file.search(cache.read_text())
                             or not stamp.is_file() or stamp.read_text() != seen):
         cache.unlink()
         shutil.rmtree(folder / "CMakeFiles", ignore_errors=True)
