@@ -60,6 +60,11 @@ def test_the_linkers_overflow_is_a_result_with_the_parts_size(too_big):
     assert o.reason == f"does not fit in flash (the image needs {o.over:,} bytes more than the part's 524,288)"
 
 
+def test_a_build_not_made_for_the_core_is_a_result_before_any_build():
+    with pytest.raises(firmware.NotForCore, match="not built for riscv cores"):
+        firmware.build_firmware(firmware.FirmwareRequest.of_target("qemu-riscv32-virt", library="wolfssl@5.7+sp-asm"))
+
+
 def test_other_build_failures_stay_errors():
     failed = BuildError("building the firmware failed", "main.c:1: error: unknown type name 'x'\n")
     request = firmware.FirmwareRequest.of_target(SMALL, library=BIG)

@@ -109,7 +109,8 @@ def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda me
     whose image fits)."""
     with reached(device, progress, timeouts) as devices:
         if not devices.setups:
-            raise FirmwareUnavailable("; ".join(f"{lane.target} {lane.library}: {lane.reason}" for lane in devices.unfit))
+            raise FirmwareUnavailable("; ".join(f"{lane.target} {lane.library}: {lane.reason}"
+                                                for lane in devices.unfit))
         return greeting_of(devices.setups[0], timeouts)
 
 

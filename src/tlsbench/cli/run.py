@@ -364,7 +364,8 @@ def _resolution_lines(loaded, agent_dir: str | None, timeouts: Timeouts) -> list
     for why, cells in _by_why((s.cell, s.reason) for s in found.resolution.skipped).items():
         out.append(f"not measured ({why}): {', '.join(cells)}")
     for why, keys in _by_why(found.resolution.not_run.items()).items():
-        out.append(f"stored, not run ({why}): {len(keys)} configuration{'s' if len(keys) != 1 else ''}")
+        out.append(f"stored, not run ({why}): {len(keys)} configuration{'s' if len(keys) != 1 else ''} ({keys[0]}"
+                   + (", ...)" if len(keys) > 1 else ")"))
     return out
 
 

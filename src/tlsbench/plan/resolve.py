@@ -29,14 +29,15 @@ class DeviceOffer:
     suites: Sequence[Suite]
     images: tuple[str, ...] = ("counting",)  # the firmware images each configuration runs on
     hello: Hello = dataclasses.field(default_factory=dict)  # its HELLO: the experiments it offers
-    # Why its configurations are stored but not run: its image does not fit the part (its
-    # suites and HELLO then are those a lane of the same build lists: run/session.py).
+    # Why its configurations are stored but not run: no image for its target (too large for
+    # it, or a build not made for its core); its suites and HELLO are then those a lane of the
+    # same build lists (run/session.py), or none.
     not_run: str | None = None
 
     @property
     def listed(self) -> bool:
-        """Whether its suites and experiments are known (an image that does not fit lists none
-        of its own)."""
+        """Whether its suites and experiments are known (a lane without an image lists none of
+        its own)."""
         return bool(self.suites or self.hello)
 
 
@@ -64,7 +65,8 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
     assert plan is not None
     out = Resolution()
     several_builds = len({device.library for device in devices}) > 1
-    places: list[tuple[str, str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello], DeviceOffer | None]] = [
+    Place = tuple[str, str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello], DeviceOffer | None]
+    places: list[Place] = [
         (f"{device.target} {device.library}" if several_builds else device.target, device.target,
          {device.library: device.suites}, device.images, {device.library: device.hello}, device) for device in devices]
     if plan.host:
@@ -72,7 +74,7 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
     for name, target, offer, images, offered, device in places:
         prefix = f"{name}: " if len(places) > 1 else ""
         not_run = device.not_run if device else None
-        if not_run and device and not device.listed:  # no lane lists what it would have run: the lane is the cell
+        if device and not_run and not device.listed:  # no lane lists what it would have run: the lane is the cell
             out.skip(name, f"{name}: {not_run}; no lane of the plan with the same library build has an image, so its "
                            "configurations are not known")
             continue
