@@ -65,6 +65,14 @@ def test_a_build_not_made_for_the_core_is_a_result_before_any_build():
         firmware.build_firmware(firmware.FirmwareRequest.of_target("qemu-riscv32-virt", library="wolfssl@5.7+sp-asm"))
 
 
+@pytest.mark.parametrize("line, region, over", [
+    (".../arm-none-eabi/bin/ld: region `FLASH' overflowed by 318480 bytes", "FLASH", 318480),
+    (".../riscv64-unknown-elf/bin/ld: region `RAM' overflowed by 1 byte", "RAM", 1)])  # both toolchains' GNU ld
+def test_the_linkers_words_are_read(line, region, over):
+    found = firmware.OVERFLOW.search(line)
+    assert found and (found[1], int(found[2])) == (region, over) and found[1] in firmware.REGIONS
+
+
 def test_other_build_failures_stay_errors():
     failed = BuildError("building the firmware failed", "main.c:1: error: unknown type name 'x'\n")
     request = firmware.FirmwareRequest.of_target(SMALL, library=BIG)

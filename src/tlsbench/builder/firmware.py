@@ -55,7 +55,7 @@ class UnknownTarget(BuildError):
 # GNU ld's words (arm-none-eabi and riscv64-unknown-elf alike) when the sections placed in a
 # memory region of the link script outgrow it; the boards' scripts (agent/boards/*/*.ld) name
 # their regions FLASH and RAM, generated from spec/targets.toml [target.*.memory].
-OVERFLOW = re.compile(r"region `(\w+)' overflowed by (\d+) bytes")
+OVERFLOW = re.compile(r"region `(\w+)' overflowed by (\d+) bytes?")  # 'byte' when it is one
 REGIONS = {"FLASH": "flash", "RAM": "ram"}  # link script region -> targets.toml memory key
 REGION_WORDS = {"flash": "flash", "ram": "RAM"}
 
