@@ -4,9 +4,9 @@ cross linker says by how much). The builder reports that as a result, not a fail
 plan over two targets with it runs the lane that fits and stores each configuration of the other
 with "does not fit in flash (...)", which `tlsbench status`, `tlsbench matrix` and the exports
 show; a resume relinks only and stores the same reason; a plan none of whose lanes fits stores
-that and ends with one line. The real firmware under real QEMU; about 25 s with the images and
-objects built (the first time the wolfSSL cross build for the M55, ~15 s, and two firmware
-builds, ~30 s each)."""
+that and ends with one line. The real firmware under real QEMU and the real cross linker; about
+20 s with the images and objects built (measured 14-23 s), the first time about two minutes (the
+wolfSSL cross build for the M55 and two firmware builds)."""
 from __future__ import annotations
 
 import json
