@@ -31,11 +31,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_path, machine, today, update_section  # noqa: E402
+from _common import load_path, machine, reader, today, update_section  # noqa: E402
 
 from tlsbench import plan  # noqa: E402
 from tlsbench.analysis.questions import device_primitives  # noqa: E402
-from tlsbench.app.device import FirmwareUnavailable  # noqa: E402
 from tlsbench.app.run import run_experiment  # noqa: E402
 from tlsbench.core import targets  # noqa: E402
 from tlsbench.core.errors import UserError  # noqa: E402
@@ -80,34 +79,34 @@ def ratio(found: dict, target: str, parts: tuple[list, list]) -> float | None:
 
 def measure(names: list[str], library: str, repetitions: int, tmp: Path) -> tuple[dict, dict, str, list, str, dict]:
     """One plan of the primitives on every target with `library`, without the experiments it
-    lacks and the targets it cannot be built for: (its counts, target -> core, the unit, the
-    experiments it lacks, what was run, target -> why its firmware could not be built)."""
-    offered, left, unbuilt = EXPERIMENTS, list(names), {}
-    for attempt in range(len(names) + 2):
+    lacks: (its counts, target -> core, the unit, the experiments it lacks, what was run,
+    target -> why its lane had no image: stored by the run, e.g. too large for its flash)."""
+    offered = EXPERIMENTS
+    for attempt in range(len(EXPERIMENTS) + 1):
         folder = tmp / str(attempt)
         try:
             started = time.monotonic()
-            summary = run_experiment(matrix_plan(left, library, repetitions, offered), folder)
+            summary = run_experiment(matrix_plan(names, library, repetitions, offered), folder)
             break
-        except FirmwareUnavailable as exc:  # e.g. an image too large for the target's flash: the others run
-            target = re.search(r"the firmware for (\S+) could not be built", str(exc))
-            if target is None or target[1] not in left:
-                raise
-            overflow = re.search(r"region `(\w+)' overflowed by (\d+) bytes", Path(
-                str(exc).split("full log: ")[-1].split(")")[0]).read_text()) if "full log: " in str(exc) else None
-            unbuilt[target[1]] = (f"its {overflow[1]} region overflowed by {int(overflow[2]):,} bytes" if overflow
-                                  else str(exc).splitlines()[0])
-            left.remove(target[1])
         except UserError as exc:  # experiments the build lacks: run without them (named below)
             lacking = set(re.findall(r"'([\w-]+)' matches no experiment", str(exc)))
             if not lacking:
                 raise
             offered = [e for e in offered if e not in lacking]
     seconds = time.monotonic() - started
-    found, cores, unit = counts(folder / "ratios" / "tlsbench.db")
+    db = folder / "ratios" / "tlsbench.db"
+    found, cores, unit = counts(db)
     run = (f"{library}: {summary.stored} repetitions stored, {summary.failed} failed, {seconds:.0f} s wall on the "
            "shared machine")
-    return found, cores, unit, [e for e in EXPERIMENTS if e not in offered], run, unbuilt
+    return found, cores, unit, [e for e in EXPERIMENTS if e not in offered], run, without_image(db)
+
+
+def without_image(db: Path) -> dict[str, str]:
+    """Target -> why its lane had no image: its configurations stored with the reason, no boot."""
+    with reader(db) as st:
+        booted = {a.target for a in st.agent_rows()}
+        return {c.target: c.skip_reason for c in st.config_rows("all")
+                if c.target and c.target not in booted and c.skip_reason}
 
 
 def main() -> None:
@@ -146,7 +145,7 @@ def main() -> None:
                       + " | ".join(f"{first[(t, *op)] / 1e3:,.1f}" if (t, *op) in first else "–" for t in names)
                       + " |")
     missing = "; ".join([f"{b} lacks {', '.join(m)}" for b, m in lacking.items() if m]
-                        + [f"{b} does not fit {t}: {why}" for b, found in unbuilt.items() for t, why in found.items()])
+                        + [f"{b} on {t}: {why}" for b, found in unbuilt.items() for t, why in found.items()])
     body = (f"`bench/device_ratios.py` ({today()}; {machine()}): the crypto primitives on every target, "
             f"{args.repetitions} repetitions, one plan per library build through `tlsbench run` ({'; '.join(runs)}). "
             f"Counts in {unit}, medians of the repetitions; a ratio is two counts of the same core and build "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -20,6 +21,7 @@ from tlsbench.run import labgrid
 from tlsbench.run.device import COUNTING, MEMORY, DeviceSetup, flash
 from tlsbench.run.device import query_device as greeting_of
 from tlsbench.run.endpoints.firmware import FirmwareImage
+from tlsbench.run.session import UnfitLane
 from tlsbench.core import targets
 from tlsbench.run.timeouts import Timeouts
 
@@ -28,8 +30,18 @@ class FirmwareUnavailable(UserError):
     """The device's firmware could not be found or built."""
 
 
+@dataclass(frozen=True)
+class Devices:
+    """A plan's devices: how each lane whose firmware was found or built is reached, and the
+    lanes without an image for their target (too large for it, or a build not made for its
+    core: their configurations are stored with why, not run)."""
+
+    setups: tuple[DeviceSetup, ...]
+    unfit: tuple[UnfitLane, ...] = ()
+
+
 def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
-               place: labgrid.Place | None = None) -> tuple[DeviceSetup, ...]:
+               place: labgrid.Place | None = None) -> Devices:
     """How to reach each of the plan's devices (a board, or one or several emulated ones) and
     which images they run (`progress`: a build's lines); a labgrid place's board through the
     `place` acquired for it (reached())."""
@@ -43,23 +55,30 @@ def setups_for(device: DevicePlan, progress: Callable[[str], None] = lambda mess
         common["flash"] = (place.flash(image) if place is not None and device.flash == LABGRID_FLASH
                            else _command(device.flash, {IMAGE_WORD: image}))
         if place is not None:
-            return (DeviceSetup(images, serial=place.serial_port, baud=place.speed or device.baud,
-                                reset=reset or place.power_cycle, build=build, place=place.name, **common),)
-        return (DeviceSetup(images, serial=device.serial, baud=device.baud, reset=reset, build=build, **common),)
+            return Devices((DeviceSetup(images, serial=place.serial_port, baud=place.speed or device.baud,
+                                        reset=reset or place.power_cycle, build=build, place=place.name, **common),))
+        return Devices((DeviceSetup(images, serial=device.serial, baud=device.baud, reset=reset, build=build,
+                                    **common),))
     if device.firmware:
         if len(device.targets) > 1 or len(device.libraries) > 1:
             raise FirmwareUnavailable("[device] firmware names one image, for one target and library build: leave "
                                       f"it out to boot the one built for each of {device.name}"
                                       + (f" × {', '.join(map(str, device.libraries))}" if device.library else ""))
         images, build = _given(Path(device.firmware), device.images, board=False)
-        return (DeviceSetup(images, target=targets.load().emulated[device.targets[0]], build=build, **common),)
+        return Devices((DeviceSetup(images, target=targets.load().emulated[device.targets[0]], build=build,
+                                    **common),))
     config = Path(device.config) if device.config else None
-    setups = []
+    setups, unfit = [], []
     for target, library in ((t, lib) for t in device.targets for lib in device.libraries):
-        images, build = _built(target, library, config, device.images, progress)
+        try:
+            images, build = _built(target, library, config, device.images, progress)
+        except firmware.NoFirmware as exc:  # a result: the lane's configurations say so, the other lanes run
+            progress(f"{exc}; its configurations are stored with that reason")
+            unfit.append(UnfitLane(exc.target, exc.library, exc.config_sha256, exc.reason))
+            continue
         setups.append(DeviceSetup(images, target=targets.load().emulated[target], build=build,
                                   ram_bytes=device.ram_kb * 1024 if device.ram_kb else None, **common))
-    return tuple(setups)
+    return Devices(tuple(setups), tuple(unfit))
 
 
 def _command(text: str | None, words: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -72,23 +91,27 @@ def _command(text: str | None, words: dict[str, str] | None = None) -> tuple[str
 
 @contextlib.contextmanager
 def reached(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
-            timeouts: Timeouts = Timeouts()) -> Iterator[tuple[DeviceSetup, ...]]:
+            timeouts: Timeouts = Timeouts()) -> Iterator[Devices]:
     """setups_for() for the `with` block, a board's image flashed (its flash command); a labgrid
     place is acquired for it and released after, however the block ends (run/labgrid.py):
     acquire, flash, then the first connect() power-cycles it into the image."""
     with contextlib.ExitStack() as held:
         place = held.enter_context(labgrid.acquired(device.place)) if device.place is not None else None
-        setups = setups_for(device, progress, place)
-        for setup in setups:
+        devices = setups_for(device, progress, place)
+        for setup in devices.setups:
             flash(setup, timeouts)
-        yield setups
+        yield devices
 
 
 def query_device(device: DevicePlan, progress: Callable[[str], None] = lambda message: None,
                  timeouts: Timeouts = Timeouts()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """HELLO and SUITES of a device's firmware (built first if it is not yet; the first target's)."""
-    with reached(device, progress, timeouts) as setups:
-        return greeting_of(setups[0], timeouts)
+    """HELLO and SUITES of a device's firmware (built first if it is not yet; the first target's
+    whose image fits)."""
+    with reached(device, progress, timeouts) as devices:
+        if not devices.setups:
+            raise FirmwareUnavailable("; ".join(f"{lane.target} {lane.library}: {lane.reason}"
+                                                for lane in devices.unfit))
+        return greeting_of(devices.setups[0], timeouts)
 
 
 def _built(target: str, library: str | None, config: Path | None, variants: tuple[str, ...],
@@ -106,6 +129,8 @@ def _built(target: str, library: str | None, config: Path | None, variants: tupl
                                   "for the board (default: the library build's, spec/libraries.toml [device])")
     try:
         build = firmware.ensure_firmware(request, progress)
+    except firmware.NoFirmware:
+        raise
     except BuildError as exc:
         raise FirmwareUnavailable(f"the firmware for {target} could not be built: {exc}") from None
     images = {i.variant: FirmwareImage(i.variant, i.path, i.sha256) for i in build.images if i.variant in variants}

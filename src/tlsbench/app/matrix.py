@@ -41,6 +41,7 @@ class Cell:
     count: dict[str, float] = field(default_factory=dict)  # peer -> median handshake processing
     heap: dict[str, int] = field(default_factory=dict)  # peer -> heap peak during the handshake
     stack: dict[str, int] = field(default_factory=dict)  # peer -> stack high-water
+    not_run: str = ""  # why it was stored without running: "does not fit in flash (...)"
 
 
 @dataclass
@@ -73,16 +74,19 @@ def columns_of(path: str | Path) -> tuple[list[Column], str, dict[tuple[RowKey, 
     where = locate(Path(path))
     with where.reader() as store:
         reps = [r for r in tidy.read_table(store, "repetition").to_pylist() if r["target"] and r["kind"] != "experiment"]
-    if not reps:
+        ran = {r["config_id"] for r in reps}
+        not_run = [c for c in tidy.config_rows(store) if c["target"] and c["kind"] != "experiment"
+                   and c["skip_reason"] and c["config_id"] not in ran]  # e.g. a lane whose image does not fit
+    if not reps and not not_run:
         raise NotADeviceExperiment(f"{path} holds no handshake run on a device: the matrix sets device "
                                    "experiments side by side (plans with [device] and suites)")
     places: dict[Place, Column] = {}
-    for r in reps:
+    for r in reps + not_run:
         places.setdefault((r["target"], r["library"]), Column(r["core"] or "?", r["target"], r["library"],
                                                               where.folder.name))
     index = {place: i for i, place in enumerate(places)}
-    names = {_row(r): f"{r['suite_name']} [{r['group']}, {r['credential']}] {r['protocol']}" for r in reps}
-    cell_of = {r["config_id"]: (_row(r), index[(r["target"], r["library"])]) for r in reps}
+    names = {_row(r): f"{r['suite_name']} [{r['group']}, {r['credential']}] {r['protocol']}" for r in reps + not_run}
+    cell_of = {r["config_id"]: (_row(r), index[(r["target"], r["library"])]) for r in reps + not_run}
     counts: dict[tuple[RowKey, int, str], list[float]] = {}
     for r in reps:
         for peer in PEERS:
@@ -92,6 +96,8 @@ def columns_of(path: str | Path) -> tuple[list[Column], str, dict[tuple[RowKey, 
     cells: dict[tuple[RowKey, int], Cell] = {}
     for (row, column, peer), values in counts.items():
         cells.setdefault((row, column), Cell()).count[peer] = statistics.median(values)
+    for c in not_run:
+        cells.setdefault(cell_of[c["config_id"]], Cell()).not_run = c["skip_reason"]
     device = analyze_experiment(where, str(path), False).results.device
     for f in (device.footprint.rows if device and device.footprint else ()):
         cell = cells.setdefault(cell_of[f.config_id], Cell())
@@ -99,7 +105,7 @@ def columns_of(path: str | Path) -> tuple[list[Column], str, dict[tuple[RowKey, 
             cell.heap[f.peer] = f.values["HEAP_PEAK_HANDSHAKE"].most
         if "STACK_HIGH_WATER" in f.values:
             cell.stack[f.peer] = f.values["STACK_HIGH_WATER"].most
-    return list(places.values()), str(reps[0]["counter_unit"]), cells, names
+    return list(places.values()), str((reps or not_run)[0]["counter_unit"]), cells, names
 
 
 def device_matrix(paths: Sequence[str | Path]) -> Matrix:
@@ -126,6 +132,7 @@ def markdown(m: Matrix, scale: float = 1e6) -> str:
     head = "| configuration | " + " | ".join(c.name for c in m.columns) + " |"
     lines = [f"Handshake processing per peer, M {m.unit} (rank in the row); heap peak client / server; "
              "stack, deepest (bytes)", "", head, "|---|" + "---:|" * len(m.columns)]
+    why: dict[str, None] = {}  # the reasons of cells not run, in full, once each below the table
     for row in m.rows:
         ranks = {peer: m.ranks(row, peer) for peer in PEERS}
         cells = []
@@ -134,9 +141,13 @@ def markdown(m: Matrix, scale: float = 1e6) -> str:
             if c is None:
                 cells.append("–")
                 continue
+            if c.not_run and not c.count:
+                why[f"{m.columns[i].name}: {c.not_run}"] = None
+                cells.append(c.not_run.split(" (")[0])  # "does not fit in flash"
+                continue
             count = " / ".join(f"{c.count[p] / scale:,.2f} ({ranks[p][i]})" if p in c.count else "–" for p in PEERS)
             heap = " / ".join(f"{c.heap[p]:,}" if p in c.heap else "–" for p in PEERS)
             stack = f"{max(c.stack.values()):,}" if c.stack else "–"
             cells.append(f"{count}; heap {heap}; stack {stack}")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + ([""] + [f"- {reason}" for reason in why] if why else []))

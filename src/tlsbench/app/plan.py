@@ -15,7 +15,7 @@ from tlsbench.plan.model import LoadedPlan
 from tlsbench.plan.resolve import resolve
 from tlsbench.run.agents import query_suites
 from tlsbench.run.device import query_device
-from tlsbench.run.session import device_offer
+from tlsbench.run.session import device_offers
 from tlsbench.run.timeouts import Timeouts
 
 
@@ -34,8 +34,9 @@ def resolve_offline(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: 
     greetings = {lib: query_suites(lib, agent_dir, timeouts, BUILDABLE) for lib in plan.libraries} if host else {}
     offers = []
     if plan.device is not None:
-        with reached(plan.device, progress) as setups:
-            offers = [device_offer(*query_device(setup, timeouts), loaded, setup) for setup in setups]
+        with reached(plan.device, progress) as devices:
+            offers = device_offers(loaded, [(setup, *query_device(setup, timeouts)) for setup in devices.setups],
+                                   devices.unfit)
     resolution = resolve(loaded, {lib: s for lib, (_, s) in greetings.items()},
                          {lib: h for lib, (h, _) in greetings.items()}, offers)
-    return Resolved(resolution, estimate(plan, resolution.configs))
+    return Resolved(resolution, estimate(plan, [c for c in resolution.configs if c.key not in resolution.not_run]))

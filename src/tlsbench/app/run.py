@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterator
 
 from tlsbench.app.cycles import with_cycles
-from tlsbench.app.device import reached
+from tlsbench.app.device import Devices, reached
 from tlsbench.app.pace import pacing
 from tlsbench.builder import tbcount
 from tlsbench.builder.libraries import RECIPES
@@ -31,7 +31,7 @@ from tlsbench.run.exchange import STOPPING, StopFlag
 from tlsbench.run.link import check_links
 from tlsbench.run.placement import Placement, choose, controller_on
 from tlsbench.run.precision import Precision
-from tlsbench.run.session import RunHooks, RunSettings, open_run, resolve_plan
+from tlsbench.run.session import NoLaneRuns, RunHooks, RunSettings, experiment_record, open_run, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from tlsbench.run.tracefs import Recorder, missing_warning
 from tlsbench.store.api import Location, Sink, plan_mismatch
@@ -193,14 +193,20 @@ def run_experiment(loaded: LoadedPlan, output: str | Path | None = None, resume:
     greeted = None
     try:
         # the firmware built if it is not yet, a board's image flashed
-        setups = with_cycles(device, device_block.enter_context(reached(device, observer.note, timeouts)) if device
-                             else ())
-        settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, setups,
-                               choose(pin and not remote, loaded.plan.cpus), counting_prefix, remote=remote)
+        devices = device_block.enter_context(reached(device, observer.note, timeouts)) if device else Devices(())
+        settings = RunSettings(paths, str(folder.resolve()), timeouts, agent_dir, with_cycles(device, devices.setups),
+                               choose(pin and not remote, loaded.plan.cpus), counting_prefix, remote=remote,
+                               unfit=devices.unfit)
         for sig in previous:
             signal.signal(sig, stop)
         with controller_on(settings.placement):
-            greeted = resolve_plan(loaded, settings)
+            try:
+                greeted = resolve_plan(loaded, settings)
+            except NoLaneRuns as nothing:  # stored, so that status and the report say so
+                with where.lock.hold(), where.writer() as store:
+                    store.init_experiment(experiment_record(loaded))
+                    store.set_skipped_cells(nothing.resolution.skipped)
+                raise NoLaneRuns(nothing.resolution, str(where)) from None
             settings = dataclasses.replace(settings, pacing=pacing(
                 loaded.plan.network.pace if loaded.plan.network else None, greeted.resolution))
             with where.lock.hold(), where.writer() as store, \

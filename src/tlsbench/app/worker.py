@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tlsbench.app.cycles import with_cycles
-from tlsbench.app.device import reached
+from tlsbench.app.device import Devices, reached
 from tlsbench.app.run import BUILDABLE
 from tlsbench.core.version import host_name, tool_version
 from tlsbench.plan.libraries import LIBRARIES
@@ -68,8 +68,9 @@ def _settings(loaded: LoadedPlan, agent_dir: str | Path | None, timeouts: Timeou
     """How the plan's agents and device are reached; a labgrid place is acquired into `held`."""
     device = loaded.plan.device
     paths = locate_agents(loaded, agent_dir, BUILDABLE) if device is None or device.host else {}
-    setups = with_cycles(device, held.enter_context(reached(device, note, timeouts)) if device else ())
-    return RunSettings(paths, place, timeouts, agent_dir, setups, Placement(), remote=remote)
+    devices = held.enter_context(reached(device, note, timeouts)) if device else Devices(())
+    return RunSettings(paths, place, timeouts, agent_dir, with_cycles(device, devices.setups), Placement(),
+                       remote=remote, unfit=devices.unfit)
 
 
 def work_target(loaded: LoadedPlan, config: Configuration) -> str | None:

@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -49,6 +50,54 @@ VARIANTS = (("counting", ""), ("memory", "-memory"))  # image variant, file name
 
 class UnknownTarget(BuildError):
     """A target spec/targets.toml does not declare."""
+
+
+# GNU ld's words (arm-none-eabi and riscv64-unknown-elf alike) when the sections placed in a
+# memory region of the link script outgrow it; the boards' scripts (agent/boards/*/*.ld) name
+# their regions FLASH and RAM, generated from spec/targets.toml [target.*.memory].
+OVERFLOW = re.compile(r"region `(\w+)' overflowed by (\d+) bytes?")  # 'byte' when it is one
+REGIONS = {"FLASH": "flash", "RAM": "ram"}  # link script region -> targets.toml memory key
+REGION_WORDS = {"flash": "flash", "ram": "RAM"}
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """An image larger than a memory region of its target."""
+
+    image: str   # the image variant that overflowed (counting first: it is linked first)
+    region: str  # targets.toml's memory key: flash or ram
+    over: int    # bytes beyond the region (the linker's count)
+    size: int    # the region's size (spec/targets.toml)
+
+    @property
+    def reason(self) -> str:
+        """What a configuration of the image is stored with (app/device.py)."""
+        image = "the image" if self.image == VARIANTS[0][0] else f"the {self.image} image"
+        return (f"does not fit in {REGION_WORDS[self.region]} ({image} needs {self.over:,} bytes more than the "
+                f"part's {self.size:,})")
+
+
+class NoFirmware(BuildError):
+    """A target × library build that has no image to run by the nature of the build, not by a
+    failure: a result about that lane (app/device.py stores its configurations with `reason`)."""
+
+    def __init__(self, target: str, library: str, config_sha256: str, reason: str):
+        super().__init__(f"the firmware of {library} for {target}: {reason}")
+        self.target, self.library, self.reason = target, library, reason  # library: the build's label
+        self.config_sha256 = config_sha256  # its config header's (expanded) bytes
+
+
+class DoesNotFit(NoFirmware):
+    """An image that outgrows its target's flash or RAM. Built again, it overflows again by the
+    same bytes: the objects are kept, so finding that out again costs the links only."""
+
+    def __init__(self, target: str, library: str, config_sha256: str, overflow: Overflow):
+        super().__init__(target, library, config_sha256, overflow.reason)
+        self.overflow = overflow
+
+
+class NotForCore(NoFirmware):
+    """A library build not made for the target's architecture (spec/libraries.toml [device] arch)."""
 
 
 def target_named(name: str) -> targets.Target:
@@ -90,6 +139,11 @@ class FirmwareRequest:
     @property
     def folder(self) -> Path:
         return self.build_root / self.image_name
+
+    @property
+    def config_sha256(self) -> str:
+        """What the build records of its config header: its expanded bytes' digest."""
+        return hashlib.sha256(cross.config_text(self.header.resolve())).hexdigest()
 
 
 def default_config(library: str, target: str = DEFAULT_TARGET.name) -> Path:
@@ -158,6 +212,10 @@ def _image(size_tool: str, variant: str, elf: Path, archives: list[str]) -> Firm
 def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambda message: None) -> FirmwareBuild:
     """The library (cached), then both images; firmware.json records what was built."""
     target = target_named(req.target)
+    build = cross.cross_source(req.library).build
+    if not build.builds_for(target.arch.name):
+        raise NotForCore(target.name, build.label, req.config_sha256,
+                         f"not built for {target.arch.name} cores (spec/libraries.toml [device] arch)")
     toolchain = cross.toolchain(target)
     config = req.header.resolve()
     seconds: dict[str, float] = {}
@@ -176,7 +234,13 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
          "-DCMAKE_BUILD_TYPE=Release", f"-DTB_TARGET={target.name}", *library_options(lib, backend),
          f"-DTB_FW_LIBRARY_CONFIG={_config_file(folder, config)}", f"-DTB_FW_NAME={req.image_name}"],
         "configuring the firmware", log=log)
-    run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
+    try:
+        run(["cmake", "--build", str(folder), f"-j{req.jobs}"], "building the firmware", log=log)
+    except BuildError as failed:
+        overflow = _overflow(failed, req, target, log)
+        if overflow is None:
+            raise
+        raise DoesNotFit(target.name, build.label, lib.config["sha256"], overflow) from None
     seconds["firmware"] = round(time.monotonic() - t, 2)
     images = tuple(_image(toolchain.size_tool, variant, folder / f"tlsbench-firmware-{req.image_name}{suffix}.elf",
                           [p.name for p in lib.archive_paths()])
@@ -187,6 +251,25 @@ def build_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lambd
                            seconds)
     (folder / RECORD).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def _overflow(failed: BuildError, req: FirmwareRequest, target: targets.Target, log: Path) -> Overflow | None:
+    """The overflow a failed build's linker reported, None for any other failure. Each image is
+    linked alone, in VARIANTS order, so the overflow named is the same build after build (a
+    parallel build stops at whichever link fails first)."""
+    if not OVERFLOW.search(failed.output):
+        return None
+    for variant, suffix in VARIANTS:
+        try:
+            run(["cmake", "--build", str(req.folder), "--target", f"tlsbench-firmware-{req.image_name}{suffix}"],
+                f"linking the {variant} image alone", log=log)
+        except BuildError as alone:
+            found = OVERFLOW.search(alone.output)
+            if found is None or found[1] not in REGIONS:
+                raise
+            region = REGIONS[found[1]]
+            return Overflow(variant, region, int(found[2]), getattr(target.memory, region).size)
+    return None
 
 
 def library_options(lib: CachedLibrary, backend: str) -> list[str]:
@@ -212,10 +295,13 @@ def _config_file(folder: Path, config: Path) -> Path:
 
 def _forget_other_toolchain(folder: Path, toolchain: cross.Toolchain) -> None:
     """A folder configured with another toolchain file (an older layout's), or another text of
-    it, is configured afresh: CMake reads the toolchain file's flags only the first time."""
+    it, is configured afresh: CMake reads the toolchain file's flags only the first time. (The
+    cache types the entry FILEPATH after the first configure and UNINITIALIZED after the next,
+    as given on the command line: either is this file.)"""
     cache, stamp = folder / "CMakeCache.txt", folder / "toolchain.sha256"
     seen = f"{toolchain.file}\n{file_sha256(toolchain.file)}\n"
-    if cache.is_file() and (f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain.file}\n" not in cache.read_text()
+    same_file = re.compile(rf"^CMAKE_TOOLCHAIN_FILE:\w+={re.escape(str(toolchain.file))}$", re.M)
+    if cache.is_file() and (not same_file.search(cache.read_text())
                             or not stamp.is_file() or stamp.read_text() != seen):
         cache.unlink()
         shutil.rmtree(folder / "CMakeFiles", ignore_errors=True)
@@ -248,9 +334,8 @@ def ensure_firmware(req: FirmwareRequest, progress: Callable[[str], None] = lamb
     demand and brought up to date with the agent's sources (an image of older sources would be
     measured as if it were the current code)."""
     found = load_record(req.folder)
-    config = req.header.resolve()
-    if (found is not None and found.target == req.target and config.is_file()
-            and found.config.get("sha256") == hashlib.sha256(cross.config_text(config)).hexdigest()
+    if (found is not None and found.target == req.target and req.header.resolve().is_file()
+            and found.config.get("sha256") == req.config_sha256
             and all(i.footprint for i in found.images) and _up_to_date(found, req)):
         return found
     return build_firmware(req, progress)
@@ -308,12 +393,17 @@ def main(argv: list[str] | None = None) -> int:
                                               jobs=args.jobs)
                     for target in (list(TARGETS) if "all" in chosen else chosen)
                     for library in (builds_for(target) if every else [args.library])]
+        unfit = 0
         for req in requests:  # each afresh (an incremental build: seconds when nothing changed; the library is cached)
-            print(report(build_firmware(req, progress=lambda message: print(message, file=sys.stderr))))
+            try:
+                print(report(build_firmware(req, progress=lambda message: print(message, file=sys.stderr))))
+            except NoFirmware as exc:  # a result about the lane: the other builds go on
+                print(str(exc))
+                unfit += 1
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    return 0
+    return 1 if unfit and not every else 0  # `all` asked for every build, those that fit too
 
 
 def builds_for(target: str) -> list[str]:

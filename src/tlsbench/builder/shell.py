@@ -13,7 +13,12 @@ from tlsbench.core.errors import UserError
 
 class BuildError(UserError, RuntimeError):
     """A step of a build failed; the message says what to do (the command line's error
-    boundary prints it as it is: cli/__init__.py)."""
+    boundary prints it as it is: cli/__init__.py). `output`: the failed command's whole
+    output, for a caller that recognises a failure in it (firmware.py: a region overflow)."""
+
+    def __init__(self, message: str, output: str = ""):
+        super().__init__(message)
+        self.output = output
 
 
 def require_config(config: Path) -> None:
@@ -48,7 +53,7 @@ def run(cmd: list[str], what: str, cwd: Path | None = None, log: Path | None = N
             f.write(f"$ {' '.join(cmd)}\n{done.stdout}\n")
     if done.returncode != 0:
         where = f" (full log: {log})" if log else ""
-        raise BuildError(f"{what} failed (exit {done.returncode}){where}:\n{excerpt(done.stdout)}")
+        raise BuildError(f"{what} failed (exit {done.returncode}){where}:\n{excerpt(done.stdout)}", done.stdout)
     return done.stdout
 
 

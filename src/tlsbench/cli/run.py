@@ -9,6 +9,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Iterable
 
 import click
 import tomli_w
@@ -360,15 +361,19 @@ def _resolution_lines(loaded, agent_dir: str | None, timeouts: Timeouts) -> list
            "docs/plan-format.md)" if found.estimate else
            "estimated duration: not estimated (the emulated links' delays, not the processing, set it)",
            f"suites ({len(suites)}): {', '.join(suites)}"]
-    for why, cells in _by_why(found.resolution.skipped).items():
+    for why, cells in _by_why((s.cell, s.reason) for s in found.resolution.skipped).items():
         out.append(f"not measured ({why}): {', '.join(cells)}")
+    for why, keys in _by_why(found.resolution.not_run.items()).items():
+        out.append(f"stored, not run ({why}): {len(keys)} configuration{'s' if len(keys) != 1 else ''} ({keys[0]}"
+                   + (", ...)" if len(keys) > 1 else ")"))
     return out
 
 
-def _by_why(skipped) -> dict[str, list[str]]:
+def _by_why(named: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """(name, reason) pairs grouped by reason."""
     out: dict[str, list[str]] = {}
-    for s in skipped:
-        out.setdefault(s.reason, []).append(s.cell)
+    for name, reason in named:
+        out.setdefault(reason, []).append(name)
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tlsbench.core import targets
 from tlsbench.schema import CONFIG, Table
 
 from tlsbench.analysis.derive.dataset import Config, Dataset
@@ -72,6 +73,11 @@ def versions(ds: Dataset) -> Versions:
         version.setdefault(a["library"], str(hello.get("library_version", "")))
         unit.setdefault(place, str((hello.get("clock") or {}).get("unit", "ns")))
         core.setdefault(place, str((hello.get("device") or {}).get("cpu") or ""))
+    emulated = targets.load().emulated
+    for c in ds.configs.values():  # a lane that never booted (no image for its target): what its HELLO would say
+        if c.target in emulated:
+            unit.setdefault((c.library, c.target), emulated[c.target].counter.unit)
+            core.setdefault((c.library, c.target), emulated[c.target].cpu)
     return Versions(version, unit, core)
 
 

@@ -172,6 +172,13 @@ def config_table(ds: Dataset) -> tuple[pa.Table, np.ndarray]:
     return pa.table(cols), ids
 
 
+def config_rows(store: StoreReader) -> list[dict]:
+    """Every configuration's CONFIG_COLUMNS values and its config_id, those without a
+    repetition too (a configuration stored with why it was not run)."""
+    table, ids = config_table(load(store, store, rep_ids=[], kind="all"))
+    return [{"config_id": cid, **row} for cid, row in zip(ids.tolist(), table.to_pylist())]
+
+
 # ------------------------------------------------------------------ columns of one chunk
 def _optional(values: np.ndarray, missing: np.ndarray, kind: str = "float") -> pa.Array:
     return pa.array(values, type=ARROW_TYPES[kind], mask=missing)

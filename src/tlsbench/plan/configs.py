@@ -44,6 +44,9 @@ class Resolution:
 
     configs: list[Configuration] = field(default_factory=list)
     skipped: list[SkippedCell] = field(default_factory=list)  # matrix cells that fell out, named, with why
+    # Configurations stored with why they are not run, by key: a device lane without an image
+    # for its target, e.g. one too large for its flash (plan/resolve.py DeviceOffer.not_run).
+    not_run: dict[str, str] = field(default_factory=dict)
 
     @property
     def not_applicable(self) -> Counter[str]:

@@ -29,6 +29,16 @@ class DeviceOffer:
     suites: Sequence[Suite]
     images: tuple[str, ...] = ("counting",)  # the firmware images each configuration runs on
     hello: Hello = dataclasses.field(default_factory=dict)  # its HELLO: the experiments it offers
+    # Why its configurations are stored but not run: no image for its target (too large for
+    # it, or a build not made for its core); its suites and HELLO are then those a lane of the
+    # same build lists (run/session.py), or none.
+    not_run: str | None = None
+
+    @property
+    def listed(self) -> bool:
+        """Whether its suites and experiments are known (a lane without an image lists none of
+        its own)."""
+        return bool(self.suites or self.hello)
 
 
 def resolve(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence[Suite]],
@@ -55,13 +65,20 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
     assert plan is not None
     out = Resolution()
     several_builds = len({device.library for device in devices}) > 1
-    places: list[tuple[str, str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello]]] = [
+    Place = tuple[str, str | None, Mapping[str, Sequence[Suite]], tuple, Mapping[str, Hello], DeviceOffer | None]
+    places: list[Place] = [
         (f"{device.target} {device.library}" if several_builds else device.target, device.target,
-         {device.library: device.suites}, device.images, {device.library: device.hello}) for device in devices]
+         {device.library: device.suites}, device.images, {device.library: device.hello}, device) for device in devices]
     if plan.host:
-        places.append(("host", None, suites_by_library, (None,), hellos))
-    for name, target, offer, images, offered in places:
+        places.append(("host", None, suites_by_library, (None,), hellos, None))
+    for name, target, offer, images, offered, device in places:
         prefix = f"{name}: " if len(places) > 1 else ""
+        not_run = device.not_run if device else None
+        if device and not_run and not device.listed:  # no lane lists what it would have run: the lane is the cell
+            out.skip(name, f"{name}: {not_run}; no lane of the plan with the same library build has an image, so its "
+                           "configurations are not known")
+            continue
+        first = len(out.configs)
         found = suites.resolve(loaded, offer)
         out.merge(found, prefix)
         by_id = {(library, s["id"]): s for library, listed in offer.items() for s in listed}
@@ -78,6 +95,8 @@ def _resolve_device(loaded: LoadedPlan, suites_by_library: Mapping[str, Sequence
         found = experiments.resolve(loaded, offered)
         out.merge(found, prefix)
         out.configs += [placed(config, TLS, target, None) for config in found.configs]
+        if not_run:
+            out.not_run.update((config.key, not_run) for config in out.configs[first:])
     return out
 
 

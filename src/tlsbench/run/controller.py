@@ -139,14 +139,15 @@ class Controller:
         return self.exchanges[self.route(self.configs[key])]
 
     def prepare(self) -> list[schedule.Batch]:
-        """Configuration rows (a resume tries skipped ones again), the matrix cells that fell
-        out, and the pending schedule."""
+        """Configuration rows (a resume tries skipped ones again; those the resolution says are
+        not run are stored with why), the matrix cells that fell out, and the pending schedule."""
         self.sink.set_skipped_cells(self.resolution.skipped)
         for config in self.resolution.configs:
             config_id = self.sink.upsert_config(config.row)
-            self.sink.set_skip_reason(config_id, None)
+            self.sink.set_skip_reason(config_id, self.resolution.not_run.get(config.key))
             self.config_ids[config.key] = config_id
-            self.configs[config.key] = config
+            if config.key not in self.resolution.not_run:
+                self.configs[config.key] = config
         self.prepared = schedule.pending(self._schedule(), self.done)
         return self.prepared
 
@@ -184,6 +185,7 @@ class Controller:
             batches = self.prepared if self.prepared is not None else self.prepare()
             summary.planned = sum(self.repetitions(k) for k in self.configs)
             summary.already = summary.planned - sum(b.count for b in batches)
+            summary.skipped_configs.update(self.resolution.not_run)
             self.observer.start(summary.planned, summary.already, len(self.configs))
             self._run_batches(batches, summary)
             if self.plan.precision and self.measure_precision and not self.stop.requested:

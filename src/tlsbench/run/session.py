@@ -6,6 +6,7 @@ batches on, one per route (run/topologies/; one per device of a matrix, run in p
 the greeted agents are handed over to them."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from tlsbench import __version__
+from tlsbench.core.errors import UserError
 from tlsbench.plan.configs import Resolution
 from tlsbench.plan.model import LoadedPlan
 from tlsbench.plan.resolve import DeviceOffer, resolve
@@ -39,6 +41,18 @@ from tlsbench.run.tracefs import Recorder
 
 
 @dataclass(frozen=True)
+class UnfitLane:
+    """A lane of a device plan (target × library build) without an image to run (app/device.py):
+    the image outgrows the target's flash or RAM, or the build is not made for its core. Its
+    configurations are stored with the reason, not run."""
+
+    target: str
+    library: str  # the device build's label (mbedtls@3.6+p256m): what its configurations call it
+    config_sha256: str  # the config header it is built with: a lane of the same build and header lists the same suites
+    reason: str  # "does not fit in flash (the image needs N bytes more than the part's M)", ...
+
+
+@dataclass(frozen=True)
 class RunSettings:
     """How a run reaches its agents: fixed before anything starts."""
 
@@ -51,6 +65,7 @@ class RunSettings:
     counting: metrics.Prefix = metrics.no_counting  # the counting runner of instruction twins
     remote: tuple[str, ...] = ()  # the bridge that runs host agents on another machine (run/remote.py)
     pacing: Pacing | None = None  # [network] pace: the agents' modelled step times (app/pace.py)
+    unfit: tuple[UnfitLane, ...] = ()  # the plan's device lanes without an image for their target
 
 
 @dataclass
@@ -95,6 +110,33 @@ def device_offer(hello: dict[str, Any], suites: list[dict[str, Any]], loaded: Lo
     return DeviceOffer(setup.library(hello), str(device["target"]), suites, images, hello)
 
 
+def device_offers(loaded: LoadedPlan, listed: Sequence[tuple[DeviceSetup, dict[str, Any], list[dict[str, Any]]]],
+                  unfit: Sequence[UnfitLane]) -> list[DeviceOffer]:
+    """What each lane of a device plan offers: a booted firmware's HELLO and SUITES (`listed`,
+    each with its setup); a lane whose image does not fit, what a lane of the same library build
+    and config header lists (the suites and experiments are the build's, not the core's), or
+    nothing when no such lane fits (plan/resolve.py makes the lane one cell)."""
+    offers = [device_offer(hello, suites, loaded, setup) for setup, hello, suites in listed]
+    by_build = {(offer.library, (setup.build.get("config") or {}).get("sha256")): offer
+                for (setup, _, _), offer in zip(listed, offers)}
+    for lane in unfit:
+        twin = by_build.get((lane.library, lane.config_sha256))
+        offers.append(dataclasses.replace(twin, target=lane.target, not_run=lane.reason) if twin
+                      else DeviceOffer(lane.library, lane.target, (), not_run=lane.reason))
+    return offers
+
+
+class NoLaneRuns(UserError):
+    """No lane of a device plan (without host = true) has an image to run on its target."""
+
+    def __init__(self, resolution: Resolution, stored: str = ""):
+        super().__init__("nothing to measure: no lane of the plan has an image for its target: "
+                         + "; ".join(s.reason for s in resolution.skipped)
+                         + (f" (stored in {stored}: tlsbench status shows it)" if stored else "")
+                         + "; choose a target with more memory or another library build")
+        self.resolution = resolution
+
+
 def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
     """Starts one agent per library (where the settings' placement puts agents; and boots the
     device's firmware) and resolves the plan against their SUITES and HELLO: what can fail
@@ -108,8 +150,10 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
         agents = greeted.agents
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
-                                     [device_offer(link.hello, link.suites, loaded, setup)
-                                      for setup, link in zip(settings.devices, greeted.devices)])
+                                     device_offers(loaded, [(setup, link.hello, link.suites) for setup, link
+                                                            in zip(settings.devices, greeted.devices)], settings.unfit))
+        if settings.unfit and not settings.devices and not greeted.resolution.configs:
+            raise NoLaneRuns(greeted.resolution)
         greeted.resolution.refuse_if_empty()
         return greeted
     except BaseException:
