@@ -67,7 +67,7 @@ def prediction_row(p: Prediction, rank: int | None, tied: bool, profile: str, ba
 
 def _band(res: PredictResults) -> float:
     conv = res.options.conversion
-    return 100 * conv.handshake_band.worst if conv and conv.handshake_band else math.nan
+    return 100 * conv.band.worst if conv and conv.band else math.nan
 
 
 def predictions_csv(res: PredictResults) -> str:

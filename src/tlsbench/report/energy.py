@@ -86,7 +86,7 @@ def html_section(analysis: Analysis, profile: str | OperatingPoint | None = None
     figure = figures.inline_svg(scatter_figure(analysis, res), "Handshake time and energy") if handshakes else None
     return {"res": res, "handshakes": handshakes, "steps": steps, "records": records, "both": both,
             "kinds": {k.name: k for k in KINDS}, "figure": figure, "sig": significant,
-            "band": res.conversion.handshake_band if res.conversion else None}
+            "band": res.conversion.band if res.conversion else None}
 
 
 def energy_figures(analysis: Analysis, profile: str | OperatingPoint | None = None) -> list[figures.FigureSpec]:

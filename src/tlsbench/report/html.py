@@ -320,9 +320,9 @@ def device_time(analysis: Analysis, energy: dict | None) -> DeviceTime | None:
     def joules(config_id: int, peer: str) -> float | None:
         row = rows.find(config_id, "handshake", peer, "", op.label)
         return row.summary.median if row else None
-    band = converted.handshake_band.worst * 100 if converted.handshake_band else None  # ± the worst measured error
+    band = converted.band.worst * 100 if converted.band else None  # ± the worst measured error
     return DeviceTime(f"estimate, {converted.text}", converted.processing_s, band, joules,
-                      lambda config_id, peer: converted.step_s(config_id, vocab().peers[peer]), converted.steps is not None)
+                      lambda config_id, peer: converted.step_s(config_id, vocab().peers[peer]))
 
 
 def _host_memory(beyond: dict | None) -> dict[tuple[str, str], int] | None:

@@ -488,9 +488,8 @@ def _answer_caption(rec: Any, every: bool, total: int) -> str:
             else "medians with their 95% interval; this host's times, not a device's")
     rest = "" if every else f"; all {total} configurations are in the report"
     dt = rec.device_time
-    spread = "" if dt is None or dt.per_step else " plus its CPI's spread over code"
     band = ("" if dt is None else ", its error against silicon not measured" if not dt.band_pct else
             f", ±{dt.band_pct:.2g}% (the cycle model's band: its worst error against published silicon figures"
-            f"{spread})")
+            " plus its CPI's spread over code)")
     ms = f"; ms: {dt.label}{band}" if dt and not rec.unit.is_time else ""
     return f"{what}{rest}{ms}"

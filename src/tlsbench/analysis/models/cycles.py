@@ -85,8 +85,9 @@ class Fitted:
     cpi: Mapping[str, float]  # board -> cycles per instruction of the reference workload
     band: Band | None  # the model's error on the comparable published rows
     # How far a board's modelled CPI moves with the code: |CPI(group) / CPI(reference) - 1| over
-    # every group the validation counted. A device run's instructions are multiplied by the
-    # reference CPI (no class counts yet), so its estimates carry this too (run_band).
+    # every group the validation counted. A device run's estimates carry this too (run_band):
+    # with the reference CPI the run's code is not the reference workload; with each step's own
+    # classes (models/steps.py) the tables are still validated on p256-m code only.
     code_spread: Band | None = None
 
     @property

@@ -71,7 +71,6 @@ class DeviceTime:
     energy_j: Callable[[int, str], float | None] = lambda config_id, peer: None  # median J above idle
     # A configuration's peer's handshake: its steps' own cycles (model) where they were counted
     handshake_s: Callable[[int, str], float] | None = None
-    per_step: bool = False  # the band is the model's alone (steps' own counts), not widened by the CPI's spread
 
     def ms(self, count: float, config_id: int | None = None, peer: str | None = None) -> float:
         per_unit = (self.handshake_s(config_id, peer) if self.handshake_s and config_id is not None and peer
