@@ -97,6 +97,9 @@ def build_all(lanes: list[Lane]) -> None:
             print(f"  {exc}", file=sys.stderr)
 
 
+LOADS: list[float] = []  # the machine's 5-minute load average at the end of each run (it is shared)
+
+
 def run_once(loaded: plan.LoadedPlan, folder: Path, cpus: set[int] | None = None) -> tuple[float, Path]:
     """One matrix run (on `cpus` only, when given); its wall time and store."""
     before = os.sched_getaffinity(0)
@@ -106,6 +109,7 @@ def run_once(loaded: plan.LoadedPlan, folder: Path, cpus: set[int] | None = None
         started = time.monotonic()
         summary = run_experiment(loaded, folder)
         seconds = time.monotonic() - started
+        LOADS.append(os.getloadavg()[1])  # over the last 5 minutes of the run
     finally:
         os.sched_setaffinity(0, before)
     print(f"  {summary.stored} stored, {summary.failed} failed, {summary.agent_deaths} agent deaths in {seconds:.1f} s",
@@ -240,8 +244,9 @@ def render(names: list[str], lanes: list[Lane], a: dict, b: dict, runs: list, se
              + f": {what} once over "
              f"{' and '.join(p.upper() for p in protocols)}, both peers on the device, 1 KiB each way, through "
              "`tlsbench run`; the lanes' QEMUs (Debian's QEMU 7.2, `-icount shift=0`) run in parallel, one per "
-             "host CPU. Counts are instructions (QEMU icount), never times. **Measured on a busy shared machine** "
-             "(2 cores, other engineers' builds and tests running): wall times and rates are noisy, counts are not.",
+             "host CPU. Counts are instructions (QEMU icount), never times. The machine is shared: its 5-minute "
+             f"load average at the end of each run was {', '.join(f'{x:.1f}' for x in LOADS)} (2 CPUs; 2 is "
+             "the two QEMUs alone): wall times and rates move with it, counts do not.",
              ""]
     for label in labels:  # one table per build, in the order given (`all`: mbed TLS 2.28 first, as it always read)
         if len(labels) > 1:
