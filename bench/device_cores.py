@@ -71,7 +71,9 @@ def suite_refs(names: list[str] | None) -> list[str | int] | None:
 
 def matrix_plan(names: list[str], protocols: list[str], library: list[libraries.DeviceBuild] | None = None,
                 suites: list[str | int] | None = None) -> plan.LoadedPlan:
-    text = ('name = "cores"\nrepetitions = 1\n' + (f"suites = {json.dumps(suites)}\n" if suites else "")
+    # No warm-up, as in the device plan (src/tlsbench/plans/device.toml): a count is exact from the
+    # first repetition, and a warm-up would emulate every handshake twice.
+    text = ('name = "cores"\nrepetitions = 1\nwarmup = 0\n' + (f"suites = {json.dumps(suites)}\n" if suites else "")
             + '[payload]\ntotal_bytes = 1024\nrecord_size = 1024\ndirection = "both"\n'
             f'[device]\ntarget = {json.dumps(names)}\nprotocols = {json.dumps(protocols)}\n'
             + (f"library = {json.dumps([b.name for b in library])}\n" if library else ""))

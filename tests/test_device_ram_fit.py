@@ -17,6 +17,7 @@ from tlsbench.app.run import run_experiment
 from tlsbench.builder import firmware
 from tlsbench.core.errors import UserError
 from stores import reader
+from tlsbench.store.progress import status_of
 
 TARGET = "qemu-cortex-m0"
 PSK, RSA = "TLS-PSK-WITH-AES-128-CCM-8", "TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256"
@@ -69,3 +70,12 @@ def test_the_psk_peers_heap_stays_under_the_cap(stored):
 def test_ram_kb_needs_the_memory_image_of_an_emulated_target():
     with pytest.raises(UserError, match="ram_kb caps each peer's heap in the memory image"):
         fit_plan("ram_kb = 52\n")
+
+
+def test_status_counts_a_configuration_refused_after_it_ran_as_planned(stored):
+    """The memory image's RSA handshake ran and was refused by the cap: stored with its reason,
+    and planned too (`tlsbench status` said "stored 4, planned 3")."""
+    _, db, _ = stored
+    with reader(db) as st:
+        status = status_of(st, db.parent)
+    assert status.planned == status.stored == 4 and [r.planned for r in status.rounds] == [4]

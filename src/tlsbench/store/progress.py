@@ -31,6 +31,12 @@ class ConfigProgress:
     flagged: int  # any flag bit set (overflow, retransmission...)
     skip_reason: str | None
 
+    @property
+    def counted(self) -> bool:
+        """Planned: runnable, or skipped only after it ran (a part's RAM refused its memory
+        image's handshake: stored, with the reason)."""
+        return not self.skip_reason or self.stored > 0
+
 
 @dataclass(frozen=True)
 class RoundProgress:
@@ -51,7 +57,7 @@ class ExperimentStatus:
 
     @property
     def planned(self) -> int:
-        return sum(c.planned for c in self.configs if not c.skip_reason)
+        return sum(c.planned for c in self.configs if c.counted)
 
     @property
     def stored(self) -> int:
@@ -85,8 +91,8 @@ def status_of(store: StoreReader, folder: Path) -> ExperimentStatus:
     per_round = store.stored_per_round()
     # Metric twins (docs/metrics.md) run metric_repetitions in at most that many rounds.
     twin_reps = int(plan.get("metric_repetitions", 0))
-    twins = sum(1 for c in status.configs if not c.skip_reason and "|collect:" in c.key)
-    timed = sum(1 for c in status.configs if not c.skip_reason) - twins
+    twins = sum(1 for c in status.configs if c.counted and "|collect:" in c.key)
+    timed = sum(1 for c in status.configs if c.counted) - twins
     planned = [timed * (stop - start) for start, stop in round_bounds(plan["repetitions"], plan["rounds"])]
     if twins and twin_reps:
         for r, (start, stop) in enumerate(round_bounds(twin_reps, min(plan["rounds"], twin_reps))):
