@@ -228,8 +228,10 @@ class SqliteStore:
             c.executemany(_INSERT_TRACE, [_trace_row(rep_id, rep.records) for rep_id, rep in zip(rep_ids, reps)])
             c.executemany(_INSERT_PEER, [_peer_row(rep_id, rep.peer) for rep_id, rep in zip(rep_ids, reps)
                                          if rep.peer is not None])
-            c.executemany(_INSERT_COUNTS, [(rep_id, *counts_values(rep.counts)) for rep_id, rep in zip(rep_ids, reps)
-                                           if rep.counts is not None])
+            counted = [(rep_id, *counts_values(rep.counts)) for rep_id, rep in zip(rep_ids, reps)
+                       if rep.counts is not None]
+            if counted:  # a run without the cycle model's plugin never touches its table (a store before 018)
+                c.executemany(_INSERT_COUNTS, counted)
 
     def add_link_traffic(self, config_id: int, traffic: Mapping[int, LinkTraffic]) -> None:
         """A batch's link traffic by repetition index, in one transaction; a repeat replaces."""
