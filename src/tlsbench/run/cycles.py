@@ -340,6 +340,7 @@ class StepReader:
         self.shipped: list[np.ndarray] = []  # runs of rows (reset ... shipped) not yet taken
 
     def _header(self, f) -> bool:  # f: the open file
+        f.seek(0)
         data = f.read(64 * 1024)
         try:
             names, pos = _header(data)
@@ -357,7 +358,6 @@ class StepReader:
         f = self.file
         if f is None:
             return
-        f.seek(0)
         if not self.words and not self._header(f):
             return
         size = 8 * self.words
