@@ -36,7 +36,8 @@ class StepTimes:
 def step_times(ds, board: Board, frequency_hz: float) -> StepTimes | None:  # ds: Dataset
     """Each stored step's seconds per unit on `board` at `frequency_hz` from its counts; None
     when the run stored none (no plugin, or its counts are of another board's memory system)."""
-    counted = {r: c for r, c in ds.trace_counts().items() if c.board == board.name}
+    stored_counts = ds.trace_counts()
+    counted = {r: c for r, c in stored_counts.items() if c.board == board.name}
     if not any(c.counts is not None for c in counted.values()):
         return None
     sl, voc = ds.slices, vocab()
@@ -56,10 +57,11 @@ def step_times(ds, board: Board, frequency_hz: float) -> StepTimes | None:  # ds
         deltas = (table[sl.stop_pos[idx]] - table[sl.start_pos[idx]]).tolist()
         for k, i, delta in zip(mine.tolist(), idx.tolist(), deltas):
             step = dict(zip(names, delta))
+            modelled = modelled_cycles(step, board)
             for key in ((int(config[k]), int(sl.peer[i]), int(sl.label[i])), (int(config[k]), int(sl.peer[i]), HANDSHAKE)):
-                cycles[key] += modelled_cycles(step, board)
+                cycles[key] += modelled
                 counts_of[key] += step[INSTRUCTIONS]
             spans += 1
     seconds = {key: cycles[key] / counts_of[key] / frequency_hz for key in cycles if counts_of[key] > 0}
-    missing = {r: c.reason or "" for r, c in ds.trace_counts().items() if c.counts is None}
+    missing = {r: c.reason or "" for r, c in stored_counts.items() if c.counts is None}
     return StepTimes(seconds, spans, len(steps), missing)
