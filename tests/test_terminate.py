@@ -14,9 +14,12 @@ from pathlib import Path
 from stores import reader
 from tlsbench.store.api import StoreError
 
-PLAN = """name = "term"
-repetitions = 40
-rounds = 4
+# Long enough (about 7 s here) that the SIGTERM, sent once 5 repetitions are stored, falls
+# within the run: 40 repetitions of a PSK and an ECDHE suite were all stored before it on the CI machine.
+REPETITIONS = 1000
+PLAN = f"""name = "term"
+repetitions = {REPETITIONS}
+rounds = 100
 warmup = 0
 suites = ["TLS-PSK-WITH-AES-128-GCM-SHA256", "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"]
 """
@@ -66,11 +69,11 @@ def test_sigterm_ends_a_run_as_ctrl_c_does_and_it_resumes(tmp_path, agent_path):
     assert "tlsbench run" in out and "--resume" in out, out  # the line that says how to go on
     assert not [pid for pid in agents if Path(f"/proc/{pid}").exists()], "agents outlived the run"
     first = stored(store)
-    assert 5 <= first < 80
+    assert 5 <= first < 2 * REPETITIONS
     with reader(store) as st:
         assert {a.exit_reason for a in st.agent_rows()} == {"interrupted"}
     again = tlsbench(*args, "--resume", agent_dir=agent_path.parent)
     out = again.communicate(timeout=300)[0]
     assert again.returncode == 0, out
     with reader(store) as st:
-        assert sorted(len(idx) for idx in st.stored_indices().values()) == [40, 40]
+        assert sorted(len(idx) for idx in st.stored_indices().values()) == [REPETITIONS, REPETITIONS]
