@@ -248,7 +248,7 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
 
 
 def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
-    """The verdict first, then what decides it (the worse rows, what was not compared), then
+    """The verdict first, then what decides it (the worse and slower rows, what was not compared), then
     the two experiments and their run-to-run shift; exits with the gate's code."""
     from tlsbench.analysis.questions.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
     from tlsbench.report.terminal import count_or_time
@@ -260,6 +260,10 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
         "passed": f"none of the {n} rows of B worse than A by more than {pct} with confidence{beyond}",
         "cannot tell": "; ".join(
             ([] if n else ["nothing compared: no configuration measured by both"])
+            + ([f"{len(verdict.slower)} of {n} rows of B slower than A by more than {pct}{beyond}: between two runs "
+                "one configuration's time can move that far by itself (docs/ci.md); gate counts (--metric "
+                "instructions), or measure both builds in one plan and gate its two configurations with --config"]
+               if verdict.slower else [])
             + ([f"{len(verdict.not_judged)} not compared (below); --allow-missing judges the rest"]
                if verdict.not_judged and not verdict.allowed and n else [])
             + [f"the whole run moved beyond {pct}: {s.text()}: a machine of another speed and a change of the whole "
@@ -268,7 +272,7 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
                for s in verdict.shifted]),
     }[verdict.outcome]
     click.echo(f"verdict: {verdict.outcome} (exit {GATE_EXIT[verdict.outcome]}): {why}")
-    for r in verdict.worse:
+    for word, r in [("WORSE", r) for r in verdict.worse] + [("SLOWER", r) for r in verdict.slower]:
         shift = cmp_.shifts.get(r.metric)
         if r.counted or r.exact:
             how = "exact" if r.exact else "a count: the ratio decides"
@@ -276,7 +280,7 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
             how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]" + (
                 f" above ×{row_limit(r, shift, threshold):.4f}: {pct} beyond the run's shift (its unchanged "
                 f"configurations up to ×{shift.band:.4f})" if shift else "")
-        click.echo(f"WORSE  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {count_or_time(r.median_a, r.unit)} -> "
+        click.echo(f"{word}  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {count_or_time(r.median_a, r.unit)} -> "
                    f"{count_or_time(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
     if verdict.not_judged:
         allowed = ", allowed by --allow-missing" if verdict.allowed else ""

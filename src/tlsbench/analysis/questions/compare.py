@@ -454,6 +454,7 @@ class Verdict:
 
     outcome: str                 # one of OUTCOMES
     worse: list[CompareRow]      # rows worse beyond the threshold
+    slower: list[CompareRow]     # times of two experiments beyond it: a run's own movement or the build's
     shifted: list[Shift]         # timed measures whose whole run moved beyond the threshold
     unshifted: list[str]         # timed measures of two experiments with too few rows for a shift
     not_judged: list[str]        # configurations not compared, and times too few for an interval: "name: why"
@@ -490,18 +491,28 @@ def _without_interval(r: CompareRow) -> str:
             f"too few for an interval (at least {MIN_CI_VALUES} a side)")
 
 
+def _decisive(comparison: Comparison, row: CompareRow) -> bool:
+    """A row beyond the threshold that makes the verdict worse: a count, or a time of two
+    configurations measured in the same rounds. A time of two experiments does not: one
+    configuration of two identical runs on the shared test machine moved by ×1.49 while the
+    rest stayed (docs/ci.md), beyond any band the other configurations give."""
+    return _decided_by_ratio(row) or comparison.one_run
+
+
 def judge(comparison: Comparison, threshold: float, allow_missing: bool = False) -> Verdict:
-    """worse: a row is worse (whatever else); cannot tell: nothing was compared, a
-    configuration was not compared or a time has too few values for an interval (unless
-    `allow_missing`), or a timed measure's whole run moved beyond the threshold (a machine
-    of another speed and a change of the whole build look alike between two runs); else
-    passed."""
-    worse = worse_beyond(comparison, threshold)
+    """worse: a count, or a time within one run, is worse (whatever else); cannot tell: a time
+    of two experiments is slower beyond the threshold, nothing was compared, a configuration
+    was not compared or a time has too few values for an interval (unless `allow_missing`), or
+    a timed measure's whole run moved beyond the threshold (a machine of another speed and a
+    change of the whole build look alike between two runs); else passed."""
+    beyond = worse_beyond(comparison, threshold)
+    worse = [r for r in beyond if _decisive(comparison, r)]
+    slower = [r for r in beyond if not _decisive(comparison, r)]
     shifted = [s for s in comparison.shifts.values() if abs(s.ratio - 1) > threshold]
     timed = {r.metric for r in comparison.rows if not r.counted}
     unshifted = [] if comparison.one_run else sorted(timed - set(comparison.shifts))
     not_judged = comparison.not_compared + [_without_interval(r) for r in comparison.rows
                                             if not _decided_by_ratio(r) and not math.isfinite(r.ratio.ci[0])]
-    outcome = ("worse" if worse else
-               "cannot tell" if not comparison.rows or (not_judged and not allow_missing) or shifted else "passed")
-    return Verdict(outcome, worse, shifted, unshifted, not_judged, allow_missing)
+    outcome = ("worse" if worse else "cannot tell" if slower or not comparison.rows or (not_judged and not allow_missing)
+               or shifted else "passed")
+    return Verdict(outcome, worse, slower, shifted, unshifted, not_judged, allow_missing)
