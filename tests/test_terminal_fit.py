@@ -64,6 +64,16 @@ def test_the_progress_line_keeps_its_numbers_at_80_columns():
     assert len(line) <= 80 and re.search(r"3/7620", line) and "ETA" in line
 
 
+def test_a_run_with_everything_stored_draws_no_bar():
+    """Running a finished experiment again (a second `make run`) says so and draws no bar with an
+    unknown ETA."""
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    with terminal.ProgressObserver(console) as bar:
+        bar.start(62, 62, 62)
+    assert out.getvalue().strip() == "all 62 repetitions of the 62 configurations are already stored"
+
+
 def test_output_option_refuses_a_file_name(tmp_path):
     out = CliRunner().invoke(main, ["report", str(GOLDEN_DB), "-o", str(tmp_path / "rep.html")])
     assert out.exit_code == 2 and "--out FILE" in out.output and not list(tmp_path.iterdir())

@@ -129,17 +129,21 @@ class ProgressObserver:
         return self  # the bar appears when measuring starts: a refused start draws nothing
 
     def __exit__(self, *exc: Any) -> None:
-        if self.task is not None:
+        if self.progress.live.is_started:
             self.progress.stop()
 
     def start(self, total: int, done: int, configs: int) -> None:
-        if done:
-            self.console.print(f"resuming: {done} of {total} repetitions already stored")
-        self.console.print(f"{configs} configurations, {total} repetitions planned")
-        self.progress.start()
+        if done >= total:
+            self.console.print(f"all {total} repetitions of the {configs} configurations are already stored")
+        else:
+            if done:
+                self.console.print(f"resuming: {done} of {total} repetitions already stored")
+            self.console.print(f"{configs} configurations, {total} repetitions planned")
         self.task = self.progress.add_task("starting", total=total, completed=done)
 
     def batch(self, config: str, round: int, first_index: int, count: int) -> None:
+        if not self.progress.live.is_started:  # drawn from the first batch on: a finished run draws none
+            self.progress.start()
         what = " ".join(config.split("|")[:2])  # library and suite: rounds interleave libraries
         room = max(12, min(56, self.console.width - PROGRESS_COLUMNS))  # the counts and ETA keep their room
         text = f"round {round + 1} {what}"
