@@ -18,9 +18,11 @@ import pytest
 
 from tlsbench import plan
 from tlsbench.analysis.questions.device import _records, identity
+from tlsbench.app.device import setups_for
 from tlsbench.app.run import run_experiment
 from tlsbench.builder import firmware
 from tlsbench.core import spec
+from tlsbench.run.session import RunSettings, resolve_plan
 from tlsbench.run.timeouts import Timeouts
 from stores import load_path, reader
 from test_device import _qemu_children
@@ -87,6 +89,22 @@ class FreezeAfterFirstStored:
             if f"-{target}.elf" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
                 self.frozen = pid
                 os.kill(pid, signal.SIGSTOP)
+
+
+def test_the_planning_boots_wait_stopped_and_end_on_their_own(images):
+    """Each lane's firmware is booted to list its suites, then stopped (SIGSTOP) until the run
+    ends these boots (each lane boots its own): an idle firmware polls its UART, so a matrix's
+    booted lanes each took a host CPU from the next boot (35 lanes: 174 s of planning, now
+    18 s). Stopped ones still end."""
+    loaded = matrix_plan("listing")
+    greeted = resolve_plan(loaded, RunSettings({}, devices=setups_for(loaded.plan.device).setups))
+    pids = [link.pid for link in greeted.devices]
+    try:
+        assert len(pids) == len(CORES) and sorted(pids) == sorted(_qemu_children())
+        assert {Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] for pid in pids} == {"T"}
+    finally:
+        greeted.close()
+    assert not _qemu_children()
 
 
 def test_a_hung_target_in_a_matrix_costs_it_one_repetition_and_the_others_go_on(tmp_path, images):

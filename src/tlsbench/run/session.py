@@ -147,6 +147,8 @@ def resolve_plan(loaded: LoadedPlan, settings: RunSettings) -> Greeted:
     try:
         for device in settings.devices:
             greeted.devices.append(connect(device, first_variant(device), timeouts))
+            if len(settings.devices) > 1:  # a matrix's listing boot, ended by open_run (QUIT resumes it):
+                greeted.devices[-1].pause()  # an idle firmware polls its UART, a host CPU the next boot needs
         agents = greeted.agents
         greeted.resolution = resolve(loaded, {lib: a.suites for lib, a in agents.items()},
                                      {lib: a.hello for lib, a in agents.items()},
