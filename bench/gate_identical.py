@@ -61,8 +61,8 @@ def main() -> None:
         (root / "ci.toml").write_text(PLAN)
         stores = []
         for i in range(args.runs):
-            subprocess.run([str(TLSBENCH), "run", str(root / "ci.toml"), "--output", str(root / f"r{i}"), "--no-report"],
-                           check=True, capture_output=True)
+            command = ["run", str(root / "ci.toml"), "--output", str(root / f"r{i}"), "--no-report"]
+            subprocess.run([str(TLSBENCH), *command], check=True, capture_output=True)
             stores.append(root / f"r{i}" / "ci")
         runs = [medians(s) for s in stores]
         verdicts = Counter((pct, verdict(a, b, pct)) for a, b in zip(stores, stores[1:]) for pct in THRESHOLDS)
@@ -79,7 +79,8 @@ def main() -> None:
              f"| a row's largest over smallest median across the runs, median over the 16 rows | "
              f"×{np.median(spread):.3f} |",
              f"| the same, the row that moved most ({worst[0]}, {worst[1]}) | ×{spread.max():.3f} |",
-             f"| one row over its pair's run-to-run shift (median of the pair's rows), largest | ×{beyond_shift:.3f} |"]
+             "| one row over its pair's run-to-run shift (median of the pair's rows), largest | "
+             f"×{beyond_shift:.3f} |"]
     lines += [f"| verdicts at {pct}, {len(stores) - 1} pairs | " + ", ".join(
         f"{v}: {n}" for (p, v), n in sorted(verdicts.items()) if p == pct) + " |" for pct in THRESHOLDS]
     update_section("Regression gate: identical runs", "\n".join(lines))

@@ -248,8 +248,8 @@ def compare(a: str, b: str | None, configs: tuple[int, int] | None, noise_floor:
 
 
 def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  # (Comparison, Verdict, ...)
-    """The verdict first, then what decides it (the worse and slower rows, what was not compared), then
-    the two experiments and their run-to-run shift; exits with the gate's code."""
+    """The verdict first, then what decides it (the worse and slower rows, what was not
+    compared), then the two experiments and their run-to-run shift; exits with the gate's code."""
     from tlsbench.analysis.questions.compare import MIN_SHIFT_ROWS, one_sided_text, row_limit
     from tlsbench.report.terminal import count_or_time
 
@@ -280,8 +280,9 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
             how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]" + (
                 f" above ×{row_limit(r, shift, threshold):.4f}: {pct} beyond the run's shift (its unchanged "
                 f"configurations up to ×{shift.band:.4f})" if shift else "")
-        click.echo(f"{word}  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  {count_or_time(r.median_a, r.unit)} -> "
-                   f"{count_or_time(r.median_b, r.unit)}  {100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
+        click.echo(f"{word}  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  "
+                   f"{count_or_time(r.median_a, r.unit)} -> {count_or_time(r.median_b, r.unit)}  "
+                   f"{100 * (r.ratio.ratio - 1):+.2f}%  ({how})")
     if verdict.not_judged:
         allowed = ", allowed by --allow-missing" if verdict.allowed else ""
         click.echo(f"not compared ({len(verdict.not_judged)}{allowed}):")

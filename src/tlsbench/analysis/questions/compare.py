@@ -513,6 +513,6 @@ def judge(comparison: Comparison, threshold: float, allow_missing: bool = False)
     unshifted = [] if comparison.one_run else sorted(timed - set(comparison.shifts))
     not_judged = comparison.not_compared + [_without_interval(r) for r in comparison.rows
                                             if not _decided_by_ratio(r) and not math.isfinite(r.ratio.ci[0])]
-    outcome = ("worse" if worse else "cannot tell" if slower or not comparison.rows or (not_judged and not allow_missing)
-               or shifted else "passed")
+    unsure = slower or not comparison.rows or (not_judged and not allow_missing) or shifted
+    outcome = "worse" if worse else "cannot tell" if unsure else "passed"
     return Verdict(outcome, worse, slower, shifted, unshifted, not_judged, allow_missing)
