@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 from click.testing import CliRunner
 from rich.console import Console
 from rich.table import Table
 
 from analysis_support import GOLDEN_DB
+from tlsbench.analysis.questions.coverage import Coverage, Unmeasured
 from tlsbench.cli import main
 from tlsbench.report import terminal
+from tlsbench.run.controller import RunSummary
 
 LONG = "TLS-ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256"
 
@@ -72,6 +75,20 @@ def test_a_run_with_everything_stored_draws_no_bar():
     with terminal.ProgressObserver(console) as bar:
         bar.start(62, 62, 62)
     assert out.getvalue().strip() == "all 62 repetitions of the 62 configurations are already stored"
+
+
+def test_the_closing_lines_name_a_few_of_each_reason():
+    """A matrix lane that does not fit leaves hundreds of configurations unmeasured: the closing
+    lines name a few per reason and how to list every one, not hundreds of keys."""
+    unfit = [Unmeasured(f"wolfssl-5.7|suite-{i}|target:qemu-mps3-an547", "does not fit in flash") for i in range(164)]
+    out = io.StringIO()
+    console = Console(file=out, width=400, color_system=None)
+    terminal.print_summary(console, RunSummary(folder=Path("results/cores")), "tlsbench run --resume",
+                           Coverage(unfit + [Unmeasured("mbedtls|psk", "refused")]))
+    text = out.getvalue()
+    assert "suite-2|" in text and "suite-3|" not in text
+    assert "and 161 more (`tlsbench status results/cores --all` names each)" in text
+    assert "not measured (refused): mbedtls|psk" in text
 
 
 def test_output_option_refuses_a_file_name(tmp_path):

@@ -160,11 +160,17 @@ class ProgressObserver:
         self.progress.update(self.task, total=(task.total or 0) + extra)
 
 
+# The closing lines name this many configurations of each reason (a matrix's unfit lane has hundreds).
+NAMED_PER_REASON = 3
+
+
 def print_summary(console: Console, summary: RunSummary, resume_command: str, coverage: Coverage) -> None:
     """The run's closing lines: what was not measured and why, what was stored, what the
     statistics leave out."""
     for why, names in _by_reason(coverage.unmeasured).items():
-        console.print(f"[yellow]not measured[/] ({escape(why)}): {escape(', '.join(names))}")
+        more = (f" and {len(names) - NAMED_PER_REASON} more (`tlsbench status {summary.folder} --all` names each)"
+                if len(names) > NAMED_PER_REASON else "")
+        console.print(f"[yellow]not measured[/] ({escape(why)}): {escape(', '.join(names[:NAMED_PER_REASON]) + more)}")
     console.print(f"stored {summary.stored} repetitions in {summary.seconds:.1f} s "
                   f"({summary.failed} failed, {summary.agent_deaths} agent deaths) into {escape(str(summary.folder))}",
                   soft_wrap=True)  # a path is never broken in a log
