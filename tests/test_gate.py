@@ -131,7 +131,7 @@ def test_identical_runs_are_never_worse(pairs):
                 line = verdict(res)
                 moved = f"the whole run moved beyond {pct}: handshake_processing ×" in line
                 missing = " not compared (below)" in line
-                slower = f" rows of B slower than A by more than {pct} beyond the run-to-run shift" in line
+                slower = f" rows of B slower than A by more than {pct} beyond the run-to-run shift, not decided" in line
                 assert not worse_lines(res) and bool(worse_lines(res, "SLOWER")) == slower, res.output
                 if res.exit_code == GATE_EXIT["cannot tell"]:
                     assert moved or missing or slower, res.output
@@ -369,6 +369,22 @@ def test_a_time_must_exceed_the_threshold_beyond_the_runs_shift():
     assert judge(calm, 0.05).outcome == "passed" and judge(calm, 0.01).outcome == "cannot tell"  # moved 3% > 1%
     assert judge(dataclasses.replace(calm, not_compared=["x: only in B"]), 0.05).outcome == "cannot tell"
     assert judge(dataclasses.replace(calm, not_compared=["x: only in B"]), 0.05, allow_missing=True).outcome == "passed"
+
+
+def test_a_time_whose_median_is_beyond_but_not_its_interval_does_not_pass():
+    """A ×3.7 slower build whose first round of each run ran cold: interval [1.10, 12.25]
+    beside a limit of ×1.114 × 1.05. Not worse with confidence, and no pass: cannot tell, the
+    row named; in one run as between two (there the limit is ×1.05 itself)."""
+    shift = Shift("handshake_processing", 1.007, (0.977, 1.038), 16, band=1.114)
+    wide = _row(4226, 15714, (1.101, 12.254))
+    steady = _row(34.4, 35.2, (0.386, 3.393))  # its median within the limit: no verdict from its width
+    c = Comparison("A", "B", 0.01, [wide, steady], [], shifts={"handshake_processing": shift})
+    verdict = judge(c, 0.05)
+    assert verdict.outcome == "cannot tell" and verdict.slower == [wide] and not verdict.worse
+    assert judge(dataclasses.replace(c, rows=[steady]), 0.05).outcome == "passed"
+    in_one_run = dataclasses.replace(wide, ratio=Ratio(3.72, (1.03, 12.254), "slower", True))  # below ×1.05
+    verdict = judge(Comparison("A", "B", 0.01, [in_one_run, steady], [], one_run=True), 0.05)
+    assert verdict.outcome == "cannot tell" and verdict.slower == [in_one_run] and not verdict.worse
 
 
 def test_the_shift_is_the_unchanged_majority():

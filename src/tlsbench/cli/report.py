@@ -260,9 +260,10 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
         "passed": f"none of the {n} rows of B worse than A by more than {pct} with confidence{beyond}",
         "cannot tell": "; ".join(
             ([] if n else ["nothing compared: no configuration measured by both"])
-            + ([f"{len(verdict.slower)} of {n} rows of B slower than A by more than {pct}{beyond}: between two runs "
-                "one configuration's time can move that far by itself (docs/ci.md); gate counts (--metric "
-                "instructions), or measure both builds in one plan and gate its two configurations with --config"]
+            + ([f"{len(verdict.slower)} of {n} rows of B slower than A by more than {pct}{beyond}, not decided (a "
+                "time of two runs can move that far by itself; an interval that reaches below the limit is not sure; "
+                "docs/ci.md): gate counts (--metric instructions), or measure both builds in one plan, in more "
+                "rounds, and gate its two configurations with --config"]
                if verdict.slower else [])
             + ([f"{len(verdict.not_judged)} not compared (below); --allow-missing judges the rest"]
                if verdict.not_judged and not verdict.allowed and n else [])
@@ -277,9 +278,10 @@ def _gate(cmp_, verdict, threshold: float, pct: str, a: str, b: str) -> None:  #
         if r.counted or r.exact:
             how = "exact" if r.exact else "a count: the ratio decides"
         else:
-            how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}]" + (
-                f" above ×{row_limit(r, shift, threshold):.4f}: {pct} beyond the run's shift (its unchanged "
-                f"configurations up to ×{shift.band:.4f})" if shift else "")
+            limit = row_limit(r, shift, threshold)
+            where = "above" if r.ratio.ci[0] > limit else "reaching below"
+            how = f"95% CI [{r.ratio.ci[0]:.4f}, {r.ratio.ci[1]:.4f}] {where} ×{limit:.4f}" + (
+                f": {pct} beyond the run's shift (its unchanged configurations up to ×{shift.band:.4f})" if shift else "")
         click.echo(f"{word}  {r.config}  {r.peer}  {r.metric}  {r.label or '-'}  "
                    f"{count_or_time(r.median_a, r.unit)} -> {count_or_time(r.median_b, r.unit)}  "
                    f"{100 * (r.ratio.ratio - 1):+.2f}%  ({how})")

@@ -454,7 +454,7 @@ class Verdict:
 
     outcome: str                 # one of OUTCOMES
     worse: list[CompareRow]      # rows worse beyond the threshold
-    slower: list[CompareRow]     # times of two experiments beyond it: a run's own movement or the build's
+    slower: list[CompareRow]     # times beyond it that do not decide: of two experiments, or unsure (_unsure)
     shifted: list[Shift]         # timed measures whose whole run moved beyond the threshold
     unshifted: list[str]         # timed measures of two experiments with too few rows for a shift
     not_judged: list[str]        # configurations not compared, and times too few for an interval: "name: why"
@@ -499,15 +499,25 @@ def _decisive(comparison: Comparison, row: CompareRow) -> bool:
     return _decided_by_ratio(row) or comparison.one_run
 
 
+def _unsure(comparison: Comparison, row: CompareRow, threshold: float) -> bool:
+    """A time whose median moved beyond the limit while its interval reaches below it: not
+    worse with confidence, and no pass either (a ×3.7 slower build whose first round of each
+    run ran cold had the interval [1.10, 12.25], beside a limit of ×1.17)."""
+    return (not _decided_by_ratio(row) and math.isfinite(row.ratio.ci[0])
+            and row.ratio.ratio > row_limit(row, comparison.shifts.get(row.metric), threshold))
+
+
 def judge(comparison: Comparison, threshold: float, allow_missing: bool = False) -> Verdict:
     """worse: a count, or a time within one run, is worse (whatever else); cannot tell: a time
-    of two experiments is slower beyond the threshold, nothing was compared, a configuration
-    was not compared or a time has too few values for an interval (unless `allow_missing`), or
-    a timed measure's whole run moved beyond the threshold (a machine of another speed and a
-    change of the whole build look alike between two runs); else passed."""
+    of two experiments is slower beyond the threshold, a time's median is beyond it but not its
+    interval, nothing was compared, a configuration was not compared or a time has too few
+    values for an interval (unless `allow_missing`), or a timed measure's whole run moved
+    beyond the threshold (a machine of another speed and a change of the whole build look
+    alike between two runs); else passed."""
     beyond = worse_beyond(comparison, threshold)
     worse = [r for r in beyond if _decisive(comparison, r)]
-    slower = [r for r in beyond if not _decisive(comparison, r)]
+    slower = [r for r in comparison.rows if (r in beyond and not _decisive(comparison, r))
+              or (r not in beyond and _unsure(comparison, r, threshold))]
     shifted = [s for s in comparison.shifts.values() if abs(s.ratio - 1) > threshold]
     timed = {r.metric for r in comparison.rows if not r.counted}
     unshifted = [] if comparison.one_run else sorted(timed - set(comparison.shifts))
