@@ -503,8 +503,8 @@ def _unsure(comparison: Comparison, row: CompareRow, threshold: float) -> bool:
     """A time whose median moved beyond the limit while its interval reaches below it: not
     worse with confidence, and no pass either (a ×3.7 slower build whose first round of each
     run ran cold had the interval [1.10, 12.25], beside a limit of ×1.17)."""
-    return (not _decided_by_ratio(row) and math.isfinite(row.ratio.ci[0])
-            and row.ratio.ratio > row_limit(row, comparison.shifts.get(row.metric), threshold))
+    limit = row_limit(row, comparison.shifts.get(row.metric), threshold)
+    return not _decided_by_ratio(row) and math.isfinite(row.ratio.ci[0]) and row.ratio.ci[0] <= limit < row.ratio.ratio
 
 
 def judge(comparison: Comparison, threshold: float, allow_missing: bool = False) -> Verdict:
@@ -516,8 +516,8 @@ def judge(comparison: Comparison, threshold: float, allow_missing: bool = False)
     alike between two runs); else passed."""
     beyond = worse_beyond(comparison, threshold)
     worse = [r for r in beyond if _decisive(comparison, r)]
-    slower = [r for r in comparison.rows if (r in beyond and not _decisive(comparison, r))
-              or (r not in beyond and _unsure(comparison, r, threshold))]
+    slower = [r for r in beyond if not _decisive(comparison, r)] + [r for r in comparison.rows
+                                                                    if _unsure(comparison, r, threshold)]
     shifted = [s for s in comparison.shifts.values() if abs(s.ratio - 1) > threshold]
     timed = {r.metric for r in comparison.rows if not r.counted}
     unshifted = [] if comparison.one_run else sorted(timed - set(comparison.shifts))
